@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* The command-line layer: the command table, global options, and what every command shares. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "root.h"
+
+/* Exit statuses, documented in the README and in --help. */
+enum {
+        EXIT_OK = 0,
+        EXIT_ERROR = 1,    /* usage, unreadable input, failed action */
+        EXIT_FINDINGS = 2, /* audit found deviations; verify found drift */
+};
+
+struct cli {
+        const char *root_path; /* --root, default "/" */
+        struct root *root;     /* opened on first use by cli_root() */
+        bool color;            /* stdout is a terminal and NO_COLOR is unset */
+};
+
+struct command {
+        const char *name;
+        const char *summary; /* one line, for the command list */
+        const char *usage;   /* full help text of `llmtune NAME --help` */
+        int (*run)(struct cli *cli, int argc, char **argv);
+};
+
+/* The root handle for --root; prints the error and returns NULL when it cannot be opened. */
+struct root *cli_root(struct cli *cli);
+
+/* "llmtune: " + message on stderr; returns EXIT_ERROR for `return cli_error(...)`. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* True when argv[i] is -h/--help; prints the command's usage. */
+bool cli_wants_help(const struct command *cmd, int argc, char **argv);
+
+/* Colour escape when enabled, "" otherwise. */
+const char *cli_color(const struct cli *cli, const char *code);
+
+extern const struct command *const command_table[];

@@ -1,0 +1,7 @@
+/* SPDX-License-Identifier: MIT */
+/* One command per cmd-*.c file; main.c lists them in command_table. */
+#pragma once
+
+#include "cli.h"
+
+extern const struct command cmd_facts;

@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: MIT */
+#include "facts.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "parse.h"
+#include "probes.h"
+
+#define BUCKETS 4096
+
+struct entry {
+        struct fact fact;
+        struct entry *next_hash;
+};
+
+struct handle {
+        char *key;
+        void *h;
+        void (*destroy)(void *);
+        struct handle *next;
+};
+
+struct facts {
+        struct root *root;
+        struct entry *buckets[BUCKETS];
+        struct entry **all;
+        size_t n, cap;
+        bool *ran;     /* per probe_table entry */
+        bool *running; /* guards against a probe asking for its own facts */
+        struct handle *handles;
+};
+
+static unsigned hash(const char *s)
+{
+        uint32_t h = 2166136261u;
+        for (; *s; s++)
+                h = (h ^ (unsigned char)*s) * 16777619u;
+        return h % BUCKETS;
+}
+
+struct facts *facts_new(struct root *root)
+{
+        struct facts *f = xcalloc(1, sizeof(*f));
+        f->root = root;
+        f->ran = xcalloc(probe_count, sizeof(bool));
+        f->running = xcalloc(probe_count, sizeof(bool));
+        return f;
+}
+
+struct facts *facts_free(struct facts *f)
+{
+        if (!f)
+                return NULL;
+        for (struct handle *h = f->handles, *n; h; h = n) {
+                n = h->next;
+                if (h->destroy)
+                        h->destroy(h->h);
+                free(h->key);
+                free(h);
+        }
+        for (size_t i = 0; i < f->n; i++) {
+                struct fact *fc = &f->all[i]->fact;
+                free(fc->name);
+                free(fc->str);
+                free(fc->reason);
+                free(fc->source);
+                free(f->all[i]);
+        }
+        free(f->all);
+        free(f->ran);
+        free(f->running);
+        free(f);
+        return NULL;
+}
+
+struct root *facts_root(struct facts *f) { return f->root; }
+
+void *facts_handle(struct facts *f, const char *key)
+{
+        for (struct handle *h = f->handles; h; h = h->next)
+                if (streq(h->key, key))
+                        return h->h;
+        return NULL;
+}
+
+void facts_set_handle(struct facts *f, const char *key, void *ptr, void (*destroy)(void *))
+{
+        struct handle *h = xcalloc(1, sizeof(*h));
+        h->key = xstrdup(key);
+        h->h = ptr;
+        h->destroy = destroy;
+        h->next = f->handles;
+        f->handles = h;
+}
+
+static struct entry *find(struct facts *f, const char *name)
+{
+        for (struct entry *e = f->buckets[hash(name)]; e; e = e->next_hash)
+                if (streq(e->fact.name, name))
+                        return e;
+        return NULL;
+}
+
+/* First writer wins: a probe never overwrites what another already established. */
+static struct fact *add(struct facts *f, char *name, const char *source)
+{
+        if (find(f, name)) {
+                free(name);
+                return NULL;
+        }
+        struct entry *e = xcalloc(1, sizeof(*e));
+        e->fact.name = name;
+        e->fact.source = source ? xstrdup(source) : NULL;
+        unsigned h = hash(name);
+        e->next_hash = f->buckets[h];
+        f->buckets[h] = e;
+        if (f->n == f->cap) {
+                f->cap = f->cap ? f->cap * 2 : 256;
+                f->all = xrealloc(f->all, f->cap * sizeof(*f->all));
+        }
+        f->all[f->n++] = e;
+        return &e->fact;
+}
+
+#define VNAME(fmt)                                  \
+        va_list ap;                                 \
+        va_start(ap, fmt);                          \
+        char *name = xvasprintf(fmt, ap);           \
+        va_end(ap)
+
+void fact_str(struct facts *f, const char *source, const char *value, const char *namefmt, ...)
+{
+        VNAME(namefmt);
+        struct fact *fc = add(f, name, source);
+        if (!fc)
+                return;
+        fc->type = FACT_STR;
+        fc->str = xstrdup(value);
+}
+
+void fact_int(struct facts *f, const char *source, int64_t v, const char *namefmt, ...)
+{
+        VNAME(namefmt);
+        struct fact *fc = add(f, name, source);
+        if (!fc)
+                return;
+        fc->type = FACT_INT;
+        fc->neg = v < 0;
+        fc->mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+        fc->str = xasprintf("%" PRId64, v);
+}
+
+void fact_uint(struct facts *f, const char *source, uint64_t v, const char *namefmt, ...)
+{
+        VNAME(namefmt);
+        struct fact *fc = add(f, name, source);
+        if (!fc)
+                return;
+        fc->type = FACT_INT;
+        fc->mag = v;
+        fc->str = xasprintf("%" PRIu64, v);
+}
+
+void fact_bool(struct facts *f, const char *source, bool v, const char *namefmt, ...)
+{
+        VNAME(namefmt);
+        struct fact *fc = add(f, name, source);
+        if (!fc)
+                return;
+        fc->type = FACT_BOOL;
+        fc->b = v;
+        fc->str = xstrdup(v ? "true" : "false");
+}
+
+void fact_absent(struct facts *f, const char *source, const char *reason, const char *namefmt, ...)
+{
+        VNAME(namefmt);
+        struct fact *fc = add(f, name, source);
+        if (!fc)
+                return;
+        fc->status = FACT_ABSENT;
+        fc->reason = xstrdup(reason);
+}
+
+const char *errno_name(int err)
+{
+        if (err < 0)
+                err = -err;
+        switch (err) {
+        case ENOENT: return "ENOENT (No such file or directory)";
+        case EACCES: return "EACCES (Permission denied)";
+        case EPERM: return "EPERM (Operation not permitted)";
+        case EIO: return "EIO (Input/output error)";
+        case EFBIG: return "EFBIG (file too large to be a sane value)";
+        case EINVAL: return "EINVAL (Invalid argument)";
+        case ERANGE: return "ERANGE (value out of range)";
+        case EBADMSG: return "EBADMSG (malformed content)";
+        case EISDIR: return "EISDIR (Is a directory)";
+        case ENOTDIR: return "ENOTDIR (Not a directory)";
+        case ELOOP: return "ELOOP (Too many symbolic links)";
+        case ENODATA: return "ENODATA (empty value)";
+        case EXDEV: return "EXDEV (path leaves the root)";
+        default: return strerror(err);
+        }
+}
+
+void fact_unreadable(struct facts *f, const char *source, int err, const char *reason, const char *namefmt, ...)
+{
+        VNAME(namefmt);
+        struct fact *fc = add(f, name, source);
+        if (!fc)
+                return;
+        fc->status = FACT_UNREADABLE;
+        if (err && reason)
+                fc->reason = xasprintf("%s: %s", errno_name(err), reason);
+        else
+                fc->reason = xstrdup(err ? errno_name(err) : reason ? reason : "unreadable");
+}
+
+int root_read_line(struct root *r, const char *path, char **ret)
+{
+        const char *data;
+        size_t len;
+        int rc = root_read(r, path, &data, &len);
+        if (rc < 0)
+                return rc;
+        if (memchr(data, '\0', len))
+                return -EBADMSG;
+        char *s = xstrdup(data);
+        strip_trailing(s);
+        if (!*s) {
+                free(s);
+                return -ENODATA;
+        }
+        *ret = s;
+        return 0;
+}
+
+static int file_common(struct facts *f, const char *path, const char *absent_reason, char *name, bool as_int)
+{
+        _cleanup_free_ char *line = NULL;
+        int rc = root_read_line(f->root, path, &line);
+        struct fact *fc;
+        if (rc == -ENOENT || rc == -ENOTDIR) {
+                fc = add(f, name, path);
+                if (fc) {
+                        fc->status = FACT_ABSENT;
+                        fc->reason = xstrdup(absent_reason ? absent_reason : "no such file");
+                }
+                return rc;
+        }
+        if (rc < 0) {
+                fc = add(f, name, path);
+                if (fc) {
+                        fc->status = FACT_UNREADABLE;
+                        fc->reason = xstrdup(errno_name(rc));
+                }
+                return rc;
+        }
+        if (as_int) {
+                bool neg;
+                uint64_t mag;
+                rc = parse_integer(line, &neg, &mag);
+                if (rc < 0) {
+                        fc = add(f, name, path);
+                        if (fc) {
+                                fc->status = FACT_UNREADABLE;
+                                fc->reason = xasprintf("%s: not an integer: \"%.40s\"", errno_name(rc), line);
+                        }
+                        return rc;
+                }
+                fc = add(f, name, path);
+                if (fc) {
+                        fc->type = FACT_INT;
+                        fc->neg = neg;
+                        fc->mag = mag;
+                        fc->str = xasprintf("%s%" PRIu64, neg ? "-" : "", mag);
+                }
+                return 0;
+        }
+        fc = add(f, name, path);
+        if (fc) {
+                fc->type = FACT_STR;
+                fc->str = xstrdup(line);
+        }
+        return 0;
+}
+
+int fact_file_str(struct facts *f, const char *path, const char *absent_reason, const char *namefmt, ...)
+{
+        VNAME(namefmt);
+        return file_common(f, path, absent_reason, name, false);
+}
+
+int fact_file_int(struct facts *f, const char *path, const char *absent_reason, const char *namefmt, ...)
+{
+        VNAME(namefmt);
+        return file_common(f, path, absent_reason, name, true);
+}
+
+/* --- probing ---------------------------------------------------------------------------------- */
+
+/* Does a request for names starting with WANT need probe prefix HAVE? Either may be the longer. */
+static bool prefix_overlap(const char *want, const char *have)
+{
+        size_t a = strlen(want), b = strlen(have);
+        return strncmp(want, have, a < b ? a : b) == 0;
+}
+
+static void run_probes(struct facts *f, const char *literal_prefix)
+{
+        for (size_t i = 0; i < probe_count; i++) {
+                const struct probe *p = probe_table[i];
+                if (f->ran[i] || f->running[i] || !p->run)
+                        continue;
+                for (size_t k = 0; k < ARRAY_SIZE(p->prefixes) && p->prefixes[k]; k++)
+                        if (prefix_overlap(literal_prefix, p->prefixes[k])) {
+                                f->running[i] = true;
+                                p->run(f);
+                                f->running[i] = false;
+                                f->ran[i] = true;
+                                break;
+                        }
+        }
+}
+
+const struct fact *facts_get(struct facts *f, const char *name)
+{
+        struct entry *e = find(f, name);
+        if (e)
+                return &e->fact;
+        for (size_t i = 0; i < probe_count; i++) {
+                const struct probe *p = probe_table[i];
+                if (!p->lookup || f->running[i])
+                        continue;
+                for (size_t k = 0; k < ARRAY_SIZE(p->prefixes) && p->prefixes[k]; k++)
+                        if (startswith(name, p->prefixes[k])) {
+                                f->running[i] = true;
+                                p->lookup(f, name);
+                                f->running[i] = false;
+                                e = find(f, name);
+                                if (e)
+                                        return &e->fact;
+                        }
+        }
+        run_probes(f, name);
+        e = find(f, name);
+        return e ? &e->fact : NULL;
+}
+
+int natcmp(const char *a, const char *b)
+{
+        while (*a && *b) {
+                if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+                        const char *as = a, *bs = b;
+                        while (*as == '0' && isdigit((unsigned char)as[1]))
+                                as++;
+                        while (*bs == '0' && isdigit((unsigned char)bs[1]))
+                                bs++;
+                        const char *ae = as, *be = bs;
+                        while (isdigit((unsigned char)*ae))
+                                ae++;
+                        while (isdigit((unsigned char)*be))
+                                be++;
+                        if (ae - as != be - bs)
+                                return ae - as < be - bs ? -1 : 1;
+                        int c = strncmp(as, bs, (size_t)(ae - as));
+                        if (c)
+                                return c;
+                        a = ae;
+                        b = be;
+                        continue;
+                }
+                if (*a != *b)
+                        return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+                a++;
+                b++;
+        }
+        return *a ? 1 : *b ? -1 : 0;
+}
+
+static int cmp_fact_ptr(const void *x, const void *y)
+{
+        const struct fact *a = *(const struct fact *const *)x, *b = *(const struct fact *const *)y;
+        return natcmp(a->name, b->name);
+}
+
+size_t facts_match(struct facts *f, const char *pattern, const struct fact ***ret)
+{
+        size_t lit = strcspn(pattern, "*?[");
+        _cleanup_free_ char *prefix = xstrndup(pattern, lit);
+        /* An exact name may exist only through a lookup probe (sysctl.*). */
+        if (lit == strlen(pattern))
+                facts_get(f, pattern);
+        else
+                run_probes(f, prefix);
+        const struct fact **out = xcalloc(f->n + 1, sizeof(*out));
+        size_t n = 0;
+        for (size_t i = 0; i < f->n; i++)
+                if (fnmatch(pattern, f->all[i]->fact.name, 0) == 0)
+                        out[n++] = &f->all[i]->fact;
+        qsort(out, n, sizeof(*out), cmp_fact_ptr);
+        *ret = out;
+        return n;
+}
+
+size_t facts_under(struct facts *f, const char *prefix, const struct fact ***ret)
+{
+        run_probes(f, prefix);
+        const struct fact **out = xcalloc(f->n + 1, sizeof(*out));
+        size_t n = 0, pl = strlen(prefix);
+        for (size_t i = 0; i < f->n; i++) {
+                const char *name = f->all[i]->fact.name;
+                /* "gpu" selects gpu.* and gpu itself, not gpus.* */
+                if (strncmp(name, prefix, pl) == 0 &&
+                    (pl == 0 || name[pl] == '\0' || name[pl] == '.' || prefix[pl - 1] == '.'))
+                        out[n++] = &f->all[i]->fact;
+        }
+        qsort(out, n, sizeof(*out), cmp_fact_ptr);
+        *ret = out;
+        return n;
+}
+
+bool fact_number(const struct fact *fc, bool *neg, uint64_t *mag)
+{
+        if (!fc || fc->status != FACT_OK)
+                return false;
+        if (fc->type == FACT_INT) {
+                *neg = fc->neg;
+                *mag = fc->mag;
+                return true;
+        }
+        if (fc->type == FACT_BOOL) {
+                *neg = false;
+                *mag = fc->b;
+                return true;
+        }
+        return parse_integer(fc->str, neg, mag) == 0;
+}
+
+int num_cmp(bool an, uint64_t am, bool bn, uint64_t bm)
+{
+        if (an && am == 0)
+                an = false;
+        if (bn && bm == 0)
+                bn = false;
+        if (an != bn)
+                return an ? -1 : 1;
+        int c = am < bm ? -1 : am > bm ? 1 : 0;
+        return an ? -c : c;
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Facts: typed, named observations of one machine (or fixture root), each either a value or
+ * "absent"/"unreadable" with a reason and the path it came from. Names are dotted
+ * ("cpu.sockets", "gpu.0.numa_node", "sysctl.kernel.shmmax"). Probes fill them lazily: asking for
+ * a name runs only the probes whose prefix covers it, each at most once.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "root.h"
+#include "util.h"
+
+enum fact_status {
+        FACT_OK,
+        FACT_ABSENT,     /* the thing does not exist here (no cpufreq driver, no GPU, ...) */
+        FACT_UNREADABLE, /* it should be readable but is not: EACCES, empty, garbage, truncated */
+};
+
+enum fact_type {
+        FACT_STR,
+        FACT_INT, /* signed 64-bit, or unsigned 64-bit when !neg and above INT64_MAX */
+        FACT_BOOL,
+};
+
+struct fact {
+        char *name;
+        enum fact_status status;
+        enum fact_type type;
+        char *str;     /* the value as text, for every type (what the human output prints) */
+        bool neg;      /* FACT_INT: sign ... */
+        uint64_t mag;  /* ... and magnitude, so ULONG_MAX-sized sysctls compare exactly */
+        bool b;        /* FACT_BOOL */
+        char *reason;  /* FACT_ABSENT / FACT_UNREADABLE */
+        char *source;  /* file under the root, or the library that said it */
+};
+
+struct facts;
+
+/* A probe provides every fact under its prefixes. run() enumerates them all; lookup(), when set,
+ * produces one fact by name on demand (sysctl.* cannot be enumerated up front). */
+struct probe {
+        const char *name;
+        const char *prefixes[6];
+        int (*run)(struct facts *f);
+        int (*lookup)(struct facts *f, const char *name);
+};
+
+struct facts *facts_new(struct root *root);
+struct facts *facts_free(struct facts *f);
+struct root *facts_root(struct facts *f);
+
+/* One fact, probing as needed; NULL when no probe knows the name. */
+const struct fact *facts_get(struct facts *f, const char *name);
+
+/* Every fact whose name matches a glob pattern (fnmatch: '*' may span dots), in natural order
+ * (gpu.2 before gpu.10). Returns the count; *ret is allocated, entries owned by the store. */
+size_t facts_match(struct facts *f, const char *pattern, const struct fact ***ret);
+
+/* Every fact under PREFIX ("" for all), natural order. */
+size_t facts_under(struct facts *f, const char *prefix, const struct fact ***ret);
+
+/* Natural comparison of fact names: digit runs compare as numbers. */
+int natcmp(const char *a, const char *b);
+
+/* Numeric view of a fact: true and *ret when it is an integer (or an integer-looking string). */
+bool fact_number(const struct fact *fc, bool *neg, uint64_t *mag);
+int num_cmp(bool an, uint64_t am, bool bn, uint64_t bm);
+
+/* --- for probes --------------------------------------------------------------------------- */
+
+void fact_str(struct facts *f, const char *source, const char *value, const char *namefmt, ...) _printf_(4, 5);
+void fact_int(struct facts *f, const char *source, int64_t v, const char *namefmt, ...) _printf_(4, 5);
+void fact_uint(struct facts *f, const char *source, uint64_t v, const char *namefmt, ...) _printf_(4, 5);
+void fact_bool(struct facts *f, const char *source, bool v, const char *namefmt, ...) _printf_(4, 5);
+void fact_absent(struct facts *f, const char *source, const char *reason, const char *namefmt, ...) _printf_(4, 5);
+/* err: negative errno, or 0 with a reason of the parser's. */
+void fact_unreadable(struct facts *f, const char *source, int err, const char *reason, const char *namefmt, ...)
+        _printf_(5, 6);
+
+/* Read PATH under the root and record it as NAME. Missing file: absent with ABSENT_REASON (or
+ * "no such file"); empty, garbage, unreadable: unreadable. Return 0 when a value was recorded. */
+int fact_file_str(struct facts *f, const char *path, const char *absent_reason, const char *namefmt, ...) _printf_(4, 5);
+int fact_file_int(struct facts *f, const char *path, const char *absent_reason, const char *namefmt, ...) _printf_(4, 5);
+
+/* Read PATH as one trimmed line; 0, -ENOENT..., or -EBADMSG for empty/NUL-bearing content. */
+int root_read_line(struct root *r, const char *path, char **ret);
+
+/* Library handles shared by several probes (libpci, hwloc, libkmod), opened once per run. */
+void *facts_handle(struct facts *f, const char *key);
+void facts_set_handle(struct facts *f, const char *key, void *h, void (*destroy)(void *));
+
+/* Text of an errno for reasons: "EACCES (Permission denied)". */
+const char *errno_name(int err);

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* JSON rendering shared by the commands (json-c). */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdio.h>
+
+#include "facts.h"
+
+/* {"status": "ok", "type": "int", "value": 2, "source": "..."} or
+ * {"status": "absent"|"unreadable", "reason": "...", "source": "..."} */
+json_object *fact_to_json(const struct fact *fc);
+
+/* The value alone (number, bool or string), null when not ok. */
+json_object *fact_value_json(const struct fact *fc);
+
+/* Pretty-print with a trailing newline. */
+void json_print(FILE *out, json_object *o);

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/* llmtune: audit and tune Linux hosts for LLM training. Entry point and command dispatch. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "util.h"
+
+#ifndef LLMTUNE_VERSION
+#define LLMTUNE_VERSION "unknown"
+#endif
+
+/* The one table of commands: dispatch and `llmtune --help` both read it. */
+const struct command *const command_table[] = {
+        &cmd_facts,
+        NULL,
+};
+
+int cli_error(const char *fmt, ...)
+{
+        va_list ap;
+        fputs("llmtune: ", stderr);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+        return EXIT_ERROR;
+}
+
+struct root *cli_root(struct cli *cli)
+{
+        if (cli->root)
+                return cli->root;
+        int rc = root_new(cli->root_path, &cli->root);
+        if (rc < 0) {
+                cli_error("cannot open root %s: %s", cli->root_path, strerror(-rc));
+                return NULL;
+        }
+        return cli->root;
+}
+
+bool cli_wants_help(const struct command *cmd, int argc, char **argv)
+{
+        for (int i = 1; i < argc && !streq(argv[i], "--"); i++)
+                if (streq(argv[i], "-h") || streq(argv[i], "--help")) {
+                        fputs(cmd->usage, stdout);
+                        return true;
+                }
+        return false;
+}
+
+const char *cli_color(const struct cli *cli, const char *code) { return cli->color ? code : ""; }
+
+static void usage(FILE *out)
+{
+        fputs("Usage: llmtune [--root DIR] COMMAND [OPTIONS]\n"
+              "\n"
+              "Audit and tune a Linux host for training large language models.\n"
+              "\n"
+              "Commands:\n",
+              out);
+        for (size_t i = 0; command_table[i]; i++)
+                fprintf(out, "  %-12s %s\n", command_table[i]->name, command_table[i]->summary);
+        fputs("\n"
+              "Global options:\n"
+              "  --root DIR   inspect (and change) the tree at DIR instead of this machine; under a\n"
+              "               root other than / nothing acts on the live kernel\n"
+              "  -h, --help   show this help; `llmtune COMMAND --help` for a command\n"
+              "  --version    print the version\n"
+              "\n"
+              "Exit status: 0 success, 1 error, 2 findings (audit) or drift (verify).\n",
+              out);
+}
+
+/* Take the global --root out of argv wherever it stands (before a "--"). */
+static int take_root(int *argc, char **argv, const char **ret)
+{
+        int w = 1;
+        bool rest = false;
+        for (int i = 1; i < *argc; i++) {
+                if (!rest && streq(argv[i], "--"))
+                        rest = true;
+                if (!rest && streq(argv[i], "--root")) {
+                        if (i + 1 >= *argc)
+                                return cli_error("--root needs a directory");
+                        *ret = argv[++i];
+                        continue;
+                }
+                if (!rest && startswith(argv[i], "--root=")) {
+                        *ret = argv[i] + strlen("--root=");
+                        continue;
+                }
+                argv[w++] = argv[i];
+        }
+        *argc = w;
+        argv[w] = NULL;
+        if (!**ret)
+                return cli_error("--root needs a directory");
+        return 0;
+}
+
+int main(int argc, char **argv)
+{
+        struct cli cli = {.root_path = "/"};
+        if (take_root(&argc, argv, &cli.root_path) != 0)
+                return EXIT_ERROR;
+        const char *nc = getenv("NO_COLOR");
+        cli.color = isatty(STDOUT_FILENO) && !(nc && *nc);
+
+        if (argc < 2) {
+                usage(stderr);
+                return EXIT_ERROR;
+        }
+        if (streq(argv[1], "help") && argc > 2) {
+                for (size_t i = 0; command_table[i]; i++)
+                        if (streq(command_table[i]->name, argv[2])) {
+                                fputs(command_table[i]->usage, stdout);
+                                return EXIT_OK;
+                        }
+                return cli_error("unknown command '%s'", argv[2]);
+        }
+        if (streq(argv[1], "-h") || streq(argv[1], "--help") || streq(argv[1], "help")) {
+                usage(stdout);
+                return EXIT_OK;
+        }
+        if (streq(argv[1], "--version") || streq(argv[1], "-V")) {
+                printf("llmtune %s\n", LLMTUNE_VERSION);
+                return EXIT_OK;
+        }
+        if (argv[1][0] == '-')
+                return cli_error("unknown option '%s' (see llmtune --help)", argv[1]);
+        for (size_t i = 0; command_table[i]; i++) {
+                const struct command *cmd = command_table[i];
+                if (!streq(cmd->name, argv[1]))
+                        continue;
+                if (cli_wants_help(cmd, argc - 1, argv + 1))
+                        return EXIT_OK;
+                int rc = cmd->run(&cli, argc - 1, argv + 1);
+                root_free(cli.root);
+                return rc;
+        }
+        return cli_error("unknown command '%s' (see llmtune --help)", argv[1]);
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+#include "mounts.h"
+
+#include <errno.h>
+
+#include "parse.h"
+#include "util.h"
+
+static int parse_table(struct root *r, const char *path, struct mount_entry **ret, size_t *ret_n)
+{
+        const char *data;
+        size_t len;
+        int rc = root_read(r, path, &data, &len);
+        if (rc < 0)
+                return rc;
+        if (memchr(data, '\0', len))
+                return -EBADMSG;
+        struct mount_entry *m = NULL;
+        size_t n = 0, cap = 0;
+        unsigned lineno = 0;
+        for (const char *p = data; *p;) {
+                const char *nl = strchr(p, '\n');
+                size_t l = nl ? (size_t)(nl - p) : strlen(p);
+                _cleanup_free_ char *line = xstrndup(p, l);
+                p += l + (nl ? 1 : 0);
+                lineno++;
+                char *s = line;
+                while (*s == ' ' || *s == '\t')
+                        s++;
+                if (!*s || *s == '#')
+                        continue;
+                char *fields[4] = {0};
+                char *save = NULL;
+                size_t k = 0;
+                for (char *t = strtok_r(s, " \t", &save); t && k < 4; t = strtok_r(NULL, " \t", &save))
+                        fields[k++] = t;
+                if (k < 3)
+                        continue; /* not a mount line; fstab(5) needs at least spec, file, type */
+                if (n == cap) {
+                        cap = cap ? cap * 2 : 32;
+                        m = xrealloc(m, cap * sizeof(*m));
+                }
+                m[n].source = unescape_octal(xstrdup(fields[0]));
+                m[n].target = unescape_octal(xstrdup(fields[1]));
+                m[n].fstype = xstrdup(fields[2]);
+                m[n].options = xstrdup(fields[3] ? fields[3] : "defaults");
+                m[n].line = lineno;
+                m[n].raw = xstrndup(p - l - (nl ? 1 : 0), l);
+                n++;
+        }
+        *ret = m;
+        *ret_n = n;
+        return 0;
+}
+
+int mounts_read(struct root *r, struct mount_entry **ret, size_t *ret_n)
+{
+        return parse_table(r, "/proc/mounts", ret, ret_n);
+}
+
+int fstab_read(struct root *r, struct mount_entry **ret, size_t *ret_n)
+{
+        return parse_table(r, "/etc/fstab", ret, ret_n);
+}
+
+void mounts_free(struct mount_entry *m, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                free(m[i].source);
+                free(m[i].target);
+                free(m[i].fstype);
+                free(m[i].options);
+                free(m[i].raw);
+        }
+        free(m);
+}
+
+char *mount_option(const char *options, const char *name)
+{
+        size_t nl = strlen(name);
+        for (const char *p = options; p && *p;) {
+                const char *comma = strchr(p, ',');
+                size_t l = comma ? (size_t)(comma - p) : strlen(p);
+                if (l >= nl && strncmp(p, name, nl) == 0 && (l == nl || p[nl] == '='))
+                        return l == nl ? xstrdup("") : xstrndup(p + nl + 1, l - nl - 1);
+                p = comma ? comma + 1 : NULL;
+        }
+        return NULL;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* /proc/mounts and /etc/fstab, read through the root handle (fstab(5), proc(5)). */
+#pragma once
+
+#include <stddef.h>
+
+#include "root.h"
+
+struct mount_entry {
+        char *source;  /* device or "tmpfs"; octal escapes decoded */
+        char *target;  /* mount point */
+        char *fstype;
+        char *options;
+        unsigned line; /* 1-based line in the file */
+        char *raw;     /* the line as written (fstab edits keep it verbatim) */
+};
+
+/* Entries of ROOT/proc/mounts, in order. */
+int mounts_read(struct root *r, struct mount_entry **ret, size_t *ret_n);
+/* Entries of ROOT/etc/fstab (comments and blank lines skipped), in order. */
+int fstab_read(struct root *r, struct mount_entry **ret, size_t *ret_n);
+void mounts_free(struct mount_entry *m, size_t n);
+
+/* Value of option NAME in a comma list ("size=64m" -> "64m"); "" for a flag; NULL if missing. */
+char *mount_option(const char *options, const char *name);

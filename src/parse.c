@@ -1,0 +1,312 @@
+/* SPDX-License-Identifier: MIT */
+#include "parse.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+
+int parse_integer(const char *s, bool *neg, uint64_t *mag)
+{
+        if (!s)
+                return -ENODATA;
+        while (isspace((unsigned char)*s))
+                s++;
+        if (!*s)
+                return -ENODATA;
+        bool n = false;
+        if (*s == '-' || *s == '+') {
+                n = *s == '-';
+                s++;
+        }
+        unsigned base = 10;
+        if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+                base = 16;
+                s += 2;
+        }
+        if (!isxdigit((unsigned char)*s))
+                return -EINVAL;
+        uint64_t v = 0;
+        for (; *s && !isspace((unsigned char)*s); s++) {
+                unsigned d;
+                if (isdigit((unsigned char)*s))
+                        d = (unsigned)(*s - '0');
+                else if (base == 16 && isxdigit((unsigned char)*s))
+                        d = (unsigned)(tolower((unsigned char)*s) - 'a' + 10);
+                else
+                        return -EINVAL;
+                if (v > (UINT64_MAX - d) / base)
+                        return -ERANGE;
+                v = v * base + d;
+        }
+        while (isspace((unsigned char)*s))
+                s++;
+        if (*s)
+                return -EINVAL;
+        if (n && v > (uint64_t)INT64_MAX + 1)
+                return -ERANGE;
+        *neg = n && v != 0;
+        *mag = v;
+        return 0;
+}
+
+int parse_u64(const char *s, uint64_t *ret)
+{
+        bool neg;
+        uint64_t v;
+        int rc = parse_integer(s, &neg, &v);
+        if (rc < 0)
+                return rc;
+        if (neg)
+                return -ERANGE;
+        *ret = v;
+        return 0;
+}
+
+int parse_i64(const char *s, int64_t *ret)
+{
+        bool neg;
+        uint64_t v;
+        int rc = parse_integer(s, &neg, &v);
+        if (rc < 0)
+                return rc;
+        if (!neg && v > (uint64_t)INT64_MAX)
+                return -ERANGE;
+        *ret = neg ? (int64_t)(0 - v) : (int64_t)v;
+        return 0;
+}
+
+#define CPULIST_MAX (1u << 20)
+
+static int cmp_unsigned(const void *a, const void *b)
+{
+        unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+        return x < y ? -1 : x > y;
+}
+
+static int read_uint(const char **p, unsigned *ret)
+{
+        if (!isdigit((unsigned char)**p))
+                return -EINVAL;
+        uint64_t v = 0;
+        while (isdigit((unsigned char)**p)) {
+                v = v * 10 + (uint64_t)(**p - '0');
+                if (v >= CPULIST_MAX)
+                        return -ERANGE;
+                (*p)++;
+        }
+        *ret = (unsigned)v;
+        return 0;
+}
+
+int parse_cpulist(const char *s, unsigned **ret)
+{
+        size_t n = 0, cap = 0;
+        unsigned *v = NULL;
+        const char *p = s;
+        while (isspace((unsigned char)*p))
+                p++;
+        /* An empty list is valid (a memory-only NUMA node has no CPUs). */
+        while (*p && !isspace((unsigned char)*p)) {
+                unsigned a, b;
+                int rc = read_uint(&p, &a);
+                if (rc < 0)
+                        goto fail_rc;
+                b = a;
+                if (*p == '-') {
+                        p++;
+                        rc = read_uint(&p, &b);
+                        if (rc < 0)
+                                goto fail_rc;
+                        if (b < a) {
+                                rc = -EINVAL;
+                                goto fail_rc;
+                        }
+                }
+                if (n + (b - a + 1) > CPULIST_MAX) {
+                        rc = -ERANGE;
+                        goto fail_rc;
+                }
+                for (unsigned c = a; c <= b; c++) {
+                        if (n == cap) {
+                                cap = cap ? cap * 2 : 64;
+                                v = xrealloc(v, cap * sizeof(*v));
+                        }
+                        v[n++] = c;
+                }
+                if (*p == ',')
+                        p++;
+                else if (*p && !isspace((unsigned char)*p)) {
+                        rc = -EINVAL;
+                        goto fail_rc;
+                }
+                continue;
+        fail_rc:
+                free(v);
+                return rc;
+        }
+        while (isspace((unsigned char)*p))
+                p++;
+        if (*p) {
+                free(v);
+                return -EINVAL;
+        }
+        if (n > 1)
+                qsort(v, n, sizeof(*v), cmp_unsigned);
+        if (ret)
+                *ret = v;
+        else
+                free(v);
+        return (int)n;
+}
+
+char *format_cpulist(const unsigned *cpus, size_t n)
+{
+        struct sbuf b = {0};
+        sbuf_add(&b, "");
+        for (size_t i = 0; i < n;) {
+                size_t j = i;
+                while (j + 1 < n && cpus[j + 1] == cpus[j] + 1)
+                        j++;
+                if (b.len)
+                        sbuf_add(&b, ",");
+                if (j == i)
+                        sbuf_addf(&b, "%u", cpus[i]);
+                else
+                        sbuf_addf(&b, "%u-%u", cpus[i], cpus[j]);
+                i = j + 1;
+        }
+        return sbuf_steal(&b);
+}
+
+int parse_bracketed(const char *s, char **ret_active, struct strv *ret_all)
+{
+        struct strv all = {0};
+        char *active = NULL;
+        const char *p = s;
+        for (;;) {
+                while (isspace((unsigned char)*p))
+                        p++;
+                if (!*p)
+                        break;
+                bool br = *p == '[';
+                if (br)
+                        p++;
+                size_t len = 0;
+                while (p[len] && !isspace((unsigned char)p[len]) && p[len] != ']' && p[len] != '[')
+                        len++;
+                if (len == 0 || (br && p[len] != ']') || (!br && p[len] == ']') || p[len] == '[') {
+                        free(active);
+                        strv_free(&all);
+                        return -EINVAL;
+                }
+                char *w = xstrndup(p, len);
+                if (br) {
+                        if (active) { /* two active values: garbage */
+                                free(w);
+                                free(active);
+                                strv_free(&all);
+                                return -EINVAL;
+                        }
+                        active = xstrdup(w);
+                }
+                strv_push(&all, w);
+                p += len + (br ? 1 : 0);
+        }
+        if (!active) {
+                strv_free(&all);
+                return all.n ? -EINVAL : -ENODATA;
+        }
+        *ret_active = active;
+        if (ret_all)
+                *ret_all = all;
+        else
+                strv_free(&all);
+        return 0;
+}
+
+int parse_link_speed(const char *s, unsigned *ret_mts)
+{
+        while (isspace((unsigned char)*s))
+                s++;
+        if (!*s || startswith(s, "Unknown"))
+                return -ENODATA;
+        unsigned whole = 0, frac = 0, fdigits = 0;
+        if (!isdigit((unsigned char)*s))
+                return -EINVAL;
+        while (isdigit((unsigned char)*s)) {
+                whole = whole * 10 + (unsigned)(*s++ - '0');
+                if (whole > 1000)
+                        return -ERANGE;
+        }
+        if (*s == '.') {
+                s++;
+                while (isdigit((unsigned char)*s)) {
+                        if (fdigits < 3) {
+                                frac = frac * 10 + (unsigned)(*s - '0');
+                                fdigits++;
+                        }
+                        s++;
+                }
+        }
+        while (fdigits < 3) {
+                frac *= 10;
+                fdigits++;
+        }
+        while (*s == ' ')
+                s++;
+        if (!startswith(s, "GT/s"))
+                return -EINVAL;
+        s += 4;
+        while (isspace((unsigned char)*s))
+                s++;
+        if (*s && !startswith(s, "PCIe"))
+                return -EINVAL;
+        *ret_mts = whole * 1000 + frac;
+        return 0;
+}
+
+char *unescape_octal(char *s)
+{
+        char *w = s;
+        for (char *r = s; *r;) {
+                if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' &&
+                    r[3] <= '7') {
+                        *w++ = (char)(((r[1] - '0') << 6) | ((r[2] - '0') << 3) | (r[3] - '0'));
+                        r += 4;
+                } else
+                        *w++ = *r++;
+        }
+        *w = '\0';
+        return s;
+}
+
+int parse_size(const char *s, uint64_t base, uint64_t *ret)
+{
+        char *end;
+        if (!s || !isdigit((unsigned char)*s))
+                return -EINVAL;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno)
+                return -ERANGE;
+        unsigned shift = 0;
+        switch (*end) {
+        case '\0': break;
+        case 'k': case 'K': shift = 10; end++; break;
+        case 'm': case 'M': shift = 20; end++; break;
+        case 'g': case 'G': shift = 30; end++; break;
+        case 't': case 'T': shift = 40; end++; break;
+        case '%':
+                if (v > 100)
+                        return -ERANGE;
+                *ret = base / 100 * v;
+                return end[1] ? -EINVAL : 0;
+        default: return -EINVAL;
+        }
+        if (*end)
+                return -EINVAL;
+        if (shift && v > (UINT64_MAX >> shift))
+                return -ERANGE;
+        *ret = (uint64_t)v << shift;
+        return 0;
+}

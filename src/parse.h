@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Strict parsers for the values the kernel prints in sysfs and procfs. Each takes untrusted text
+ * and either returns a value or a negative errno: -ENODATA (empty), -EINVAL (garbage),
+ * -ERANGE (overflow). No parser accepts trailing junk: "12abc" is an error, never 12.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+
+/* Decimal integer with optional sign (and a 0x prefix for hex); surrounding whitespace allowed. */
+int parse_integer(const char *s, bool *neg, uint64_t *mag);
+int parse_u64(const char *s, uint64_t *ret);
+int parse_i64(const char *s, int64_t *ret);
+
+/* A CPU list ("0-3,8,10-11"). Returns the number of CPUs or a negative errno; when ret is not
+ * NULL, *ret gets the sorted CPU numbers (caller frees). Bounded to 1<<20 CPUs. */
+int parse_cpulist(const char *s, unsigned **ret);
+
+/* Render a sorted set of CPU numbers as a CPU list. */
+char *format_cpulist(const unsigned *cpus, size_t n);
+
+/* "always [madvise] never": the bracketed word and all choices. */
+int parse_bracketed(const char *s, char **ret_active, struct strv *ret_all);
+
+/* PCIe link speed "16.0 GT/s PCIe", "8 GT/s", "2.5 GT/s" -> MT/s (16000). "Unknown" -> -ENODATA. */
+int parse_link_speed(const char *s, unsigned *ret_mts);
+
+/* Decode the \ooo octal escapes of /proc/swaps and /proc/mounts in place. */
+char *unescape_octal(char *s);
+
+/* Size with an optional k/m/g/t/% suffix as tmpfs takes it ("size=64m"); percent of *base. */
+int parse_size(const char *s, uint64_t base, uint64_t *ret);

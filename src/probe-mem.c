@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mem.* and thp.*: total and available memory (/proc/meminfo), the size of /dev/shm, and
+ * transparent hugepage "enabled"/"defrag" (Documentation/admin-guide/mm/transhuge.rst).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <sys/statvfs.h>
+
+#include "facts.h"
+#include "mounts.h"
+#include "parse.h"
+#include "probes.h"
+
+#define THP_DIR "/sys/kernel/mm/transparent_hugepage"
+
+/* Value of "Key:   N kB" in /proc/meminfo, in bytes. */
+int meminfo_bytes(struct root *r, const char *key, uint64_t *ret)
+{
+        const char *data;
+        int rc = root_read(r, "/proc/meminfo", &data, NULL);
+        if (rc < 0)
+                return rc;
+        size_t kl = strlen(key);
+        for (const char *p = data; *p;) {
+                if (strncmp(p, key, kl) == 0 && p[kl] == ':') {
+                        uint64_t kb;
+                        char unit[4] = "";
+                        int n = sscanf(p + kl + 1, " %" SCNu64 " %3s", &kb, unit);
+                        if (n < 1 || (n == 2 && !streq(unit, "kB")) || kb > UINT64_MAX / 1024)
+                                return -EBADMSG;
+                        *ret = kb * 1024;
+                        return 0;
+                }
+                const char *nl = strchr(p, '\n');
+                if (!nl)
+                        break;
+                p = nl + 1;
+        }
+        return -ENOENT;
+}
+
+static void mem_fact(struct facts *f, const char *key, const char *name)
+{
+        uint64_t v;
+        int rc = meminfo_bytes(facts_root(f), key, &v);
+        if (rc == 0)
+                fact_uint(f, "/proc/meminfo", v, "%s", name);
+        else if (rc == -ENOENT)
+                fact_absent(f, "/proc/meminfo", "no such line in /proc/meminfo (or no /proc/meminfo)", "%s", name);
+        else
+                fact_unreadable(f, "/proc/meminfo", rc, key, "%s", name);
+}
+
+/* /dev/shm: tmpfs size= option, else the tmpfs default of half of RAM (tmpfs(5)). On the live
+ * system statvfs is exact and also covers sizes changed by remount. */
+static void probe_shm(struct facts *f)
+{
+        struct root *r = facts_root(f);
+        struct mount_entry *m = NULL;
+        size_t n = 0;
+        int rc = mounts_read(r, &m, &n);
+        const struct mount_entry *shm = NULL;
+        for (size_t i = 0; rc == 0 && i < n; i++)
+                if (streq(m[i].target, "/dev/shm"))
+                        shm = &m[i]; /* the last mount on a path is the visible one */
+        if (!shm) {
+                fact_absent(f, "/proc/mounts", rc < 0 ? "no /proc/mounts" : "/dev/shm is not a mount", "mem.shm.size");
+                mounts_free(m, n);
+                return;
+        }
+        fact_str(f, "/proc/mounts", shm->fstype, "mem.shm.fstype");
+        struct statvfs sv;
+        if (root_is_live(r) && statvfs("/dev/shm", &sv) == 0) {
+                fact_uint(f, "statvfs(/dev/shm)", (uint64_t)sv.f_blocks * sv.f_frsize, "mem.shm.size");
+                mounts_free(m, n);
+                return;
+        }
+        _cleanup_free_ char *size = mount_option(shm->options, "size");
+        uint64_t total = 0, bytes;
+        bool have_total = meminfo_bytes(r, "MemTotal", &total) == 0;
+        if (size) {
+                rc = parse_size(size, total, &bytes);
+                if (rc < 0 || (endswith(size, "%") && !have_total))
+                        fact_unreadable(f, "/proc/mounts", rc < 0 ? rc : -ENODATA, size, "mem.shm.size");
+                else
+                        fact_uint(f, "/proc/mounts", bytes, "mem.shm.size");
+        } else if (streq(shm->fstype, "tmpfs") && have_total)
+                fact_uint(f, "/proc/mounts (tmpfs default: half of MemTotal)", total / 2, "mem.shm.size");
+        else
+                fact_unreadable(f, "/proc/mounts", 0, "no size= option and no MemTotal", "mem.shm.size");
+        mounts_free(m, n);
+}
+
+static void probe_thp_file(struct facts *f, const char *file)
+{
+        _cleanup_free_ char *path = xasprintf(THP_DIR "/%s", file);
+        _cleanup_free_ char *line = NULL;
+        int rc = root_read_line(facts_root(f), path, &line);
+        if (rc == -ENOENT || rc == -ENOTDIR) {
+                fact_absent(f, path, "kernel without transparent hugepages", "thp.%s", file);
+                return;
+        }
+        if (rc < 0) {
+                fact_unreadable(f, path, rc, NULL, "thp.%s", file);
+                return;
+        }
+        _cleanup_free_ char *active = NULL;
+        struct strv all = {0};
+        rc = parse_bracketed(line, &active, &all);
+        if (rc < 0) {
+                fact_unreadable(f, path, rc, line, "thp.%s", file);
+                return;
+        }
+        _cleanup_free_ char *choices = strv_join(&all, " ");
+        fact_str(f, path, active, "thp.%s", file);
+        fact_str(f, path, choices, "thp.%s.choices", file);
+        strv_free(&all);
+}
+
+static int mem_run(struct facts *f)
+{
+        mem_fact(f, "MemTotal", "mem.total");
+        mem_fact(f, "MemAvailable", "mem.available");
+        probe_shm(f);
+        return 0;
+}
+
+static int thp_run(struct facts *f)
+{
+        probe_thp_file(f, "enabled");
+        probe_thp_file(f, "defrag");
+        return 0;
+}
+
+const struct probe probe_mem = {
+        .name = "mem",
+        .prefixes = {"mem."},
+        .run = mem_run,
+};
+
+const struct probe probe_thp = {
+        .name = "thp",
+        .prefixes = {"thp."},
+        .run = thp_run,
+};

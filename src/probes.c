@@ -1,0 +1,8 @@
+/* SPDX-License-Identifier: MIT */
+#include "probes.h"
+
+const struct probe *const probe_table[] = {
+        &probe_cpu, &probe_numa, &probe_mem,  &probe_thp, &probe_sysctl, &probe_swap,
+        &probe_kernel, &probe_pci, &probe_ib, &probe_net, &probe_storage,
+};
+const size_t probe_count = ARRAY_SIZE(probe_table);

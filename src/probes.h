@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* The probe table: one probe per fact source, each in its own probe-*.c file. */
+#pragma once
+
+#include <stddef.h>
+
+#include "facts.h"
+
+extern const struct probe probe_cpu;     /* cpu.*     probe-cpu.c */
+extern const struct probe probe_numa;    /* numa.*    probe-numa.c */
+extern const struct probe probe_mem;     /* mem.*     probe-mem.c */
+extern const struct probe probe_thp;     /* thp.*     probe-mem.c */
+extern const struct probe probe_sysctl;  /* sysctl.*  probe-sysctl.c */
+extern const struct probe probe_swap;    /* swap.*    probe-swap.c */
+extern const struct probe probe_kernel;  /* kernel.*, module.*, modprobe.*, nvidia.*  probe-kernel.c */
+extern const struct probe probe_pci;     /* gpu.*, nvswitch.*, nvme.*  probe-pci.c */
+extern const struct probe probe_ib;      /* ib.*      probe-ib.c */
+extern const struct probe probe_net;     /* net.*     probe-net.c */
+extern const struct probe probe_storage; /* md.*, mount.*  probe-storage.c */
+
+extern const struct probe *const probe_table[];
+extern const size_t probe_count;
+
+/* Shared by probes that need /proc/meminfo values (probe-mem.c). */
+int meminfo_bytes(struct root *r, const char *key, uint64_t *ret);

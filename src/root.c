@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: MIT */
+#include "root.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct cached {
+        char *path;
+        char *data; /* NULL when err != 0 */
+        size_t len;
+        int err;
+        struct cached *next;
+};
+
+#define CACHE_BUCKETS 1024
+
+struct root {
+        int fd;
+        char *path;
+        bool live;
+        bool no_openat2;
+        unsigned opened;
+        struct cached *cache[CACHE_BUCKETS];
+};
+
+int root_new(const char *path, struct root **ret)
+{
+        int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        struct root *r = xcalloc(1, sizeof(*r));
+        r->fd = fd;
+        r->path = xstrdup(path);
+        /* The live system is the one whose "/" is this directory, however it was spelt. */
+        struct stat a, b;
+        r->live = fstat(fd, &a) == 0 && stat("/", &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+        r->no_openat2 = getenv("LLMTUNE_NO_OPENAT2") != NULL;
+        *ret = r;
+        return 0;
+}
+
+struct root *root_free(struct root *r)
+{
+        if (!r)
+                return NULL;
+        for (size_t i = 0; i < CACHE_BUCKETS; i++)
+                for (struct cached *c = r->cache[i], *n; c; c = n) {
+                        n = c->next;
+                        free(c->path);
+                        free(c->data);
+                        free(c);
+                }
+        close(r->fd);
+        free(r->path);
+        free(r);
+        return NULL;
+}
+
+const char *root_path(const struct root *r) { return r->path; }
+bool root_is_live(const struct root *r) { return r->live; }
+unsigned root_files_opened(const struct root *r) { return r->opened; }
+
+char *root_host_path(const struct root *r, const char *path)
+{
+        while (*path == '/')
+                path++;
+        if (r->live)
+                return xasprintf("/%s", path);
+        const char *sep = endswith(r->path, "/") ? "" : "/";
+        return xasprintf("%s%s%s", r->path, sep, path);
+}
+
+/*
+ * Fallback for kernels without openat2 (before 5.6): walk the path one component at a time,
+ * expanding symlinks ourselves with "/" and ".." clamped at the root, like RESOLVE_IN_ROOT.
+ */
+static int walk_open(struct root *r, const char *path, int flags, mode_t mode)
+{
+        char *todo = xstrdup(path);
+        int cur = dup(r->fd), links = 0, ret;
+        size_t depth = 0;
+        int stack[256];
+
+        if (cur < 0) {
+                free(todo);
+                return -errno;
+        }
+        char *p = todo;
+        for (;;) {
+                while (*p == '/')
+                        p++;
+                if (!*p) {
+                        /* Path named the root itself (or a directory chain ending in "/"). */
+                        ret = openat(cur, ".", flags | O_CLOEXEC, mode);
+                        ret = ret < 0 ? -errno : ret;
+                        break;
+                }
+                char *slash = strchr(p, '/');
+                bool last = !slash;
+                if (slash)
+                        *slash = '\0';
+                if (streq(p, ".")) {
+                        p = last ? (char *)"" : slash + 1;
+                        continue;
+                }
+                if (streq(p, "..")) {
+                        if (depth > 0) {
+                                close(cur);
+                                cur = stack[--depth];
+                        }
+                        p = last ? (char *)"" : slash + 1;
+                        continue;
+                }
+                struct stat st;
+                if (fstatat(cur, p, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                        if (last && errno == ENOENT && (flags & O_CREAT)) {
+                                ret = openat(cur, p, flags | O_CLOEXEC | O_NOFOLLOW, mode);
+                                ret = ret < 0 ? -errno : ret;
+                        } else
+                                ret = -errno;
+                        break;
+                }
+                if (S_ISLNK(st.st_mode) && (!last || !(flags & O_NOFOLLOW))) {
+                        char target[4096];
+                        ssize_t n = readlinkat(cur, p, target, sizeof(target) - 1);
+                        if (n < 0 || ++links > 40) {
+                                ret = n < 0 ? -errno : -ELOOP;
+                                break;
+                        }
+                        target[n] = '\0';
+                        char *rest = xasprintf("%s/%s", target, last ? "" : slash + 1);
+                        if (target[0] == '/')
+                                while (depth > 0) {
+                                        close(cur);
+                                        cur = stack[--depth];
+                                }
+                        free(todo);
+                        todo = p = rest;
+                        continue;
+                }
+                if (last) {
+                        ret = openat(cur, p, flags | O_CLOEXEC | O_NOFOLLOW, mode);
+                        ret = ret < 0 ? -errno : ret;
+                        break;
+                }
+                int next = openat(cur, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (next < 0) {
+                        ret = -errno;
+                        break;
+                }
+                if (depth == ARRAY_SIZE(stack)) {
+                        close(next);
+                        ret = -ENAMETOOLONG;
+                        break;
+                }
+                stack[depth++] = cur;
+                cur = next;
+                p = slash + 1;
+        }
+        close(cur);
+        while (depth > 0)
+                close(stack[--depth]);
+        free(todo);
+        return ret;
+}
+
+int root_open(struct root *r, const char *path, int flags, mode_t mode)
+{
+        while (*path == '/')
+                path++;
+        if (!*path)
+                path = ".";
+        if (!r->no_openat2) {
+                struct open_how how = {
+                        .flags = (uint64_t)(flags | O_CLOEXEC),
+                        .mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
+                        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+                };
+                long fd = syscall(SYS_openat2, r->fd, path, &how, sizeof(how));
+                if (fd >= 0)
+                        return (int)fd;
+                if (errno != ENOSYS && errno != EPERM)
+                        return -errno;
+                r->no_openat2 = true; /* old kernel or a seccomp filter: fall back for good */
+        }
+        return walk_open(r, path, flags, mode);
+}
+
+static unsigned hash_path(const char *s)
+{
+        uint32_t h = 2166136261u;
+        for (; *s; s++)
+                h = (h ^ (unsigned char)*s) * 16777619u;
+        return h % CACHE_BUCKETS;
+}
+
+static int read_fd(int fd, char **ret, size_t *ret_len)
+{
+        size_t cap = 4096, len = 0;
+        char *buf = xmalloc(cap + 1);
+        for (;;) {
+                if (len == cap) {
+                        if (cap >= ROOT_READ_MAX) {
+                                free(buf);
+                                return -EFBIG;
+                        }
+                        cap *= 2;
+                        buf = xrealloc(buf, cap + 1);
+                }
+                ssize_t n = read(fd, buf + len, cap - len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        int e = -errno;
+                        free(buf);
+                        return e;
+                }
+                if (n == 0)
+                        break;
+                len += (size_t)n;
+        }
+        buf[len] = '\0';
+        *ret = buf;
+        *ret_len = len;
+        return 0;
+}
+
+static char *normalize(const char *path)
+{
+        while (*path == '/')
+                path++;
+        return xstrdup(path);
+}
+
+int root_read(struct root *r, const char *path, const char **ret, size_t *ret_len)
+{
+        _cleanup_free_ char *key = normalize(path);
+        unsigned h = hash_path(key);
+        struct cached *c;
+        for (c = r->cache[h]; c; c = c->next)
+                if (streq(c->path, key))
+                        break;
+        if (!c) {
+                c = xcalloc(1, sizeof(*c));
+                c->path = xstrdup(key);
+                int fd = root_open(r, key, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
+                if (fd < 0)
+                        c->err = fd;
+                else {
+                        r->opened++;
+                        struct stat st;
+                        if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+                                c->err = -EISDIR;
+                        else
+                                c->err = read_fd(fd, &c->data, &c->len);
+                        close(fd);
+                }
+                c->next = r->cache[h];
+                r->cache[h] = c;
+        }
+        if (c->err)
+                return c->err;
+        *ret = c->data;
+        if (ret_len)
+                *ret_len = c->len;
+        return 0;
+}
+
+void root_forget(struct root *r, const char *path)
+{
+        _cleanup_free_ char *key = normalize(path);
+        for (struct cached **pp = &r->cache[hash_path(key)]; *pp; pp = &(*pp)->next)
+                if (streq((*pp)->path, key)) {
+                        struct cached *c = *pp;
+                        *pp = c->next;
+                        free(c->path);
+                        free(c->data);
+                        free(c);
+                        return;
+                }
+}
+
+/* Split PATH into its parent directory (opened O_PATH) and last component. */
+static int open_parent(struct root *r, const char *path, char **ret_base)
+{
+        _cleanup_free_ char *p = normalize(path);
+        while (*p && endswith(p, "/"))
+                p[strlen(p) - 1] = '\0';
+        char *slash = strrchr(p, '/');
+        const char *dir = ".";
+        const char *base = p;
+        if (slash) {
+                *slash = '\0';
+                dir = p;
+                base = slash + 1;
+        }
+        if (!*base || streq(base, ".") || streq(base, ".."))
+                return -EINVAL;
+        int fd = root_open(r, dir, O_PATH | O_DIRECTORY, 0);
+        if (fd < 0)
+                return fd;
+        *ret_base = xstrdup(base);
+        return fd;
+}
+
+int root_readlink(struct root *r, const char *path, char **ret)
+{
+        _cleanup_free_ char *base = NULL;
+        int dfd = open_parent(r, path, &base);
+        if (dfd < 0)
+                return dfd;
+        char buf[4096];
+        ssize_t n = readlinkat(dfd, base, buf, sizeof(buf) - 1);
+        int e = errno;
+        close(dfd);
+        if (n < 0)
+                return -e;
+        buf[n] = '\0';
+        *ret = xstrdup(buf);
+        return 0;
+}
+
+int root_stat(struct root *r, const char *path, struct stat *st, bool follow)
+{
+        if (follow) {
+                int fd = root_open(r, path, O_PATH, 0);
+                if (fd < 0)
+                        return fd;
+                int rc = fstat(fd, st) < 0 ? -errno : 0;
+                close(fd);
+                return rc;
+        }
+        _cleanup_free_ char *base = NULL;
+        int dfd = open_parent(r, path, &base);
+        if (dfd < 0)
+                return dfd == -EINVAL ? root_stat(r, path, st, true) : dfd;
+        int rc = fstatat(dfd, base, st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+        close(dfd);
+        return rc;
+}
+
+int root_list(struct root *r, const char *dir, struct strv *ret)
+{
+        int fd = root_open(r, dir, O_RDONLY | O_DIRECTORY, 0);
+        if (fd < 0)
+                return fd;
+        DIR *d = fdopendir(fd);
+        if (!d) {
+                int e = -errno;
+                close(fd);
+                return e;
+        }
+        struct strv out = {0};
+        struct dirent *de;
+        while ((de = readdir(d)))
+                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                        strv_add(&out, de->d_name);
+        closedir(d);
+        strv_sort(&out);
+        *ret = out;
+        return 0;
+}

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+#include "util.h"
+
+#include <ctype.h>
+#include <stdio.h>
+
+static void oom(void)
+{
+        fputs("llmtune: out of memory\n", stderr);
+        abort();
+}
+
+void *xmalloc(size_t n)
+{
+        void *p = malloc(n ? n : 1);
+        if (!p)
+                oom();
+        return p;
+}
+
+void *xcalloc(size_t n, size_t m)
+{
+        void *p = calloc(n ? n : 1, m ? m : 1);
+        if (!p)
+                oom();
+        return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+        p = realloc(p, n ? n : 1);
+        if (!p)
+                oom();
+        return p;
+}
+
+char *xstrdup(const char *s)
+{
+        char *r = strdup(s ? s : "");
+        if (!r)
+                oom();
+        return r;
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+        char *r = strndup(s, n);
+        if (!r)
+                oom();
+        return r;
+}
+
+char *xvasprintf(const char *fmt, va_list ap)
+{
+        char *r;
+        if (vasprintf(&r, fmt, ap) < 0)
+                oom();
+        return r;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        char *r = xvasprintf(fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+bool endswith(const char *s, const char *suffix)
+{
+        size_t a = strlen(s), b = strlen(suffix);
+        return a >= b && memcmp(s + a - b, suffix, b) == 0;
+}
+
+void strv_push(struct strv *l, char *owned)
+{
+        if (l->n + 2 > l->cap) {
+                l->cap = l->cap ? l->cap * 2 : 8;
+                l->v = xrealloc(l->v, l->cap * sizeof(char *));
+        }
+        l->v[l->n++] = owned;
+        l->v[l->n] = NULL;
+}
+
+void strv_add(struct strv *l, const char *s) { strv_push(l, xstrdup(s)); }
+
+bool strv_contains(const struct strv *l, const char *s)
+{
+        for (size_t i = 0; i < l->n; i++)
+                if (streq(l->v[i], s))
+                        return true;
+        return false;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void strv_sort(struct strv *l)
+{
+        if (l->n > 1)
+                qsort(l->v, l->n, sizeof(char *), cmp_str);
+}
+
+char *strv_join(const struct strv *l, const char *sep)
+{
+        struct sbuf b = {0};
+        for (size_t i = 0; i < l->n; i++) {
+                if (i)
+                        sbuf_add(&b, sep);
+                sbuf_add(&b, l->v[i]);
+        }
+        return sbuf_steal(&b);
+}
+
+void strv_free(struct strv *l)
+{
+        for (size_t i = 0; i < l->n; i++)
+                free(l->v[i]);
+        free(l->v);
+        *l = (struct strv){0};
+}
+
+static void sbuf_grow(struct sbuf *b, size_t extra)
+{
+        if (b->len + extra + 1 > b->cap) {
+                size_t cap = b->cap ? b->cap : 64;
+                while (cap < b->len + extra + 1)
+                        cap *= 2;
+                b->s = xrealloc(b->s, cap);
+                b->cap = cap;
+        }
+}
+
+void sbuf_addn(struct sbuf *b, const char *s, size_t n)
+{
+        sbuf_grow(b, n);
+        memcpy(b->s + b->len, s, n);
+        b->len += n;
+        b->s[b->len] = '\0';
+}
+
+void sbuf_add(struct sbuf *b, const char *s) { sbuf_addn(b, s, strlen(s)); }
+
+void sbuf_addf(struct sbuf *b, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        char *s = xvasprintf(fmt, ap);
+        va_end(ap);
+        sbuf_add(b, s);
+        free(s);
+}
+
+char *sbuf_steal(struct sbuf *b)
+{
+        char *s = b->s ? b->s : xstrdup("");
+        *b = (struct sbuf){0};
+        return s;
+}
+
+char *strip_trailing(char *s)
+{
+        size_t n = strlen(s);
+        while (n && isspace((unsigned char)s[n - 1]))
+                s[--n] = '\0';
+        return s;
+}

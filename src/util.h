@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/* Small helpers shared by every layer: cleanup attributes, checked allocation, string lists. */
+#pragma once
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _unused_ __attribute__((unused))
+
+static inline void freep(void *p) { free(*(void **)p); }
+#define _cleanup_free_ _cleanup_(freep)
+
+/* Out-of-memory is not an error llmtune can report sensibly: abort with a message. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t m);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) _printf_(1, 2);
+char *xvasprintf(const char *fmt, va_list ap);
+
+static inline bool streq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+static inline bool startswith(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+bool endswith(const char *s, const char *suffix);
+
+/* A growable NULL-terminated list of owned strings. */
+struct strv {
+        char **v;
+        size_t n, cap;
+};
+void strv_push(struct strv *l, char *owned);
+void strv_add(struct strv *l, const char *s);
+bool strv_contains(const struct strv *l, const char *s);
+void strv_sort(struct strv *l);
+char *strv_join(const struct strv *l, const char *sep);
+void strv_free(struct strv *l);
+
+/* A growable string buffer. */
+struct sbuf {
+        char *s;
+        size_t len, cap;
+};
+void sbuf_addf(struct sbuf *b, const char *fmt, ...) _printf_(2, 3);
+void sbuf_add(struct sbuf *b, const char *s);
+void sbuf_addn(struct sbuf *b, const char *s, size_t n);
+char *sbuf_steal(struct sbuf *b);
+
+/* Trim trailing whitespace in place; returns s. */
+char *strip_trailing(char *s);
