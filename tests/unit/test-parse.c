@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/* Parsers of untrusted sysfs/procfs text: values, and the exact errors for bad input. */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+
+#include "parse.h"
+
+START_TEST(integers)
+{
+        bool neg;
+        uint64_t v;
+        ck_assert_int_eq(parse_integer("42\n", &neg, &v), 0);
+        ck_assert_uint_eq(v, 42);
+        ck_assert(!neg);
+        ck_assert_int_eq(parse_integer("18446744073692774399", &neg, &v), 0);
+        ck_assert_uint_eq(v, 18446744073692774399ull);
+        ck_assert_int_eq(parse_integer("-1", &neg, &v), 0);
+        ck_assert(neg);
+        ck_assert_uint_eq(v, 1);
+        ck_assert_int_eq(parse_integer("", &neg, &v), -ENODATA);
+        ck_assert_int_eq(parse_integer("  \n", &neg, &v), -ENODATA);
+        ck_assert_int_eq(parse_integer("12abc", &neg, &v), -EINVAL);
+        ck_assert_int_eq(parse_integer("abc", &neg, &v), -EINVAL);
+        ck_assert_int_eq(parse_integer("1 2", &neg, &v), -EINVAL);
+        ck_assert_int_eq(parse_integer("99999999999999999999999", &neg, &v), -ERANGE);
+        int64_t s;
+        ck_assert_int_eq(parse_i64("9223372036854775808", &s), -ERANGE);
+        ck_assert_int_eq(parse_i64("-9223372036854775808", &s), 0);
+        uint64_t u;
+        ck_assert_int_eq(parse_u64("-3", &u), -ERANGE);
+}
+END_TEST
+
+START_TEST(cpulists)
+{
+        unsigned *v = NULL;
+        ck_assert_int_eq(parse_cpulist("0-3,8,10-11\n", &v), 7);
+        ck_assert_uint_eq(v[4], 8);
+        ck_assert_uint_eq(v[6], 11);
+        char *s = format_cpulist(v, 7);
+        ck_assert_str_eq(s, "0-3,8,10-11");
+        free(s);
+        free(v);
+        ck_assert_int_eq(parse_cpulist("\n", NULL), 0);
+        ck_assert_int_eq(parse_cpulist("3-1", NULL), -EINVAL);
+        ck_assert_int_eq(parse_cpulist("0-", NULL), -EINVAL);
+        ck_assert_int_eq(parse_cpulist("0,,1", NULL), -EINVAL);
+        ck_assert_int_eq(parse_cpulist("0-4294967295", NULL), -ERANGE);
+}
+END_TEST
+
+START_TEST(brackets)
+{
+        char *active = NULL;
+        struct strv all = {0};
+        ck_assert_int_eq(parse_bracketed("always [madvise] never\n", &active, &all), 0);
+        ck_assert_str_eq(active, "madvise");
+        ck_assert_uint_eq(all.n, 3);
+        free(active);
+        strv_free(&all);
+        ck_assert_int_eq(parse_bracketed("always madvise never", &active, NULL), -EINVAL);
+        ck_assert_int_eq(parse_bracketed("[always] [never]", &active, NULL), -EINVAL);
+        ck_assert_int_eq(parse_bracketed("[always", &active, NULL), -EINVAL);
+        ck_assert_int_eq(parse_bracketed("", &active, NULL), -ENODATA);
+}
+END_TEST
+
+START_TEST(link_speeds)
+{
+        unsigned mts;
+        ck_assert_int_eq(parse_link_speed("16.0 GT/s PCIe\n", &mts), 0);
+        ck_assert_uint_eq(mts, 16000);
+        ck_assert_int_eq(parse_link_speed("2.5 GT/s", &mts), 0);
+        ck_assert_uint_eq(mts, 2500);
+        ck_assert_int_eq(parse_link_speed("8 GT/s", &mts), 0);
+        ck_assert_uint_eq(mts, 8000);
+        ck_assert_int_eq(parse_link_speed("Unknown", &mts), -ENODATA);
+        ck_assert_int_eq(parse_link_speed("fast", &mts), -EINVAL);
+}
+END_TEST
+
+START_TEST(sizes_and_escapes)
+{
+        uint64_t v;
+        ck_assert_int_eq(parse_size("64m", 0, &v), 0);
+        ck_assert_uint_eq(v, 64ull << 20);
+        ck_assert_int_eq(parse_size("50%", 1000, &v), 0);
+        ck_assert_uint_eq(v, 500);
+        ck_assert_int_eq(parse_size("12q", 0, &v), -EINVAL);
+        char s[] = "/swap\\040file\\011x";
+        ck_assert_str_eq(unescape_octal(s), "/swap file\tx");
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("parse");
+        TCase *tc = tcase_create("parse");
+        tcase_add_test(tc, integers);
+        tcase_add_test(tc, cpulists);
+        tcase_add_test(tc, brackets);
+        tcase_add_test(tc, link_speeds);
+        tcase_add_test(tc, sizes_and_escapes);
+        suite_add_tcase(s, tc);
+        SRunner *sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
