@@ -213,8 +213,9 @@ int parse_bracketed(const char *s, char **ret_active, struct strv *ret_all)
                 p += len + (br ? 1 : 0);
         }
         if (!active) {
+                int rc = all.n ? -EINVAL : -ENODATA;
                 strv_free(&all);
-                return all.n ? -EINVAL : -ENODATA;
+                return rc;
         }
         *ret_active = active;
         if (ret_all)
