@@ -1,0 +1,25 @@
+#!/bin/sh
+# Install what llmtune needs to build and test: Debian/Ubuntu (apt-get) or Fedora/RHEL (dnf).
+# Runs the package manager through sudo when not already root.
+set -eu
+
+as_root() {
+        if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+if command -v apt-get >/dev/null 2>&1; then
+        export DEBIAN_FRONTEND=noninteractive
+        as_root apt-get update -qq
+        as_root apt-get install -y -qq --no-install-recommends \
+                build-essential meson ninja-build pkg-config python3 \
+                libpci-dev pciutils pci.ids libhwloc-dev hwloc-nox libkmod-dev libinih-dev \
+                libjson-c-dev libssl-dev check e2fsprogs
+elif command -v dnf >/dev/null 2>&1; then
+        as_root dnf install -y -q \
+                gcc meson ninja-build pkgconf-pkg-config python3 \
+                pciutils-devel pciutils hwloc-devel hwloc kmod-devel inih-devel \
+                json-c-devel openssl-devel check-devel e2fsprogs
+else
+        echo "install-deps.sh: neither apt-get nor dnf found; install the packages listed in README.md" >&2
+        exit 1
+fi
