@@ -1,9 +1,173 @@
 /* SPDX-License-Identifier: MIT */
-/* ib.: not probed yet (placeholder while the probe is written). */
+/*
+ * ib.*: RDMA devices and their ports from /sys/class/infiniband
+ * (Documentation/ABI/stable/sysfs-class-infiniband). Devices keep their kernel names (mlx5_0).
+ */
+#include <errno.h>
+#include <stdio.h>
+
 #include "facts.h"
+#include "parse.h"
 #include "probes.h"
+
+#define IB_DIR "/sys/class/infiniband"
+
+/* "4: ACTIVE" / "5: LinkUp": the code and the word. */
+static int parse_coded(const char *s, int64_t *code, char **word)
+{
+        const char *colon = strchr(s, ':');
+        if (!colon)
+                return -EINVAL;
+        _cleanup_free_ char *num = xstrndup(s, (size_t)(colon - s));
+        int rc = parse_i64(num, code);
+        if (rc < 0)
+                return rc;
+        const char *w = colon + 1;
+        while (*w == ' ' || *w == '\t')
+                w++;
+        if (!*w)
+                return -ENODATA;
+        for (const char *p = w; *p; p++)
+                if (*p == ' ' || *p == '\t' || *p == '\n')
+                        return -EINVAL;
+        *word = xstrdup(w);
+        return 0;
+}
+
+static void probe_port(struct facts *f, const char *dev, const char *port)
+{
+        struct root *r = facts_root(f);
+        _cleanup_free_ char *dir = xasprintf(IB_DIR "/%s/ports/%s", dev, port);
+        _cleanup_free_ char *sp = xasprintf("%s/state", dir);
+        _cleanup_free_ char *pp = xasprintf("%s/phys_state", dir);
+        _cleanup_free_ char *rp = xasprintf("%s/rate", dir);
+        _cleanup_free_ char *lp = xasprintf("%s/link_layer", dir);
+        _cleanup_free_ char *line = NULL, *word = NULL;
+        int64_t code;
+
+        int rc = root_read_line(r, sp, &line);
+        if (rc == 0)
+                rc = parse_coded(line, &code, &word);
+        if (rc == 0) {
+                fact_str(f, sp, word, "ib.%s.port.%s.state", dev, port);
+                fact_int(f, sp, code, "ib.%s.port.%s.state_code", dev, port);
+        } else if (rc == -ENOENT) {
+                fact_absent(f, sp, "no state file", "ib.%s.port.%s.state", dev, port);
+                fact_absent(f, sp, "no state file", "ib.%s.port.%s.state_code", dev, port);
+        } else {
+                fact_unreadable(f, sp, rc, line, "ib.%s.port.%s.state", dev, port);
+                fact_unreadable(f, sp, rc, line, "ib.%s.port.%s.state_code", dev, port);
+        }
+        free(line);
+        free(word);
+        line = word = NULL;
+
+        rc = root_read_line(r, pp, &line);
+        if (rc == 0)
+                rc = parse_coded(line, &code, &word);
+        if (rc == 0)
+                fact_str(f, pp, word, "ib.%s.port.%s.phys_state", dev, port);
+        else if (rc == -ENOENT)
+                fact_absent(f, pp, "no phys_state file", "ib.%s.port.%s.phys_state", dev, port);
+        else
+                fact_unreadable(f, pp, rc, line, "ib.%s.port.%s.phys_state", dev, port);
+        free(line);
+        line = NULL;
+
+        /* "56 Gb/sec (4X FDR)"; the kernel prints tenths only as ".5" (2.5 Gb/sec SDR 1X). */
+        rc = root_read_line(r, rp, &line);
+        if (rc == 0) {
+                fact_str(f, rp, line, "ib.%s.port.%s.rate", dev, port);
+                unsigned whole = 0, half = 0;
+                int n = 0;
+                char tail;
+                if (sscanf(line, "%u Gb/sec%n", &whole, &n) == 1 && n > 0 && whole < 100000)
+                        fact_int(f, rp, whole, "ib.%s.port.%s.rate_gbps", dev, port);
+                else if (sscanf(line, "%u.%1u Gb/sec%n%c", &whole, &half, &n, &tail) >= 2 && n > 0 && half == 5 &&
+                         whole < 100000) {
+                        char buf[32];
+                        snprintf(buf, sizeof(buf), "%u.5", whole);
+                        fact_str(f, rp, buf, "ib.%s.port.%s.rate_gbps", dev, port);
+                } else
+                        fact_unreadable(f, rp, -EINVAL, line, "ib.%s.port.%s.rate_gbps", dev, port);
+        } else if (rc == -ENOENT) {
+                fact_absent(f, rp, "no rate file", "ib.%s.port.%s.rate", dev, port);
+                fact_absent(f, rp, "no rate file", "ib.%s.port.%s.rate_gbps", dev, port);
+        } else {
+                fact_unreadable(f, rp, rc, NULL, "ib.%s.port.%s.rate", dev, port);
+                fact_unreadable(f, rp, rc, NULL, "ib.%s.port.%s.rate_gbps", dev, port);
+        }
+
+        fact_file_str(f, lp, "no link_layer file (kernel before 2.6.37)", "ib.%s.port.%s.link_layer", dev, port);
+}
+
+static void probe_dev(struct facts *f, const char *dev)
+{
+        struct root *r = facts_root(f);
+        _cleanup_free_ char *dir = xasprintf(IB_DIR "/%s", dev);
+        _cleanup_free_ char *link = xasprintf("%s/device", dir);
+        _cleanup_free_ char *np = xasprintf("%s/device/numa_node", dir);
+        _cleanup_free_ char *pdir = xasprintf("%s/ports", dir);
+        _cleanup_free_ char *target = NULL;
+
+        int rc = root_readlink(r, link, &target);
+        if (rc == 0) {
+                const char *base = strrchr(target, '/');
+                base = base ? base + 1 : target;
+                unsigned a, b, c, d;
+                char tail;
+                if (sscanf(base, "%8x:%2x:%2x.%1u%c", &a, &b, &c, &d, &tail) == 4)
+                        fact_str(f, link, base, "ib.%s.address", dev);
+                else
+                        fact_absent(f, link, "not a PCI device (software RDMA device?)", "ib.%s.address", dev);
+        } else if (rc == -ENOENT || rc == -ENOTDIR)
+                fact_absent(f, link, "no device link (software RDMA device, or the class link dangles)",
+                            "ib.%s.address", dev);
+        else
+                fact_unreadable(f, link, rc, NULL, "ib.%s.address", dev);
+        fact_file_int(f, np, "no numa_node for the device", "ib.%s.numa_node", dev);
+
+        struct strv ports = {0};
+        rc = root_list(r, pdir, &ports);
+        if (rc < 0) {
+                if (rc == -ENOENT || rc == -ENOTDIR)
+                        fact_absent(f, pdir, "no ports directory", "ib.%s.ports", dev);
+                else
+                        fact_unreadable(f, pdir, rc, NULL, "ib.%s.ports", dev);
+                return;
+        }
+        int n = 0;
+        for (size_t i = 0; i < ports.n; i++) {
+                uint64_t p;
+                if (parse_u64(ports.v[i], &p) < 0)
+                        continue;
+                probe_port(f, dev, ports.v[i]);
+                n++;
+        }
+        fact_int(f, pdir, n, "ib.%s.ports", dev);
+        strv_free(&ports);
+}
+
+static int ib_run(struct facts *f)
+{
+        struct strv devs = {0};
+        int rc = root_list(facts_root(f), IB_DIR, &devs);
+        if (rc < 0) {
+                if (rc == -ENOENT)
+                        fact_int(f, IB_DIR, 0, "ib.count");
+                else
+                        fact_unreadable(f, IB_DIR, rc, NULL, "ib.count");
+                return 0;
+        }
+        for (size_t i = 0; i < devs.n; i++)
+                probe_dev(f, devs.v[i]);
+        fact_int(f, IB_DIR, (int64_t)devs.n, "ib.count");
+        strv_free(&devs);
+        return 0;
+}
 
 const struct probe probe_ib = {
         .name = "ib",
         .prefixes = {"ib."},
+        .run = ib_run,
 };

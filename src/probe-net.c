@@ -1,9 +1,215 @@
 /* SPDX-License-Identifier: MIT */
-/* net.: not probed yet (placeholder while the probe is written). */
+/*
+ * net.*: network interfaces from /sys/class/net (Documentation/ABI/testing/sysfs-class-net),
+ * keyed by kernel name (which may contain dots: eth0.1015 is a VLAN).
+ *
+ * Addresses: on the live root, getifaddrs(3). A foreign root has no sockets to ask, so the
+ * snapshot's /proc/net is read instead: if_inet6 lists IPv6 addresses per interface; IPv4
+ * addresses are not in procfs at all, so an interface that appears in /proc/net/route (the
+ * kernel adds a prefix route for every configured IPv4 address) counts as having one. Link-local
+ * IPv6 (fe80::/10) is ignored on both paths: every up interface has one.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+
 #include "facts.h"
+#include "parse.h"
 #include "probes.h"
+
+#define NET_DIR "/sys/class/net"
+#define IF_INET6 "/proc/net/if_inet6"
+#define ROUTE "/proc/net/route"
+
+struct ifaddr_info {
+        bool has;           /* an address (or, from /proc/net/route, a route) */
+        struct strv addrs;  /* printable addresses */
+};
+
+static bool ipv6_link_local(const struct in6_addr *a) { return a->s6_addr[0] == 0xfe && (a->s6_addr[1] & 0xc0) == 0x80; }
+
+static struct ifaddr_info *find_if(const struct strv *ifs, struct ifaddr_info *info, const char *name)
+{
+        for (size_t i = 0; i < ifs->n; i++)
+                if (streq(ifs->v[i], name))
+                        return &info[i];
+        /* getifaddrs reports IPv4 aliases by label ("eth0:1") */
+        const char *colon = strchr(name, ':');
+        if (colon) {
+                _cleanup_free_ char *base = xstrndup(name, (size_t)(colon - name));
+                for (size_t i = 0; i < ifs->n; i++)
+                        if (streq(ifs->v[i], base))
+                                return &info[i];
+        }
+        return NULL;
+}
+
+static int addrs_live(const struct strv *ifs, struct ifaddr_info *info)
+{
+        struct ifaddrs *list = NULL;
+        if (getifaddrs(&list) < 0)
+                return -errno;
+        for (struct ifaddrs *a = list; a; a = a->ifa_next) {
+                if (!a->ifa_addr || !a->ifa_name)
+                        continue;
+                char buf[INET6_ADDRSTRLEN];
+                if (a->ifa_addr->sa_family == AF_INET) {
+                        const struct sockaddr_in *sin = (const void *)a->ifa_addr;
+                        inet_ntop(AF_INET, &sin->sin_addr, buf, sizeof(buf));
+                } else if (a->ifa_addr->sa_family == AF_INET6) {
+                        const struct sockaddr_in6 *sin6 = (const void *)a->ifa_addr;
+                        if (ipv6_link_local(&sin6->sin6_addr))
+                                continue;
+                        inet_ntop(AF_INET6, &sin6->sin6_addr, buf, sizeof(buf));
+                } else
+                        continue;
+                struct ifaddr_info *i = find_if(ifs, info, a->ifa_name);
+                if (!i)
+                        continue;
+                i->has = true;
+                if (!strv_contains(&i->addrs, buf))
+                        strv_add(&i->addrs, buf);
+        }
+        freeifaddrs(list);
+        return 0;
+}
+
+/* if_inet6: "ADDR(32 hex) IFINDEX PREFIXLEN SCOPE FLAGS NAME" per line. */
+static int addrs_if_inet6(struct root *r, const struct strv *ifs, struct ifaddr_info *info)
+{
+        const char *data;
+        int rc = root_read(r, IF_INET6, &data, NULL);
+        if (rc < 0)
+                return rc;
+        for (const char *p = data; p && *p;) {
+                const char *nl = strchr(p, '\n');
+                _cleanup_free_ char *line = nl ? xstrndup(p, (size_t)(nl - p)) : xstrdup(p);
+                p = nl ? nl + 1 : NULL;
+                char hex[33], name[IF_NAMESIZE + 1];
+                unsigned idx, plen, scope, flags;
+                if (sscanf(line, "%32[0-9a-fA-F] %x %x %x %x %16s", hex, &idx, &plen, &scope, &flags, name) != 6 ||
+                    strlen(hex) != 32)
+                        continue; /* a malformed line says nothing about any interface */
+                struct in6_addr a;
+                for (int i = 0; i < 16; i++) {
+                        unsigned byte;
+                        sscanf(hex + 2 * i, "%2x", &byte);
+                        a.s6_addr[i] = (uint8_t)byte;
+                }
+                if (ipv6_link_local(&a))
+                        continue;
+                struct ifaddr_info *i = find_if(ifs, info, name);
+                if (!i)
+                        continue;
+                char buf[INET6_ADDRSTRLEN];
+                inet_ntop(AF_INET6, &a, buf, sizeof(buf));
+                i->has = true;
+                if (!strv_contains(&i->addrs, buf))
+                        strv_add(&i->addrs, buf);
+        }
+        return 0;
+}
+
+/* route: a header line, then "IFACE DEST GATEWAY FLAGS ..." per IPv4 route. */
+static int addrs_route(struct root *r, const struct strv *ifs, struct ifaddr_info *info, bool *route_only)
+{
+        const char *data;
+        int rc = root_read(r, ROUTE, &data, NULL);
+        if (rc < 0)
+                return rc;
+        const char *p = strchr(data, '\n');
+        while (p && *++p) {
+                const char *nl = strchr(p, '\n');
+                _cleanup_free_ char *line = nl ? xstrndup(p, (size_t)(nl - p)) : xstrdup(p);
+                char name[IF_NAMESIZE + 1];
+                if (sscanf(line, "%16s", name) == 1) {
+                        struct ifaddr_info *i = find_if(ifs, info, name);
+                        if (i) {
+                                route_only[i - info] = !i->has || route_only[i - info];
+                                i->has = true;
+                        }
+                }
+                p = nl;
+        }
+        return 0;
+}
+
+static int net_run(struct facts *f)
+{
+        struct root *r = facts_root(f);
+        struct strv ifs = {0};
+        int rc = root_list(r, NET_DIR, &ifs);
+        if (rc < 0) {
+                if (rc == -ENOENT)
+                        fact_absent(f, NET_DIR, "no " NET_DIR " under the root", "net.count");
+                else
+                        fact_unreadable(f, NET_DIR, rc, NULL, "net.count");
+                return 0;
+        }
+        struct ifaddr_info *info = xcalloc(ifs.n + 1, sizeof(*info));
+        bool *route_only = xcalloc(ifs.n + 1, sizeof(bool));
+        const char *src;
+        _cleanup_free_ char *addr_err = NULL;
+        if (root_is_live(r)) {
+                src = "getifaddrs";
+                rc = addrs_live(&ifs, info);
+                if (rc < 0)
+                        addr_err = xasprintf("getifaddrs: %s", errno_name(rc));
+        } else {
+                src = IF_INET6 ", " ROUTE;
+                int a = addrs_if_inet6(r, &ifs, info);
+                int b = addrs_route(r, &ifs, info, route_only);
+                if (a < 0 && b < 0)
+                        addr_err = xstrdup("no /proc/net/if_inet6 or /proc/net/route under the root");
+        }
+
+        for (size_t i = 0; i < ifs.n; i++) {
+                const char *n = ifs.v[i];
+                _cleanup_free_ char *op = xasprintf(NET_DIR "/%s/operstate", n);
+                _cleanup_free_ char *fp = xasprintf(NET_DIR "/%s/flags", n);
+                fact_file_str(f, op, "no operstate file", "net.%s.operstate", n);
+
+                _cleanup_free_ char *line = NULL;
+                uint64_t flags;
+                rc = root_read_line(r, fp, &line);
+                if (rc == 0 && (!startswith(line, "0x") || (rc = parse_u64(line, &flags)) < 0))
+                        rc = rc < 0 ? rc : -EINVAL;
+                if (rc == 0)
+                        fact_bool(f, fp, flags & IFF_UP, "net.%s.up", n);
+                else if (rc == -ENOENT)
+                        fact_absent(f, fp, "no flags file", "net.%s.up", n);
+                else
+                        fact_unreadable(f, fp, rc, line, "net.%s.up", n);
+
+                if (addr_err) {
+                        fact_absent(f, src, addr_err, "net.%s.has_address", n);
+                        fact_absent(f, src, addr_err, "net.%s.addresses", n);
+                        continue;
+                }
+                fact_bool(f, src, info[i].has, "net.%s.has_address", n);
+                if (info[i].addrs.n) {
+                        _cleanup_free_ char *list = strv_join(&info[i].addrs, ",");
+                        fact_str(f, src, list, "net.%s.addresses", n);
+                } else if (route_only[i])
+                        fact_absent(f, src, "IPv4 addresses of a foreign root are not in procfs (only a route shows one)",
+                                    "net.%s.addresses", n);
+                else
+                        fact_absent(f, src, "no address", "net.%s.addresses", n);
+        }
+        fact_int(f, NET_DIR, (int64_t)ifs.n, "net.count");
+        for (size_t i = 0; i < ifs.n; i++)
+                strv_free(&info[i].addrs);
+        free(info);
+        free(route_only);
+        strv_free(&ifs);
+        return 0;
+}
 
 const struct probe probe_net = {
         .name = "net",
         .prefixes = {"net."},
+        .run = net_run,
 };

@@ -1,9 +1,892 @@
 /* SPDX-License-Identifier: MIT */
-/* gpu.", "nvswitch.", "nvme.: not probed yet (placeholder while the probe is written). */
+/*
+ * gpu.*, nvswitch.*, nvme.*: PCI devices that matter for training, from sysfs
+ * (Documentation/ABI/testing/sysfs-bus-pci), libpci (PCI Express capability, pci.ids names) and
+ * hwloc (locality cross-check).
+ *
+ * The facts come in three stages so that a rule reading only sysfs facts loads neither library:
+ *   sysfs  - addresses, IDs, class, driver, numa_node, local_cpus, socket, BARs, counts, balance
+ *   libpci - vendor/name (pci.ids) and link.* (config space first, sysfs link files second)
+ *   hwloc  - hwloc_numa_node, locality_agrees
+ * facts_get() of one name runs only the stage that provides it (lookup); listing the prefix runs
+ * all three.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+
 #include "facts.h"
+#include "lib-hwloc.h"
+#include "lib-pci.h"
+#include "parse.h"
 #include "probes.h"
+
+#define PCI_DEVS "/sys/bus/pci/devices"
+#define NODE_DIR "/sys/devices/system/node"
+#define CPU_DIR "/sys/devices/system/cpu"
+#define NVME_DIR "/sys/class/nvme"
+#define NV_GPUS "/proc/driver/nvidia/gpus"
+#define STATE_KEY "probe-pci"
+
+#define VENDOR_NVIDIA 0x10de
+#define CLASS_NVME 0x010802
+#define CPUMASK_MAX_WORDS (1u << 15) /* 1M CPUs, like parse_cpulist */
+
+/* resource flags (include/linux/ioport.h) */
+#define IORESOURCE_MEM 0x00000200
+#define IORESOURCE_PREFETCH 0x00002000
+#define IORESOURCE_MEM_64 0x00100000
+
+struct pdev {
+        char *addr;
+        unsigned dom, bus, dev, fn;
+        int vendor, device; /* -1 when not known */
+        const char *vendor_src;
+        uint32_t cls;
+        bool has_class;
+};
+
+struct gpu {
+        struct pdev *d;
+        bool numa_known; /* numa_node file parsed (-1 included) */
+        int numa_node;
+        int socket;      /* dense socket index, -1 unknown */
+};
+
+struct state {
+        bool sysfs, libpci, hwloc; /* stages done */
+        struct pdev *devs;
+        size_t ndevs;
+        struct gpu *gpus;
+        size_t ngpus;
+        /* CPU -> socket index, from physical_package_id (dense: sorted distinct package ids) */
+        unsigned *cpus;
+        int *cpu_socket;
+        size_t ncpus;
+        int nsockets; /* 0 when no topology */
+};
+
+static void state_free(void *p)
+{
+        struct state *s = p;
+        if (!s)
+                return;
+        for (size_t i = 0; i < s->ndevs; i++)
+                free(s->devs[i].addr);
+        free(s->devs);
+        free(s->gpus);
+        free(s->cpus);
+        free(s->cpu_socket);
+        free(s);
+}
+
+/* "DDDD:BB:DD.F" (the domain may have more than 4 digits, e.g. Intel VMD's 10000). */
+static bool parse_bdf(const char *s, unsigned *dom, unsigned *bus, unsigned *dev, unsigned *fn)
+{
+        char tail;
+        int n = 0;
+        if (sscanf(s, "%8x:%2x:%2x.%1u%n%c", dom, bus, dev, fn, &n, &tail) != 4 || (size_t)n != strlen(s))
+                return false;
+        return *dev < 32 && *fn < 8;
+}
+
+static int cmp_bus(const struct pdev *a, const struct pdev *b)
+{
+        if (a->dom != b->dom)
+                return a->dom < b->dom ? -1 : 1;
+        if (a->bus != b->bus)
+                return a->bus < b->bus ? -1 : 1;
+        if (a->dev != b->dev)
+                return a->dev < b->dev ? -1 : 1;
+        return a->fn < b->fn ? -1 : a->fn > b->fn;
+}
+
+static int cmp_pdev(const void *x, const void *y) { return cmp_bus(x, y); }
+
+/* NVIDIA first, each group in bus order: index = CUDA's with CUDA_DEVICE_ORDER=PCI_BUS_ID. */
+static int cmp_gpu(const void *x, const void *y)
+{
+        const struct gpu *a = x, *b = y;
+        bool an = a->d->vendor == VENDOR_NVIDIA, bn = b->d->vendor == VENDOR_NVIDIA;
+        if (an != bn)
+                return an ? -1 : 1;
+        return cmp_bus(a->d, b->d);
+}
+
+static char *dev_path(const struct pdev *d, const char *file) { return xasprintf(PCI_DEVS "/%s/%s", d->addr, file); }
+
+/* A hex ID file ("0x10de"); -errno, or -EINVAL/-ERANGE for garbage or a value above MAX. */
+static int read_hex(struct root *r, const char *path, uint64_t max, uint64_t *ret, char **ret_line)
+{
+        _cleanup_free_ char *line = NULL;
+        int rc = root_read_line(r, path, &line);
+        if (rc < 0)
+                return rc;
+        if (!startswith(line, "0x"))
+                rc = -EINVAL;
+        else if ((rc = parse_u64(line, ret)) == 0 && *ret > max)
+                rc = -ERANGE;
+        if (rc < 0 && ret_line)
+                *ret_line = xstrdup(line);
+        return rc;
+}
+
+/* --- CPU topology: socket of a CPU ------------------------------------------------------------ */
+
+static void load_sockets(struct facts *f, struct state *s)
+{
+        struct root *r = facts_root(f);
+        _cleanup_free_ char *line = NULL;
+        unsigned *cpus = NULL;
+        if (root_read_line(r, CPU_DIR "/online", &line) < 0)
+                return;
+        int n = parse_cpulist(line, &cpus);
+        if (n <= 0) {
+                free(cpus);
+                return;
+        }
+        int64_t *pkg = xcalloc((size_t)n, sizeof(*pkg));
+        size_t known = 0;
+        s->cpus = xcalloc((size_t)n, sizeof(*s->cpus));
+        for (int i = 0; i < n; i++) {
+                _cleanup_free_ char *p = xasprintf(CPU_DIR "/cpu%u/topology/physical_package_id", cpus[i]);
+                _cleanup_free_ char *v = NULL;
+                int64_t id;
+                if (root_read_line(r, p, &v) < 0 || parse_i64(v, &id) < 0)
+                        continue; /* trimmed trees keep CPUs without topology */
+                s->cpus[known] = cpus[i];
+                pkg[known++] = id;
+        }
+        s->ncpus = known;
+        s->cpu_socket = xcalloc(known + 1, sizeof(int));
+        /* Dense index: rank of the package id among the distinct ids (POWER9 numbers chips 0, 8). */
+        for (size_t i = 0; i < known; i++) {
+                int rank = 0;
+                for (size_t j = 0; j < known; j++) {
+                        bool first = true;
+                        for (size_t k = 0; k < j; k++)
+                                if (pkg[k] == pkg[j])
+                                        first = false;
+                        if (first && pkg[j] < pkg[i])
+                                rank++;
+                }
+                s->cpu_socket[i] = rank;
+                if (rank + 1 > s->nsockets)
+                        s->nsockets = rank + 1;
+        }
+        free(pkg);
+        free(cpus);
+}
+
+/* The single socket of a set of CPUs: >= 0, -ENOENT (none known), -E2BIG (several). */
+static int socket_of(const struct state *s, const unsigned *cpus, int n)
+{
+        int found = -ENOENT;
+        for (int i = 0; i < n; i++)
+                for (size_t k = 0; k < s->ncpus; k++)
+                        if (s->cpus[k] == cpus[i]) {
+                                if (found >= 0 && found != s->cpu_socket[k])
+                                        return -E2BIG;
+                                found = s->cpu_socket[k];
+                        }
+        return found;
+}
+
+/* "0000,00000000,0000ffff" (32-bit words, most significant first) -> sorted CPU numbers. */
+static int parse_cpumask(const char *str, unsigned **ret)
+{
+        size_t words = 1;
+        for (const char *p = str; *p; p++)
+                words += *p == ',';
+        if (words > CPUMASK_MAX_WORDS)
+                return -ERANGE;
+        unsigned *v = xcalloc(words * 32 + 1, sizeof(*v));
+        int n = 0;
+        _cleanup_free_ char *copy = xstrdup(str);
+        strip_trailing(copy);
+        if (!*copy) {
+                free(v);
+                return -ENODATA;
+        }
+        /* walk the words from the last (CPUs 0-31) to the first */
+        size_t w = 0;
+        for (char *end = copy + strlen(copy);; w++) {
+                char *start = end;
+                while (start > copy && start[-1] != ',')
+                        start--;
+                size_t len = (size_t)(end - start);
+                uint32_t word = 0;
+                if (len == 0 || len > 8) {
+                        free(v);
+                        return -EINVAL;
+                }
+                for (size_t i = 0; i < len; i++) {
+                        char c = start[i];
+                        unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+                                   : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                                   : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10) : 16u;
+                        if (d > 15) {
+                                free(v);
+                                return -EINVAL;
+                        }
+                        word = word << 4 | d;
+                }
+                for (unsigned b = 0; b < 32; b++)
+                        if (word & (1u << b))
+                                v[n++] = (unsigned)(w * 32 + b);
+                if (start == copy)
+                        break;
+                end = start - 1;
+        }
+        /* words were walked low to high, bits low to high: already sorted */
+        *ret = v;
+        return n;
+}
+
+/* --- sysfs stage ------------------------------------------------------------------------------ */
+
+static void scan_devices(struct facts *f, struct state *s)
+{
+        struct root *r = facts_root(f);
+        struct strv names = {0};
+        if (root_list(r, PCI_DEVS, &names) < 0)
+                return;
+        s->devs = xcalloc(names.n + 1, sizeof(*s->devs));
+        for (size_t i = 0; i < names.n; i++) {
+                struct pdev d = {.vendor = -1, .device = -1};
+                if (!parse_bdf(names.v[i], &d.dom, &d.bus, &d.dev, &d.fn))
+                        continue;
+                d.addr = xstrdup(names.v[i]);
+                uint64_t v;
+                _cleanup_free_ char *cp = dev_path(&d, "class");
+                _cleanup_free_ char *vp = dev_path(&d, "vendor");
+                _cleanup_free_ char *dp = dev_path(&d, "device");
+                if (read_hex(r, cp, 0xffffff, &v, NULL) == 0) {
+                        d.cls = (uint32_t)v;
+                        d.has_class = true;
+                }
+                if (read_hex(r, vp, 0xffff, &v, NULL) == 0) {
+                        d.vendor = (int)v;
+                        d.vendor_src = "vendor";
+                } else {
+                        /* Trimmed trees (the POWER9 corpus) keep only class: the NVIDIA driver's
+                         * own per-GPU directory still says whose device it is. */
+                        _cleanup_free_ char *nv = xasprintf(NV_GPUS "/%s", d.addr);
+                        struct stat st;
+                        if (root_stat(r, nv, &st, true) == 0 && S_ISDIR(st.st_mode)) {
+                                d.vendor = VENDOR_NVIDIA;
+                                d.vendor_src = NV_GPUS;
+                        }
+                }
+                if (read_hex(r, dp, 0xffff, &v, NULL) == 0)
+                        d.device = (int)v;
+                s->devs[s->ndevs++] = d;
+        }
+        strv_free(&names);
+        qsort(s->devs, s->ndevs, sizeof(*s->devs), cmp_pdev);
+}
+
+/* vendor_id / device_id: "10de" (4 lowercase hex digits). */
+static void fact_id(struct facts *f, const char *prefix, const struct pdev *d, const char *file, const char *fact)
+{
+        struct root *r = facts_root(f);
+        _cleanup_free_ char *p = dev_path(d, file);
+        _cleanup_free_ char *bad = NULL;
+        uint64_t v;
+        int rc = read_hex(r, p, 0xffff, &v, &bad);
+        if (rc == 0) {
+                char buf[16];
+                snprintf(buf, sizeof(buf), "%04x", (unsigned)(v & 0xffff));
+                fact_str(f, p, buf, "%s.%s", prefix, fact);
+        } else if (streq(file, "vendor") && d->vendor >= 0) {
+                char buf[16];
+                snprintf(buf, sizeof(buf), "%04x", (unsigned)d->vendor & 0xffffu);
+                fact_str(f, d->vendor_src, buf, "%s.%s", prefix, fact);
+        } else if (rc == -ENOENT)
+                fact_absent(f, p, "no such file (trimmed sysfs tree)", "%s.%s", prefix, fact);
+        else
+                fact_unreadable(f, p, rc, bad ? bad : NULL, "%s.%s", prefix, fact);
+}
+
+/* BAR sizes from "resource": one "start end flags" line per region, BARs 0-5 first. */
+static void fact_bars(struct facts *f, const char *prefix, const struct pdev *d)
+{
+        struct root *r = facts_root(f);
+        _cleanup_free_ char *p = dev_path(d, "resource");
+        const char *data;
+        int rc = root_read(r, p, &data, NULL);
+        if (rc < 0) {
+                if (rc == -ENOENT)
+                        fact_absent(f, p, "no resource file (trimmed sysfs tree)", "%s.large_bar", prefix);
+                else
+                        fact_unreadable(f, p, rc, NULL, "%s.large_bar", prefix);
+                return;
+        }
+        bool large = false;
+        const char *line = data;
+        for (unsigned bar = 0; bar < 6; bar++) {
+                const char *nl = strchr(line, '\n');
+                if (!nl) {
+                        fact_unreadable(f, p, -EBADMSG, "truncated: fewer than 6 BAR lines", "%s.large_bar", prefix);
+                        return;
+                }
+                _cleanup_free_ char *l = xstrndup(line, (size_t)(nl - line));
+                uint64_t start, end, flags;
+                char tail;
+                if (sscanf(l, "0x%" SCNx64 " 0x%" SCNx64 " 0x%" SCNx64 " %c", &start, &end, &flags, &tail) != 3) {
+                        _cleanup_free_ char *why = xasprintf("BAR %u line is not \"start end flags\": \"%.60s\"", bar, l);
+                        fact_unreadable(f, p, -EBADMSG, why, "%s.large_bar", prefix);
+                        return;
+                }
+                line = nl + 1;
+                if (end <= start)
+                        continue; /* unused BAR (or the upper half of a 64-bit one) */
+                uint64_t size = end - start + 1;
+                fact_uint(f, p, size, "%s.bar.%u.size", prefix, bar);
+                if ((flags & IORESOURCE_MEM) && (flags & IORESOURCE_PREFETCH) && (flags & IORESOURCE_MEM_64) &&
+                    size >= (4ull << 30))
+                        large = true;
+        }
+        fact_bool(f, p, large, "%s.large_bar", prefix);
+}
+
+static void fact_local_cpus(struct facts *f, const char *prefix, const struct pdev *d, unsigned **ret_cpus,
+                            int *ret_n)
+{
+        struct root *r = facts_root(f);
+        _cleanup_free_ char *lp = dev_path(d, "local_cpulist");
+        _cleanup_free_ char *mp = dev_path(d, "local_cpus");
+        _cleanup_free_ char *line = NULL;
+        unsigned *cpus = NULL;
+        int rc = root_read_line(r, lp, &line), n;
+        const char *src = lp;
+        if (rc == 0)
+                n = parse_cpulist(line, &cpus);
+        else if (rc == -ENOENT && (rc = root_read_line(r, mp, &line)) == 0) {
+                n = parse_cpumask(line, &cpus);
+                src = mp;
+        } else {
+                if (rc == -ENOENT)
+                        fact_absent(f, mp, "no local_cpulist or local_cpus", "%s.local_cpus", prefix);
+                else
+                        fact_unreadable(f, lp, rc, NULL, "%s.local_cpus", prefix);
+                return;
+        }
+        if (n < 0) {
+                fact_unreadable(f, src, n, line, "%s.local_cpus", prefix);
+                free(cpus);
+                return;
+        }
+        _cleanup_free_ char *list = format_cpulist(cpus, (size_t)n);
+        fact_str(f, src, list, "%s.local_cpus", prefix);
+        *ret_cpus = cpus;
+        *ret_n = n;
+}
+
+/* Socket of the GPU: the package of its NUMA node's CPUs; with numa_node -1 (or none), of its
+ * local_cpus unless those are every CPU (the kernel's "I don't know"). */
+static void fact_socket(struct facts *f, struct state *s, const char *prefix, struct gpu *g, const unsigned *lcpus,
+                        int nl)
+{
+        struct root *r = facts_root(f);
+        g->socket = -1;
+        if (s->nsockets == 0) {
+                fact_absent(f, CPU_DIR, "no CPU topology (physical_package_id) under the root", "%s.socket", prefix);
+                return;
+        }
+        if (g->numa_known && g->numa_node >= 0) {
+                _cleanup_free_ char *p = xasprintf(NODE_DIR "/node%d/cpulist", g->numa_node);
+                _cleanup_free_ char *line = NULL;
+                _cleanup_free_ unsigned *cpus = NULL;
+                int rc = root_read_line(r, p, &line);
+                int n = rc == 0 ? parse_cpulist(line, &cpus) : rc == -ENODATA ? 0 : rc;
+                if (n < 0) {
+                        fact_unreadable(f, p, n, line, "%s.socket", prefix);
+                        return;
+                }
+                int sock = socket_of(s, cpus, n);
+                if (n == 0)
+                        fact_absent(f, p, "the GPU's NUMA node has no CPUs (memory-only node)", "%s.socket", prefix);
+                else if (sock == -E2BIG)
+                        fact_absent(f, p, "the GPU's NUMA node spans several sockets", "%s.socket", prefix);
+                else if (sock < 0)
+                        fact_absent(f, p, "no topology for the NUMA node's CPUs", "%s.socket", prefix);
+                else {
+                        g->socket = sock;
+                        fact_int(f, p, sock, "%s.socket", prefix);
+                }
+                return;
+        }
+        _cleanup_free_ char *src = dev_path(g->d, "local_cpus");
+        if (!lcpus) {
+                fact_absent(f, src, "numa_node unknown and no local_cpus", "%s.socket", prefix);
+                return;
+        }
+        int sock = socket_of(s, lcpus, nl);
+        if (sock == -E2BIG)
+                fact_absent(f, src, "numa_node is -1 and local_cpus spans sockets: locality unknown", "%s.socket",
+                            prefix);
+        else if (sock < 0)
+                fact_absent(f, src, "no topology for the local CPUs", "%s.socket", prefix);
+        else {
+                g->socket = sock;
+                fact_int(f, src, sock, "%s.socket", prefix);
+        }
+}
+
+static void gpu_sysfs(struct facts *f, struct state *s, size_t i)
+{
+        struct root *r = facts_root(f);
+        struct gpu *g = &s->gpus[i];
+        const struct pdev *d = g->d;
+        _cleanup_free_ char *prefix = xasprintf("gpu.%zu", i);
+        _cleanup_free_ char *dir = xasprintf(PCI_DEVS "/%s", d->addr);
+
+        fact_str(f, dir, d->addr, "%s.address", prefix);
+        fact_id(f, prefix, d, "vendor", "vendor_id");
+        fact_id(f, prefix, d, "device", "device_id");
+        _cleanup_free_ char *cp = dev_path(d, "class");
+        char buf[16];
+        snprintf(buf, sizeof(buf), "%04x", (unsigned)(d->cls >> 8) & 0xffffu);
+        fact_str(f, cp, buf, "%s.class", prefix);
+
+        _cleanup_free_ char *drvp = dev_path(d, "driver");
+        _cleanup_free_ char *target = NULL;
+        int rc = root_readlink(r, drvp, &target);
+        if (rc == 0) {
+                const char *slash = strrchr(target, '/');
+                fact_str(f, drvp, slash ? slash + 1 : target, "%s.driver", prefix);
+        } else if (rc == -ENOENT)
+                fact_absent(f, drvp, "no driver bound", "%s.driver", prefix);
+        else
+                fact_unreadable(f, drvp, rc, NULL, "%s.driver", prefix);
+
+        _cleanup_free_ char *np = dev_path(d, "numa_node");
+        _cleanup_free_ char *nl = NULL;
+        int64_t node;
+        if (fact_file_int(f, np, "no numa_node attribute (kernel without NUMA, or trimmed tree)", "%s.numa_node",
+                          prefix) == 0 &&
+            root_read_line(r, np, &nl) == 0 && parse_i64(nl, &node) == 0 && node >= -1 && node < INT32_MAX) {
+                g->numa_known = true;
+                g->numa_node = (int)node;
+        }
+
+        _cleanup_free_ unsigned *lcpus = NULL;
+        int nlc = 0;
+        fact_local_cpus(f, prefix, d, &lcpus, &nlc);
+        fact_socket(f, s, prefix, g, lcpus, nlc);
+        fact_bars(f, prefix, d);
+}
+
+static void gpu_balance(struct facts *f, struct state *s)
+{
+        const char *src = PCI_DEVS;
+        size_t nv = 0;
+        int *per = xcalloc((size_t)s->nsockets + 1, sizeof(int));
+        const char *why = NULL;
+        for (size_t i = 0; i < s->ngpus; i++) {
+                if (s->gpus[i].d->vendor != VENDOR_NVIDIA)
+                        continue;
+                nv++;
+                if (s->gpus[i].socket < 0)
+                        why = "the socket of an NVIDIA GPU is unknown";
+                else
+                        per[s->gpus[i].socket]++;
+        }
+        if (nv == 0)
+                why = "no NVIDIA GPU";
+        else if (s->nsockets == 0)
+                why = "no CPU topology under the root";
+        if (why) {
+                fact_absent(f, src, why, "gpu.per_socket");
+                fact_absent(f, src, why, "gpu.sockets_used");
+                fact_absent(f, src, why, "gpu.balanced");
+                free(per);
+                return;
+        }
+        struct sbuf b = {0};
+        int used = 0, lo = per[0], hi = per[0];
+        for (int k = 0; k < s->nsockets; k++) {
+                sbuf_addf(&b, "%s%d", k ? "," : "", per[k]);
+                used += per[k] > 0;
+                lo = per[k] < lo ? per[k] : lo;
+                hi = per[k] > hi ? per[k] : hi;
+        }
+        _cleanup_free_ char *list = sbuf_steal(&b);
+        fact_str(f, src, list, "gpu.per_socket");
+        fact_int(f, src, used, "gpu.sockets_used");
+        fact_bool(f, src, hi - lo <= 1, "gpu.balanced");
+        free(per);
+}
+
+/* NVMe controllers: /sys/class/nvme/nvmeN (kernel names, natural order); kernels before 4.x
+ * without that class: PCI functions of class 0x010802. */
+static void nvme_sysfs(struct facts *f, struct state *s)
+{
+        struct root *r = facts_root(f);
+        struct strv names = {0};
+        if (root_list(r, NVME_DIR, &names) < 0) {
+                size_t n = 0;
+                for (size_t i = 0; i < s->ndevs; i++) {
+                        const struct pdev *d = &s->devs[i];
+                        if (!d->has_class || d->cls != CLASS_NVME)
+                                continue;
+                        _cleanup_free_ char *dir = xasprintf(PCI_DEVS "/%s", d->addr);
+                        _cleanup_free_ char *np = dev_path(d, "numa_node");
+                        fact_absent(f, NVME_DIR, "no " NVME_DIR " (old kernel or no nvme driver)", "nvme.%zu.name", n);
+                        fact_str(f, dir, d->addr, "nvme.%zu.address", n);
+                        fact_file_int(f, np, "no numa_node attribute", "nvme.%zu.numa_node", n);
+                        n++;
+                }
+                fact_int(f, PCI_DEVS, (int64_t)n, "nvme.count");
+                return;
+        }
+        /* natural order: nvme2 before nvme10 */
+        for (size_t i = 1; i < names.n; i++)
+                for (size_t j = i; j > 0 && natcmp(names.v[j - 1], names.v[j]) > 0; j--) {
+                        char *t = names.v[j];
+                        names.v[j] = names.v[j - 1];
+                        names.v[j - 1] = t;
+                }
+        size_t n = 0;
+        for (size_t i = 0; i < names.n; i++) {
+                if (!startswith(names.v[i], "nvme"))
+                        continue;
+                _cleanup_free_ char *dir = xasprintf(NVME_DIR "/%s", names.v[i]);
+                _cleanup_free_ char *link = xasprintf("%s/device", dir);
+                _cleanup_free_ char *np = xasprintf("%s/device/numa_node", dir);
+                _cleanup_free_ char *target = NULL;
+                fact_str(f, dir, names.v[i], "nvme.%zu.name", n);
+                int rc = root_readlink(r, link, &target);
+                unsigned a, b, c, e;
+                const char *base = target ? strrchr(target, '/') : NULL;
+                base = base ? base + 1 : target;
+                if (rc < 0)
+                        fact_absent(f, link, "no device link (NVMe over fabrics?)", "nvme.%zu.address", n);
+                else if (!parse_bdf(base, &a, &b, &c, &e))
+                        fact_absent(f, link, "not a PCI device (NVMe over fabrics?)", "nvme.%zu.address", n);
+                else
+                        fact_str(f, link, base, "nvme.%zu.address", n);
+                fact_file_int(f, np, "no numa_node attribute", "nvme.%zu.numa_node", n);
+                n++;
+        }
+        fact_int(f, NVME_DIR, (int64_t)n, "nvme.count");
+        strv_free(&names);
+}
+
+static void stage_sysfs(struct facts *f, struct state *s)
+{
+        s->sysfs = true;
+        struct root *r = facts_root(f);
+        struct stat st;
+        if (root_stat(r, PCI_DEVS, &st, true) < 0) {
+                const char *why = "no " PCI_DEVS " under the root";
+                fact_absent(f, PCI_DEVS, why, "gpu.count");
+                fact_absent(f, PCI_DEVS, why, "gpu.nvidia_count");
+                fact_absent(f, PCI_DEVS, why, "nvswitch.count");
+        }
+        scan_devices(f, s);
+        load_sockets(f, s);
+
+        s->gpus = xcalloc(s->ndevs + 1, sizeof(*s->gpus));
+        size_t nvidia = 0, nvswitch = 0;
+        for (size_t i = 0; i < s->ndevs; i++) {
+                struct pdev *d = &s->devs[i];
+                if (!d->has_class)
+                        continue;
+                if ((d->cls >> 16) == 0x03) {
+                        s->gpus[s->ngpus++] = (struct gpu){.d = d, .numa_node = -1, .socket = -1};
+                        nvidia += d->vendor == VENDOR_NVIDIA;
+                }
+                /* NVSwitch: NVIDIA "bridge, other" (A100 systems 1af1, H100 22a3) */
+                if ((d->cls >> 8) == 0x0680 && d->vendor == VENDOR_NVIDIA) {
+                        _cleanup_free_ char *dir = xasprintf(PCI_DEVS "/%s", d->addr);
+                        fact_str(f, dir, d->addr, "nvswitch.%zu.address", nvswitch++);
+                }
+        }
+        qsort(s->gpus, s->ngpus, sizeof(*s->gpus), cmp_gpu);
+        for (size_t i = 0; i < s->ngpus; i++)
+                gpu_sysfs(f, s, i);
+        fact_int(f, PCI_DEVS, (int64_t)s->ngpus, "gpu.count");
+        fact_int(f, PCI_DEVS, (int64_t)nvidia, "gpu.nvidia_count");
+        fact_int(f, PCI_DEVS, (int64_t)nvswitch, "nvswitch.count");
+        gpu_balance(f, s);
+        nvme_sysfs(f, s);
+}
+
+/* --- libpci stage ----------------------------------------------------------------------------- */
+
+/* link.* from the sysfs attributes (kernel 4.13+; PCIe functions only). */
+static void link_sysfs(struct facts *f, const char *prefix, const struct pdev *d, const char *no_cap_why)
+{
+        struct root *r = facts_root(f);
+        static const struct {
+                const char *file, *fact;
+                bool speed;
+        } attrs[] = {
+                {"current_link_speed", "link.speed", true},
+                {"current_link_width", "link.width", false},
+                {"max_link_speed", "link.max_speed", true},
+                {"max_link_width", "link.max_width", false},
+        };
+        for (size_t k = 0; k < ARRAY_SIZE(attrs); k++) {
+                _cleanup_free_ char *p = dev_path(d, attrs[k].file);
+                _cleanup_free_ char *line = NULL;
+                int rc = root_read_line(r, p, &line);
+                if (rc == -ENOENT) {
+                        fact_absent(f, p, no_cap_why, "%s.%s", prefix, attrs[k].fact);
+                        continue;
+                }
+                if (rc < 0) {
+                        fact_unreadable(f, p, rc, NULL, "%s.%s", prefix, attrs[k].fact);
+                        continue;
+                }
+                if (attrs[k].speed) {
+                        unsigned mts;
+                        rc = parse_link_speed(line, &mts);
+                        if (rc == -ENODATA)
+                                fact_absent(f, p, "the kernel reports the speed as Unknown", "%s.%s", prefix,
+                                            attrs[k].fact);
+                        else if (rc < 0)
+                                fact_unreadable(f, p, rc, line, "%s.%s", prefix, attrs[k].fact);
+                        else
+                                fact_int(f, p, mts, "%s.%s", prefix, attrs[k].fact);
+                        continue;
+                }
+                uint64_t w;
+                rc = parse_u64(line, &w);
+                if (rc < 0)
+                        fact_unreadable(f, p, rc, line, "%s.%s", prefix, attrs[k].fact);
+                else if (w == 255)
+                        fact_absent(f, p, "the kernel reports width 255 (unknown)", "%s.%s", prefix, attrs[k].fact);
+                else if (w == 0 || w > 32)
+                        fact_absent(f, p, "no link (width 0)", "%s.%s", prefix, attrs[k].fact);
+                else
+                        fact_int(f, p, (int64_t)w, "%s.%s", prefix, attrs[k].fact);
+        }
+}
+
+static void link_value(struct facts *f, const char *src, const char *prefix, const char *fact, unsigned v,
+                       const char *zero_why)
+{
+        if (v)
+                fact_int(f, src, v, "%s.%s", prefix, fact);
+        else
+                fact_absent(f, src, zero_why, "%s.%s", prefix, fact);
+}
+
+static void gpu_libpci(struct facts *f, struct pcilib *p, const char *pci_err, size_t i, const struct pdev *d)
+{
+        struct root *r = facts_root(f);
+        _cleanup_free_ char *prefix = xasprintf("gpu.%zu", i);
+        const char *ids = "pci.ids (libpci)";
+
+        if (!p) {
+                fact_unreadable(f, "libpci", 0, pci_err, "%s.vendor", prefix);
+                fact_unreadable(f, "libpci", 0, pci_err, "%s.name", prefix);
+        } else if (d->vendor < 0) {
+                fact_absent(f, ids, "vendor ID unknown", "%s.vendor", prefix);
+                fact_absent(f, ids, "vendor ID unknown", "%s.name", prefix);
+        } else {
+                _cleanup_free_ char *vn = NULL, *dn = NULL;
+                int rc = pcilib_names(p, (unsigned)d->vendor, d->device < 0 ? 0u : (unsigned)d->device, &vn, &dn);
+                if (rc < 0) {
+                        fact_unreadable(f, ids, rc, pcilib_last_error(p), "%s.vendor", prefix);
+                        fact_unreadable(f, ids, rc, pcilib_last_error(p), "%s.name", prefix);
+                } else {
+                        if (vn)
+                                fact_str(f, ids, vn, "%s.vendor", prefix);
+                        else
+                                fact_absent(f, ids, "vendor not in pci.ids", "%s.vendor", prefix);
+                        if (dn && d->device >= 0)
+                                fact_str(f, ids, dn, "%s.name", prefix);
+                        else
+                                fact_absent(f, ids, d->device < 0 ? "device ID unknown" : "device not in pci.ids",
+                                            "%s.name", prefix);
+                }
+        }
+
+        /* Config space first (exact registers), then the kernel's sysfs view. */
+        _cleanup_free_ char *cfg = dev_path(d, "config");
+        const char *data;
+        size_t len = 0;
+        int crc = root_read(r, cfg, &data, &len);
+        if (crc < 0)
+                len = 0;
+        struct pcie_link l;
+        int rc = p ? pcilib_pcie_link(p, d->dom, d->bus, d->dev, d->fn, len, &l) : -EIO;
+        if (rc == 0) {
+                link_value(f, cfg, prefix, "link.speed", l.speed, "Link Status speed code not defined");
+                link_value(f, cfg, prefix, "link.width", l.width, "link down (negotiated width 0)");
+                link_value(f, cfg, prefix, "link.max_speed", l.max_speed, "Link Capabilities speed code not defined");
+                link_value(f, cfg, prefix, "link.max_width", l.max_width, "Link Capabilities width 0");
+                return;
+        }
+        const char *why = crc < 0 ? "config space unreadable and no sysfs link attributes"
+                        : len <= 64 ? "config space holds only the 64-byte header (capabilities need root) and no "
+                                      "sysfs link attributes"
+                        : rc == -EIO ? "libpci failed on the config space and no sysfs link attributes"
+                                     : "not a PCI Express function";
+        link_sysfs(f, prefix, d, why);
+}
+
+static void stage_libpci(struct facts *f, struct state *s)
+{
+        s->libpci = true;
+        if (s->ngpus == 0)
+                return;
+        struct pcilib *p = NULL;
+        const char *err = NULL;
+        if (pcilib_get(f, &p, &err) < 0)
+                p = NULL;
+        for (size_t i = 0; i < s->ngpus; i++)
+                gpu_libpci(f, p, err ? err : "libpci unavailable", i, s->gpus[i].d);
+}
+
+/* --- hwloc stage ------------------------------------------------------------------------------ */
+
+static void stage_hwloc(struct facts *f, struct state *s)
+{
+        s->hwloc = true;
+        for (size_t i = 0; i < s->ngpus; i++) {
+                const struct gpu *g = &s->gpus[i];
+                struct hwloc_locality loc;
+                const char *err = NULL;
+                const char *src = "hwloc";
+                if (hwloc_pci_locality(f, g->d->dom, g->d->bus, g->d->dev, g->d->fn, &loc, &err) < 0) {
+                        fact_unreadable(f, src, 0, err, "gpu.%zu.hwloc_numa_node", i);
+                        fact_unreadable(f, src, 0, err, "gpu.%zu.locality_agrees", i);
+                        continue;
+                }
+                _cleanup_free_ char *nodes = loc.nodes;
+                if (!loc.found)
+                        fact_absent(f, src, "hwloc has no object for this PCI function", "gpu.%zu.hwloc_numa_node", i);
+                else if (loc.on_machine)
+                        fact_absent(f, src, "hwloc attaches the GPU to the whole Machine: locality unknown",
+                                    "gpu.%zu.hwloc_numa_node", i);
+                else if (loc.numa_node < 0) {
+                        _cleanup_free_ char *why =
+                                xasprintf("hwloc places the GPU under several NUMA nodes (%s)", nodes ? nodes : "?");
+                        fact_absent(f, src, why, "gpu.%zu.hwloc_numa_node", i);
+                } else
+                        fact_int(f, src, loc.numa_node, "gpu.%zu.hwloc_numa_node", i);
+
+                /* Agreement of sysfs numa_node and hwloc: both known and equal. numa_node -1 while
+                 * hwloc places the GPU (from local_cpus) is a disagreement; neither knowing, or no
+                 * numa_node file at all, says nothing. */
+                bool sys_known = g->numa_known && g->numa_node >= 0;
+                bool hw_known = loc.found && !loc.on_machine && loc.numa_node >= 0;
+                _cleanup_free_ char *np = dev_path(g->d, "numa_node");
+                if (!g->numa_known)
+                        fact_absent(f, np, "no sysfs numa_node value to compare with hwloc", "gpu.%zu.locality_agrees",
+                                    i);
+                else if (!sys_known && !hw_known)
+                        fact_absent(f, np, "neither sysfs numa_node nor hwloc knows the GPU's NUMA node",
+                                    "gpu.%zu.locality_agrees", i);
+                else
+                        fact_bool(f, np, sys_known && hw_known && g->numa_node == loc.numa_node,
+                                  "gpu.%zu.locality_agrees", i);
+        }
+}
+
+/* --- probe entry points ----------------------------------------------------------------------- */
+
+static struct state *get_state(struct facts *f)
+{
+        struct state *s = facts_handle(f, STATE_KEY);
+        if (!s) {
+                s = xcalloc(1, sizeof(*s));
+                facts_set_handle(f, STATE_KEY, s, state_free);
+        }
+        if (!s->sysfs)
+                stage_sysfs(f, s);
+        return s;
+}
+
+static int pci_run(struct facts *f)
+{
+        struct state *s = get_state(f);
+        if (!s->libpci)
+                stage_libpci(f, s);
+        if (!s->hwloc)
+                stage_hwloc(f, s);
+        return 0;
+}
+
+/* "PREFIX.N.REST": N, and REST in *ret_rest; -1 when NAME is not of that shape. */
+static long item_index(const char *name, const char *prefix, const char **ret_rest)
+{
+        if (!startswith(name, prefix))
+                return -1;
+        const char *p = name + strlen(prefix);
+        long n = 0;
+        if (*p < '0' || *p > '9')
+                return -1;
+        for (; *p >= '0' && *p <= '9'; p++)
+                if ((n = n * 10 + (*p - '0')) > 1000000)
+                        return -1;
+        if (*p != '.')
+                return -1;
+        *ret_rest = p + 1;
+        return n;
+}
+
+static bool in_list(const char *s, const char *const *v, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (streq(s, v[i]))
+                        return true;
+        return false;
+}
+
+static const char *const gpu_sysfs_facts[] = {"address", "vendor_id", "device_id", "class", "driver", "numa_node",
+                                              "local_cpus", "socket", "large_bar"};
+static const char *const gpu_libpci_facts[] = {"vendor", "name", "link.speed", "link.width", "link.max_speed",
+                                               "link.max_width"};
+static const char *const gpu_hwloc_facts[] = {"hwloc_numa_node", "locality_agrees"};
+
+/*
+ * One name on demand: only the stage that provides it runs. A well-formed name for an item that
+ * does not exist (gpu.7.numa_node on a 4-GPU host, an unused BAR) is recorded as absent, so that
+ * asking for it does not fall through to the full probe (which would load libpci and hwloc).
+ */
+static int pci_lookup(struct facts *f, const char *name)
+{
+        struct state *s = get_state(f);
+        const char *rest = NULL;
+        long idx = item_index(name, "gpu.", &rest);
+        bool known = false;
+        if (idx >= 0) {
+                unsigned bar;
+                char tail;
+                bool is_bar = sscanf(rest, "bar.%u.siz%c", &bar, &tail) == 2 && tail == 'e' &&
+                              endswith(rest, ".size") && bar < 6;
+                if (!s->libpci && in_list(rest, gpu_libpci_facts, ARRAY_SIZE(gpu_libpci_facts)))
+                        stage_libpci(f, s);
+                if (!s->hwloc && in_list(rest, gpu_hwloc_facts, ARRAY_SIZE(gpu_hwloc_facts)))
+                        stage_hwloc(f, s);
+                known = is_bar || in_list(rest, gpu_sysfs_facts, ARRAY_SIZE(gpu_sysfs_facts)) ||
+                        in_list(rest, gpu_libpci_facts, ARRAY_SIZE(gpu_libpci_facts)) ||
+                        in_list(rest, gpu_hwloc_facts, ARRAY_SIZE(gpu_hwloc_facts));
+                if (known && (size_t)idx < s->ngpus && is_bar)
+                        fact_absent(f, PCI_DEVS, "BAR not implemented (no size in resource)", "%s", name);
+                if (known && (size_t)idx >= s->ngpus)
+                        fact_absent(f, PCI_DEVS, "no such GPU", "%s", name);
+        } else if ((idx = item_index(name, "nvme.", &rest)) >= 0) {
+                static const char *const nvme_facts[] = {"name", "address", "numa_node"};
+                if (in_list(rest, nvme_facts, ARRAY_SIZE(nvme_facts)))
+                        fact_absent(f, NVME_DIR, "no such NVMe controller", "%s", name);
+        } else if ((idx = item_index(name, "nvswitch.", &rest)) >= 0) {
+                if (streq(rest, "address"))
+                        fact_absent(f, PCI_DEVS, "no such NVSwitch", "%s", name);
+        }
+        /* first writer wins: the absent records above never replace a real fact */
+        return 0;
+}
 
 const struct probe probe_pci = {
         .name = "pci",
         .prefixes = {"gpu.", "nvswitch.", "nvme."},
+        .run = pci_run,
+        .lookup = pci_lookup,
 };

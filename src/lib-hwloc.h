@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hwloc, pointed at the root once per fact store and loaded only when a fact needs it (an audit
+ * of sysfs-only rules never pays for a topology load). Under a foreign root it is aimed with
+ * HWLOC_FSROOT and HWLOC_COMPONENTS=linux,stop (hwloc 2.x dropped hwloc_topology_set_fsroot();
+ * without "stop" the x86 CPUID backend of the build host leaks into a fixture's topology).
+ */
+#pragma once
+
+#include "facts.h"
+
+/* What hwloc says about the locality of one PCI function. */
+struct hwloc_locality {
+        bool found;    /* hwloc has an object for the function */
+        bool on_machine; /* attached to the Machine of a multi-NUMA host: locality unknown */
+        int numa_node; /* OS index of the single NUMA node it is local to, or -1 */
+        char *nodes;   /* the nodeset of its non-I/O ancestor, as a list ("0-1"); caller frees */
+};
+
+/* Load (once) and query. Returns 0, or -EIO with *ret_err naming why hwloc could not load. */
+int hwloc_pci_locality(struct facts *f, unsigned domain, unsigned bus, unsigned dev, unsigned func,
+                       struct hwloc_locality *ret, const char **ret_err);
+
+/* Whether the store has loaded hwloc (tests check that sysfs-only facts do not). */
+bool hwloc_loaded(struct facts *f);

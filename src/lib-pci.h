@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libpci, pointed at the root once per fact store (method linux-sysfs, "sysfs.path" =
+ * ROOT/sys/bus/pci) and kept as the store's "libpci" handle. libpci reports fatal errors through
+ * a callback that must not return (its default calls exit()); ours longjmps back into the call
+ * that failed, which then returns -EIO with the library's message.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "facts.h"
+
+struct pcilib;
+
+/* What the PCI Express capability says about the link. Speeds in MT/s; 0 = not known. */
+struct pcie_link {
+        unsigned speed, width;         /* Link Status: what was negotiated */
+        unsigned max_speed, max_width; /* Link Capabilities: what the function can do */
+};
+
+/* The store's libpci, opened on first use. Returns 0, or a negative errno with *ret_err set to
+ * a reason (static or owned by the handle) when libpci could not be set up; a failure is
+ * remembered, not retried. */
+int pcilib_get(struct facts *f, struct pcilib **ret, const char **ret_err);
+
+/* Vendor and device names from pci.ids (the host's copy: data, not machine state). *ret_* is
+ * NULL when the ID is not in the list. Caller frees. */
+int pcilib_names(struct pcilib *p, unsigned vendor, unsigned device, char **ret_vendor, char **ret_device);
+
+/*
+ * Find the PCI Express capability of DDDD:BB:DD.F and decode LnkCap (+0x0c) and LnkSta (+0x12).
+ * cfg_len is how many bytes of config space the root really holds (unprivileged readers get 64):
+ * registers beyond it are not trusted (libpci would read them as 0xff).
+ * Returns 0, -ENOENT when there is no PCI Express capability within cfg_len, -EIO on a libpci error.
+ */
+int pcilib_pcie_link(struct pcilib *p, unsigned domain, unsigned bus, unsigned dev, unsigned func, size_t cfg_len,
+                     struct pcie_link *ret);
+
+/* The last libpci error or warning text ("" when none). */
+const char *pcilib_last_error(const struct pcilib *p);
+
+/* PCIe speed code of LnkCap/LnkSta (1..6) to MT/s; 0 for codes the spec does not define. */
+unsigned pcie_speed_mts(unsigned code);
