@@ -1,9 +1,613 @@
 /* SPDX-License-Identifier: MIT */
-/* kernel.", "module.", "modprobe.", "nvidia.: not probed yet (placeholder while the probe is written). */
+/*
+ * kernel.*, module.*, modprobe.*, nvidia.*: the running kernel and its command line, loaded
+ * modules (/proc/modules, proc(5); /sys/module, sysfs-module ABI), the modprobe.d configuration
+ * as libkmod reads it (modprobe.d(5)), and the NVIDIA driver version.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <libkmod.h>
+#include <stdio.h>
+
 #include "facts.h"
+#include "parse.h"
 #include "probes.h"
+
+#define MODULES "/proc/modules"
+#define CMDLINE "/proc/cmdline"
+#define KMOD_SRC "modprobe.d (libkmod)"
+#define NO_MODULES "no /proc/modules: kernel without loadable module support"
+
+/* Reported even when nobody asks: the modules an LLM training host cares about. */
+static const char *const curated[] = {
+        "nouveau",        "nvidia",      "nvidia_uvm", "nvidia_modeset", "nvidia_drm",
+        "nvidia_peermem", "nv_peer_mem", "ib_core",    "mlx5_core",      "ib_uverbs",
+};
+
+/* modprobe.d entries: module (pattern), value, and where it came from. */
+struct kv {
+        struct strv key, val, src;
+};
+
+struct kstate {
+        bool base_done;
+        char *release; /* NULL when unknown */
+        char *cmdline; /* ROOT's, NULL when unreadable */
+        struct strv cmd_blacklist; /* module_blacklist= and modprobe.blacklist= of ROOT's cmdline */
+        struct kv cmd_options;     /* MOD.param=value of ROOT's cmdline */
+
+        bool modules_done;
+        int modules_err;
+        char *modules_reason;
+        struct strv loaded, states; /* /proc/modules names ('_' spelling) and states, parallel */
+
+        bool config_done;
+        int config_err;
+        struct kv blacklist, options, install;
+};
+
+static void kv_add(struct kv *kv, const char *key, const char *val, const char *src)
+{
+        strv_add(&kv->key, key);
+        strv_add(&kv->val, val ? val : "");
+        strv_add(&kv->src, src);
+}
+
+static void kv_free(struct kv *kv)
+{
+        strv_free(&kv->key);
+        strv_free(&kv->val);
+        strv_free(&kv->src);
+}
+
+/* Remove the last entry equal to KEY/VAL; returns whether one was there. */
+static bool kv_remove(struct kv *kv, const char *key, const char *val)
+{
+        for (size_t i = kv->key.n; i-- > 0;) {
+                if (!streq(kv->key.v[i], key) || !streq(kv->val.v[i], val ? val : ""))
+                        continue;
+                struct strv *lists[] = {&kv->key, &kv->val, &kv->src};
+                for (size_t l = 0; l < ARRAY_SIZE(lists); l++) {
+                        free(lists[l]->v[i]);
+                        memmove(lists[l]->v + i, lists[l]->v + i + 1, (lists[l]->n - i) * sizeof(char *));
+                        lists[l]->n--;
+                }
+                return true;
+        }
+        return false;
+}
+
+static void kstate_free(void *p)
+{
+        struct kstate *ks = p;
+        free(ks->release);
+        free(ks->cmdline);
+        strv_free(&ks->cmd_blacklist);
+        kv_free(&ks->cmd_options);
+        free(ks->modules_reason);
+        strv_free(&ks->loaded);
+        strv_free(&ks->states);
+        kv_free(&ks->blacklist);
+        kv_free(&ks->options);
+        kv_free(&ks->install);
+        free(ks);
+}
+
+static struct kstate *kstate(struct facts *f)
+{
+        struct kstate *ks = facts_handle(f, "kernel.state");
+        if (!ks) {
+                ks = xcalloc(1, sizeof(*ks));
+                facts_set_handle(f, "kernel.state", ks, kstate_free);
+        }
+        return ks;
+}
+
+/* Module names: the kernel treats '-' and '_' alike and shows '_' (kmod's underscores()). */
+static char *modname_norm(const char *s)
+{
+        char *n = xstrdup(s);
+        for (char *p = n; *p; p++)
+                if (*p == '-')
+                        *p = '_';
+        return n;
+}
+
+static bool modname_valid(const char *s)
+{
+        size_t n = strlen(s);
+        if (n == 0 || n > 63)
+                return false;
+        for (; *s; s++)
+                if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-')
+                        return false;
+        return true;
+}
+
+/* --- kernel.* --------------------------------------------------------------------------------- */
+
+static void add_blacklist_list(struct kstate *ks, const char *list)
+{
+        _cleanup_free_ char *copy = xstrdup(list);
+        char *save = NULL;
+        for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                _cleanup_free_ char *n = modname_norm(t);
+                if (modname_valid(n) && !strv_contains(&ks->cmd_blacklist, n))
+                        strv_add(&ks->cmd_blacklist, n);
+        }
+}
+
+/*
+ * Kernel parameters (Documentation/admin-guide/kernel-parameters.rst): words split on blanks,
+ * double quotes protect blanks, "--" ends the kernel's part. "MOD.param=value" sets a module
+ * parameter; modprobe applies it to loadable modules too (modprobe.d(5)).
+ */
+static void parse_cmdline(struct kstate *ks, const char *cmdline)
+{
+        const char *p = cmdline;
+        for (;;) {
+                while (*p == ' ' || *p == '\t' || *p == '\n')
+                        p++;
+                if (!*p)
+                        break;
+                struct sbuf w = {0};
+                bool quoted = false;
+                for (; *p && (quoted || (*p != ' ' && *p != '\t' && *p != '\n')); p++) {
+                        if (*p == '"')
+                                quoted = !quoted;
+                        sbuf_addn(&w, p, 1);
+                }
+                _cleanup_free_ char *word = sbuf_steal(&w);
+                if (streq(word, "--"))
+                        break;
+                char *eq = strchr(word, '='), *dot = strchr(word, '.');
+                if (!eq)
+                        continue;
+                /* the kernel strips the quotes around a value */
+                char *val = eq + 1;
+                size_t vl = strlen(val);
+                if (vl >= 2 && val[0] == '"' && val[vl - 1] == '"') {
+                        val[vl - 1] = '\0';
+                        val++;
+                }
+                if (startswith(word, "module_blacklist=") || startswith(word, "modprobe.blacklist="))
+                        add_blacklist_list(ks, val);
+                else if (dot && dot < eq && dot > word) {
+                        _cleanup_free_ char *raw = xstrndup(word, (size_t)(dot - word));
+                        _cleanup_free_ char *mod = modname_norm(raw);
+                        if (modname_valid(mod))
+                                kv_add(&ks->cmd_options, mod, dot + 1, CMDLINE);
+                }
+        }
+}
+
+static void ensure_base(struct facts *f, struct kstate *ks)
+{
+        if (ks->base_done)
+                return;
+        ks->base_done = true;
+        struct root *r = facts_root(f);
+        _cleanup_free_ char *rel = NULL;
+        if (root_read_line(r, "/proc/sys/kernel/osrelease", &rel) == 0 && !strchr(rel, '/') && !strchr(rel, ' '))
+                ks->release = xstrdup(rel);
+        else {
+                /* "Linux version 6.8.0-45-generic (buildd@...) ..." */
+                _cleanup_free_ char *ver = NULL;
+                char word[256];
+                if (root_read_line(r, "/proc/version", &ver) == 0 && sscanf(ver, "Linux version %255s", word) == 1 &&
+                    !strchr(word, '/'))
+                        ks->release = xstrdup(word);
+        }
+        if (root_read_line(r, CMDLINE, &ks->cmdline) == 0)
+                parse_cmdline(ks, ks->cmdline);
+}
+
+static void kernel_facts(struct facts *f, struct kstate *ks)
+{
+        struct root *r = facts_root(f);
+        struct stat st;
+        const char *rsrc = root_stat(r, "/proc/sys/kernel/osrelease", &st, true) == 0 ? "/proc/sys/kernel/osrelease"
+                                                                                        : "/proc/version";
+        if (ks->release)
+                fact_str(f, rsrc, ks->release, "kernel.release");
+        else
+                fact_absent(f, rsrc, "no /proc/sys/kernel/osrelease and no readable /proc/version", "kernel.release");
+
+        _cleanup_free_ char *line = NULL;
+        int rc = root_read_line(r, CMDLINE, &line);
+        if (rc == 0)
+                fact_str(f, CMDLINE, line, "kernel.cmdline");
+        else if (rc == -ENODATA)
+                fact_str(f, CMDLINE, "", "kernel.cmdline");
+        else if (rc == -ENOENT)
+                fact_absent(f, CMDLINE, "no /proc/cmdline", "kernel.cmdline");
+        else
+                fact_unreadable(f, CMDLINE, rc, NULL, "kernel.cmdline");
+        if (rc < 0 && rc != -ENODATA)
+                fact_absent(f, CMDLINE, "no kernel command line", "kernel.cmdline.module_blacklist");
+        else if (ks->cmd_blacklist.n == 0)
+                fact_absent(f, CMDLINE, "no module_blacklist= or modprobe.blacklist= on the kernel command line",
+                            "kernel.cmdline.module_blacklist");
+        else {
+                _cleanup_free_ char *s = strv_join(&ks->cmd_blacklist, ",");
+                fact_str(f, CMDLINE, s, "kernel.cmdline.module_blacklist");
+        }
+}
+
+/* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 ..." (also "Open Kernel
+ * Module for x86_64"): the first word that looks like a version. */
+static void nvidia_facts(struct facts *f)
+{
+        const char *path = "/proc/driver/nvidia/version";
+        _cleanup_free_ char *line = NULL;
+        int rc = root_read_line(facts_root(f), path, &line);
+        if (rc == -ENOENT || rc == -ENOTDIR) {
+                fact_absent(f, path, "no NVIDIA driver loaded (no /proc/driver/nvidia/version)", "nvidia.driver.version");
+                return;
+        }
+        if (rc < 0) {
+                fact_unreadable(f, path, rc, NULL, "nvidia.driver.version");
+                return;
+        }
+        char *nvrm = strstr(line, "NVRM version:");
+        char *save = NULL;
+        if (nvrm) {
+                char *eol = strchr(nvrm, '\n');
+                if (eol)
+                        *eol = '\0';
+                for (char *t = strtok_r(nvrm + strlen("NVRM version:"), " \t", &save); t;
+                     t = strtok_r(NULL, " \t", &save)) {
+                        bool digits = isdigit((unsigned char)t[0]), dot = false;
+                        for (const char *c = t; digits && *c; c++) {
+                                dot |= *c == '.';
+                                digits = isdigit((unsigned char)*c) || (*c == '.' && isdigit((unsigned char)c[1]));
+                        }
+                        if (digits && dot && strlen(t) < 32) {
+                                fact_str(f, path, t, "nvidia.driver.version");
+                                return;
+                        }
+                }
+        }
+        fact_unreadable(f, path, -EBADMSG, "no \"NVRM version: ... X.Y.Z\" line", "nvidia.driver.version");
+}
+
+/* --- module.* ----------------------------------------------------------------------------------- */
+
+/* "name size refcount deps state address [taints]" (kernel/module/procfs.c m_show). */
+static void ensure_modules(struct facts *f, struct kstate *ks)
+{
+        if (ks->modules_done)
+                return;
+        ks->modules_done = true;
+        const char *data;
+        size_t len;
+        int rc = root_read(facts_root(f), MODULES, &data, &len);
+        if (rc == 0 && memchr(data, '\0', len))
+                rc = -EBADMSG;
+        if (rc < 0) {
+                ks->modules_err = rc;
+                return;
+        }
+        unsigned lineno = 0;
+        for (const char *p = data; *p;) {
+                const char *nl = strchr(p, '\n');
+                size_t l = nl ? (size_t)(nl - p) : strlen(p);
+                _cleanup_free_ char *line = xstrndup(p, l);
+                p += l + (nl ? 1 : 0);
+                lineno++;
+                char *fields[5] = {0}, *save = NULL;
+                size_t k = 0;
+                for (char *t = strtok_r(line, " \t", &save); t && k < 5; t = strtok_r(NULL, " \t", &save))
+                        fields[k++] = t;
+                if (k == 0)
+                        continue;
+                uint64_t size;
+                if (k < 5 || !modname_valid(fields[0]) || parse_u64(fields[1], &size) < 0 ||
+                    (!streq(fields[4], "Live") && !streq(fields[4], "Loading") && !streq(fields[4], "Unloading"))) {
+                        ks->modules_err = -EBADMSG;
+                        ks->modules_reason = xasprintf("malformed line %u of " MODULES, lineno);
+                        strv_free(&ks->loaded);
+                        strv_free(&ks->states);
+                        return;
+                }
+                strv_push(&ks->loaded, modname_norm(fields[0]));
+                char *state = xstrdup(fields[4]);
+                for (char *c = state; *c; c++)
+                        *c = (char)tolower((unsigned char)*c);
+                strv_push(&ks->states, state);
+        }
+}
+
+static void module_facts(struct facts *f, struct kstate *ks, const char *asked)
+{
+        struct root *r = facts_root(f);
+        _cleanup_free_ char *name = modname_norm(asked);
+        ensure_modules(f, ks);
+        if (ks->modules_err == 0)
+                for (size_t i = 0; i < ks->loaded.n; i++)
+                        if (streq(ks->loaded.v[i], name)) {
+                                fact_bool(f, MODULES, true, "module.%s.loaded", asked);
+                                fact_str(f, MODULES, ks->states.v[i], "module.%s.state", asked);
+                                return;
+                        }
+        if (ks->modules_err < 0 && ks->modules_err != -ENOENT) {
+                fact_unreadable(f, MODULES, ks->modules_err, ks->modules_reason, "module.%s.loaded", asked);
+                fact_unreadable(f, MODULES, ks->modules_err, ks->modules_reason, "module.%s.state", asked);
+                return;
+        }
+        /* /sys/module/NAME: initstate for a loadable module ("live", "coming", "going"); a directory
+         * without it is a built-in with parameters (Documentation/ABI/stable/sysfs-module). */
+        _cleanup_free_ char *dir = xasprintf("/sys/module/%s", name);
+        _cleanup_free_ char *init = xasprintf("%s/initstate", dir);
+        _cleanup_free_ char *state = NULL;
+        struct stat st;
+        int rc = root_read_line(r, init, &state);
+        if (rc == 0) {
+                fact_bool(f, init, true, "module.%s.loaded", asked);
+                fact_str(f, init, state, "module.%s.state", asked);
+        } else if (rc == -ENOENT && root_stat(r, dir, &st, true) == 0 && S_ISDIR(st.st_mode)) {
+                fact_bool(f, dir, true, "module.%s.loaded", asked);
+                fact_str(f, dir, "builtin", "module.%s.state", asked);
+        } else if (rc != -ENOENT) {
+                fact_unreadable(f, init, rc, NULL, "module.%s.loaded", asked);
+                fact_unreadable(f, init, rc, NULL, "module.%s.state", asked);
+        } else if (ks->modules_err == 0) {
+                fact_bool(f, MODULES, false, "module.%s.loaded", asked);
+                fact_absent(f, MODULES, "not loaded", "module.%s.state", asked);
+        } else {
+                fact_absent(f, MODULES, NO_MODULES, "module.%s.loaded", asked);
+                fact_absent(f, MODULES, NO_MODULES, "module.%s.state", asked);
+        }
+}
+
+static void module_list_fact(struct facts *f, struct kstate *ks)
+{
+        ensure_modules(f, ks);
+        if (ks->modules_err == 0) {
+                struct strv sorted = {0};
+                for (size_t i = 0; i < ks->loaded.n; i++)
+                        strv_add(&sorted, ks->loaded.v[i]);
+                strv_sort(&sorted);
+                _cleanup_free_ char *s = strv_join(&sorted, " ");
+                fact_str(f, MODULES, s, "module.loaded");
+                strv_free(&sorted);
+                return;
+        }
+        if (ks->modules_err != -ENOENT) {
+                fact_unreadable(f, MODULES, ks->modules_err, ks->modules_reason, "module.loaded");
+                return;
+        }
+        /* No /proc/modules (a container's masked /proc): loadable modules still show initstate. */
+        struct root *r = facts_root(f);
+        struct strv ents = {0}, live = {0};
+        if (root_list(r, "/sys/module", &ents) == 0)
+                for (size_t i = 0; i < ents.n; i++) {
+                        _cleanup_free_ char *p = xasprintf("/sys/module/%s/initstate", ents.v[i]);
+                        struct stat st;
+                        if (root_stat(r, p, &st, true) == 0)
+                                strv_add(&live, ents.v[i]);
+                }
+        if (live.n) {
+                _cleanup_free_ char *s = strv_join(&live, " ");
+                fact_str(f, "/sys/module/*/initstate", s, "module.loaded");
+        } else
+                fact_absent(f, MODULES, NO_MODULES, "module.loaded");
+        strv_free(&ents);
+        strv_free(&live);
+}
+
+/* --- modprobe.* --------------------------------------------------------------------------------- */
+
+static void kmod_quiet(void *data, int priority, const char *file, int line, const char *fn, const char *format,
+                       va_list args)
+{
+}
+
+static void kmod_unref_handle(void *p) { kmod_unref(p); }
+
+/*
+ * kmod_new() parses the configuration before kmod_set_log_fn() can be called, and logs bad lines
+ * to stderr at its default priority; library code must not print, so KMOD_LOG=0 (emergencies
+ * only; libkmod.c kmod_new) is set just around the call, unless the user set KMOD_LOG to debug.
+ */
+static struct kmod_ctx *kmod_new_quiet(const char *dirname, const char *const *paths)
+{
+        const char *old = getenv("KMOD_LOG");
+        if (!old)
+                setenv("KMOD_LOG", "0", 1);
+        struct kmod_ctx *ctx = kmod_new(dirname, paths);
+        if (!old)
+                unsetenv("KMOD_LOG");
+        if (ctx)
+                kmod_set_log_fn(ctx, kmod_quiet, NULL);
+        return ctx;
+}
+
+static void collect(struct kmod_config_iter *it, struct kv *kv, const char *src)
+{
+        while (it && kmod_config_iter_next(it))
+                kv_add(kv, kmod_config_iter_get_key(it), kmod_config_iter_get_value(it), src);
+        kmod_config_iter_free_iter(it);
+}
+
+static void collect_all(struct kmod_ctx *ctx, struct kv *bl, struct kv *opt, struct kv *inst, const char *src)
+{
+        collect(kmod_config_get_blacklists(ctx), bl, src);
+        collect(kmod_config_get_options(ctx), opt, src);
+        collect(kmod_config_get_install_commands(ctx), inst, src);
+}
+
+static void ensure_config(struct facts *f, struct kstate *ks)
+{
+        if (ks->config_done)
+                return;
+        ks->config_done = true;
+        ensure_base(f, ks);
+        struct root *r = facts_root(f);
+        static const char *const dirs[] = {"/etc/modprobe.d", "/run/modprobe.d", "/usr/local/lib/modprobe.d",
+                                           "/usr/lib/modprobe.d", "/lib/modprobe.d"};
+        char *paths[ARRAY_SIZE(dirs) + 1] = {0};
+        for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+                paths[i] = root_host_path(r, dirs[i]);
+        /* The module directory need not exist (fixtures, kernels without modules): only the
+         * configuration is used here. */
+        _cleanup_free_ char *moddir = xasprintf("/lib/modules/%s", ks->release ? ks->release : "unknown");
+        _cleanup_free_ char *dirname = root_host_path(r, moddir);
+        struct kmod_ctx *ctx = kmod_new_quiet(dirname, (const char *const *)paths);
+        for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+                free(paths[i]);
+        if (!ctx) {
+                ks->config_err = -ENOMEM;
+                return;
+        }
+        facts_set_handle(f, "kmod", ctx, kmod_unref_handle);
+        collect_all(ctx, &ks->blacklist, &ks->options, &ks->install, KMOD_SRC);
+
+        /*
+         * libkmod appends what it finds on the LIVE /proc/cmdline (modprobe.blacklist=,
+         * MOD.param=) to every context, whatever root the configuration came from
+         * (libkmod-config.c kmod_config_parse_kcmdline). Under a foreign root that is the build
+         * machine's command line leaking into the fixture. A second context with no
+         * configuration directories holds exactly those entries, parsed by the same libkmod, so
+         * they can be subtracted; then ROOT's own command line is added back. Doing this on the
+         * live system too keeps one code path, and the result is the same there.
+         */
+        const char *const none[] = {NULL};
+        struct kmod_ctx *live = kmod_new_quiet(dirname, none);
+        if (live) {
+                struct kv lb = {0}, lo = {0}, li = {0};
+                collect_all(live, &lb, &lo, &li, "live");
+                for (size_t i = 0; i < lb.key.n; i++)
+                        kv_remove(&ks->blacklist, lb.key.v[i], NULL);
+                for (size_t i = 0; i < lo.key.n; i++)
+                        kv_remove(&ks->options, lo.key.v[i], lo.val.v[i]);
+                for (size_t i = 0; i < li.key.n; i++)
+                        kv_remove(&ks->install, li.key.v[i], li.val.v[i]);
+                kv_free(&lb);
+                kv_free(&lo);
+                kv_free(&li);
+                kmod_unref(live);
+        }
+        for (size_t i = 0; i < ks->cmd_blacklist.n; i++)
+                kv_add(&ks->blacklist, ks->cmd_blacklist.v[i], NULL, CMDLINE);
+        for (size_t i = 0; i < ks->cmd_options.key.n; i++)
+                kv_add(&ks->options, ks->cmd_options.key.v[i], ks->cmd_options.val.v[i], CMDLINE);
+}
+
+static void modprobe_facts(struct facts *f, struct kstate *ks, const char *asked)
+{
+        ensure_config(f, ks);
+        if (ks->config_err) {
+                const char *names[] = {"blacklisted", "options", "install"};
+                for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+                        fact_unreadable(f, KMOD_SRC, ks->config_err, "kmod_new failed", "modprobe.%s.%s", asked,
+                                        names[i]);
+                return;
+        }
+        _cleanup_free_ char *name = modname_norm(asked);
+        const char *bsrc = NULL;
+        for (size_t i = 0; i < ks->blacklist.key.n && !bsrc; i++)
+                if (streq(ks->blacklist.key.v[i], name))
+                        bsrc = ks->blacklist.src.v[i];
+        fact_bool(f, bsrc ? bsrc : KMOD_SRC, bsrc != NULL, "modprobe.%s.blacklisted", asked);
+
+        /* options and install take shell patterns as the module name (kmod_module_get_options). */
+        struct strv opts = {0};
+        const char *osrc = NULL;
+        for (size_t i = 0; i < ks->options.key.n; i++)
+                if (fnmatch(ks->options.key.v[i], name, 0) == 0) {
+                        strv_add(&opts, ks->options.val.v[i]);
+                        if (!osrc)
+                                osrc = ks->options.src.v[i];
+                }
+        if (opts.n) {
+                _cleanup_free_ char *s = strv_join(&opts, " ");
+                fact_str(f, osrc, s, "modprobe.%s.options", asked);
+        } else
+                fact_absent(f, KMOD_SRC, "no options for this module", "modprobe.%s.options", asked);
+        strv_free(&opts);
+        /* modprobe runs only the first matching install command. */
+        for (size_t i = 0; i < ks->install.key.n; i++)
+                if (fnmatch(ks->install.key.v[i], name, 0) == 0) {
+                        fact_str(f, ks->install.src.v[i], ks->install.val.v[i], "modprobe.%s.install", asked);
+                        return;
+                }
+        fact_absent(f, KMOD_SRC, "no install command for this module", "modprobe.%s.install", asked);
+}
+
+static void blacklist_fact(struct facts *f, struct kstate *ks)
+{
+        ensure_config(f, ks);
+        if (ks->config_err) {
+                fact_unreadable(f, KMOD_SRC, ks->config_err, "kmod_new failed", "modprobe.blacklist");
+                return;
+        }
+        struct strv names = {0};
+        for (size_t i = 0; i < ks->blacklist.key.n; i++)
+                if (!strv_contains(&names, ks->blacklist.key.v[i]))
+                        strv_add(&names, ks->blacklist.key.v[i]);
+        strv_sort(&names);
+        _cleanup_free_ char *s = strv_join(&names, " ");
+        fact_str(f, KMOD_SRC ", " CMDLINE, s, "modprobe.blacklist");
+        strv_free(&names);
+}
+
+/* --- the probe ---------------------------------------------------------------------------------- */
+
+/* "module.NAME.loaded" -> NAME, or NULL when NAME is not a module name. */
+static char *middle(const char *name, const char *prefix, const char *const *attrs, size_t n)
+{
+        const char *rest = name + strlen(prefix), *dot = strrchr(rest, '.');
+        if (!dot || dot == rest)
+                return NULL;
+        for (size_t i = 0; i < n; i++)
+                if (streq(dot + 1, attrs[i])) {
+                        char *mid = xstrndup(rest, (size_t)(dot - rest));
+                        if (modname_valid(mid))
+                                return mid;
+                        free(mid);
+                        return NULL;
+                }
+        return NULL;
+}
+
+static int kernel_lookup(struct facts *f, const char *name)
+{
+        static const char *const mattrs[] = {"loaded", "state"};
+        static const char *const pattrs[] = {"blacklisted", "options", "install"};
+        struct kstate *ks = kstate(f);
+        ensure_base(f, ks);
+        _cleanup_free_ char *mod = NULL;
+        if (startswith(name, "module.") && (mod = middle(name, "module.", mattrs, ARRAY_SIZE(mattrs)))) {
+                module_facts(f, ks, mod);
+                return 0;
+        }
+        if (startswith(name, "modprobe.") && (mod = middle(name, "modprobe.", pattrs, ARRAY_SIZE(pattrs)))) {
+                modprobe_facts(f, ks, mod);
+                return 0;
+        }
+        return -ENOENT;
+}
+
+static int kernel_run(struct facts *f)
+{
+        struct kstate *ks = kstate(f);
+        ensure_base(f, ks);
+        kernel_facts(f, ks);
+        nvidia_facts(f);
+        module_list_fact(f, ks);
+        blacklist_fact(f, ks);
+        for (size_t i = 0; i < ARRAY_SIZE(curated); i++) {
+                module_facts(f, ks, curated[i]);
+                modprobe_facts(f, ks, curated[i]);
+        }
+        return 0;
+}
 
 const struct probe probe_kernel = {
         .name = "kernel",
         .prefixes = {"kernel.", "module.", "modprobe.", "nvidia."},
+        .run = kernel_run,
+        .lookup = kernel_lookup,
 };

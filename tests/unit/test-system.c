@@ -1,0 +1,674 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * System probes (swap.*, kernel.*, module.*, modprobe.*, nvidia.*, md.*, mount.*) against small
+ * machine roots written here, plus the mdstat parser against the real-machine corpus.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "facts.h"
+#include "mdstat.h"
+#include "root.h"
+#include "superblock.h"
+
+static char *tree;
+
+static void mkparents(const char *path)
+{
+        char *p = xstrdup(path);
+        for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+                *s = '\0';
+                mkdir(p, 0755);
+                *s = '/';
+        }
+        free(p);
+}
+
+static void put(const char *rel, const void *data, size_t len)
+{
+        char *path = xasprintf("%s/%s", tree, rel);
+        mkparents(path);
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
+        close(fd);
+        free(path);
+}
+
+static void puts_(const char *rel, const char *text) { put(rel, text, strlen(text)); }
+
+static void link_(const char *rel, const char *target)
+{
+        char *path = xasprintf("%s/%s", tree, rel);
+        mkparents(path);
+        ck_assert_int_eq(symlink(target, path), 0);
+        free(path);
+}
+
+static void mkdir_(const char *rel)
+{
+        char *path = xasprintf("%s/%s/", tree, rel);
+        mkparents(path);
+        free(path);
+}
+
+static void new_tree(void)
+{
+        char tmpl[] = "/tmp/llmtune-system-XXXXXX";
+        ck_assert_ptr_nonnull(mkdtemp(tmpl));
+        tree = xstrdup(tmpl);
+}
+
+static void drop_tree(void)
+{
+        char *cmd = xasprintf("rm -rf '%s'", tree);
+        ck_assert_int_eq(system(cmd), 0);
+        free(cmd);
+        free(tree);
+        tree = NULL;
+}
+
+static struct root *root;
+static struct facts *open_facts(void)
+{
+        ck_assert_int_eq(root_new(tree, &root), 0);
+        return facts_new(root);
+}
+
+static void close_facts(struct facts *f)
+{
+        facts_free(f);
+        root = root_free(root);
+}
+
+static const struct fact *get(struct facts *f, const char *name)
+{
+        const struct fact *fc = facts_get(f, name);
+        ck_assert_msg(fc != NULL, "no fact %s", name);
+        return fc;
+}
+
+static void assert_str(struct facts *f, const char *name, const char *want)
+{
+        const struct fact *fc = get(f, name);
+        ck_assert_msg(fc->status == FACT_OK, "%s: not ok (%s)", name, fc->reason ? fc->reason : "");
+        ck_assert_msg(streq(fc->str, want), "%s: \"%s\" != \"%s\"", name, fc->str, want);
+}
+
+static void assert_status(struct facts *f, const char *name, enum fact_status st, const char *reason_part)
+{
+        const struct fact *fc = get(f, name);
+        ck_assert_msg(fc->status == st, "%s: status %d != %d (%s)", name, fc->status, st, fc->str ? fc->str : "");
+        if (reason_part)
+                ck_assert_msg(fc->reason && strstr(fc->reason, reason_part), "%s: reason \"%s\" lacks \"%s\"", name,
+                              fc->reason, reason_part);
+}
+
+/* --- swap -------------------------------------------------------------------------------------- */
+
+START_TEST(swap_active_and_boot_sources)
+{
+        new_tree();
+        puts_("proc/swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
+                            "/swap\\040file                           file\t\t1048576\t\t0\t\t-2\n"
+                            "/dev/zram0                              partition\t8388604\t\t76\t\t100\n");
+        puts_("proc/meminfo", "MemTotal:       3742148 kB\nSwapTotal:       9436668 kB\n");
+        puts_("etc/fstab", "# /etc/fstab\nUUID=abcd / ext4 defaults 0 1\n/swap.img\tnone\tswap\tsw\t0\t0\n"
+                           "#/dev/sdb2 none swap sw 0 0\n/dev/sdb2 none swap sw 0 0\n");
+        link_("etc/systemd/zram-generator.conf", "/dev/null");
+        puts_("usr/lib/systemd/zram-generator.conf", "[zram0]\n");
+        puts_("etc/systemd/system/dev-sdc1.swap", "[Swap]\nWhat=/dev/sdc1\n");
+        link_("etc/systemd/system/swapfile.swap", "/dev/null");
+        puts_("etc/systemd/system/foo.service", "");
+        struct facts *f = open_facts();
+        assert_str(f, "swap.total", "9663148032");
+        assert_str(f, "swap.active.count", "2");
+        assert_str(f, "swap.active.0.path", "/swap file");
+        assert_str(f, "swap.active.0.type", "file");
+        assert_str(f, "swap.active.0.size", "1073741824");
+        assert_str(f, "swap.active.0.priority", "-2");
+        assert_str(f, "swap.active.1.used", "77824");
+        assert_str(f, "swap.zram.active", "1");
+        assert_str(f, "swap.fstab.count", "2");
+        assert_str(f, "swap.fstab.0.spec", "/swap.img");
+        assert_str(f, "swap.fstab.0.line", "3");
+        assert_str(f, "swap.fstab.1.spec", "/dev/sdb2");
+        assert_str(f, "swap.fstab.1.line", "5");
+        /* /etc's /dev/null link masks the /usr/lib configuration */
+        assert_status(f, "swap.zram.generator", FACT_ABSENT, "masked");
+        assert_str(f, "swap.units.count", "1");
+        assert_str(f, "swap.units.names", "dev-sdc1.swap");
+        close_facts(f);
+        drop_tree();
+}
+END_TEST
+
+START_TEST(swap_generators)
+{
+        new_tree();
+        puts_("proc/swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n");
+        puts_("etc/default/zramswap", "ALGO=lz4\n");
+        struct facts *f = open_facts();
+        assert_str(f, "swap.active.count", "0");
+        assert_str(f, "swap.zram.active", "0");
+        assert_str(f, "swap.zram.generator", "/etc/default/zramswap");
+        assert_str(f, "swap.fstab.count", "0");
+        assert_str(f, "swap.units.count", "0");
+        assert_status(f, "swap.total", FACT_ABSENT, NULL);
+        close_facts(f);
+        drop_tree();
+}
+END_TEST
+
+START_TEST(swap_garbage)
+{
+        new_tree();
+        struct facts *f = open_facts();
+        assert_status(f, "swap.active.count", FACT_ABSENT, "no /proc/swaps");
+        close_facts(f);
+
+        puts_("proc/swaps", "/dev/sda2 partition 10 0 -2\n");
+        f = open_facts();
+        assert_status(f, "swap.active.count", FACT_UNREADABLE, "header");
+        close_facts(f);
+
+        puts_("proc/swaps", "Filename Type Size Used Priority\n/dev/sda2 partition 1x0 0 -2\n/dev/sda3 partition\n"
+                            "/dev/sda4 partition 4 0 high\n");
+        puts_("proc/meminfo", "SwapTotal: lots kB\n");
+        f = open_facts();
+        assert_str(f, "swap.active.count", "3");
+        assert_status(f, "swap.active.0.size", FACT_UNREADABLE, "malformed line 2");
+        assert_status(f, "swap.active.1.path", FACT_UNREADABLE, "malformed line 3");
+        assert_status(f, "swap.active.2.priority", FACT_UNREADABLE, "EINVAL");
+        assert_status(f, "swap.total", FACT_UNREADABLE, NULL);
+        close_facts(f);
+        drop_tree();
+}
+END_TEST
+
+/* --- kernel, modules, modprobe.d ---------------------------------------------------------------- */
+
+static void kernel_tree(void)
+{
+        new_tree();
+        puts_("proc/sys/kernel/osrelease", "6.8.0-45-generic\n");
+        puts_("proc/cmdline", "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro module_blacklist=nvidiafb,nouveau "
+                              "modprobe.blacklist=foo-bar nvidia-drm.modeset=1 quiet opt=\"a b\" -- x.y=1\n");
+        puts_("proc/modules", "nvidia_uvm 1437696 0 - Live 0x0000000000000000 (POE)\n"
+                              "nvidia_drm 77824 2 - Live 0x0000000000000000 (POE)\n"
+                              "nvidia 56512512 45 nvidia_uvm,nvidia_modeset, Live 0x0000000000000000 (POE)\n"
+                              "mlx5_core 2035712 1 mlx5_ib, Loading 0x0000000000000000\n");
+        puts_("proc/driver/nvidia/version",
+              "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\n"
+              "GCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n");
+        puts_("etc/modprobe.d/blacklist-nouveau.conf", "# NVIDIA installer\nblacklist nouveau\n"
+                                                        "options nouveau modeset=0\n");
+        puts_("usr/lib/modprobe.d/nvidia.conf", "install nv-peer-mem /bin/false\noptions nvidia NVreg_X=1\n"
+                                                 "this line is garbage\nblacklist\n");
+        puts_("lib/modprobe.d/snd.conf", "options snd* index=-2\n");
+}
+
+START_TEST(kernel_and_modules)
+{
+        kernel_tree();
+        struct facts *f = open_facts();
+        assert_str(f, "kernel.release", "6.8.0-45-generic");
+        assert_str(f, "kernel.cmdline.module_blacklist", "nvidiafb,nouveau,foo_bar");
+        assert_str(f, "nvidia.driver.version", "535.104.05");
+        assert_str(f, "module.loaded", "mlx5_core nvidia nvidia_drm nvidia_uvm");
+        assert_str(f, "module.nvidia.loaded", "true");
+        assert_str(f, "module.nvidia.state", "live");
+        assert_str(f, "module.mlx5_core.state", "loading");
+        assert_str(f, "module.nouveau.loaded", "false");
+        assert_status(f, "module.nouveau.state", FACT_ABSENT, "not loaded");
+        /* on demand, either spelling */
+        assert_str(f, "module.nvidia-uvm.loaded", "true");
+        assert_str(f, "module.ext4.loaded", "false");
+        ck_assert_ptr_null(facts_get(f, "module.bad/name.loaded"));
+        close_facts(f);
+        drop_tree();
+}
+END_TEST
+
+START_TEST(modprobe_config)
+{
+        kernel_tree();
+        /* libkmod must not print about the garbage line (library code never prints) */
+        fflush(stderr);
+        int saved = dup(2);
+        FILE *err = tmpfile();
+        dup2(fileno(err), 2);
+        struct facts *f = open_facts();
+        const struct fact *bl = facts_get(f, "modprobe.blacklist");
+        fflush(stderr);
+        dup2(saved, 2);
+        close(saved);
+        ck_assert_int_eq(lseek(fileno(err), 0, SEEK_END), 0);
+        fclose(err);
+
+        ck_assert_ptr_nonnull(bl);
+        ck_assert_str_eq(bl->str, "foo_bar nouveau nvidiafb");
+        assert_str(f, "modprobe.nouveau.blacklisted", "true");
+        assert_str(f, "modprobe.nouveau.options", "modeset=0");
+        assert_status(f, "modprobe.nouveau.install", FACT_ABSENT, NULL);
+        assert_str(f, "modprobe.nvidia.blacklisted", "false");
+        assert_str(f, "modprobe.nvidia.options", "NVreg_X=1");
+        assert_str(f, "modprobe.nv_peer_mem.install", "/bin/false");
+        /* from ROOT's command line, asked for in either spelling */
+        assert_str(f, "modprobe.nvidia-drm.options", "modeset=1");
+        ck_assert_str_eq(get(f, "modprobe.nvidia-drm.options")->source, "/proc/cmdline");
+        assert_str(f, "modprobe.foo-bar.blacklisted", "true");
+        assert_str(f, "modprobe.snd_hda_intel.options", "index=-2");
+        /* "--" ends the kernel's words: x.y=1 belongs to init */
+        assert_status(f, "modprobe.x.options", FACT_ABSENT, NULL);
+        /* nothing of the build machine's own /proc/cmdline (random.trust_cpu=1 and the like) */
+        assert_status(f, "modprobe.random.options", FACT_ABSENT, NULL);
+        assert_status(f, "modprobe.rcupdate.options", FACT_ABSENT, NULL);
+        ck_assert_ptr_nonnull(facts_handle(f, "kmod"));
+        close_facts(f);
+        drop_tree();
+}
+END_TEST
+
+START_TEST(modules_without_proc_modules)
+{
+        new_tree();
+        puts_("proc/version", "Linux version 5.15.0-91-generic (buildd@lcy02) (gcc 11.4.0) #101-Ubuntu SMP\n");
+        puts_("sys/module/nvidia/initstate", "live\n");
+        mkdir_("sys/module/nouveau/parameters");
+        struct facts *f = open_facts();
+        assert_str(f, "kernel.release", "5.15.0-91-generic");
+        assert_status(f, "kernel.cmdline", FACT_ABSENT, NULL);
+        assert_str(f, "module.nvidia.loaded", "true");
+        assert_str(f, "module.nvidia.state", "live");
+        assert_str(f, "module.nouveau.loaded", "true");
+        assert_str(f, "module.nouveau.state", "builtin");
+        assert_status(f, "module.ib_core.loaded", FACT_ABSENT, "no /proc/modules: kernel without loadable module support");
+        assert_str(f, "module.loaded", "nvidia");
+        assert_status(f, "nvidia.driver.version", FACT_ABSENT, "no NVIDIA driver loaded");
+        assert_status(f, "kernel.cmdline.module_blacklist", FACT_ABSENT, NULL);
+        assert_str(f, "modprobe.blacklist", "");
+        close_facts(f);
+        drop_tree();
+}
+END_TEST
+
+START_TEST(modules_garbage)
+{
+        new_tree();
+        puts_("proc/modules", "nvidia 56512512 45 - Live 0x0\nthis is not a module line\n");
+        puts_("proc/driver/nvidia/version", "NVRM version: something odd\n");
+        puts_("proc/sys/kernel/osrelease", "");
+        struct facts *f = open_facts();
+        assert_status(f, "module.loaded", FACT_UNREADABLE, "malformed line 2");
+        assert_status(f, "module.nvidia.loaded", FACT_UNREADABLE, "malformed line 2");
+        assert_status(f, "nvidia.driver.version", FACT_UNREADABLE, "NVRM version");
+        assert_status(f, "kernel.release", FACT_ABSENT, NULL);
+        close_facts(f);
+        drop_tree();
+}
+END_TEST
+
+/* --- md, filesystems, mounts ---------------------------------------------------------------------- */
+
+static void le16(uint8_t *p, unsigned v)
+{
+        p[0] = v & 0xff;
+        p[1] = (v >> 8) & 0xff;
+}
+static void le32(uint8_t *p, uint32_t v)
+{
+        for (int i = 0; i < 4; i++)
+                p[i] = (v >> (8 * i)) & 0xff;
+}
+static void be32(uint8_t *p, uint32_t v)
+{
+        for (int i = 0; i < 4; i++)
+                p[i] = (v >> (24 - 8 * i)) & 0xff;
+}
+
+/* 64 KiB image with an ext4 superblock: 1 KiB << log blocks, the given RAID hints. */
+static void ext4_image(const char *rel, unsigned log, unsigned stride, uint32_t width)
+{
+        uint8_t *img = xcalloc(1, 65536), *sb = img + 1024;
+        le32(sb + 0x18, log);
+        le16(sb + 0x38, 0xEF53);
+        le32(sb + 0x5C, 0x4);          /* has_journal */
+        le32(sb + 0x60, 0x0002 | 0x0040); /* filetype, extents */
+        le16(sb + 0x164, stride);
+        le32(sb + 0x170, width);
+        put(rel, img, 65536);
+        free(img);
+}
+
+static void xfs_image(const char *rel, uint32_t bs, uint32_t unit, uint32_t width)
+{
+        uint8_t *img = xcalloc(1, 65536);
+        memcpy(img, "XFSB", 4);
+        be32(img + 4, bs);
+        be32(img + 0xB8, unit);
+        be32(img + 0xBC, width);
+        put(rel, img, 65536);
+        free(img);
+}
+
+static void md_sysfs(const char *md, const char *level, const char *chunk, const char *disks, const char *members)
+{
+        char *p;
+        p = xasprintf("sys/block/%s/md/level", md);
+        puts_(p, level);
+        free(p);
+        p = xasprintf("sys/block/%s/md/chunk_size", md);
+        puts_(p, chunk);
+        free(p);
+        p = xasprintf("sys/block/%s/md/raid_disks", md);
+        puts_(p, disks);
+        free(p);
+        p = xasprintf("sys/block/%s/md/array_state", md);
+        puts_(p, "clean\n");
+        free(p);
+        char *copy = xstrdup(members), *save = NULL;
+        for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+                p = xasprintf("sys/block/%s/md/dev-%s/state", md, t);
+                puts_(p, "in_sync\n");
+                free(p);
+        }
+        free(copy);
+}
+
+START_TEST(md_alignment)
+{
+        new_tree();
+        /* 4 x 512 KiB raid0, ext4 made with the folklore stride=16,stripe_width=64 */
+        md_sysfs("md0", "raid0\n", "524288\n", "4\n", "sda sdb sdc sdd");
+        ext4_image("dev/md0", 2, 16, 64);
+        /* 3-disk raid5, XFS with su=512k,sw=2 (sunit/swidth in 4 KiB blocks) */
+        md_sysfs("md1", "raid5\n", "524288\n", "3\n", "nvme0n1 nvme1n1 nvme2n1");
+        xfs_image("dev/md1", 4096, 128, 256);
+        link_("dev/md/fast", "../md1");
+        /* garbage */
+        md_sysfs("md2", "raid0\n", "big\n", "2\n", "sde sdf");
+        ext4_image("dev/md2", 2, 128, 256);
+        md_sysfs("md3", "raid0\n", "65536\n", "2\n", "sdg sdh");
+        put("dev/md3", "\x53\xef", 2);
+        md_sysfs("md4", "raid6\n", "65536\n", "6\n", "sdi sdj sdk sdl sdm sdn");
+        ext4_image("dev/md4", 9, 16, 64);
+        md_sysfs("md5", "raid1\n", "0\n", "2\n", "sdo sdp");
+        put("dev/md5", (char[4096]){0}, 4096);
+        md_sysfs("md6", "raid10\n", "524288\n", "4\n", "sdq sdr sds sdt");
+        put("dev/md6", (char[4096]){0}, 4096);
+        puts_("proc/mounts", "sysfs /sys sysfs rw,nosuid 0 0\n"
+                             "/dev/md0 /data ext4 rw,relatime,stripe=64 0 0\n"
+                             "/dev/md/fast /scratch\\040space xfs rw,noatime,nobarrier 0 0\n"
+                             "/dev/md2 /old ext4 rw,noatime,barrier=0 0 0\n"
+                             "/dev/md6 /m6 ext4 rw 0 0\n"
+                             "/dev/md0 /data/bind ext4 rw,noatime 0 0\n");
+
+        struct facts *f = open_facts();
+        assert_str(f, "md.count", "7");
+        assert_str(f, "md.md0.level", "raid0");
+        assert_str(f, "md.md0.chunk_size", "524288");
+        assert_str(f, "md.md0.raid_disks", "4");
+        assert_str(f, "md.md0.data_disks", "4");
+        assert_str(f, "md.md0.members", "sda sdb sdc sdd");
+        assert_str(f, "md.md0.state", "clean");
+        assert_str(f, "md.md0.fs.type", "ext4");
+        assert_str(f, "md.md0.fs.block_size", "4096");
+        assert_str(f, "md.md0.fs.stride", "16");
+        assert_str(f, "md.md0.fs.stripe_width", "64");
+        assert_str(f, "md.md0.fs.expected_stride", "128");
+        assert_str(f, "md.md0.fs.expected_stripe_width", "512");
+        assert_str(f, "md.md0.fs.aligned", "false");
+        assert_str(f, "md.md0.mount.point", "/data");
+        assert_str(f, "md.md0.mount.noatime", "false"); /* relatime is not noatime */
+        assert_str(f, "md.md0.mount.nobarrier", "false");
+        assert_str(f, "md.md0.mount.stripe", "64");
+
+        assert_str(f, "md.md1.data_disks", "2");
+        assert_str(f, "md.md1.fs.type", "xfs");
+        assert_str(f, "md.md1.fs.stride", "128");
+        assert_str(f, "md.md1.fs.stripe_width", "256");
+        assert_str(f, "md.md1.fs.aligned", "true");
+        assert_str(f, "md.md1.mount.point", "/scratch space");
+        assert_str(f, "md.md1.mount.noatime", "true");
+        assert_str(f, "md.md1.mount.nobarrier", "true");
+
+        assert_status(f, "md.md2.chunk_size", FACT_UNREADABLE, "big");
+        assert_status(f, "md.md2.fs.expected_stride", FACT_UNREADABLE, NULL);
+        assert_str(f, "md.md2.fs.stride", "128");
+        assert_str(f, "md.md2.mount.nobarrier", "true");
+
+        assert_status(f, "md.md3.fs.type", FACT_UNREADABLE, "truncated");
+        assert_status(f, "md.md3.mount.point", FACT_ABSENT, "not mounted");
+        assert_status(f, "md.md4.fs.stride", FACT_UNREADABLE, "s_log_block_size");
+        assert_str(f, "md.md4.data_disks", "4");
+        /* raid1: nothing on it, no striping */
+        assert_str(f, "md.md5.data_disks", "1");
+        assert_status(f, "md.md5.fs.type", FACT_ABSENT, "no ext2/3/4 or XFS superblock");
+        /* mounted as ext4 but no superblock there: unreadable, not absent */
+        assert_str(f, "md.md6.data_disks", "2");
+        assert_status(f, "md.md6.fs.type", FACT_UNREADABLE, "no ext2/3/4 or XFS superblock");
+
+        assert_str(f, "mount.count", "6");
+        assert_str(f, "mount.1.source", "/dev/md0");
+        assert_str(f, "mount.2.target", "/scratch space");
+        assert_str(f, "mount.2.fstype", "xfs");
+        assert_str(f, "mount.0.options", "rw,nosuid");
+        close_facts(f);
+        drop_tree();
+}
+END_TEST
+
+START_TEST(md_from_mdstat_only)
+{
+        new_tree();
+        puts_("proc/mdstat", "Personalities : [raid0] [raid1] [raid6]\n"
+                             "md127 : active raid0 nvme1n1[1] nvme0n1[0]\n"
+                             "      7501209600 blocks super 1.2 512k chunks\n\n"
+                             "md1 : active raid6 sdb1[0] sde1[3] sdd1[2] sdc1[1](F)\n"
+                             "      7813735424 blocks super 1.2 level 6, 512k chunk, algorithm 2 [4/3] [U_UU]\n"
+                             "      [=>...................]  recovery =  8.5% (16775552/195310144) finish=17.0min\n\n"
+                             "md9 : active raid0 sda[0] sdb[x\n"
+                             "      100 blocks 64k chunks\n\n"
+                             "unused devices: <none>\n");
+        ext4_image("dev/md127", 2, 128, 256);
+        puts_("proc/mounts", "/dev/md127 /data ext4 rw,noatime 0 0\n");
+        struct facts *f = open_facts();
+        assert_str(f, "md.count", "3");
+        assert_str(f, "md.md127.level", "raid0");
+        assert_str(f, "md.md127.chunk_size", "524288");
+        assert_str(f, "md.md127.raid_disks", "2");
+        assert_str(f, "md.md127.members", "nvme1n1 nvme0n1");
+        assert_str(f, "md.md127.fs.aligned", "true");
+        assert_str(f, "md.md127.mount.noatime", "true");
+        assert_str(f, "md.md1.raid_disks", "4");
+        assert_str(f, "md.md1.degraded", "1");
+        assert_str(f, "md.md1.data_disks", "2");
+        assert_str(f, "md.md1.sync_action", "recover");
+        assert_status(f, "md.md9.level", FACT_UNREADABLE, "malformed member");
+        assert_status(f, "md.md9.data_disks", FACT_ABSENT, NULL);
+        close_facts(f);
+
+        puts_("proc/mdstat", "garbage\n");
+        f = open_facts();
+        assert_status(f, "md.count", FACT_UNREADABLE, "EBADMSG");
+        assert_status(f, "md.mdstat", FACT_UNREADABLE, "Personalities");
+        close_facts(f);
+        drop_tree();
+}
+END_TEST
+
+START_TEST(superblocks)
+{
+        uint8_t buf[2048] = {0};
+        struct fs_superblock sb;
+        const char *why;
+        ck_assert_int_eq(superblock_parse(buf, sizeof(buf), &sb, &why), -ENOENT);
+        ck_assert_int_eq(superblock_parse(buf, 100, &sb, &why), -ENODATA);
+        le16(buf + 1024 + 0x38, 0xEF53);
+        ck_assert_int_eq(superblock_parse(buf, 1100, &sb, &why), -ENODATA);
+        ck_assert_int_eq(superblock_parse(buf, sizeof(buf), &sb, &why), 0);
+        ck_assert_str_eq(sb.type, "ext2");
+        ck_assert_uint_eq(sb.block_size, 1024);
+        le32(buf + 1024 + 0x18, 7);
+        ck_assert_int_eq(superblock_parse(buf, sizeof(buf), &sb, &why), -EBADMSG);
+        memset(buf, 0, sizeof(buf));
+        memcpy(buf, "XFSB", 4);
+        be32(buf + 4, 3000);
+        ck_assert_int_eq(superblock_parse(buf, sizeof(buf), &sb, &why), -EBADMSG);
+        ck_assert_int_eq(superblock_parse(buf, 100, &sb, &why), -ENODATA);
+        be32(buf + 4, 65536);
+        be32(buf + 0xB8, 16);
+        ck_assert_int_eq(superblock_parse(buf, sizeof(buf), &sb, &why), 0);
+        ck_assert_str_eq(sb.type, "xfs");
+        ck_assert_uint_eq(sb.stride, 16);
+}
+END_TEST
+
+/* --- the corpus ------------------------------------------------------------------------------------ */
+
+static char *corpus_file(const char *rel)
+{
+        char *p = xasprintf("%s/../shared/corpus/%s", LLMTUNE_SRCDIR, rel);
+        if (access(p, R_OK) == 0)
+                return p;
+        free(p);
+        return NULL;
+}
+
+static char *slurp(const char *path)
+{
+        FILE *fp = fopen(path, "re");
+        ck_assert_ptr_nonnull(fp);
+        static char buf[65536];
+        size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
+        fclose(fp);
+        buf[n] = '\0';
+        return xstrdup(buf);
+}
+
+static const struct mdstat_array *find_md(const struct mdstat_array *a, size_t n, const char *name)
+{
+        for (size_t i = 0; i < n; i++)
+                if (streq(a[i].name, name))
+                        return &a[i];
+        ck_abort_msg("no array %s", name);
+        return NULL;
+}
+
+START_TEST(corpus_mdstat)
+{
+        char *path = corpus_file("node_exporter-collector-fixtures/proc/mdstat");
+        if (!path) {
+                ck_assert_msg(!getenv("LLMTUNE_REQUIRE_CORPUS"), "corpus missing and LLMTUNE_REQUIRE_CORPUS set");
+                fprintf(stderr, "corpus_mdstat: ../shared/corpus not found, skipped\n");
+                return;
+        }
+        char *text = slurp(path);
+        struct mdstat_array *a;
+        size_t n;
+        ck_assert_int_eq(mdstat_parse(text, &a, &n), 0);
+        ck_assert_uint_eq(n, 17);
+        for (size_t i = 0; i < n; i++)
+                ck_assert_msg(a[i].bad == NULL, "%s: %s", a[i].name, a[i].bad);
+        const struct mdstat_array *m = find_md(a, n, "md3");
+        ck_assert_str_eq(m->level, "raid6");
+        ck_assert_uint_eq(m->chunk, 65536);
+        ck_assert_uint_eq(m->raid_disks, 8);
+        ck_assert_uint_eq(m->spares, 2);
+        m = find_md(a, n, "md4");
+        ck_assert_str_eq(m->state, "inactive");
+        ck_assert_str_eq(m->level, "raid1");
+        ck_assert_uint_eq(m->faulty, 1);
+        m = find_md(a, n, "md6");
+        ck_assert_str_eq(m->sync, "recovery");
+        ck_assert_int_eq(m->working, 1);
+        ck_assert_str_eq(find_md(a, n, "md8")->sync, "resync");
+        ck_assert_str_eq(find_md(a, n, "md201")->sync, "check");
+        ck_assert_str_eq(find_md(a, n, "md9")->sync, "resync=DELAYED");
+        m = find_md(a, n, "md10");
+        ck_assert_str_eq(m->level, "raid0");
+        ck_assert_uint_eq(m->chunk, 65536);
+        ck_assert_uint_eq(m->raid_disks, 2);
+        m = find_md(a, n, "md11");
+        ck_assert_str_eq(m->state, "read-auto");
+        ck_assert_str_eq(m->sync, "resync=PENDING");
+        m = find_md(a, n, "md126");
+        ck_assert_str_eq(m->metadata, "external:/md127/0");
+        ck_assert_uint_eq(m->chunk, 131072);
+        m = find_md(a, n, "md219");
+        ck_assert_str_eq(m->state, "inactive");
+        ck_assert_ptr_null(m->level);
+        ck_assert_str_eq(m->metadata, "external:imsm");
+        ck_assert_uint_eq(m->spares, 3);
+        m = find_md(a, n, "md120");
+        ck_assert_str_eq(m->level, "linear");
+        ck_assert_uint_eq(m->chunk, 0);
+        m = find_md(a, n, "md101");
+        ck_assert_str_eq(m->state, "readonly");
+        ck_assert_uint_eq(m->raid_disks, 3);
+        ck_assert_uint_eq(m->chunk, 524288);
+        mdstat_free(a, n);
+        free(text);
+        free(path);
+}
+END_TEST
+
+START_TEST(corpus_swaps)
+{
+        char *path = corpus_file("node_exporter-collector-fixtures/proc/swaps");
+        if (!path) {
+                ck_assert_msg(!getenv("LLMTUNE_REQUIRE_CORPUS"), "corpus missing and LLMTUNE_REQUIRE_CORPUS set");
+                return;
+        }
+        new_tree();
+        char *text = slurp(path);
+        puts_("proc/swaps", text);
+        free(text);
+        free(path);
+        path = corpus_file("node_exporter-collector-fixtures/proc/meminfo");
+        text = slurp(path);
+        puts_("proc/meminfo", text);
+        struct facts *f = open_facts();
+        assert_str(f, "swap.active.count", "1");
+        assert_str(f, "swap.active.0.path", "/dev/zram0");
+        assert_str(f, "swap.active.0.size", "8589930496");
+        assert_str(f, "swap.active.0.priority", "100");
+        assert_str(f, "swap.zram.active", "1");
+        assert_str(f, "swap.total", "4294963200"); /* SwapTotal 4194300 kB: the composite disagrees */
+        close_facts(f);
+        free(text);
+        free(path);
+        drop_tree();
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("system");
+        TCase *tc = tcase_create("system");
+        tcase_add_test(tc, swap_active_and_boot_sources);
+        tcase_add_test(tc, swap_generators);
+        tcase_add_test(tc, swap_garbage);
+        tcase_add_test(tc, kernel_and_modules);
+        tcase_add_test(tc, modprobe_config);
+        tcase_add_test(tc, modules_without_proc_modules);
+        tcase_add_test(tc, modules_garbage);
+        tcase_add_test(tc, md_alignment);
+        tcase_add_test(tc, md_from_mdstat_only);
+        tcase_add_test(tc, superblocks);
+        tcase_add_test(tc, corpus_mdstat);
+        tcase_add_test(tc, corpus_swaps);
+        suite_add_tcase(s, tc);
+        SRunner *sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
