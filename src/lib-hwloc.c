@@ -45,8 +45,8 @@ static struct hwlib *hwlib_load(struct facts *f)
 {
         struct root *r = facts_root(f);
         struct hwlib *h = xcalloc(1, sizeof(*h));
-        char *fs_old = NULL, *comp_old = NULL;
-        bool fs_had = false, comp_had = false;
+        char *fs_old = NULL, *comp_old = NULL, *hide_old = NULL;
+        bool fs_had = false, comp_had = false, hide_had = false;
         bool foreign = !root_is_live(r);
 
         if (foreign) {
@@ -54,6 +54,9 @@ static struct hwlib *hwlib_load(struct facts *f)
                 env_push("HWLOC_FSROOT", root_path(r), &fs_old, &fs_had);
                 env_push("HWLOC_COMPONENTS", "linux,stop", &comp_old, &comp_had);
         }
+        /* hwloc prints "critical" errors to stderr unless told not to; library code never prints.
+         * (Read once per process, on hwloc's first complaint.) */
+        env_push("HWLOC_HIDE_ERRORS", "2", &hide_old, &hide_had);
         hwloc_topology_t t = NULL;
         if (hwloc_topology_init(&t) < 0)
                 h->err = xasprintf("hwloc_topology_init: %s", errno_name(errno));
@@ -63,6 +66,7 @@ static struct hwlib *hwlib_load(struct facts *f)
                 h->err = xasprintf("hwloc_topology_set_io_types_filter: %s", errno_name(errno));
         else if (hwloc_topology_load(t) < 0)
                 h->err = xasprintf("hwloc_topology_load: %s", errno_name(errno));
+        env_pop("HWLOC_HIDE_ERRORS", hide_old, hide_had);
         if (foreign) {
                 env_pop("HWLOC_FSROOT", fs_old, fs_had);
                 env_pop("HWLOC_COMPONENTS", comp_old, comp_had);

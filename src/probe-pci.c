@@ -722,11 +722,14 @@ static void gpu_libpci(struct facts *f, struct pcilib *p, const char *pci_err, s
                 link_value(f, cfg, prefix, "link.max_width", l.max_width, "Link Capabilities width 0");
                 return;
         }
-        const char *why = crc < 0 ? "config space unreadable and no sysfs link attributes"
-                        : len <= 64 ? "config space holds only the 64-byte header (capabilities need root) and no "
-                                      "sysfs link attributes"
-                        : rc == -EIO ? "libpci failed on the config space and no sysfs link attributes"
-                                     : "not a PCI Express function";
+        _cleanup_free_ char *why =
+                crc < 0     ? xasprintf("config space unreadable (%s) and no sysfs link attributes", errno_name(crc))
+                : len <= 64 ? xstrdup("config space holds only the 64-byte header (unprivileged reads stop there) "
+                                      "and no sysfs link attributes")
+                : rc == -EIO ? xasprintf("libpci failed on the config space (%s) and no sysfs link attributes",
+                                         p ? pcilib_last_error(p) : pci_err)
+                : len < 256  ? xasprintf("config space truncated to %zu bytes and no sysfs link attributes", len)
+                             : xstrdup("not a PCI Express function");
         link_sysfs(f, prefix, d, why);
 }
 

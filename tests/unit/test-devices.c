@@ -1,0 +1,657 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gpu.*, nvswitch.*, nvme.*, ib.*, net.*: synthetic sysfs trees built here byte by byte (config
+ * spaces with a PCI Express capability, broken variants), and the hwloc corpus tarballs of real
+ * machines (../shared/corpus; skipped when absent unless LLMTUNE_REQUIRE_CORPUS=1).
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "facts.h"
+#include "lib-hwloc.h"
+#include "root.h"
+
+static char tmpl[] = "/tmp/llmtune-devices-XXXXXX";
+static char *top;
+
+/* --- building trees ----------------------------------------------------------------------- */
+
+static void mkdirs(const char *path)
+{
+        char *p = xstrdup(path);
+        for (char *s = p + 1; *s; s++)
+                if (*s == '/') {
+                        *s = '\0';
+                        mkdir(p, 0755);
+                        *s = '/';
+                }
+        mkdir(p, 0755);
+        free(p);
+}
+
+static void put_bin(const char *rel, const void *data, size_t len)
+{
+        char *path = xasprintf("%s/%s", top, rel);
+        char *dir = xstrdup(path);
+        *strrchr(dir, '/') = '\0';
+        mkdirs(dir);
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
+        close(fd);
+        free(dir);
+        free(path);
+}
+
+static void put(const char *rel, const char *text) { put_bin(rel, text, strlen(text)); }
+
+static void link_to(const char *rel, const char *target)
+{
+        char *path = xasprintf("%s/%s", top, rel);
+        char *dir = xstrdup(path);
+        *strrchr(dir, '/') = '\0';
+        mkdirs(dir);
+        ck_assert_int_eq(symlink(target, path), 0);
+        free(dir);
+        free(path);
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+        return remove(p);
+}
+
+static void setup(void)
+{
+        char *t = xstrdup(tmpl);
+        top = mkdtemp(t);
+        ck_assert_ptr_nonnull(top);
+}
+
+static void teardown(void)
+{
+        nftw(top, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        free(top);
+        top = NULL;
+}
+
+/* Two sockets, one NUMA node each: CPUs 0-3 on package 0 / node 0, 4-7 on package 1 / node 1. */
+static void two_sockets(void)
+{
+        put("sys/devices/system/cpu/online", "0-7\n");
+        for (int c = 0; c < 8; c++) {
+                char *p = xasprintf("sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
+                put(p, c < 4 ? "0\n" : "1\n");
+                free(p);
+        }
+        put("sys/devices/system/node/node0/cpulist", "0-3\n");
+        put("sys/devices/system/node/node1/cpulist", "4-7\n");
+}
+
+struct cfg {
+        uint8_t b[4096];
+};
+
+static void le16(uint8_t *p, uint16_t v)
+{
+        p[0] = (uint8_t)v;
+        p[1] = (uint8_t)(v >> 8);
+}
+
+static void le32(uint8_t *p, uint32_t v)
+{
+        le16(p, (uint16_t)v);
+        le16(p + 2, (uint16_t)(v >> 16));
+}
+
+/* A type-0 header with a capability list: power management at 0x40, PCI Express at 0x60 with
+ * LnkCap (max speed code, max width) and LnkSta (speed code, width). */
+static void config_pcie(struct cfg *c, uint16_t vendor, uint16_t device, unsigned cap_speed, unsigned cap_width,
+                        unsigned sta_speed, unsigned sta_width)
+{
+        memset(c->b, 0, sizeof(c->b));
+        le16(c->b + 0x00, vendor);
+        le16(c->b + 0x02, device);
+        le16(c->b + 0x06, 0x0010); /* Status: Capabilities List */
+        c->b[0x0b] = 0x03;         /* base class: display */
+        c->b[0x34] = 0x40;
+        c->b[0x40] = 0x01; /* PM */
+        c->b[0x41] = 0x60;
+        c->b[0x60] = 0x10; /* PCI Express */
+        c->b[0x61] = 0x00;
+        le32(c->b + 0x60 + 0x0c, cap_speed | cap_width << 4);
+        le16(c->b + 0x60 + 0x12, (uint16_t)(sta_speed | sta_width << 4));
+}
+
+static void pci_dev(const char *bdf, const char *vendor, const char *device, const char *cls, const char *numa,
+                    const char *cpulist)
+{
+        char *dir = xasprintf("sys/devices/pci0000:00/%s", bdf);
+        char *p;
+#define F(name, val)                                         \
+        if (val) {                                           \
+                p = xasprintf("%s/%s", dir, name);           \
+                put(p, val);                                 \
+                free(p);                                     \
+        }
+        F("vendor", vendor);
+        F("device", device);
+        F("class", cls);
+        F("numa_node", numa);
+        F("local_cpulist", cpulist);
+#undef F
+        p = xasprintf("sys/bus/pci/devices/%s", bdf);
+        char *target = xasprintf("../../../devices/pci0000:00/%s", bdf);
+        link_to(p, target);
+        free(p);
+        free(target);
+        free(dir);
+}
+
+static void dev_file(const char *bdf, const char *file, const char *text)
+{
+        char *p = xasprintf("sys/devices/pci0000:00/%s/%s", bdf, file);
+        put(p, text);
+        free(p);
+}
+
+static void dev_config(const char *bdf, const struct cfg *c, size_t len)
+{
+        char *p = xasprintf("sys/devices/pci0000:00/%s/config", bdf);
+        put_bin(p, c->b, len);
+        free(p);
+}
+
+/* resource: BAR0 16 MiB 32-bit, BAR1 64 GiB 64-bit prefetchable (+ its upper half), rest unused */
+static const char *resource_large =
+        "0x00000000fa000000 0x00000000faffffff 0x0000000000040200\n"
+        "0x0000038000000000 0x0000038fffffffff 0x000000000014220c\n"
+        "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+        "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+        "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+        "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+        "0x0000000000000000 0x0000000000000000 0x0000000000000000\n";
+
+/* --- reading facts ------------------------------------------------------------------------ */
+
+struct ctx {
+        struct root *r;
+        struct facts *f;
+};
+
+static struct ctx open_facts(const char *dir)
+{
+        struct ctx c = {0};
+        ck_assert_int_eq(root_new(dir, &c.r), 0);
+        c.f = facts_new(c.r);
+        return c;
+}
+
+static void close_facts(struct ctx *c)
+{
+        facts_free(c->f);
+        root_free(c->r);
+}
+
+static const struct fact *get(struct ctx *c, const char *name)
+{
+        const struct fact *fc = facts_get(c->f, name);
+        ck_assert_msg(fc != NULL, "no fact %s", name);
+        return fc;
+}
+
+static void expect_str(struct ctx *c, const char *name, const char *want)
+{
+        const struct fact *fc = get(c, name);
+        ck_assert_msg(fc->status == FACT_OK, "%s: not a value (%s)", name, fc->reason);
+        ck_assert_msg(streq(fc->str, want), "%s: \"%s\", want \"%s\"", name, fc->str, want);
+}
+
+static void expect_status(struct ctx *c, const char *name, enum fact_status st, const char *reason_part)
+{
+        const struct fact *fc = get(c, name);
+        ck_assert_msg(fc->status == st, "%s: status %d (%s), want %d", name, fc->status, fc->str ? fc->str : fc->reason,
+                      st);
+        if (reason_part)
+                ck_assert_msg(fc->reason && strstr(fc->reason, reason_part), "%s: reason \"%s\" lacks \"%s\"", name,
+                              fc->reason, reason_part);
+        ck_assert_msg(fc->source != NULL, "%s: no source", name);
+}
+
+/* --- synthetic: GPUs ---------------------------------------------------------------------- */
+
+static void three_gpus(void)
+{
+        two_sockets();
+        struct cfg c;
+        /* NVIDIA H100 on node 0: Gen5 x16 capable, running Gen4 x8 */
+        pci_dev("0000:07:00.0", "0x10de\n", "0x2330\n", "0x030200\n", "0\n", "0-3\n");
+        config_pcie(&c, 0x10de, 0x2330, 5, 16, 4, 8);
+        dev_config("0000:07:00.0", &c, 4096);
+        dev_file("0000:07:00.0", "resource", resource_large);
+        link_to("sys/devices/pci0000:00/0000:07:00.0/driver", "../../../bus/pci/drivers/nvidia");
+        /* NVIDIA on node 1, full Gen4 x16 */
+        pci_dev("0000:41:00.0", "0x10de\n", "0x20b0\n", "0x030200\n", "1\n", "4-7\n");
+        config_pcie(&c, 0x10de, 0x20b0, 4, 16, 4, 16);
+        dev_config("0000:41:00.0", &c, 256);
+        link_to("sys/devices/pci0000:00/0000:41:00.0/driver", "../../../bus/pci/drivers/nvidia");
+        /* BMC VGA before them in bus order, numa_node -1 (local_cpulist then lists every CPU);
+         * unprivileged 64-byte config: link facts from the sysfs attributes */
+        pci_dev("0000:03:00.0", "0x1a03\n", "0x2000\n", "0x030000\n", "-1\n", "0-7\n");
+        config_pcie(&c, 0x1a03, 0x2000, 1, 1, 1, 1);
+        dev_config("0000:03:00.0", &c, 64);
+        dev_file("0000:03:00.0", "current_link_speed", "2.5 GT/s PCIe\n");
+        dev_file("0000:03:00.0", "current_link_width", "1\n");
+        dev_file("0000:03:00.0", "max_link_speed", "5.0 GT/s PCIe\n");
+        dev_file("0000:03:00.0", "max_link_width", "255\n");
+        /* not GPUs: an NVSwitch and a NIC */
+        pci_dev("0000:c0:00.0", "0x10de\n", "0x22a3\n", "0x068000\n", "1\n", "4-7\n");
+        pci_dev("0000:0a:00.0", "0x15b3\n", "0x101b\n", "0x020700\n", "0\n", "0-3\n");
+}
+
+START_TEST(gpu_order_ids_numa)
+{
+        three_gpus();
+        struct ctx c = open_facts(top);
+        expect_str(&c, "gpu.count", "3");
+        expect_str(&c, "gpu.nvidia_count", "2");
+        /* NVIDIA first in bus order, then the others */
+        expect_str(&c, "gpu.0.address", "0000:07:00.0");
+        expect_str(&c, "gpu.1.address", "0000:41:00.0");
+        expect_str(&c, "gpu.2.address", "0000:03:00.0");
+        expect_str(&c, "gpu.0.vendor_id", "10de");
+        expect_str(&c, "gpu.0.device_id", "2330");
+        expect_str(&c, "gpu.0.class", "0302");
+        expect_str(&c, "gpu.2.class", "0300");
+        expect_str(&c, "gpu.0.driver", "nvidia");
+        expect_status(&c, "gpu.2.driver", FACT_ABSENT, "no driver bound");
+        expect_str(&c, "gpu.0.numa_node", "0");
+        expect_str(&c, "gpu.1.numa_node", "1");
+        expect_str(&c, "gpu.2.numa_node", "-1");
+        expect_str(&c, "gpu.2.local_cpus", "0-7");
+        expect_str(&c, "gpu.0.socket", "0");
+        expect_str(&c, "gpu.1.socket", "1");
+        expect_status(&c, "gpu.2.socket", FACT_ABSENT, "locality unknown");
+        expect_str(&c, "gpu.per_socket", "1,1");
+        expect_str(&c, "gpu.sockets_used", "2");
+        expect_str(&c, "gpu.balanced", "true");
+        expect_str(&c, "nvswitch.count", "1");
+        expect_str(&c, "nvswitch.0.address", "0000:c0:00.0");
+        /* BARs */
+        expect_str(&c, "gpu.0.bar.0.size", "16777216");
+        expect_str(&c, "gpu.0.bar.1.size", "68719476736");
+        expect_str(&c, "gpu.0.large_bar", "true");
+        expect_status(&c, "gpu.0.bar.2.size", FACT_ABSENT, "BAR not implemented");
+        expect_status(&c, "gpu.1.large_bar", FACT_ABSENT, "no resource file");
+        /* a GPU that does not exist is absent, not unknown to the store */
+        expect_status(&c, "gpu.7.numa_node", FACT_ABSENT, "no such GPU");
+        /* none of that needed a library */
+        ck_assert_ptr_null(facts_handle(c.f, "libpci"));
+        ck_assert(!hwloc_loaded(c.f));
+        /* an unknown name is unknown (after the whole probe ran) */
+        ck_assert_ptr_null(facts_get(c.f, "gpu.0.no_such_fact"));
+        close_facts(&c);
+}
+END_TEST
+
+START_TEST(gpu_links)
+{
+        three_gpus();
+        struct ctx c = open_facts(top);
+        /* from the PCI Express capability */
+        expect_str(&c, "gpu.0.link.width", "8");
+        expect_str(&c, "gpu.0.link.max_width", "16");
+        expect_str(&c, "gpu.0.link.speed", "16000");
+        expect_str(&c, "gpu.0.link.max_speed", "32000");
+        expect_str(&c, "gpu.1.link.width", "16");
+        expect_str(&c, "gpu.1.link.speed", "16000");
+        /* 64-byte config: sysfs attributes; width 255 means unknown */
+        expect_str(&c, "gpu.2.link.speed", "2500");
+        expect_str(&c, "gpu.2.link.width", "1");
+        expect_str(&c, "gpu.2.link.max_speed", "5000");
+        expect_status(&c, "gpu.2.link.max_width", FACT_ABSENT, "255");
+        ck_assert_ptr_nonnull(facts_handle(c.f, "libpci"));
+        ck_assert(!hwloc_loaded(c.f));
+        /* names come from the host's pci.ids */
+        if (access("/usr/share/misc/pci.ids", R_OK) == 0)
+                expect_str(&c, "gpu.0.vendor", "NVIDIA Corporation");
+        close_facts(&c);
+}
+END_TEST
+
+START_TEST(gpu_unknown_locality)
+{
+        two_sockets();
+        /* firmware gives no locality: numa_node -1, local_cpulist = every CPU */
+        pci_dev("0000:3b:00.0", "0x10de\n", "0x1db4\n", "0x030200\n", "-1\n", "0-7\n");
+        pci_dev("0000:d8:00.0", "0x10de\n", "0x1db4\n", "0x030200\n", "1\n", "4-7\n");
+        struct ctx c = open_facts(top);
+        expect_str(&c, "gpu.0.numa_node", "-1");
+        expect_str(&c, "gpu.0.local_cpus", "0-7");
+        expect_status(&c, "gpu.0.socket", FACT_ABSENT, "locality unknown");
+        expect_str(&c, "gpu.1.socket", "1");
+        expect_status(&c, "gpu.balanced", FACT_ABSENT, "socket of an NVIDIA GPU is unknown");
+        expect_status(&c, "gpu.per_socket", FACT_ABSENT, NULL);
+        close_facts(&c);
+}
+END_TEST
+
+START_TEST(gpu_unbalanced)
+{
+        two_sockets();
+        for (int i = 0; i < 4; i++) {
+                char *bdf = xasprintf("0000:%02x:00.0", 0x10 + i);
+                /* three on node 0, one on node 1 */
+                pci_dev(bdf, "0x10de\n", "0x20b0\n", "0x030200\n", i < 3 ? "0\n" : "1\n", i < 3 ? "0-3\n" : "4-7\n");
+                free(bdf);
+        }
+        struct ctx c = open_facts(top);
+        expect_str(&c, "gpu.per_socket", "3,1");
+        expect_str(&c, "gpu.sockets_used", "2");
+        expect_str(&c, "gpu.balanced", "false");
+        close_facts(&c);
+}
+END_TEST
+
+START_TEST(gpu_broken_files)
+{
+        two_sockets();
+        struct cfg c;
+        /* garbage device ID, empty numa_node, truncated resource, a looping capability list */
+        pci_dev("0000:07:00.0", "0x10de\n", "banana\n", "0x030200\n", "", "0-3\n");
+        dev_file("0000:07:00.0", "resource", "0x00000000fa000000 0x00000000faffffff 0x0000000000040200\n0x0000");
+        config_pcie(&c, 0x10de, 0x2330, 5, 16, 4, 8);
+        c.b[0x41] = 0x40; /* PM capability points at itself */
+        dev_config("0000:07:00.0", &c, 4096);
+        /* numa_node garbage; config cut inside the PCI Express capability (LnkSta beyond the end) */
+        pci_dev("0000:08:00.0", "0x10de\n", "0x2330\n", "0x030200\n", "abc\n", "zz\n");
+        config_pcie(&c, 0x10de, 0x2330, 5, 16, 4, 8);
+        dev_config("0000:08:00.0", &c, 0x70);
+        /* empty class: not counted as a GPU */
+        pci_dev("0000:09:00.0", "0x10de\n", "0x2330\n", "", "0\n", "0-3\n");
+        /* 64-byte config, no sysfs link files */
+        pci_dev("0000:0a:00.0", "0x10de\n", "0x2330\n", "0x030000\n", "0\n", "0-3\n");
+        config_pcie(&c, 0x10de, 0x2330, 5, 16, 4, 8);
+        dev_config("0000:0a:00.0", &c, 64);
+        /* not a PCI address: ignored */
+        put("sys/bus/pci/devices/garbage/class", "0x030000\n");
+
+        struct ctx x = open_facts(top);
+        expect_str(&x, "gpu.count", "3");
+        expect_status(&x, "gpu.0.device_id", FACT_UNREADABLE, "banana");
+        expect_status(&x, "gpu.0.numa_node", FACT_UNREADABLE, "ENODATA");
+        expect_status(&x, "gpu.0.large_bar", FACT_UNREADABLE, "truncated");
+        expect_str(&x, "gpu.0.bar.0.size", "16777216");
+        expect_status(&x, "gpu.0.link.width", FACT_ABSENT, "not a PCI Express function");
+        expect_status(&x, "gpu.1.numa_node", FACT_UNREADABLE, "not an integer");
+        expect_status(&x, "gpu.1.local_cpus", FACT_UNREADABLE, "zz");
+        expect_status(&x, "gpu.1.link.width", FACT_ABSENT, "truncated to 112 bytes");
+        expect_status(&x, "gpu.2.link.speed", FACT_ABSENT, "64-byte header");
+        close_facts(&x);
+}
+END_TEST
+
+START_TEST(no_pci_at_all)
+{
+        put("proc/cpuinfo", "");
+        struct ctx c = open_facts(top);
+        expect_status(&c, "gpu.count", FACT_ABSENT, "no /sys/bus/pci/devices");
+        expect_status(&c, "nvswitch.count", FACT_ABSENT, NULL);
+        expect_str(&c, "nvme.count", "0");
+        expect_str(&c, "ib.count", "0");
+        expect_status(&c, "net.count", FACT_ABSENT, NULL);
+        close_facts(&c);
+}
+END_TEST
+
+/* --- synthetic: NVMe, InfiniBand, net ------------------------------------------------------ */
+
+START_TEST(nvme_controllers)
+{
+        pci_dev("0000:5e:00.0", "0x144d\n", "0xa80a\n", "0x010802\n", "1\n", "4-7\n");
+        pci_dev("0000:5f:00.0", "0x144d\n", "0xa80a\n", "0x010802\n", "-1\n", "0-7\n");
+        mkdirs(xasprintf("%s/sys/devices/pci0000:00/0000:5e:00.0/nvme/nvme0", top));
+        mkdirs(xasprintf("%s/sys/devices/pci0000:00/0000:5f:00.0/nvme/nvme10", top));
+        link_to("sys/devices/pci0000:00/0000:5e:00.0/nvme/nvme0/device", "../../../0000:5e:00.0");
+        link_to("sys/devices/pci0000:00/0000:5f:00.0/nvme/nvme10/device", "../../../0000:5f:00.0");
+        link_to("sys/class/nvme/nvme10", "../../devices/pci0000:00/0000:5f:00.0/nvme/nvme10");
+        link_to("sys/class/nvme/nvme0", "../../devices/pci0000:00/0000:5e:00.0/nvme/nvme0");
+        /* NVMe over fabrics: no device link */
+        mkdirs(xasprintf("%s/sys/class/nvme/nvme2", top));
+        struct ctx c = open_facts(top);
+        expect_str(&c, "nvme.count", "3");
+        expect_str(&c, "nvme.0.name", "nvme0");
+        expect_str(&c, "nvme.0.address", "0000:5e:00.0");
+        expect_str(&c, "nvme.0.numa_node", "1");
+        expect_str(&c, "nvme.1.name", "nvme2");
+        expect_status(&c, "nvme.1.address", FACT_ABSENT, "fabrics");
+        expect_str(&c, "nvme.2.name", "nvme10");
+        expect_str(&c, "nvme.2.numa_node", "-1");
+        expect_status(&c, "nvme.9.name", FACT_ABSENT, "no such NVMe");
+        close_facts(&c);
+}
+END_TEST
+
+START_TEST(ib_ports)
+{
+        pci_dev("0000:82:00.0", "0x15b3\n", "0x101b\n", "0x020700\n", "1\n", "4-7\n");
+        const char *d = "sys/devices/pci0000:00/0000:82:00.0/infiniband/mlx5_0";
+        char *p;
+        link_to((p = xasprintf("%s/device", d)), "../../../0000:82:00.0");
+        free(p);
+        put((p = xasprintf("%s/ports/1/state", d)), "4: ACTIVE\n");
+        free(p);
+        put((p = xasprintf("%s/ports/1/phys_state", d)), "5: LinkUp\n");
+        free(p);
+        put((p = xasprintf("%s/ports/1/rate", d)), "200 Gb/sec (4X HDR)\n");
+        free(p);
+        put((p = xasprintf("%s/ports/1/link_layer", d)), "InfiniBand\n");
+        free(p);
+        put((p = xasprintf("%s/ports/2/state", d)), "ACTIVE\n");
+        free(p);
+        put((p = xasprintf("%s/ports/2/phys_state", d)), "");
+        free(p);
+        put((p = xasprintf("%s/ports/2/rate", d)), "2.5 Gb/sec (1X SDR)\n");
+        free(p);
+        link_to("sys/class/infiniband/mlx5_0", "../../devices/pci0000:00/0000:82:00.0/infiniband/mlx5_0");
+        /* a software device whose class link dangles */
+        link_to("sys/class/infiniband/rxe0", "../../devices/virtual/infiniband/rxe0");
+
+        struct ctx c = open_facts(top);
+        expect_str(&c, "ib.count", "2");
+        expect_str(&c, "ib.mlx5_0.address", "0000:82:00.0");
+        expect_str(&c, "ib.mlx5_0.numa_node", "1");
+        expect_str(&c, "ib.mlx5_0.ports", "2");
+        expect_str(&c, "ib.mlx5_0.port.1.state", "ACTIVE");
+        expect_str(&c, "ib.mlx5_0.port.1.state_code", "4");
+        expect_str(&c, "ib.mlx5_0.port.1.phys_state", "LinkUp");
+        expect_str(&c, "ib.mlx5_0.port.1.rate", "200 Gb/sec (4X HDR)");
+        expect_str(&c, "ib.mlx5_0.port.1.rate_gbps", "200");
+        expect_str(&c, "ib.mlx5_0.port.1.link_layer", "InfiniBand");
+        expect_status(&c, "ib.mlx5_0.port.2.state", FACT_UNREADABLE, "ACTIVE");
+        expect_status(&c, "ib.mlx5_0.port.2.phys_state", FACT_UNREADABLE, "ENODATA");
+        expect_str(&c, "ib.mlx5_0.port.2.rate_gbps", "2.5");
+        expect_status(&c, "ib.mlx5_0.port.2.link_layer", FACT_ABSENT, NULL);
+        expect_status(&c, "ib.rxe0.address", FACT_ABSENT, NULL);
+        expect_status(&c, "ib.rxe0.ports", FACT_ABSENT, NULL);
+        close_facts(&c);
+}
+END_TEST
+
+START_TEST(net_foreign_root)
+{
+        put("sys/class/net/eth0/operstate", "up\n");
+        put("sys/class/net/eth0/flags", "0x1003\n");
+        put("sys/class/net/eth0.1015/operstate", "down\n");
+        put("sys/class/net/eth0.1015/flags", "0x1002\n");
+        put("sys/class/net/ib0/operstate", "up\n");
+        put("sys/class/net/ib0/flags", "1003\n"); /* no 0x: garbage */
+        put("sys/class/net/eth1/operstate", "");
+        put("proc/net/if_inet6", "20010db8000000000000000000000001 02 40 00 80     eth0\n"
+                                 "fe800000000000000202b3fffe1e8329 03 40 20 80 eth0.1015\n"
+                                 "fe800000000000000202b3fffe1e832a 04 40 20 80      eth1\n"
+                                 "short line\n");
+        put("proc/net/route", "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
+                              "eth0.1015\t0002000A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n");
+        struct ctx c = open_facts(top);
+        expect_str(&c, "net.count", "4");
+        expect_str(&c, "net.eth0.operstate", "up");
+        expect_str(&c, "net.eth0.up", "true");
+        expect_str(&c, "net.eth0.has_address", "true");
+        expect_str(&c, "net.eth0.addresses", "2001:db8::1");
+        expect_str(&c, "net.eth0.1015.up", "false");
+        expect_str(&c, "net.eth0.1015.has_address", "true");
+        expect_status(&c, "net.eth0.1015.addresses", FACT_ABSENT, "procfs");
+        expect_str(&c, "net.eth1.has_address", "false"); /* link-local only */
+        expect_status(&c, "net.eth1.operstate", FACT_UNREADABLE, "ENODATA");
+        expect_status(&c, "net.eth1.up", FACT_ABSENT, NULL);
+        expect_status(&c, "net.ib0.up", FACT_UNREADABLE, NULL);
+        close_facts(&c);
+}
+END_TEST
+
+/* --- corpus --------------------------------------------------------------------------------- */
+
+static char *corpus_root(const char *folder, const char *tarball, const char *topdir)
+{
+        char *dir = xasprintf("%s/../shared/corpus/%s", LLMTUNE_SRCDIR, folder);
+        if (access(dir, R_OK) != 0) {
+                ck_assert_msg(!getenv("LLMTUNE_REQUIRE_CORPUS"), "corpus %s missing", dir);
+                fprintf(stderr, "skipping: corpus %s not found\n", dir);
+                free(dir);
+                return NULL;
+        }
+        char *cmd = xasprintf("tar -xjf '%s/%s' -C '%s'", dir, tarball, top);
+        ck_assert_int_eq(system(cmd), 0);
+        free(cmd);
+        free(dir);
+        return xasprintf("%s/%s", top, topdir);
+}
+
+START_TEST(corpus_32em64t)
+{
+        char *r = corpus_root("hwloc-linux-32em64t-2n8c-dax-nvme-mic-dimms", "32em64t-2n8c+dax+nvme+mic+dimms.tar.bz2",
+                              "32em64t-2n8c+1mic");
+        if (!r)
+                return;
+        struct ctx c = open_facts(r);
+        /* ConnectX-3 on NUMA node 1, port ACTIVE at FDR */
+        expect_str(&c, "ib.mlx4_0.address", "0000:82:00.0");
+        expect_str(&c, "ib.mlx4_0.numa_node", "1");
+        expect_str(&c, "ib.mlx4_0.port.1.state", "ACTIVE");
+        expect_str(&c, "ib.mlx4_0.port.1.phys_state", "LinkUp");
+        expect_str(&c, "ib.mlx4_0.port.1.rate_gbps", "56");
+        expect_str(&c, "ib.mlx4_0.port.1.link_layer", "InfiniBand");
+        /* NVMe whose numa_node is -1 (no /sys/class/nvme in this old snapshot) */
+        expect_str(&c, "nvme.count", "1");
+        expect_str(&c, "nvme.0.address", "0000:00:02.0");
+        expect_str(&c, "nvme.0.numa_node", "-1");
+        /* the only display device is the ASPEED BMC VGA, on node 0 */
+        expect_str(&c, "gpu.count", "1");
+        expect_str(&c, "gpu.nvidia_count", "0");
+        expect_str(&c, "gpu.0.vendor_id", "1a03");
+        expect_str(&c, "gpu.0.numa_node", "0");
+        expect_str(&c, "gpu.0.socket", "0");
+        /* 64-byte config and no sysfs link files: no link facts */
+        expect_status(&c, "gpu.0.link.width", FACT_ABSENT, "64-byte");
+        ck_assert(!hwloc_loaded(c.f));
+        expect_str(&c, "gpu.0.hwloc_numa_node", "0");
+        expect_str(&c, "gpu.0.locality_agrees", "true");
+        ck_assert(hwloc_loaded(c.f));
+        /* interfaces with a dot in the name, snapshot without /proc/net */
+        expect_str(&c, "net.eth0.up", "true");
+        expect_str(&c, "net.eth1.operstate", "down");
+        expect_status(&c, "net.eth0.1015.operstate", FACT_ABSENT, NULL);
+        expect_status(&c, "net.eth0.has_address", FACT_ABSENT, "/proc/net");
+        close_facts(&c);
+        free(r);
+}
+END_TEST
+
+START_TEST(corpus_r910)
+{
+        char *r = corpus_root("hwloc-linux-40intel64-r910-pcilocality", "40intel64-2g2n4c+pcilocality.tar.bz2",
+                              "40intel64-2g2n4c+pci");
+        if (!r)
+                return;
+        struct ctx c = open_facts(r);
+        expect_str(&c, "ib.qib0.address", "0000:43:00.0");
+        expect_str(&c, "ib.qib0.numa_node", "2");
+        expect_str(&c, "ib.qib0.port.1.state", "ACTIVE");
+        expect_str(&c, "ib.qib0.port.1.rate_gbps", "40");
+        /* Matrox VGA with numa_node -1 on a 4-node box: unknown everywhere */
+        expect_str(&c, "gpu.0.numa_node", "-1");
+        expect_status(&c, "gpu.0.socket", FACT_ABSENT, "locality unknown");
+        expect_status(&c, "gpu.0.hwloc_numa_node", FACT_ABSENT, "whole Machine");
+        expect_status(&c, "gpu.0.locality_agrees", FACT_ABSENT, "neither");
+        close_facts(&c);
+        free(r);
+}
+END_TEST
+
+START_TEST(corpus_power9)
+{
+        char *r = corpus_root("hwloc-linux-nvidiagpunumanodes-power9-v100", "nvidiagpunumanodes.tar.bz2",
+                              "nvidiagpunumanodes");
+        if (!r)
+                return;
+        struct ctx c = open_facts(r);
+        /* PCI directories hold only class and local_cpus; the NVIDIA driver's directory says NVIDIA */
+        expect_str(&c, "gpu.count", "6");
+        expect_str(&c, "gpu.nvidia_count", "6");
+        expect_str(&c, "gpu.0.address", "0004:05:00.0");
+        expect_str(&c, "gpu.0.vendor_id", "10de");
+        expect_status(&c, "gpu.0.device_id", FACT_ABSENT, NULL);
+        expect_status(&c, "gpu.0.numa_node", FACT_ABSENT, NULL);
+        /* socket from local_cpus masks: three GPUs per POWER9 chip */
+        expect_str(&c, "gpu.0.local_cpus", "0-15");
+        expect_str(&c, "gpu.3.local_cpus", "88-103");
+        expect_str(&c, "gpu.0.socket", "0");
+        expect_str(&c, "gpu.5.socket", "1");
+        expect_str(&c, "gpu.per_socket", "3,3");
+        expect_str(&c, "gpu.balanced", "true");
+        close_facts(&c);
+        free(r);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+        Suite *s = suite_create("devices");
+        TCase *t = tcase_create("synthetic");
+        tcase_add_checked_fixture(t, setup, teardown);
+        tcase_add_test(t, gpu_order_ids_numa);
+        tcase_add_test(t, gpu_links);
+        tcase_add_test(t, gpu_unknown_locality);
+        tcase_add_test(t, gpu_unbalanced);
+        tcase_add_test(t, gpu_broken_files);
+        tcase_add_test(t, no_pci_at_all);
+        tcase_add_test(t, nvme_controllers);
+        tcase_add_test(t, ib_ports);
+        tcase_add_test(t, net_foreign_root);
+        suite_add_tcase(s, t);
+        TCase *k = tcase_create("corpus");
+        tcase_add_checked_fixture(k, setup, teardown);
+        tcase_set_timeout(k, 30);
+        tcase_add_test(k, corpus_32em64t);
+        tcase_add_test(k, corpus_r910);
+        tcase_add_test(k, corpus_power9);
+        suite_add_tcase(s, k);
+        return s;
+}
+
+int main(void)
+{
+        SRunner *sr = srunner_create(suite());
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
