@@ -100,29 +100,41 @@ int superblock_parse(const uint8_t *buf, size_t len, struct fs_superblock *ret, 
         return rc;
 }
 
-int superblock_read(struct root *r, const char *path, struct fs_superblock *ret, const char **reason)
+/* A device node under a foreign root names a disk of this machine (and opening an md node can
+ * even create the array in the live kernel, md.c md_probe): decide from the inode, before open. */
+static int check_type(struct root *r, const struct stat *st, const char **reason)
 {
-        int fd = root_open(r, path, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
-        if (fd < 0) {
-                *reason = fd == -ENOENT ? "no such device node" : "cannot open the device";
-                return fd;
-        }
-        struct stat st;
-        if (fstat(fd, &st) < 0) {
-                int e = -errno;
-                close(fd);
-                *reason = "cannot stat the device";
-                return e;
-        }
-        if (S_ISBLK(st.st_mode) && !root_is_live(r)) {
-                close(fd);
+        if (S_ISBLK(st->st_mode) && !root_is_live(r)) {
                 *reason = "block device node under a foreign root (it would read this machine's disk)";
                 return -EXDEV;
         }
-        if (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode)) {
-                close(fd);
+        if (!S_ISBLK(st->st_mode) && !S_ISREG(st->st_mode)) {
                 *reason = "neither a block device nor an image file";
                 return -EINVAL;
+        }
+        return 0;
+}
+
+int superblock_read(struct root *r, const char *path, struct fs_superblock *ret, const char **reason)
+{
+        struct stat st, st2;
+        int rc = root_stat(r, path, &st, true);
+        if (rc < 0) {
+                *reason = rc == -ENOENT ? "no such device node" : "cannot stat the device";
+                return rc;
+        }
+        rc = check_type(r, &st, reason);
+        if (rc < 0)
+                return rc;
+        int fd = root_open(r, path, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
+        if (fd < 0) {
+                *reason = "cannot open the device";
+                return fd;
+        }
+        if (fstat(fd, &st2) < 0 || st2.st_ino != st.st_ino || st2.st_dev != st.st_dev) {
+                close(fd);
+                *reason = "the device node changed while it was opened";
+                return -EAGAIN;
         }
         uint8_t *buf = xmalloc(SUPERBLOCK_READ);
         size_t len = 0;
@@ -142,7 +154,7 @@ int superblock_read(struct root *r, const char *path, struct fs_superblock *ret,
                 len += (size_t)n;
         }
         close(fd);
-        int rc = superblock_parse(buf, len, ret, reason);
+        rc = superblock_parse(buf, len, ret, reason);
         free(buf);
         return rc;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -504,6 +505,28 @@ START_TEST(md_from_mdstat_only)
 }
 END_TEST
 
+/* A device node in a foreign tree is this machine's disk: never opened. */
+START_TEST(md_device_node_in_foreign_root)
+{
+        new_tree();
+        md_sysfs("md0", "raid0\n", "524288\n", "2\n", "sda sdb");
+        mkdir_("dev");
+        char *p = xasprintf("%s/dev/md0", tree);
+        if (mknod(p, S_IFBLK | 0600, makedev(9, 0)) < 0) {
+                fprintf(stderr, "md_device_node_in_foreign_root: mknod: %s, skipped\n", strerror(errno));
+                free(p);
+                drop_tree();
+                return;
+        }
+        free(p);
+        struct facts *f = open_facts();
+        assert_status(f, "md.md0.fs.type", FACT_ABSENT, "foreign root");
+        assert_status(f, "md.md0.fs.aligned", FACT_ABSENT, NULL);
+        close_facts(f);
+        drop_tree();
+}
+END_TEST
+
 START_TEST(superblocks)
 {
         uint8_t buf[2048] = {0};
@@ -662,6 +685,7 @@ int main(void)
         tcase_add_test(tc, modules_garbage);
         tcase_add_test(tc, md_alignment);
         tcase_add_test(tc, md_from_mdstat_only);
+        tcase_add_test(tc, md_device_node_in_foreign_root);
         tcase_add_test(tc, superblocks);
         tcase_add_test(tc, corpus_mdstat);
         tcase_add_test(tc, corpus_swaps);
