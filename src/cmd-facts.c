@@ -3,7 +3,7 @@
 #include <getopt.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli-data.h"
 #include "commands.h"
 #include "facts.h"
 #include "json-out.h"
@@ -42,7 +42,7 @@ static int facts_cmd(struct cli *cli, int argc, char **argv)
         struct root *root = cli_root(cli);
         if (!root)
                 return EXIT_ERROR;
-        struct facts *f = facts_new(root);
+        struct facts *f = cli_facts_new(cli);
 
         /* Collect the selection; a prefix may name one fact exactly (sysctl.vm.swappiness). */
         const struct fact **sel = NULL;

@@ -5,3 +5,8 @@
 #include "cli.h"
 
 extern const struct command cmd_facts;
+extern const struct command cmd_audit;
+extern const struct command cmd_recommend;
+extern const struct command cmd_profiles;
+extern const struct command cmd_explain;
+extern const struct command cmd_lint;

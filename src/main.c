@@ -17,6 +17,11 @@
 /* The one table of commands: dispatch and `llmtune --help` both read it. */
 const struct command *const command_table[] = {
         &cmd_facts,
+        &cmd_audit,
+        &cmd_recommend,
+        &cmd_profiles,
+        &cmd_explain,
+        &cmd_lint,
         NULL,
 };
 

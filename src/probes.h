@@ -17,9 +17,15 @@ extern const struct probe probe_pci;     /* gpu.*, nvswitch.*, nvme.*  probe-pci
 extern const struct probe probe_ib;      /* ib.*      probe-ib.c */
 extern const struct probe probe_net;     /* net.*     probe-net.c */
 extern const struct probe probe_storage; /* md.*, mount.*  probe-storage.c */
+extern const struct probe probe_nccl;    /* nccl.*    probe-nccl.c */
+extern const struct probe probe_boot;    /* boot.*    probe-boot.c */
 
 extern const struct probe *const probe_table[];
 extern const size_t probe_count;
 
 /* Shared by probes that need /proc/meminfo values (probe-mem.c). */
 int meminfo_bytes(struct root *r, const char *key, uint64_t *ret);
+
+/* The NCCL catalog for this run (probe-nccl.c); NULL when the data directory is unknown. */
+struct nccl_catalog;
+const struct nccl_catalog *facts_nccl_catalog(struct facts *f);

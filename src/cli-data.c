@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+#include "cli-data.h"
+
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+
+static bool has_rules(const char *dir)
+{
+        _cleanup_free_ char *p = xasprintf("%s/rules", dir);
+        struct stat st;
+        return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *cli_data_dir(void)
+{
+        static char *cached;
+        if (cached)
+                return cached;
+        const char *env = getenv("LLMTUNE_DATADIR");
+        if (env && *env)
+                return cached = xstrdup(env);
+        /* A binary run from its build tree uses the rules next to its sources. */
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (n > 0) {
+                exe[n] = '\0';
+                if (startswith(exe, LLMTUNE_BUILDDIR "/") && has_rules(LLMTUNE_SRCDIR))
+                        return cached = xstrdup(LLMTUNE_SRCDIR);
+        }
+        if (has_rules(LLMTUNE_DATADIR))
+                return cached = xstrdup(LLMTUNE_DATADIR);
+        return cached = xstrdup(LLMTUNE_SRCDIR);
+}
+
+struct facts *cli_facts_new(struct cli *cli)
+{
+        struct root *root = cli_root(cli);
+        if (!root)
+                return NULL;
+        struct facts *f = facts_new(root);
+        facts_set_handle(f, "datadir", (void *)cli_data_dir(), NULL);
+        return f;
+}
+
+int cli_report_diags(struct diags *d)
+{
+        for (size_t i = 0; i < d->msgs.n; i++)
+                fprintf(stderr, "llmtune: %s\n", d->msgs.v[i]);
+        int rc = d->msgs.n ? EXIT_ERROR : EXIT_OK;
+        strv_free(&d->msgs);
+        return rc;
+}
+
+int cli_load_env(struct cli *cli, struct rule_env *env)
+{
+        struct diags d = {0};
+        const char *dir = cli_data_dir();
+        _cleanup_free_ char *rdir = xasprintf("%s/rules", dir);
+        _cleanup_free_ char *pdir = xasprintf("%s/profiles", dir);
+        rules_load_dir(&env->rules, rdir, &d);
+        profiles_load(&env->lib, pdir, cli_root(cli), &d);
+        return cli_report_diags(&d);
+}
+
+int cli_pick_profile(struct cli *cli, struct rule_env *env, const char *wanted, struct facts *f)
+{
+        struct diags d = {0};
+        const char *name = wanted;
+        if (wanted && (strchr(wanted, '/') || endswith(wanted, ".ini"))) {
+                size_t before = env->lib.n;
+                if (profiles_load_file(&env->lib, wanted, &d) < 0)
+                        return cli_report_diags(&d);
+                name = env->lib.v[before].name;
+        }
+        if (name)
+                env->picked_why = xstrdup("selected with --profile");
+        else {
+                const struct profile *p = profile_detect(&env->lib, f, &env->picked_why);
+                if (!p)
+                        return cli_error("no profile matches this machine (is the 'base' profile missing?)");
+                name = p->name;
+                env->auto_picked = true;
+        }
+        profile_resolve(&env->lib, name, &env->rules, &env->profile, &d);
+        return cli_report_diags(&d);
+}
+
+void rule_env_free(struct rule_env *env)
+{
+        rules_free(&env->rules);
+        profiles_free(&env->lib);
+        resolved_free(&env->profile);
+        free(env->picked_why);
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* What the rule commands share: finding the data directory, loading rules and profiles, and
+ * choosing a profile (by --profile NAME|FILE or by auto-detection). */
+#pragma once
+
+#include "cli.h"
+#include "engine.h"
+#include "profiles.h"
+#include "rules.h"
+
+struct rule_env {
+        struct ruleset rules;
+        struct profile_lib lib;
+        struct resolved profile; /* after cli_pick_profile */
+        char *picked_why;        /* "selected with --profile" or the match reasons */
+        bool auto_picked;
+};
+
+/* Directory holding rules/ and profiles/: $LLMTUNE_DATADIR, the source tree for an uninstalled
+ * build, or the installed share directory. */
+const char *cli_data_dir(void);
+
+/* A fact store on the --root handle, told where llmtune's data (the NCCL catalog) lives. */
+struct facts *cli_facts_new(struct cli *cli);
+
+/* Load rules and profiles; prints diagnostics and returns EXIT_ERROR on any problem. */
+int cli_load_env(struct cli *cli, struct rule_env *env);
+/* Resolve --profile (NAME or path to a .ini), or detect one from FACTS. */
+int cli_pick_profile(struct cli *cli, struct rule_env *env, const char *wanted, struct facts *f);
+void rule_env_free(struct rule_env *env);
+/* Print and clear diagnostics; returns EXIT_ERROR when there were any. */
+int cli_report_diags(struct diags *d);

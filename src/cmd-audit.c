@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/* llmtune audit: what on this machine deviates from a profile, why it matters, and the fix. */
+#include <getopt.h>
+#include <string.h>
+
+#include "cli-data.h"
+#include "commands.h"
+#include "json-out.h"
+
+static const char *status_label(enum result_status s)
+{
+        static const char *const l[] = {"PASS", "FAIL", "N/A", "ERROR"};
+        return l[s];
+}
+
+static const char *status_color(enum result_status s)
+{
+        static const char *const c[] = {"\033[32m", "\033[31m", "\033[2m", "\033[35m"};
+        return c[s];
+}
+
+static void print_human(struct cli *cli, const struct rule_env *env, const struct audit *a)
+{
+        const char *off = cli_color(cli, "\033[0m"), *bold = cli_color(cli, "\033[1m");
+        printf("Profile: %s%s%s (%s)\n", bold, env->profile.name, off, env->picked_why);
+        printf("Root:    %s\n", root_path(cli->root));
+        size_t idw = 0;
+        for (size_t i = 0; i < a->n; i++)
+                if (strlen(a->v[i].rule->id) > idw)
+                        idw = strlen(a->v[i].rule->id);
+        /* Group by area, in the order areas first appear in the rules. */
+        struct strv areas = {0};
+        for (size_t i = 0; i < a->n; i++)
+                if (!strv_contains(&areas, a->v[i].rule->area))
+                        strv_add(&areas, a->v[i].rule->area);
+        for (size_t k = 0; k < areas.n; k++) {
+                printf("\n%s%s%s\n", bold, areas.v[k], off);
+                for (size_t i = 0; i < a->n; i++) {
+                        const struct result *r = &a->v[i];
+                        if (!streq(r->rule->area, areas.v[k]))
+                                continue;
+                        printf("  %s%-5s%s %-*s  %s", cli_color(cli, status_color(r->status)), status_label(r->status), off,
+                               (int)idw, r->rule->id, r->rule->title);
+                        if (r->status == RES_FAIL)
+                                printf(" [%s]", severity_name(r->severity));
+                        putchar('\n');
+                        int pad = 8 + (int)idw;
+                        if (r->status == RES_FAIL) {
+                                printf("%*s observed: %s\n", pad, "", r->observed ? r->observed : "?");
+                                printf("%*s expected: %s\n", pad, "", r->expected ? r->expected : "?");
+                                if (r->remedy_summary)
+                                        printf("%*s fix:      %s\n", pad, "", r->remedy_summary);
+                        } else if (r->status != RES_PASS)
+                                printf("%*s %s\n", pad, "", r->reason ? r->reason : "");
+                }
+        }
+        strv_free(&areas);
+        printf("\n%zu rules: %zu passed, %zu failed, %zu not applicable, %zu errors\n", a->n, a->count[RES_PASS],
+               a->count[RES_FAIL], a->count[RES_NA], a->count[RES_ERROR]);
+}
+
+static json_object *str_or_null(const char *s) { return s ? json_object_new_string(s) : NULL; }
+
+static void print_json(struct cli *cli, const struct rule_env *env, const struct audit *a)
+{
+        json_object *top = json_object_new_object();
+        json_object_object_add(top, "format", json_object_new_int(1));
+        json_object_object_add(top, "root", json_object_new_string(root_path(cli->root)));
+        json_object *p = json_object_new_object();
+        json_object_object_add(p, "name", json_object_new_string(env->profile.name));
+        json_object_object_add(p, "hash", json_object_new_string(env->profile.hash));
+        json_object_object_add(p, "selected", json_object_new_string(env->auto_picked ? "detected" : "option"));
+        json_object_object_add(p, "why", json_object_new_string(env->picked_why));
+        json_object_object_add(top, "profile", p);
+        json_object *results = json_object_new_array();
+        for (size_t i = 0; i < a->n; i++) {
+                const struct result *r = &a->v[i];
+                json_object *o = json_object_new_object();
+                json_object_object_add(o, "rule", json_object_new_string(r->rule->id));
+                json_object_object_add(o, "title", json_object_new_string(r->rule->title));
+                json_object_object_add(o, "area", json_object_new_string(r->rule->area));
+                json_object_object_add(o, "severity", json_object_new_string(severity_name(r->severity)));
+                json_object_object_add(o, "status", json_object_new_string(result_status_name(r->status)));
+                json_object_object_add(o, "observed", str_or_null(r->observed));
+                json_object_object_add(o, "expected", str_or_null(r->expected));
+                json_object_object_add(o, "reason", str_or_null(r->reason));
+                if (r->rule->remedy) {
+                        json_object *rem = json_object_new_object(), *params = json_object_new_object();
+                        json_object_object_add(rem, "kind", json_object_new_string(r->rule->remedy));
+                        for (size_t k = 0; k < r->remedy_keys.n; k++)
+                                json_object_object_add(params, r->remedy_keys.v[k],
+                                                       json_object_new_string(r->remedy_vals.v[k]));
+                        json_object_object_add(rem, "params", params);
+                        json_object_object_add(rem, "summary", str_or_null(r->remedy_summary));
+                        json_object_object_add(o, "remedy", rem);
+                } else
+                        json_object_object_add(o, "remedy", NULL);
+                json_object_array_add(results, o);
+        }
+        json_object_object_add(top, "results", results);
+        json_object *sum = json_object_new_object();
+        static const char *const keys[] = {"pass", "fail", "na", "error"};
+        for (size_t k = 0; k < 4; k++)
+                json_object_object_add(sum, keys[k], json_object_new_int64((int64_t)a->count[k]));
+        json_object_object_add(top, "summary", sum);
+        json_print(stdout, top);
+        json_object_put(top);
+}
+
+static int audit_cmd(struct cli *cli, int argc, char **argv)
+{
+        static const struct option opts[] = {
+                {"profile", required_argument, NULL, 'p'},
+                {"rule", required_argument, NULL, 'r'},
+                {"json", no_argument, NULL, 'j'},
+                {},
+        };
+        const char *profile = NULL;
+        struct strv only = {0};
+        bool json = false;
+        int c;
+        while ((c = getopt_long(argc, argv, "p:r:j", opts, NULL)) != -1)
+                switch (c) {
+                case 'p': profile = optarg; break;
+                case 'r': strv_add(&only, optarg); break;
+                case 'j': json = true; break;
+                default: strv_free(&only); return EXIT_ERROR;
+                }
+        /* --rule may also take the ids as the following operands: --rule a b c */
+        for (int i = optind; i < argc; i++)
+                if (only.n)
+                        strv_add(&only, argv[i]);
+                else {
+                        strv_free(&only);
+                        return cli_error("unexpected argument '%s' (see llmtune audit --help)", argv[i]);
+                }
+        struct root *root = cli_root(cli);
+        if (!root) {
+                strv_free(&only);
+                return EXIT_ERROR;
+        }
+        struct rule_env env = {0};
+        struct facts *f = cli_facts_new(cli);
+        int rc = cli_load_env(cli, &env);
+        if (rc == EXIT_OK)
+                rc = cli_pick_profile(cli, &env, profile, f);
+        if (rc == EXIT_OK) {
+                struct audit a;
+                const char *bad = NULL;
+                if (engine_run(&env.rules, &env.profile, f, &only, &a, &bad) < 0)
+                        rc = cli_error("unknown rule '%s' (see `llmtune explain --list`)", bad);
+                else {
+                        if (json)
+                                print_json(cli, &env, &a);
+                        else
+                                print_human(cli, &env, &a);
+                        rc = a.count[RES_FAIL] || a.count[RES_ERROR] ? EXIT_FINDINGS : EXIT_OK;
+                        audit_free(&a);
+                }
+        }
+        facts_free(f);
+        rule_env_free(&env);
+        strv_free(&only);
+        return rc;
+}
+
+const struct command cmd_audit = {
+        .name = "audit",
+        .summary = "check this machine against a profile and explain every deviation",
+        .usage = "Usage: llmtune [--root DIR] audit [--profile NAME|FILE] [--rule ID...] [--json]\n"
+                 "\n"
+                 "Evaluate every rule the profile enables and print, per rule: PASS, FAIL (with the observed\n"
+                 "and expected values and the fix), N/A (with the reason: no cpufreq driver, no GPU...) or\n"
+                 "ERROR (a fact could not be read). Without --profile, the profile whose match block fits\n"
+                 "this machine best is used, and the output says which and why (see `llmtune recommend`).\n"
+                 "\n"
+                 "  -p, --profile NAME|FILE  profile name (see `llmtune profiles`) or path to a .ini file\n"
+                 "  -r, --rule ID...         only these rules (repeat, or list ids after it)\n"
+                 "  -j, --json               machine-readable output (shape documented in the README)\n"
+                 "\n"
+                 "Colour is used only on a terminal and never when NO_COLOR is set.\n"
+                 "Exit status: 0 every rule passed or is not applicable, 2 at least one rule failed or could not\n"
+                 "be evaluated, 1 usage error or unreadable profile/rules.\n",
+        .run = audit_cmd,
+};

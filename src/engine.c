@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+#include "engine.h"
+
+#include <errno.h>
+
+#include "remedy.h"
+
+const char *result_status_name(enum result_status s)
+{
+        static const char *const names[] = {"pass", "fail", "n/a", "error"};
+        return names[s];
+}
+
+static const char *profile_param(void *userdata, const char *name)
+{
+        return resolved_param(userdata, name);
+}
+
+static const char *remedy_param(void *userdata, const char *name)
+{
+        const struct result *res = userdata;
+        for (size_t i = 0; i < res->remedy_keys.n; i++)
+                if (streq(res->remedy_keys.v[i], name))
+                        return res->remedy_vals.v[i];
+        return NULL;
+}
+
+static void fill_remedy(struct result *res, const struct resolved *profile)
+{
+        const struct rule *r = res->rule;
+        if (!r->remedy)
+                return;
+        for (size_t i = 0; i < r->remedy_keys.n; i++) {
+                char *v = expr_substitute(r->remedy_vals.v[i], profile_param, (void *)profile, NULL);
+                strv_add(&res->remedy_keys, r->remedy_keys.v[i]);
+                strv_push(&res->remedy_vals, v ? v : xstrdup(r->remedy_vals.v[i]));
+        }
+        const struct remedy_kind *k = remedy_kind_find(r->remedy);
+        res->remedy_summary = k ? expr_substitute(k->summary, remedy_param, res, NULL) : NULL;
+        if (!res->remedy_summary)
+                res->remedy_summary = xstrdup(r->remedy);
+}
+
+static void take(struct result *res, struct eval_result *er)
+{
+        free(res->observed);
+        free(res->expected);
+        free(res->reason);
+        res->observed = er->observed;
+        res->expected = er->expected;
+        res->reason = er->reason;
+        *er = (struct eval_result){0};
+}
+
+static void evaluate(struct result *res, const struct resolved *profile, struct facts *f)
+{
+        const struct rule *r = res->rule;
+        struct eval_result er;
+        for (size_t i = 0; i < r->n_when; i++) {
+                expr_eval(&r->when[i], f, profile_param, (void *)profile, &er);
+                if (er.status == EVAL_TRUE) {
+                        eval_result_clear(&er);
+                        continue;
+                }
+                if (er.status == EVAL_FALSE) {
+                        if (!er.reason)
+                                er.reason = xasprintf("applies when %s; here %s", r->when[i].text, er.observed);
+                        res->status = RES_NA;
+                } else
+                        res->status = er.status == EVAL_NA ? RES_NA : RES_ERROR;
+                take(res, &er);
+                return;
+        }
+        res->status = RES_PASS;
+        for (size_t i = 0; i < r->n_checks; i++) {
+                expr_eval(&r->checks[i], f, profile_param, (void *)profile, &er);
+                enum result_status st = er.status == EVAL_TRUE    ? RES_PASS
+                                        : er.status == EVAL_FALSE ? RES_FAIL
+                                        : er.status == EVAL_NA    ? RES_NA
+                                                                  : RES_ERROR;
+                /* The first check that does not pass decides; a passing rule shows its first check. */
+                if (st != RES_PASS || i == 0)
+                        take(res, &er);
+                else
+                        eval_result_clear(&er);
+                if (st != RES_PASS) {
+                        res->status = st;
+                        return;
+                }
+        }
+}
+
+int engine_run(const struct ruleset *rules, const struct resolved *profile, struct facts *f, const struct strv *only,
+               struct audit *ret, const char **bad)
+{
+        for (size_t i = 0; only && i < only->n; i++)
+                if (!rules_find(rules, only->v[i])) {
+                        *bad = only->v[i];
+                        return -ENOENT;
+                }
+        struct audit a = {0};
+        a.v = xcalloc(rules->n + 1, sizeof(*a.v));
+        for (size_t i = 0; i < rules->n; i++) {
+                const struct rule *r = &rules->v[i];
+                enum severity sev;
+                if (only && only->n && !strv_contains(only, r->id))
+                        continue;
+                if (!resolved_rule_enabled(profile, r, &sev) && !(only && only->n))
+                        continue;
+                struct result *res = &a.v[a.n++];
+                res->rule = r;
+                res->severity = sev;
+                evaluate(res, profile, f);
+                fill_remedy(res, profile);
+                a.count[res->status]++;
+        }
+        *ret = a;
+        return 0;
+}
+
+void audit_free(struct audit *a)
+{
+        for (size_t i = 0; i < a->n; i++) {
+                struct result *r = &a->v[i];
+                free(r->observed);
+                free(r->expected);
+                free(r->reason);
+                free(r->remedy_summary);
+                strv_free(&r->remedy_keys);
+                strv_free(&r->remedy_vals);
+        }
+        free(a->v);
+        *a = (struct audit){0};
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* The rule engine: facts + rules + a resolved profile -> one result per enabled rule (data only). */
+#pragma once
+
+#include "facts.h"
+#include "profiles.h"
+#include "rules.h"
+
+enum result_status { RES_PASS, RES_FAIL, RES_NA, RES_ERROR };
+
+struct result {
+        const struct rule *rule;
+        enum severity severity;     /* after the profile's overrides */
+        enum result_status status;
+        char *observed, *expected;  /* of the deciding condition */
+        char *reason;               /* n/a or error: why */
+        char *remedy_summary;       /* one line, parameters filled in; NULL without remedy */
+        struct strv remedy_keys, remedy_vals; /* parameters with profile values substituted */
+};
+
+struct audit {
+        struct result *v;
+        size_t n;
+        size_t count[4]; /* by result_status */
+};
+
+/* Evaluate the enabled rules (only those in ONLY when it is non-empty; unknown ids there are an
+ * error returned as -ENOENT with *bad set). */
+int engine_run(const struct ruleset *rules, const struct resolved *profile, struct facts *f, const struct strv *only,
+               struct audit *ret, const char **bad);
+void audit_free(struct audit *a);
+const char *result_status_name(enum result_status s);

@@ -1,0 +1,526 @@
+/* SPDX-License-Identifier: MIT */
+#include "expr.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "parse.h"
+
+static const struct {
+        const char *name;
+        enum expr_op op;
+        bool needs_value;
+} ops[] = {
+        {"==", OP_EQ, true},           {"!=", OP_NE, true},
+        {">=", OP_GE, true},           {"<=", OP_LE, true},
+        {">", OP_GT, true},            {"<", OP_LT, true},
+        {"in", OP_IN, true},           {"!in", OP_NOT_IN, true},
+        {"contains", OP_CONTAINS, true}, {"!contains", OP_NOT_CONTAINS, true},
+        {"present", OP_PRESENT, false}, {"absent", OP_ABSENT, false},
+};
+
+const char *expr_op_name(enum expr_op op)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(ops); i++)
+                if (ops[i].op == op)
+                        return ops[i].name;
+        return "?";
+}
+
+static int find_op(const char *tok, enum expr_op *ret, bool *needs_value)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(ops); i++)
+                if (streq(ops[i].name, tok)) {
+                        *ret = ops[i].op;
+                        *needs_value = ops[i].needs_value;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+void expr_free(struct expr *e)
+{
+        free(e->fact);
+        free(e->value);
+        free(e->where_field);
+        free(e->where_value);
+        free(e->text);
+        *e = (struct expr){0};
+}
+
+/* Next whitespace-separated token of *p, or NULL. */
+static char *next_token(const char **p)
+{
+        while (isspace((unsigned char)**p))
+                (*p)++;
+        if (!**p)
+                return NULL;
+        const char *s = *p;
+        while (**p && !isspace((unsigned char)**p))
+                (*p)++;
+        return xstrndup(s, (size_t)(*p - s));
+}
+
+static char *trimmed(const char *s, size_t n)
+{
+        while (n && isspace((unsigned char)*s)) {
+                s++;
+                n--;
+        }
+        while (n && isspace((unsigned char)s[n - 1]))
+                n--;
+        return xstrndup(s, n);
+}
+
+/* "FIELD OP [VALUE]" of a where clause, or the main "FACT OP [VALUE]" part. */
+static int parse_test(const char *s, char **ret_fact, enum expr_op *ret_op, char **ret_value, char **err)
+{
+        const char *p = s;
+        _cleanup_free_ char *fact = next_token(&p);
+        _cleanup_free_ char *optok = next_token(&p);
+        if (!fact || !optok) {
+                *err = xasprintf("expected 'FACT OPERATOR [VALUE]' in \"%s\"", s);
+                return -EINVAL;
+        }
+        bool needs_value;
+        if (find_op(optok, ret_op, &needs_value) < 0) {
+                *err = xasprintf("unknown operator '%s' (use == != >= <= > < in !in contains !contains present absent)",
+                                 optok);
+                return -EINVAL;
+        }
+        _cleanup_free_ char *value = trimmed(p, strlen(p));
+        if (needs_value && !*value) {
+                *err = xasprintf("operator '%s' needs a value", optok);
+                return -EINVAL;
+        }
+        if (!needs_value && *value) {
+                *err = xasprintf("operator '%s' takes no value, got \"%s\"", optok, value);
+                return -EINVAL;
+        }
+        *ret_fact = fact;
+        fact = NULL;
+        *ret_value = needs_value ? value : NULL;
+        if (needs_value)
+                value = NULL;
+        return 0;
+}
+
+int expr_parse(const char *text, struct expr *ret, char **err)
+{
+        struct expr e = {.text = trimmed(text, strlen(text))};
+        const char *p = e.text;
+        const char *q = p;
+        _cleanup_free_ char *first = next_token(&q);
+        if (!first) {
+                *err = xstrdup("empty condition");
+                expr_free(&e);
+                return -EINVAL;
+        }
+        bool explicit_quant = true;
+        if (streq(first, "all"))
+                e.quant = Q_ALL;
+        else if (streq(first, "any"))
+                e.quant = Q_ANY;
+        else if (streq(first, "none"))
+                e.quant = Q_NONE;
+        else
+                explicit_quant = false;
+        if (explicit_quant)
+                p = q;
+
+        _cleanup_free_ char *main_part = NULL;
+        const char *w = strstr(p, " where ");
+        if (w) {
+                main_part = xstrndup(p, (size_t)(w - p));
+                if (parse_test(w + strlen(" where "), &e.where_field, &e.where_op, &e.where_value, err) < 0) {
+                        expr_free(&e);
+                        return -EINVAL;
+                }
+                if (strpbrk(e.where_field, "*?[")) {
+                        *err = xasprintf("'where' takes a field of the item (like vendor_id), not \"%s\"", e.where_field);
+                        expr_free(&e);
+                        return -EINVAL;
+                }
+        } else
+                main_part = xstrdup(p);
+        if (parse_test(main_part, &e.fact, &e.op, &e.value, err) < 0) {
+                expr_free(&e);
+                return -EINVAL;
+        }
+        bool wild = strpbrk(e.fact, "*?[") != NULL;
+        if ((explicit_quant || e.where_field) && !wild) {
+                *err = xasprintf("'%s' needs a fact pattern with '*', got \"%s\"", e.where_field ? "where" : first, e.fact);
+                expr_free(&e);
+                return -EINVAL;
+        }
+        if (startswith(e.fact, "${") && (!endswith(e.fact, "}") || wild)) {
+                *err = xasprintf("malformed parameter reference \"%s\"", e.fact);
+                expr_free(&e);
+                return -EINVAL;
+        }
+        *ret = e;
+        return 0;
+}
+
+char *expr_substitute(const char *s, param_fn params, void *userdata, char **missing)
+{
+        struct sbuf b = {0};
+        sbuf_add(&b, "");
+        for (const char *p = s; *p;) {
+                const char *start = strstr(p, "${");
+                if (!start) {
+                        sbuf_add(&b, p);
+                        break;
+                }
+                sbuf_addn(&b, p, (size_t)(start - p));
+                const char *end = strchr(start, '}');
+                if (!end) {
+                        sbuf_add(&b, start);
+                        break;
+                }
+                _cleanup_free_ char *name = xstrndup(start + 2, (size_t)(end - start - 2));
+                const char *v = params ? params(userdata, name) : NULL;
+                if (!v) {
+                        if (missing)
+                                *missing = xstrdup(name);
+                        free(sbuf_steal(&b));
+                        return NULL;
+                }
+                sbuf_add(&b, v);
+                p = end + 1;
+        }
+        return sbuf_steal(&b);
+}
+
+static void collect_params(const char *s, struct strv *ret)
+{
+        for (const char *p = s ? strstr(s, "${") : NULL; p; p = strstr(p, "${")) {
+                const char *end = strchr(p, '}');
+                if (!end)
+                        return;
+                _cleanup_free_ char *name = xstrndup(p + 2, (size_t)(end - p - 2));
+                if (!strv_contains(ret, name))
+                        strv_add(ret, name);
+                p = end + 1;
+        }
+}
+
+void expr_params(const struct expr *e, struct strv *ret)
+{
+        collect_params(e->fact, ret);
+        collect_params(e->value, ret);
+        collect_params(e->where_value, ret);
+}
+
+int parse_rule_number(const char *s, bool *neg, uint64_t *mag)
+{
+        if (parse_integer(s, neg, mag) == 0)
+                return 0;
+        /* Sizes: 64G, 64GiB, 512K, 1T (binary units, as memory is counted). */
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno || end == s || !isdigit((unsigned char)*s))
+                return -EINVAL;
+        unsigned shift;
+        switch (toupper((unsigned char)*end)) {
+        case 'K': shift = 10; break;
+        case 'M': shift = 20; break;
+        case 'G': shift = 30; break;
+        case 'T': shift = 40; break;
+        default: return -EINVAL;
+        }
+        end++;
+        if (streq(end, "iB") || streq(end, "B"))
+                end += strlen(end);
+        if (*end || v > (UINT64_MAX >> shift))
+                return -EINVAL;
+        *neg = false;
+        *mag = (uint64_t)v << shift;
+        return 0;
+}
+
+static int bool_word(const char *s)
+{
+        static const char *const yes[] = {"true", "yes", "on", "1"}, *const no[] = {"false", "no", "off", "0"};
+        for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+                if (strcasecmp(s, yes[i]) == 0)
+                        return 1;
+                if (strcasecmp(s, no[i]) == 0)
+                        return 0;
+        }
+        return -1;
+}
+
+static bool values_equal(const struct fact *fc, const char *want)
+{
+        if (fc->type == FACT_BOOL) {
+                int b = bool_word(want);
+                return b >= 0 && (bool)b == fc->b;
+        }
+        bool an, bn;
+        uint64_t am, bm;
+        if (fc->type == FACT_INT && fact_number(fc, &an, &am) && parse_rule_number(want, &bn, &bm) == 0)
+                return num_cmp(an, am, bn, bm) == 0;
+        return streq(fc->str, want);
+}
+
+/* Words of a list value: separated by whitespace or commas. */
+static bool has_word(const char *list, const char *word)
+{
+        size_t wl = strlen(word);
+        for (const char *p = list; *p;) {
+                while (*p && (isspace((unsigned char)*p) || *p == ','))
+                        p++;
+                size_t l = strcspn(p, " \t\n,");
+                if (l == wl && strncmp(p, word, wl) == 0)
+                        return true;
+                p += l;
+        }
+        return false;
+}
+
+/* 1 true, 0 false, -1 error (message in *err). */
+static int test_fact(const struct fact *fc, enum expr_op op, const char *want, char **err)
+{
+        switch (op) {
+        case OP_EQ: return values_equal(fc, want);
+        case OP_NE: return !values_equal(fc, want);
+        case OP_GE: case OP_LE: case OP_GT: case OP_LT: {
+                bool an, bn;
+                uint64_t am, bm;
+                if (!fact_number(fc, &an, &am)) {
+                        *err = xasprintf("%s = \"%s\" is not a number", fc->name, fc->str);
+                        return -1;
+                }
+                if (parse_rule_number(want, &bn, &bm) < 0) {
+                        *err = xasprintf("expected value \"%s\" is not a number", want);
+                        return -1;
+                }
+                int c = num_cmp(an, am, bn, bm);
+                return op == OP_GE ? c >= 0 : op == OP_LE ? c <= 0 : op == OP_GT ? c > 0 : c < 0;
+        }
+        case OP_IN: case OP_NOT_IN: {
+                bool found = false;
+                _cleanup_free_ char *copy = xstrdup(want);
+                char *save = NULL;
+                for (char *t = strtok_r(copy, ",", &save); t && !found; t = strtok_r(NULL, ",", &save)) {
+                        _cleanup_free_ char *w = trimmed(t, strlen(t));
+                        found = values_equal(fc, w);
+                }
+                return op == OP_IN ? found : !found;
+        }
+        case OP_CONTAINS: case OP_NOT_CONTAINS: {
+                /* contains: every listed word present; !contains: none of them. */
+                _cleanup_free_ char *copy = xstrdup(want);
+                char *save = NULL;
+                bool all = true, any = false;
+                for (char *t = strtok_r(copy, ", \t", &save); t; t = strtok_r(NULL, ", \t", &save)) {
+                        bool h = has_word(fc->str, t);
+                        all &= h;
+                        any |= h;
+                }
+                return op == OP_CONTAINS ? all : !any;
+        }
+        case OP_PRESENT: return 1;
+        case OP_ABSENT: return 0;
+        }
+        return -1;
+}
+
+void eval_result_clear(struct eval_result *r)
+{
+        free(r->observed);
+        free(r->expected);
+        free(r->reason);
+        *r = (struct eval_result){0};
+}
+
+/* Name of the item's sibling FIELD: "gpu.3.numa_node" with pattern "gpu.*.numa_node" -> "gpu.3.FIELD". */
+static char *sibling(const char *pattern, const char *name, const char *field)
+{
+        const char *star = strrchr(pattern, '*');
+        size_t suffix = strlen(star + 1);
+        size_t nl = strlen(name);
+        size_t base = nl >= suffix ? nl - suffix : nl;
+        if (base > 0 && name[base - 1] == '.')
+                base--;
+        /* the item is what the last '*' matched: keep up to the end of that segment */
+        return xasprintf("%.*s.%s", (int)base, name, field);
+}
+
+static const char *describe(const struct fact *fc)
+{
+        return fc->status == FACT_OK ? fc->str : fc->reason;
+}
+
+void expr_eval(const struct expr *e, struct facts *f, param_fn params, void *userdata, struct eval_result *ret)
+{
+        *ret = (struct eval_result){0};
+        _cleanup_free_ char *missing = NULL;
+        _cleanup_free_ char *want = NULL, *where_want = NULL;
+        if (e->value && !(want = expr_substitute(e->value, params, userdata, &missing))) {
+                ret->status = EVAL_ERROR;
+                ret->reason = xasprintf("unknown parameter ${%s}", missing);
+                return;
+        }
+        if (e->where_value && !(where_want = expr_substitute(e->where_value, params, userdata, &missing))) {
+                ret->status = EVAL_ERROR;
+                ret->reason = xasprintf("unknown parameter ${%s}", missing);
+                return;
+        }
+        ret->expected = want ? xasprintf("%s %s", expr_op_name(e->op), want) : xstrdup(expr_op_name(e->op));
+
+        /* A parameter tested directly ("${swap} == off"): a constant of the profile. */
+        if (startswith(e->fact, "${")) {
+                _cleanup_free_ char *v = expr_substitute(e->fact, params, userdata, &missing);
+                if (!v) {
+                        ret->status = EVAL_ERROR;
+                        ret->reason = xasprintf("unknown parameter ${%s}", missing);
+                        return;
+                }
+                struct fact pf = {.name = e->fact, .type = FACT_STR, .str = v};
+                char *err = NULL;
+                int t = test_fact(&pf, e->op, want ? want : "", &err);
+                ret->status = t < 0 ? EVAL_ERROR : t ? EVAL_TRUE : EVAL_FALSE;
+                ret->reason = err;
+                ret->observed = xasprintf("%s = %s", e->fact, v);
+                ret->items = 1;
+                return;
+        }
+
+        const struct fact **items = NULL;
+        size_t n;
+        bool wild = strpbrk(e->fact, "*?[") != NULL;
+        if (wild)
+                n = facts_match(f, e->fact, &items);
+        else {
+                items = xcalloc(2, sizeof(*items));
+                items[0] = facts_get(f, e->fact);
+                n = items[0] ? 1 : 0;
+        }
+
+        if (!wild) {
+                const struct fact *fc = n ? items[0] : NULL;
+                free(items);
+                ret->items = 1;
+                if (!fc || fc->status == FACT_ABSENT) {
+                        const char *why = fc ? fc->reason : "no such fact";
+                        ret->observed = xasprintf("%s absent (%s)", e->fact, why);
+                        if (e->op == OP_ABSENT || e->op == OP_PRESENT) {
+                                ret->status = e->op == OP_ABSENT ? EVAL_TRUE : EVAL_FALSE;
+                                if (e->op == OP_PRESENT)
+                                        ret->reason = xasprintf("%s: %s", e->fact, why);
+                        } else {
+                                ret->status = EVAL_NA;
+                                ret->reason = xasprintf("%s: %s", e->fact, why);
+                        }
+                        return;
+                }
+                if (fc->status == FACT_UNREADABLE) {
+                        ret->status = EVAL_ERROR;
+                        ret->reason = xasprintf("%s unreadable: %s%s%s", e->fact, fc->reason, fc->source ? " at " : "",
+                                                fc->source ? fc->source : "");
+                        ret->observed = xasprintf("%s unreadable", e->fact);
+                        return;
+                }
+                char *err = NULL;
+                int t = test_fact(fc, e->op, want, &err);
+                ret->observed = xasprintf("%s = %s", fc->name, fc->str);
+                ret->status = t < 0 ? EVAL_ERROR : t ? EVAL_TRUE : EVAL_FALSE;
+                ret->reason = err;
+                ret->failing = t == 0;
+                return;
+        }
+
+        unsigned evaluated = 0, passing = 0;
+        const struct fact *first_fail = NULL, *first_pass = NULL, *first_absent = NULL;
+        bool uniform = true;
+        for (size_t i = 0; i < n; i++) {
+                const struct fact *fc = items[i];
+                if (e->where_field) {
+                        _cleanup_free_ char *sib = sibling(e->fact, fc->name, e->where_field);
+                        const struct fact *sf = facts_get(f, sib);
+                        char *err = NULL;
+                        int t = sf && sf->status == FACT_OK ? test_fact(sf, e->where_op, where_want, &err) : 0;
+                        free(err);
+                        if (t <= 0)
+                                continue;
+                }
+                if (fc->status == FACT_UNREADABLE) {
+                        ret->status = EVAL_ERROR;
+                        ret->reason = xasprintf("%s unreadable: %s%s%s", fc->name, fc->reason, fc->source ? " at " : "",
+                                                fc->source ? fc->source : "");
+                        ret->observed = xasprintf("%s unreadable", fc->name);
+                        free(items);
+                        return;
+                }
+                if (fc->status == FACT_ABSENT && e->op != OP_ABSENT && e->op != OP_PRESENT) {
+                        if (!first_absent)
+                                first_absent = fc;
+                        continue;
+                }
+                char *err = NULL;
+                int t = fc->status == FACT_ABSENT ? e->op == OP_ABSENT : test_fact(fc, e->op, want, &err);
+                if (t < 0) {
+                        ret->status = EVAL_ERROR;
+                        ret->reason = err;
+                        ret->observed = xasprintf("%s = %s", fc->name, fc->str);
+                        free(items);
+                        return;
+                }
+                evaluated++;
+                if (t) {
+                        passing++;
+                        if (!first_pass)
+                                first_pass = fc;
+                } else if (!first_fail)
+                        first_fail = fc;
+                if (evaluated > 1 && first_pass && fc->status == FACT_OK && first_pass->status == FACT_OK &&
+                    !streq(fc->str, (first_fail ? first_fail : first_pass)->str))
+                        uniform = false;
+        }
+        free(items);
+        ret->items = evaluated;
+        if (evaluated == 0) {
+                if (e->quant == Q_NONE) {
+                        ret->status = EVAL_TRUE;
+                        ret->observed = xasprintf("no %s", e->fact);
+                        return;
+                }
+                ret->status = EVAL_NA;
+                if (first_absent)
+                        ret->reason = xasprintf("%s: %s", first_absent->name, first_absent->reason);
+                else
+                        ret->reason = e->where_field ? xasprintf("nothing to check: no %s where %s %s %s", e->fact,
+                                                                 e->where_field, expr_op_name(e->where_op), where_want)
+                                                       : xasprintf("nothing to check: no %s", e->fact);
+                ret->observed = xasprintf("no %s", e->fact);
+                return;
+        }
+        bool ok;
+        switch (e->quant) {
+        case Q_ANY: ok = passing > 0; break;
+        case Q_NONE: ok = passing == 0; break;
+        default: ok = passing == evaluated; break;
+        }
+        ret->status = ok ? EVAL_TRUE : EVAL_FALSE;
+        /* What to show: for "all", the first item that fails; for "none", the first that matches. */
+        const struct fact *shown = e->quant == Q_NONE ? (first_pass ? first_pass : first_fail)
+                                   : ok             ? (first_pass ? first_pass : first_fail)
+                                                    : (first_fail ? first_fail : first_pass);
+        unsigned count = e->quant == Q_NONE ? passing : evaluated - passing;
+        if (ok && e->quant != Q_NONE)
+                ret->observed = evaluated == 1 || uniform
+                                        ? xasprintf("%s = %s (%u item%s)", shown->name, describe(shown), evaluated,
+                                                    evaluated == 1 ? "" : "s")
+                                        : xasprintf("%u of %u items pass", passing, evaluated);
+        else if (ok)
+                ret->observed = xasprintf("none of %u items matches", evaluated);
+        else
+                ret->observed = xasprintf("%s = %s (%u of %u item%s)", shown->name, describe(shown), count, evaluated,
+                                          evaluated == 1 ? "" : "s");
+        ret->failing = ok ? 0 : count;
+}

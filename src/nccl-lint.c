@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: MIT */
+#include "nccl-lint.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+
+void nccl_catalog_free(struct nccl_catalog *c)
+{
+        for (size_t i = 0; i < c->n; i++) {
+                free(c->v[i].name);
+                free(c->v[i].type);
+                free(c->v[i].replacement);
+                free(c->v[i].allowed);
+        }
+        free(c->v);
+        *c = (struct nccl_catalog){0};
+}
+
+static enum nccl_status status_parse(const char *s)
+{
+        if (streq(s, "deprecated"))
+                return NCCL_DEPRECATED;
+        if (streq(s, "removed"))
+                return NCCL_REMOVED;
+        if (streq(s, "not-nccl"))
+                return NCCL_NOT_NCCL;
+        if (streq(s, "undocumented"))
+                return NCCL_UNDOCUMENTED;
+        return NCCL_DOCUMENTED;
+}
+
+int nccl_catalog_load(const char *path, struct nccl_catalog *ret)
+{
+        FILE *fp = fopen(path, "re");
+        if (!fp)
+                return -errno;
+        struct nccl_catalog c = {0};
+        char line[1024];
+        while (fgets(line, sizeof(line), fp)) {
+                if (line[0] == '#' || line[0] == '\n')
+                        continue;
+                strip_trailing(line);
+                char *f[5] = {0};
+                size_t k = 0;
+                for (char *p = line, *tab; k < 5; p = tab + 1) {
+                        f[k++] = p;
+                        tab = strchr(p, '\t');
+                        if (!tab)
+                                break;
+                        *tab = '\0';
+                }
+                if (k < 4)
+                        continue;
+                c.v = xrealloc(c.v, (c.n + 1) * sizeof(*c.v));
+                c.v[c.n++] = (struct nccl_var){
+                        .name = xstrdup(f[0]),
+                        .type = xstrdup(f[1]),
+                        .status = status_parse(f[2]),
+                        .replacement = streq(f[3], "-") ? NULL : xstrdup(f[3]),
+                        .allowed = k < 5 || streq(f[4], "-") ? NULL : xstrdup(f[4]),
+                };
+        }
+        fclose(fp);
+        *ret = c;
+        return 0;
+}
+
+const struct nccl_var *nccl_catalog_find(const struct nccl_catalog *c, const char *name)
+{
+        for (size_t i = 0; i < c->n; i++)
+                if (streq(c->v[i].name, name))
+                        return &c->v[i];
+        return NULL;
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+        size_t la = strlen(a), lb = strlen(b);
+        if (la > 64 || lb > 64)
+                return 99;
+        size_t d[65][65];
+        for (size_t i = 0; i <= la; i++)
+                d[i][0] = i;
+        for (size_t j = 0; j <= lb; j++)
+                d[0][j] = j;
+        for (size_t i = 1; i <= la; i++)
+                for (size_t j = 1; j <= lb; j++) {
+                        size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+                        size_t del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+                        d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+                }
+        return d[la][lb];
+}
+
+const char *nccl_catalog_suggest(const struct nccl_catalog *c, const char *name)
+{
+        const char *best = NULL;
+        size_t bd = 4; /* more than 3 edits away is not a typo */
+        for (size_t i = 0; i < c->n; i++) {
+                if (c->v[i].status == NCCL_REMOVED || c->v[i].status == NCCL_NOT_NCCL)
+                        continue;
+                size_t dd = edit_distance(name, c->v[i].name);
+                if (dd < bd) {
+                        bd = dd;
+                        best = c->v[i].name;
+                }
+        }
+        return best;
+}
+
+const char *nccl_problem_name(enum nccl_problem p)
+{
+        static const char *const n[] = {"syntax", "duplicate", "unknown", "removed", "deprecated", "foreign", "bad-value", "debug"};
+        return n[p];
+}
+
+static void add(struct nccl_lint *l, unsigned line, enum nccl_problem p, const char *key, const char *fmt, ...)
+        _printf_(5, 6);
+static void add(struct nccl_lint *l, unsigned line, enum nccl_problem p, const char *key, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        char *msg = xvasprintf(fmt, ap);
+        va_end(ap);
+        l->findings = xrealloc(l->findings, (l->n_findings + 1) * sizeof(*l->findings));
+        l->findings[l->n_findings++] = (struct nccl_finding){line, p, xstrdup(key), msg};
+}
+
+static bool valid_key(const char *k)
+{
+        if (!*k || isdigit((unsigned char)*k))
+                return false;
+        for (; *k; k++)
+                if (!isalnum((unsigned char)*k) && *k != '_')
+                        return false;
+        return true;
+}
+
+/* NCCL's legacy integers: strtoll base 0; trailing garbage is ignored by NCCL, which is exactly why
+ * it is worth flagging here. */
+static bool is_int(const char *v)
+{
+        const char *p = v;
+        if (*p == '-' || *p == '+')
+                p++;
+        if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+                p += 2;
+                if (!isxdigit((unsigned char)*p))
+                        return false;
+                while (isxdigit((unsigned char)*p))
+                        p++;
+        } else {
+                if (!isdigit((unsigned char)*p))
+                        return false;
+                while (isdigit((unsigned char)*p))
+                        p++;
+        }
+        return *p == '\0';
+}
+
+static bool in_list(const char *list, const char *v)
+{
+        size_t vl = strlen(v);
+        for (const char *p = list; *p;) {
+                size_t l = strcspn(p, ",");
+                if (l == vl && strncasecmp(p, v, l) == 0)
+                        return true;
+                p += l + (p[l] == ',');
+        }
+        return false;
+}
+
+static void check_value(struct nccl_lint *l, unsigned line, const struct nccl_var *var, const char *v)
+{
+        if (!*v) {
+                add(l, line, NP_BAD_VALUE, var->name, "%s is empty: integer keys treat it as unset, others as \"\"",
+                    var->name);
+                return;
+        }
+        if (streq(var->type, "int64") && !is_int(v))
+                add(l, line, NP_BAD_VALUE, var->name,
+                    "%s=%s is not an integer (NCCL reads it with strtoll: non-numeric text becomes 0 silently)", var->name, v);
+        else if (streq(var->type, "bool") && !in_list("0,1,T,F,TRUE,FALSE", v))
+                add(l, line, NP_BAD_VALUE, var->name, "%s=%s is not a boolean (1/T/TRUE/0/F/FALSE)", var->name, v);
+        else if (streq(var->type, "enum") && var->allowed && !in_list(var->allowed, v) &&
+                 !(endswith(var->name, "_LEVEL") && is_int(v)))
+                add(l, line, NP_BAD_VALUE, var->name, "%s=%s is not one of %s", var->name, v, var->allowed);
+}
+
+static void check_key(struct nccl_lint *l, const struct nccl_catalog *c, unsigned line, const char *key, const char *value)
+{
+        const struct nccl_var *var = nccl_catalog_find(c, key);
+        if (!var) {
+                if (!startswith(key, "NCCL_")) {
+                        add(l, line, NP_FOREIGN, key, "%s is not an NCCL variable: set it in the job's environment", key);
+                        return;
+                }
+                const char *s = nccl_catalog_suggest(c, key);
+                if (s)
+                        add(l, line, NP_UNKNOWN, key, "unknown key %s (did you mean %s?)", key, s);
+                else
+                        add(l, line, NP_UNKNOWN, key, "unknown key %s: NCCL 2.30 reads no such variable", key);
+                return;
+        }
+        switch (var->status) {
+        case NCCL_REMOVED:
+                if (var->replacement)
+                        add(l, line, NP_REMOVED, key, "%s was removed from NCCL (use %s)", key, var->replacement);
+                else
+                        add(l, line, NP_REMOVED, key, "%s was removed from NCCL and does nothing", key);
+                return;
+        case NCCL_NOT_NCCL:
+                if (var->replacement)
+                        add(l, line, NP_FOREIGN, key,
+                            "%s is not read by NCCL (PyTorch reads %s, from the job's environment, before NCCL loads this file)",
+                            key, var->replacement);
+                else
+                        add(l, line, NP_FOREIGN, key, "%s is read by nothing in NCCL", key);
+                return;
+        case NCCL_DEPRECATED:
+                if (var->replacement)
+                        add(l, line, NP_DEPRECATED, key, "%s is deprecated (use %s)", key, var->replacement);
+                else
+                        add(l, line, NP_DEPRECATED, key, "%s is deprecated", key);
+                break;
+        default: break;
+        }
+        if (streq(key, "NCCL_P2P_DISABLE") || streq(key, "NCCL_IB_DISABLE") || streq(key, "NCCL_SHM_DISABLE"))
+                add(l, line, NP_DEBUG, key, "%s=%s is a debugging switch%s", key, value,
+                    streq(value, "0") ? " and =0 does nothing (only 1 acts)" : " that costs bandwidth when left in place");
+        check_value(l, line, var, value);
+}
+
+void nccl_lint_text(const struct nccl_catalog *c, const char *text, size_t len, struct nccl_lint *ret)
+{
+        struct nccl_lint l = {0};
+        unsigned lineno = 0;
+        for (size_t pos = 0; pos < len;) {
+                const char *s = text + pos;
+                const char *nl = memchr(s, '\n', len - pos);
+                size_t n = nl ? (size_t)(nl - s) : len - pos;
+                pos += n + (nl ? 1 : 0);
+                lineno++;
+                _cleanup_free_ char *line = xstrndup(s, n);
+                if (memchr(s, '\0', n)) {
+                        add(&l, lineno, NP_SYNTAX, "", "line %u holds a NUL byte", lineno);
+                        continue;
+                }
+                size_t ll = strlen(line);
+                if (ll && line[ll - 1] == '\r') {
+                        line[--ll] = '\0';
+                        add(&l, lineno, NP_SYNTAX, "", "CRLF line ending: NCCL before 2.30 keeps the \\r in the value");
+                }
+                if (ll > 4095)
+                        add(&l, lineno, NP_SYNTAX, "", "line longer than 4095 characters: NCCL splits it");
+                if (!*line || line[0] == '#')
+                        continue;
+                const char *t = line;
+                while (*t == ' ' || *t == '\t')
+                        t++;
+                if (!*t)
+                        continue;
+                if (*t == '#') {
+                        add(&l, lineno, NP_SYNTAX, "", "indented '#': only a '#' in column 1 starts a comment");
+                        continue;
+                }
+                char *eq = strchr(line, '=');
+                if (!eq) {
+                        add(&l, lineno, NP_SYNTAX, "", "no '=': NCCL ignores the line");
+                        continue;
+                }
+                _cleanup_free_ char *rawkey = xstrndup(line, (size_t)(eq - line));
+                _cleanup_free_ char *value = xstrdup(eq + 1);
+                /* What a human meant: trim, drop "export", quotes; then report each liberty taken. */
+                _cleanup_free_ char *key = xstrdup(rawkey);
+                char *k = key;
+                bool spaced = *k == ' ' || *k == '\t';
+                while (*k == ' ' || *k == '\t')
+                        k++;
+                if (startswith(k, "export ") || startswith(k, "export\t")) {
+                        add(&l, lineno, NP_SYNTAX, k, "'export' is not understood: the key becomes \"%s\"", rawkey);
+                        k += 7;
+                        while (*k == ' ' || *k == '\t')
+                                k++;
+                        spaced = false; /* already reported */
+                } else {
+                        size_t kl = strlen(k);
+                        spaced |= kl && (k[kl - 1] == ' ' || k[kl - 1] == '\t');
+                }
+                strip_trailing(k);
+                if (spaced)
+                        add(&l, lineno, NP_SYNTAX, k, "spaces around '=': NCCL defines \"%s\", not %s", rawkey, k);
+                char *v = value;
+                char *hash = strchr(v, '#');
+                if (hash) {
+                        add(&l, lineno, NP_SYNTAX, k, "inline '#' is part of the value of %s", k);
+                        *hash = '\0';
+                        if (hash > v && (hash[-1] == ' ' || hash[-1] == '\t'))
+                                strip_trailing(v); /* the spaces before a comment are the comment's */
+                }
+                if (*v == ' ' || *v == '\t' || (*v && (v[strlen(v) - 1] == ' ' || v[strlen(v) - 1] == '\t'))) {
+                        add(&l, lineno, NP_SYNTAX, k, "spaces around the value of %s are kept in the value", k);
+                        while (*v == ' ' || *v == '\t')
+                                v++;
+                        strip_trailing(v);
+                }
+                size_t vl = strlen(v);
+                if (vl >= 2 && ((v[0] == '"' && v[vl - 1] == '"') || (v[0] == '\'' && v[vl - 1] == '\''))) {
+                        add(&l, lineno, NP_SYNTAX, k, "quotes are kept in the value of %s", k);
+                        v[vl - 1] = '\0';
+                        v++;
+                }
+                if (!valid_key(k)) {
+                        add(&l, lineno, NP_SYNTAX, k, "\"%s\" is not a variable name", k);
+                        continue;
+                }
+                if (strlen(k) > 1023 || strlen(v) > 1023)
+                        add(&l, lineno, NP_SYNTAX, k, "key or value longer than 1023 characters: NCCL truncates it");
+                bool dup = false;
+                for (size_t i = 0; i < l.n_entries && !dup; i++)
+                        if (streq(l.entries[i].key, k)) {
+                                add(&l, lineno, NP_DUPLICATE, k, "%s is already set on line %u: the first definition wins", k,
+                                    l.entries[i].line);
+                                dup = true;
+                        }
+                if (dup)
+                        continue;
+                l.entries = xrealloc(l.entries, (l.n_entries + 1) * sizeof(*l.entries));
+                l.entries[l.n_entries++] = (struct nccl_entry){lineno, xstrdup(k), xstrdup(v)};
+                check_key(&l, c, lineno, k, v);
+        }
+        *ret = l;
+}
+
+void nccl_lint_free(struct nccl_lint *l)
+{
+        for (size_t i = 0; i < l->n_entries; i++) {
+                free(l->entries[i].key);
+                free(l->entries[i].value);
+        }
+        free(l->entries);
+        for (size_t i = 0; i < l->n_findings; i++) {
+                free(l->findings[i].key);
+                free(l->findings[i].message);
+        }
+        free(l->findings);
+        *l = (struct nccl_lint){0};
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nccl.*: /etc/nccl.conf of the root, linted against the NCCL catalog (rules/nccl-catalog.tsv,
+ * located through the "datadir" handle the CLI sets). Each problem class is one fact listing the
+ * offending keys, "none" when clean, so rules can compare and the audit can show what is wrong.
+ */
+#include <errno.h>
+
+#include "facts.h"
+#include "nccl-lint.h"
+#include "probes.h"
+
+#define NCCL_CONF "/etc/nccl.conf"
+
+static void catalog_destroy(void *p)
+{
+        nccl_catalog_free(p);
+        free(p);
+}
+
+/* The catalog, loaded once per run; NULL when the data directory is unknown or unreadable. */
+const struct nccl_catalog *facts_nccl_catalog(struct facts *f)
+{
+        struct nccl_catalog *c = facts_handle(f, "nccl-catalog");
+        if (c)
+                return c;
+        const char *dir = facts_handle(f, "datadir");
+        if (!dir)
+                return NULL;
+        _cleanup_free_ char *path = xasprintf("%s/rules/nccl-catalog.tsv", dir);
+        c = xcalloc(1, sizeof(*c));
+        if (nccl_catalog_load(path, c) < 0 || c->n == 0) {
+                catalog_destroy(c);
+                return NULL;
+        }
+        facts_set_handle(f, "nccl-catalog", c, catalog_destroy);
+        return c;
+}
+
+static void list_fact(struct facts *f, const struct nccl_lint *l, enum nccl_problem a, enum nccl_problem b,
+                      const char *name)
+{
+        struct sbuf s = {0};
+        for (size_t i = 0; i < l->n_findings; i++) {
+                const struct nccl_finding *x = &l->findings[i];
+                if (x->problem != a && x->problem != b)
+                        continue;
+                sbuf_addf(&s, "%sline %u: %s", s.len ? "; " : "", x->line, x->message);
+        }
+        fact_str(f, NCCL_CONF, s.len ? s.s : "none", "%s", name);
+        free(sbuf_steal(&s));
+}
+
+static int nccl_run(struct facts *f)
+{
+        const char *data;
+        size_t len;
+        int rc = root_read(facts_root(f), NCCL_CONF, &data, &len);
+        if (rc == -ENOENT) {
+                fact_bool(f, NCCL_CONF, false, "nccl.conf.present");
+                return 0;
+        }
+        if (rc < 0) {
+                fact_unreadable(f, NCCL_CONF, rc, NULL, "nccl.conf.present");
+                return rc;
+        }
+        fact_bool(f, NCCL_CONF, true, "nccl.conf.present");
+        const struct nccl_catalog *c = facts_nccl_catalog(f);
+        if (!c) {
+                static const char *const names[] = {"keys", "syntax", "unknown", "removed", "deprecated",
+                                                    "foreign", "bad_values", "debug_switches"};
+                for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+                        fact_unreadable(f, "rules/nccl-catalog.tsv", 0, "NCCL catalog not found", "nccl.conf.%s",
+                                        names[i]);
+                return -ENOENT;
+        }
+        struct nccl_lint l;
+        nccl_lint_text(c, data, len, &l);
+        struct strv keys = {0};
+        for (size_t i = 0; i < l.n_entries; i++)
+                strv_add(&keys, l.entries[i].key);
+        _cleanup_free_ char *joined = keys.n ? strv_join(&keys, ",") : xstrdup("none");
+        fact_str(f, NCCL_CONF, joined, "nccl.conf.keys");
+        for (size_t i = 0; i < l.n_entries; i++)
+                fact_str(f, NCCL_CONF, l.entries[i].value, "nccl.conf.key.%s", l.entries[i].key);
+        strv_free(&keys);
+        list_fact(f, &l, NP_SYNTAX, NP_DUPLICATE, "nccl.conf.syntax");
+        list_fact(f, &l, NP_UNKNOWN, NP_UNKNOWN, "nccl.conf.unknown");
+        list_fact(f, &l, NP_REMOVED, NP_REMOVED, "nccl.conf.removed");
+        list_fact(f, &l, NP_DEPRECATED, NP_DEPRECATED, "nccl.conf.deprecated");
+        list_fact(f, &l, NP_FOREIGN, NP_FOREIGN, "nccl.conf.foreign");
+        list_fact(f, &l, NP_BAD_VALUE, NP_BAD_VALUE, "nccl.conf.bad_values");
+        list_fact(f, &l, NP_DEBUG, NP_DEBUG, "nccl.conf.debug_switches");
+        nccl_lint_free(&l);
+        return 0;
+}
+
+const struct probe probe_nccl = {
+        .name = "nccl",
+        .prefixes = {"nccl."},
+        .run = nccl_run,
+};

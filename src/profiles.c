@@ -1,0 +1,479 @@
+/* SPDX-License-Identifier: MIT */
+#include "profiles.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "parse.h"
+
+static void settings_set(struct settings *s, const char *key, const char *value, const char *origin)
+{
+        for (size_t i = 0; i < s->n; i++)
+                if (streq(s->v[i].key, key)) {
+                        free(s->v[i].value);
+                        free(s->v[i].origin);
+                        s->v[i].value = xstrdup(value);
+                        s->v[i].origin = xstrdup(origin);
+                        return;
+                }
+        s->v = xrealloc(s->v, (s->n + 1) * sizeof(*s->v));
+        s->v[s->n++] = (struct setting){xstrdup(key), xstrdup(value), xstrdup(origin)};
+}
+
+static const struct setting *settings_get(const struct settings *s, const char *key)
+{
+        for (size_t i = 0; i < s->n; i++)
+                if (streq(s->v[i].key, key))
+                        return &s->v[i];
+        return NULL;
+}
+
+static void settings_free(struct settings *s)
+{
+        for (size_t i = 0; i < s->n; i++) {
+                free(s->v[i].key);
+                free(s->v[i].value);
+                free(s->v[i].origin);
+        }
+        free(s->v);
+        *s = (struct settings){0};
+}
+
+static void profile_free(struct profile *p)
+{
+        free(p->name);
+        free(p->description);
+        free(p->inherits);
+        free(p->file);
+        settings_free(&p->params);
+        settings_free(&p->rules);
+        settings_free(&p->nccl);
+        for (size_t i = 0; i < p->n_match; i++)
+                expr_free(&p->match[i]);
+        free(p->match);
+}
+
+void profiles_free(struct profile_lib *lib)
+{
+        for (size_t i = 0; i < lib->n; i++)
+                profile_free(&lib->v[i]);
+        free(lib->v);
+        *lib = (struct profile_lib){0};
+}
+
+struct ploader {
+        struct profile *p;
+        struct diags *d;
+        const char *file;
+};
+
+static bool valid_name(const char *s)
+{
+        if (!*s)
+                return false;
+        for (; *s; s++)
+                if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-' || *s == '_'))
+                        return false;
+        return true;
+}
+
+static void on_key(void *user, const char *section, unsigned section_line, const char *key, const char *value,
+                   unsigned line)
+{
+        struct ploader *l = user;
+        struct profile *p = l->p;
+        _cleanup_free_ char *origin = xasprintf("%s:%u", l->file, line);
+        if (streq(section, "profile")) {
+                char **slot = streq(key, "name") ? &p->name : streq(key, "description") ? &p->description
+                            : streq(key, "inherits") ? &p->inherits : NULL;
+                if (!slot) {
+                        diag_add(l->d, l->file, line, "unknown key '%s' in [profile] (name, description, inherits)", key);
+                        return;
+                }
+                if (*slot)
+                        diag_add(l->d, l->file, line, "'%s' given twice", key);
+                else if (slot != &p->description && !valid_name(value))
+                        diag_add(l->d, l->file, line, "%s '%s': use lowercase letters, digits, '-' and '_'", key, value);
+                else {
+                        *slot = xstrdup(value);
+                        if (slot == &p->name)
+                                p->line = section_line;
+                }
+        } else if (streq(section, "match")) {
+                if (!streq(key, "require")) {
+                        diag_add(l->d, l->file, line, "unknown key '%s' in [match] (require)", key);
+                        return;
+                }
+                struct expr e;
+                char *err = NULL;
+                if (expr_parse(value, &e, &err) < 0) {
+                        diag_add(l->d, l->file, line, "%s", err);
+                        free(err);
+                        return;
+                }
+                p->match = xrealloc(p->match, (p->n_match + 1) * sizeof(*p->match));
+                p->match[p->n_match++] = e;
+        } else if (streq(section, "params")) {
+                if (settings_get(&p->params, key))
+                        diag_add(l->d, l->file, line, "parameter '%s' given twice", key);
+                settings_set(&p->params, key, value, origin);
+        } else if (streq(section, "rules")) {
+                enum severity sev;
+                if (!streq(value, "on") && !streq(value, "off") && severity_parse(value, &sev) < 0)
+                        diag_add(l->d, l->file, line, "rule '%s': expected on, off, critical, warning or info, not '%s'",
+                                 key, value);
+                settings_set(&p->rules, key, value, origin);
+        } else if (streq(section, "nccl")) {
+                if (!startswith(key, "NCCL_"))
+                        diag_add(l->d, l->file, line, "[nccl] holds NCCL_* keys only, not '%s'", key);
+                settings_set(&p->nccl, key, value, origin);
+        } else
+                diag_add(l->d, l->file, line, "unknown section [%s] (profile, match, params, rules, nccl)", section);
+}
+
+static int load_one(struct profile_lib *lib, const char *file, const char *data, size_t len, bool site,
+                    struct diags *d)
+{
+        struct profile p = {.file = xstrdup(file), .site = site};
+        struct ploader l = {.p = &p, .d = d, .file = file};
+        size_t before = d->msgs.n;
+        ini_load_buffer(file, data, len, on_key, &l, d);
+        if (!p.name)
+                diag_add(d, file, 0, "no [profile] name");
+        if (d->msgs.n > before) {
+                profile_free(&p);
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < lib->n; i++)
+                if (lib->v[i].site == site && streq(lib->v[i].name, p.name)) {
+                        diag_add(d, file, p.line, "profile '%s' already defined in %s", p.name, lib->v[i].file);
+                        profile_free(&p);
+                        return -EINVAL;
+                }
+        lib->v = xrealloc(lib->v, (lib->n + 1) * sizeof(*lib->v));
+        lib->v[lib->n++] = p;
+        return 0;
+}
+
+int profiles_load_file(struct profile_lib *lib, const char *path, struct diags *d)
+{
+        struct sbuf b = {0};
+        FILE *fp = fopen(path, "re");
+        if (!fp) {
+                diag_add(d, path, 0, "cannot open: %s", strerror(errno));
+                return -errno;
+        }
+        char buf[8192];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof(buf), fp)) > 0 && b.len < (1u << 20))
+                sbuf_addn(&b, buf, n);
+        fclose(fp);
+        if (b.len >= (1u << 20)) {
+                free(sbuf_steal(&b));
+                diag_add(d, path, 0, "larger than 1 MiB: not a profile");
+                return -EFBIG;
+        }
+        int rc = load_one(lib, path, b.s ? b.s : "", b.len, true, d);
+        free(sbuf_steal(&b));
+        return rc;
+}
+
+static struct strv ini_names(const char *dir)
+{
+        struct strv names = {0};
+        DIR *dp = opendir(dir);
+        if (!dp)
+                return names;
+        struct dirent *de;
+        while ((de = readdir(dp)))
+                if (endswith(de->d_name, ".ini") && de->d_name[0] != '.')
+                        strv_add(&names, de->d_name);
+        closedir(dp);
+        strv_sort(&names);
+        return names;
+}
+
+#define SITE_DIR "/etc/llmtune/profiles.d"
+
+int profiles_load(struct profile_lib *lib, const char *shipped_dir, struct root *root, struct diags *d)
+{
+        int rc = 0;
+        struct strv names = ini_names(shipped_dir);
+        if (names.n == 0) {
+                diag_add(d, shipped_dir, 0, "no profiles found");
+                rc = -ENOENT;
+        }
+        for (size_t i = 0; i < names.n; i++) {
+                _cleanup_free_ char *p = xasprintf("%s/%s", shipped_dir, names.v[i]);
+                struct sbuf b = {0};
+                FILE *fp = fopen(p, "re");
+                if (!fp) {
+                        diag_add(d, p, 0, "cannot open: %s", strerror(errno));
+                        rc = -EINVAL;
+                        continue;
+                }
+                char buf[8192];
+                size_t n;
+                while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
+                        sbuf_addn(&b, buf, n);
+                fclose(fp);
+                if (load_one(lib, p, b.s ? b.s : "", b.len, false, d) < 0)
+                        rc = -EINVAL;
+                free(sbuf_steal(&b));
+        }
+        strv_free(&names);
+        if (!root)
+                return rc;
+        /* Site profiles are part of the machine: read them through the root handle. */
+        struct strv site = {0};
+        if (root_list(root, SITE_DIR, &site) == 0)
+                for (size_t i = 0; i < site.n; i++) {
+                        if (!endswith(site.v[i], ".ini") || site.v[i][0] == '.')
+                                continue;
+                        _cleanup_free_ char *p = xasprintf(SITE_DIR "/%s", site.v[i]);
+                        const char *data;
+                        size_t len;
+                        int r = root_read(root, p, &data, &len);
+                        if (r < 0) {
+                                diag_add(d, p, 0, "cannot read: %s", strerror(-r));
+                                rc = -EINVAL;
+                                continue;
+                        }
+                        if (load_one(lib, p, data, len, true, d) < 0)
+                                rc = -EINVAL;
+                }
+        strv_free(&site);
+        return rc;
+}
+
+const struct profile *profile_find(const struct profile_lib *lib, const char *name, bool site_first)
+{
+        const struct profile *shipped = NULL, *site = NULL;
+        for (size_t i = 0; i < lib->n; i++)
+                if (streq(lib->v[i].name, name))
+                        *(lib->v[i].site ? &site : &shipped) = &lib->v[i];
+        return site_first && site ? site : shipped ? shipped : site;
+}
+
+void resolved_free(struct resolved *r)
+{
+        free(r->name);
+        free(r->description);
+        strv_free(&r->chain);
+        settings_free(&r->params);
+        settings_free(&r->rules);
+        settings_free(&r->nccl);
+        *r = (struct resolved){0};
+}
+
+const char *resolved_param(const struct resolved *r, const char *name)
+{
+        const struct setting *s = settings_get(&r->params, name);
+        return s ? s->value : NULL;
+}
+
+bool resolved_rule_enabled(const struct resolved *r, const struct rule *rule, enum severity *sev)
+{
+        bool on = true;
+        *sev = rule->severity;
+        /* In order: the later setting (closer to the leaf, or further down a file) wins. */
+        for (size_t i = 0; i < r->rules.n; i++) {
+                if (fnmatch(r->rules.v[i].key, rule->id, 0) != 0)
+                        continue;
+                const char *v = r->rules.v[i].value;
+                if (streq(v, "off"))
+                        on = false;
+                else if (streq(v, "on"))
+                        on = true;
+                else {
+                        on = true;
+                        severity_parse(v, sev);
+                }
+        }
+        return on;
+}
+
+static void hash_settings(EVP_MD_CTX *ctx, const char *tag, const struct settings *s)
+{
+        for (size_t i = 0; i < s->n; i++) {
+                _cleanup_free_ char *line = xasprintf("%s %s=%s\n", tag, s->v[i].key, s->v[i].value);
+                EVP_DigestUpdate(ctx, line, strlen(line));
+        }
+}
+
+static int cmp_setting(const void *a, const void *b)
+{
+        return strcmp(((const struct setting *)a)->key, ((const struct setting *)b)->key);
+}
+
+/* What "value of the same type" means for a parameter: numbers stay numbers, booleans booleans. */
+static const char *value_kind(const char *v)
+{
+        bool neg;
+        uint64_t mag;
+        if (parse_rule_number(v, &neg, &mag) == 0)
+                return "a number";
+        if (streq(v, "true") || streq(v, "false"))
+                return "true or false";
+        return NULL;
+}
+
+int profile_resolve(const struct profile_lib *lib, const char *name, const struct ruleset *rules,
+                    struct resolved *ret, struct diags *d)
+{
+        size_t before = d->msgs.n;
+        const struct profile *stack[64];
+        size_t depth = 0;
+        const struct profile *p = profile_find(lib, name, true);
+        if (!p) {
+                diag_add(d, name, 0, "no such profile (see `llmtune profiles`)");
+                return -ENOENT;
+        }
+        /* Walk up: leaf first. A site profile may inherit the shipped profile of its own name. */
+        while (p) {
+                for (size_t i = 0; i < depth; i++)
+                        if (stack[i] == p) {
+                                diag_add(d, p->file, p->line, "inheritance cycle through '%s'", p->name);
+                                return -ELOOP;
+                        }
+                if (depth == ARRAY_SIZE(stack)) {
+                        diag_add(d, p->file, p->line, "inheritance deeper than %zu levels", ARRAY_SIZE(stack));
+                        return -ELOOP;
+                }
+                stack[depth++] = p;
+                if (!p->inherits)
+                        break;
+                const struct profile *parent =
+                        streq(p->inherits, p->name) && p->site ? profile_find(lib, p->inherits, false)
+                                                               : profile_find(lib, p->inherits, true);
+                if (!parent || parent == p) {
+                        diag_add(d, p->file, p->line, "profile '%s' inherits unknown profile '%s'", p->name, p->inherits);
+                        return -ENOENT;
+                }
+                p = parent;
+        }
+        struct resolved r = {.name = xstrdup(name), .leaf = stack[0]};
+        for (size_t i = depth; i-- > 0;) {
+                const struct profile *q = stack[i];
+                strv_push(&r.chain, xasprintf("%s (%s)", q->name, q->file));
+                if (q->description) {
+                        free(r.description);
+                        r.description = xstrdup(q->description);
+                }
+                for (size_t k = 0; k < q->params.n; k++) {
+                        const struct setting *s = &q->params.v[k];
+                        const struct setting *old = settings_get(&r.params, s->key);
+                        if (i + 1 < depth && !old)
+                                diag_add(d, s->origin, 0, "unknown parameter '%s' (not defined by '%s')", s->key,
+                                         stack[depth - 1]->name);
+                        else if (old && value_kind(old->value) && !value_kind(s->value))
+                                diag_add(d, s->origin, 0, "parameter '%s' must be %s (as at %s), not '%s'", s->key,
+                                         value_kind(old->value), old->origin, s->value);
+                        settings_set(&r.params, s->key, s->value, s->origin);
+                }
+                for (size_t k = 0; k < q->rules.n; k++) {
+                        const struct setting *s = &q->rules.v[k];
+                        bool any = false;
+                        for (size_t j = 0; rules && j < rules->n && !any; j++)
+                                any = fnmatch(s->key, rules->v[j].id, 0) == 0;
+                        if (rules && !any)
+                                diag_add(d, s->origin, 0, "unknown rule id '%s'", s->key);
+                        /* keep order: a later switch must override an earlier one */
+                        r.rules.v = xrealloc(r.rules.v, (r.rules.n + 1) * sizeof(*r.rules.v));
+                        r.rules.v[r.rules.n++] = (struct setting){xstrdup(s->key), xstrdup(s->value), xstrdup(s->origin)};
+                }
+                for (size_t k = 0; k < q->nccl.n; k++)
+                        settings_set(&r.nccl, q->nccl.v[k].key, q->nccl.v[k].value, q->nccl.v[k].origin);
+        }
+        /* nccl_keys: the NCCL keys the profile wants in /etc/nccl.conf ("none" without any). */
+        struct strv keys = {0};
+        for (size_t k = 0; k < r.nccl.n; k++)
+                strv_add(&keys, r.nccl.v[k].key);
+        _cleanup_free_ char *joined = keys.n ? strv_join(&keys, ",") : xstrdup("none");
+        strv_free(&keys);
+        settings_set(&r.params, "nccl_keys", joined, "[nccl] sections");
+        /* Every enabled rule must find its parameters. */
+        for (size_t j = 0; rules && j < rules->n; j++) {
+                enum severity sev;
+                if (!resolved_rule_enabled(&r, &rules->v[j], &sev))
+                        continue;
+                struct strv ps = {0};
+                rule_params(&rules->v[j], &ps);
+                for (size_t k = 0; k < ps.n; k++)
+                        if (!resolved_param(&r, ps.v[k]))
+                                diag_add(d, rules->v[j].file, rules->v[j].line,
+                                         "rule '%s' needs parameter '%s', which profile '%s' does not set", rules->v[j].id,
+                                         ps.v[k], name);
+                strv_free(&ps);
+        }
+        /* Content hash: canonical text of what the profile resolves to (order-independent). */
+        struct settings sorted = {0};
+        for (size_t k = 0; k < r.params.n; k++)
+                settings_set(&sorted, r.params.v[k].key, r.params.v[k].value, "");
+        qsort(sorted.v, sorted.n, sizeof(*sorted.v), cmp_setting);
+        EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+        EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+        EVP_DigestUpdate(ctx, name, strlen(name));
+        hash_settings(ctx, "param", &sorted);
+        hash_settings(ctx, "rule", &r.rules);
+        hash_settings(ctx, "nccl", &r.nccl);
+        unsigned char md[EVP_MAX_MD_SIZE];
+        unsigned mdlen = 0;
+        EVP_DigestFinal_ex(ctx, md, &mdlen);
+        EVP_MD_CTX_free(ctx);
+        settings_free(&sorted);
+        for (unsigned k = 0; k < mdlen && k < 32; k++)
+                snprintf(r.hash + 2 * k, 3, "%02x", md[k]);
+        if (d->msgs.n > before) {
+                resolved_free(&r);
+                return -EINVAL;
+        }
+        *ret = r;
+        return 0;
+}
+
+static const char *no_params(void *u, const char *n) { return NULL; }
+
+const struct profile *profile_detect(const struct profile_lib *lib, struct facts *f, char **why)
+{
+        const struct profile *best = NULL;
+        size_t best_score = 0;
+        struct sbuf b = {0};
+        for (size_t i = 0; i < lib->n; i++) {
+                const struct profile *p = &lib->v[i];
+                /* a shadowed shipped profile is not a candidate of its own */
+                if (!p->site && profile_find(lib, p->name, true) != p)
+                        continue;
+                bool ok = true;
+                struct sbuf reasons = {0};
+                sbuf_add(&reasons, "");
+                for (size_t k = 0; k < p->n_match && ok; k++) {
+                        struct eval_result er;
+                        expr_eval(&p->match[k], f, no_params, NULL, &er);
+                        ok = er.status == EVAL_TRUE;
+                        sbuf_addf(&reasons, "%s%s [%s]", k ? "; " : "", p->match[k].text, er.observed ? er.observed : "");
+                        eval_result_clear(&er);
+                }
+                if (ok && (!best || p->n_match > best_score ||
+                           (p->n_match == best_score && strcmp(p->name, best->name) < 0))) {
+                        best = p;
+                        best_score = p->n_match;
+                        free(b.s);
+                        b = (struct sbuf){0};
+                        if (p->n_match)
+                                sbuf_addf(&b, "%s", reasons.s);
+                        else
+                                sbuf_add(&b, "no more specific profile matches this machine");
+                }
+                free(reasons.s);
+        }
+        if (why)
+                *why = sbuf_steal(&b);
+        else
+                free(b.s);
+        return best;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Profiles are data: profiles/NAME.ini (shipped) and ROOT/etc/llmtune/profiles.d/NAME.ini (site), which
+ * shadow shipped profiles of the same name. Sections: [profile] name, description, inherits;
+ * [match] require = CONDITION (auto-detection); [params] NAME = VALUE; [rules] ID-or-glob =
+ * on|off|critical|warning|info; [nccl] NCCL_KEY = VALUE.
+ */
+#pragma once
+
+#include "expr.h"
+#include "facts.h"
+#include "ini-load.h"
+#include "rules.h"
+
+struct setting {
+        char *key, *value;
+        char *origin; /* "file:line" where the value was set */
+};
+
+struct settings {
+        struct setting *v;
+        size_t n;
+};
+
+struct profile {
+        char *name, *description, *inherits;
+        char *file;
+        unsigned line;
+        bool site; /* from ROOT/etc/llmtune/profiles.d */
+        struct settings params, rules, nccl;
+        struct expr *match;
+        size_t n_match;
+};
+
+struct profile_lib {
+        struct profile *v;
+        size_t n;
+};
+
+/* Shipped profiles from SHIPPED_DIR, then site profiles under the root (may be NULL). */
+int profiles_load(struct profile_lib *lib, const char *shipped_dir, struct root *root, struct diags *d);
+/* One profile file given by path (--profile FILE), added to LIB as a site-level profile. */
+int profiles_load_file(struct profile_lib *lib, const char *path, struct diags *d);
+void profiles_free(struct profile_lib *lib);
+
+struct resolved {
+        char *name, *description;
+        const struct profile *leaf;
+        struct strv chain;       /* base first, this profile last: "base (profiles/base.ini)" */
+        struct settings params;  /* merged, later wins, with origin */
+        struct settings rules;   /* merged rule switches, in order (later wins) */
+        struct settings nccl;
+        char hash[65];           /* SHA-256 of the resolved content, hex */
+};
+
+/* The profile NAME after inheritance. Unknown names, cycles, unknown parameters and rule ids and
+ * badly typed values are reported in D with file:line. */
+int profile_resolve(const struct profile_lib *lib, const char *name, const struct ruleset *rules,
+                    struct resolved *ret, struct diags *d);
+void resolved_free(struct resolved *r);
+
+const char *resolved_param(const struct resolved *r, const char *name);
+/* Is rule ID enabled for this profile, and with which severity? */
+bool resolved_rule_enabled(const struct resolved *r, const struct rule *rule, enum severity *sev);
+
+/* The best-matching profile for the facts: every `require` holds; most requirements wins.
+ * *why gets "name: cond (observed); ..." text. Returns the profile or NULL. */
+const struct profile *profile_detect(const struct profile_lib *lib, struct facts *f, char **why);
+
+const struct profile *profile_find(const struct profile_lib *lib, const char *name, bool site_first);

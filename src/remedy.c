@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+#include "remedy.h"
+
+/* Where each change is persisted follows KNOBS.md: sysctl.d, tmpfiles.d, modprobe.d + initramfs,
+ * fstab lines commented behind a marker, generators masked; never forced at runtime when unsafe. */
+static const struct remedy_kind kinds[] = {
+        {"sysfs", {"path", "value"}, {}, "write ${value} to ${path} now, and at boot through tmpfiles.d", false},
+        {"sysctl", {"key", "value"}, {"mode"}, "set ${key} = ${value} now and in /etc/sysctl.d/", false},
+        {"swapoff", {}, {}, "swapoff every active swap area (after checking memory can absorb it)", false},
+        {"fstab-swap", {}, {}, "comment out the swap lines of /etc/fstab behind a #llmtune-disabled# marker", false},
+        {"zram-off", {}, {}, "mask the zram generator / zramswap service", false},
+        {"modprobe-blacklist", {"module"}, {"options"},
+         "blacklist ${module} in /etc/modprobe.d/ and regenerate the initramfs for all kernels", false},
+        {"initramfs", {}, {}, "regenerate the initramfs for all kernels (update-initramfs -u -k all / dracut -f --regenerate-all)", false},
+        {"reboot", {"reason"}, {}, "reboot required: ${reason}", true},
+        {"tune2fs", {}, {}, "tune2fs -E stride=N,stripe_width=M on the array (values computed from the array)", false},
+        {"mount-option", {"option"}, {}, "add ${option} to the array's /etc/fstab entry (takes effect at the next mount)", false},
+        {"nccl-conf", {}, {}, "write /etc/nccl.conf from the profile's NCCL keys (NCCL's exact file format)", false},
+        {"manual", {"step"}, {}, "manual step: ${step}", false},
+};
+
+const struct remedy_kind *remedy_kind_find(const char *name)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
+                if (streq(kinds[i].name, name))
+                        return &kinds[i];
+        return NULL;
+}
+
+bool remedy_kind_has_param(const struct remedy_kind *k, const char *param)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(k->required) && k->required[i]; i++)
+                if (streq(k->required[i], param))
+                        return true;
+        for (size_t i = 0; i < ARRAY_SIZE(k->optional) && k->optional[i]; i++)
+                if (streq(k->optional[i], param))
+                        return true;
+        return false;
+}
+
+char *remedy_kind_names(void)
+{
+        struct strv l = {0};
+        for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
+                strv_add(&l, kinds[i].name);
+        char *s = strv_join(&l, " ");
+        strv_free(&l);
+        return s;
+}

@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+#include "rules.h"
+
+#include <dirent.h>
+#include <errno.h>
+
+#include "remedy.h"
+
+static const char *const areas[] = {"cpu", "memory", "swap", "modules", "gpu", "numa", "storage", "nccl",
+                                    "pcie", "infiniband", "limits", "driver"};
+
+const char *severity_name(enum severity s)
+{
+        return s == SEV_CRITICAL ? "critical" : s == SEV_WARNING ? "warning" : "info";
+}
+
+int severity_parse(const char *s, enum severity *ret)
+{
+        if (streq(s, "critical"))
+                *ret = SEV_CRITICAL;
+        else if (streq(s, "warning"))
+                *ret = SEV_WARNING;
+        else if (streq(s, "info"))
+                *ret = SEV_INFO;
+        else
+                return -EINVAL;
+        return 0;
+}
+
+static void rule_free(struct rule *r)
+{
+        free(r->id);
+        free(r->title);
+        free(r->area);
+        free(r->rationale);
+        free(r->source);
+        free(r->note);
+        for (size_t i = 0; i < r->n_when; i++)
+                expr_free(&r->when[i]);
+        free(r->when);
+        for (size_t i = 0; i < r->n_checks; i++)
+                expr_free(&r->checks[i]);
+        free(r->checks);
+        free(r->remedy);
+        strv_free(&r->remedy_keys);
+        strv_free(&r->remedy_vals);
+        free(r->file);
+}
+
+void rules_free(struct ruleset *rs)
+{
+        for (size_t i = 0; i < rs->n; i++)
+                rule_free(&rs->v[i]);
+        free(rs->v);
+        *rs = (struct ruleset){0};
+}
+
+const struct rule *rules_find(const struct ruleset *rs, const char *id)
+{
+        for (size_t i = 0; i < rs->n; i++)
+                if (streq(rs->v[i].id, id))
+                        return &rs->v[i];
+        return NULL;
+}
+
+struct loader {
+        struct ruleset *rs;
+        struct diags *d;
+        const char *file;
+        size_t first; /* rules of this file start here */
+};
+
+static struct rule *current(struct loader *l, const char *section, unsigned section_line)
+{
+        for (size_t i = l->first; i < l->rs->n; i++)
+                if (streq(l->rs->v[i].id, section))
+                        return &l->rs->v[i];
+        l->rs->v = xrealloc(l->rs->v, (l->rs->n + 1) * sizeof(*l->rs->v));
+        struct rule *r = &l->rs->v[l->rs->n++];
+        *r = (struct rule){.id = xstrdup(section), .file = xstrdup(l->file), .line = section_line,
+                           .severity = SEV_WARNING};
+        return r;
+}
+
+static void set_once(struct loader *l, char **slot, const char *key, const char *value, unsigned line)
+{
+        if (*slot) {
+                diag_add(l->d, l->file, line, "'%s' given twice", key);
+                return;
+        }
+        *slot = xstrdup(value);
+}
+
+static void add_expr(struct loader *l, struct expr **v, size_t *n, const char *value, unsigned line)
+{
+        struct expr e;
+        char *err = NULL;
+        if (expr_parse(value, &e, &err) < 0) {
+                diag_add(l->d, l->file, line, "%s", err);
+                free(err);
+                return;
+        }
+        *v = xrealloc(*v, (*n + 1) * sizeof(**v));
+        (*v)[(*n)++] = e;
+}
+
+static bool valid_id(const char *s)
+{
+        if (!*s)
+                return false;
+        for (; *s; s++)
+                if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-'))
+                        return false;
+        return true;
+}
+
+static void on_key(void *user, const char *section, unsigned section_line, const char *key, const char *value,
+                   unsigned line)
+{
+        struct loader *l = user;
+        if (!*section) {
+                diag_add(l->d, l->file, line, "key '%s' outside a [rule-id] section", key);
+                return;
+        }
+        if (!valid_id(section)) {
+                diag_add(l->d, l->file, section_line, "rule id '%s': use lowercase letters, digits and '-'", section);
+                return;
+        }
+        struct rule *r = current(l, section, section_line);
+        if (streq(key, "title"))
+                set_once(l, &r->title, key, value, line);
+        else if (streq(key, "area")) {
+                bool known = false;
+                for (size_t i = 0; i < ARRAY_SIZE(areas); i++)
+                        known |= streq(areas[i], value);
+                if (!known)
+                        diag_add(l->d, l->file, line, "unknown area '%s'", value);
+                set_once(l, &r->area, key, value, line);
+        } else if (streq(key, "severity")) {
+                if (severity_parse(value, &r->severity) < 0)
+                        diag_add(l->d, l->file, line, "severity must be critical, warning or info, not '%s'", value);
+        } else if (streq(key, "rationale"))
+                set_once(l, &r->rationale, key, value, line);
+        else if (streq(key, "source"))
+                set_once(l, &r->source, key, value, line);
+        else if (streq(key, "note"))
+                set_once(l, &r->note, key, value, line);
+        else if (streq(key, "when"))
+                add_expr(l, &r->when, &r->n_when, value, line);
+        else if (streq(key, "check"))
+                add_expr(l, &r->checks, &r->n_checks, value, line);
+        else if (streq(key, "remedy")) {
+                if (!remedy_kind_find(value)) {
+                        _cleanup_free_ char *names = remedy_kind_names();
+                        diag_add(l->d, l->file, line, "unknown remedy '%s' (known: %s)", value, names);
+                }
+                set_once(l, &r->remedy, key, value, line);
+        } else if (startswith(key, "remedy.") && key[7]) {
+                if (strv_contains(&r->remedy_keys, key + 7))
+                        diag_add(l->d, l->file, line, "'%s' given twice", key);
+                strv_add(&r->remedy_keys, key + 7);
+                strv_add(&r->remedy_vals, value);
+        } else
+                diag_add(l->d, l->file, line, "unknown key '%s' in rule '%s'", key, section);
+}
+
+/* Whole-rule checks once the file is read: required keys, remedy parameters, duplicates. */
+static void validate(struct loader *l)
+{
+        for (size_t i = l->first; i < l->rs->n; i++) {
+                struct rule *r = &l->rs->v[i];
+                static const char *const req[] = {"title", "area", "rationale", "source"};
+                char *const vals[] = {r->title, r->area, r->rationale, r->source};
+                for (size_t k = 0; k < ARRAY_SIZE(req); k++)
+                        if (!vals[k] || !*vals[k])
+                                diag_add(l->d, r->file, r->line, "rule '%s' has no %s", r->id, req[k]);
+                if (r->n_checks == 0)
+                        diag_add(l->d, r->file, r->line, "rule '%s' has no check", r->id);
+                const struct remedy_kind *k = r->remedy ? remedy_kind_find(r->remedy) : NULL;
+                if (!r->remedy && r->remedy_keys.n)
+                        diag_add(l->d, r->file, r->line, "rule '%s' has remedy parameters but no remedy", r->id);
+                if (k) {
+                        for (size_t j = 0; j < r->remedy_keys.n; j++)
+                                if (!remedy_kind_has_param(k, r->remedy_keys.v[j]))
+                                        diag_add(l->d, r->file, r->line, "remedy '%s' takes no parameter '%s'", k->name,
+                                                 r->remedy_keys.v[j]);
+                        for (size_t j = 0; j < ARRAY_SIZE(k->required) && k->required[j]; j++)
+                                if (!strv_contains(&r->remedy_keys, k->required[j]))
+                                        diag_add(l->d, r->file, r->line, "remedy '%s' needs remedy.%s", k->name,
+                                                 k->required[j]);
+                }
+                for (size_t j = 0; j < i; j++)
+                        if (streq(l->rs->v[j].id, r->id))
+                                diag_add(l->d, r->file, r->line, "rule '%s' already defined at %s:%u", r->id,
+                                         l->rs->v[j].file, l->rs->v[j].line);
+        }
+}
+
+int rules_load_file(struct ruleset *rs, const char *path, struct diags *d)
+{
+        struct loader l = {.rs = rs, .d = d, .file = path, .first = rs->n};
+        size_t before = d->msgs.n;
+        ini_load_file(path, on_key, &l, d);
+        validate(&l);
+        return d->msgs.n > before ? -EINVAL : 0;
+}
+
+int rules_load_dir(struct ruleset *rs, const char *dir, struct diags *d)
+{
+        DIR *dp = opendir(dir);
+        if (!dp) {
+                diag_add(d, dir, 0, "cannot open rules directory: %s", strerror(errno));
+                return -errno;
+        }
+        struct strv names = {0};
+        struct dirent *de;
+        while ((de = readdir(dp)))
+                if (endswith(de->d_name, ".ini") && de->d_name[0] != '.')
+                        strv_add(&names, de->d_name);
+        closedir(dp);
+        strv_sort(&names);
+        int rc = 0;
+        for (size_t i = 0; i < names.n; i++) {
+                _cleanup_free_ char *p = xasprintf("%s/%s", dir, names.v[i]);
+                if (rules_load_file(rs, p, d) < 0)
+                        rc = -EINVAL;
+        }
+        strv_free(&names);
+        return rc;
+}
+
+void rule_params(const struct rule *r, struct strv *ret)
+{
+        for (size_t i = 0; i < r->n_when; i++)
+                expr_params(&r->when[i], ret);
+        for (size_t i = 0; i < r->n_checks; i++)
+                expr_params(&r->checks[i], ret);
+        struct expr tmp = {0};
+        for (size_t i = 0; i < r->remedy_vals.n; i++) {
+                tmp.value = r->remedy_vals.v[i];
+                expr_params(&tmp, ret);
+        }
+}
+
+const char *rule_remedy_param(const struct rule *r, const char *key)
+{
+        for (size_t i = 0; i < r->remedy_keys.n; i++)
+                if (streq(r->remedy_keys.v[i], key))
+                        return r->remedy_vals.v[i];
+        return NULL;
+}

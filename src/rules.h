@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Rules are data: rules/NAME.ini, one [rule-id] section per rule (format in llmtune.rule(5) / README):
+ *
+ *   [thp-enabled]
+ *   title = Transparent hugepages "enabled" is the profile's choice
+ *   area = memory
+ *   severity = warning
+ *   rationale = ...
+ *   source = KNOBS.md "Transparent hugepages"; Documentation/admin-guide/mm/transhuge.rst
+ *   when = thp.enabled present          (any number; all must hold, else "not applicable")
+ *   check = thp.enabled == ${thp_enabled}   (any number; all must hold)
+ *   remedy = sysfs
+ *   remedy.path = /sys/kernel/mm/transparent_hugepage/enabled
+ *   remedy.value = ${thp_enabled}
+ */
+#pragma once
+
+#include "expr.h"
+#include "ini-load.h"
+
+enum severity { SEV_INFO, SEV_WARNING, SEV_CRITICAL };
+
+struct rule {
+        char *id, *title, *area, *rationale, *source, *note;
+        enum severity severity;
+        struct expr *when;
+        size_t n_when;
+        struct expr *checks;
+        size_t n_checks;
+        char *remedy;             /* kind name */
+        struct strv remedy_keys;  /* parameter names ... */
+        struct strv remedy_vals;  /* ... and raw values (may hold ${param}) */
+        char *file;
+        unsigned line;
+};
+
+struct ruleset {
+        struct rule *v;
+        size_t n;
+};
+
+/* Load every *.ini of DIR (sorted) or one FILE into RS; errors go to D (file:line). */
+int rules_load_dir(struct ruleset *rs, const char *dir, struct diags *d);
+int rules_load_file(struct ruleset *rs, const char *path, struct diags *d);
+void rules_free(struct ruleset *rs);
+
+const struct rule *rules_find(const struct ruleset *rs, const char *id);
+const char *severity_name(enum severity s);
+int severity_parse(const char *s, enum severity *ret);
+/* The parameters a rule needs from its profile. */
+void rule_params(const struct rule *r, struct strv *ret);
+/* Raw value of remedy parameter KEY, or NULL. */
+const char *rule_remedy_param(const struct rule *r, const char *key);
