@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: MIT */
+/* Conditions, rule and profile files, and the engine: exact results and exact file:line errors. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "expr.h"
+#include "nccl-lint.h"
+#include "profiles.h"
+#include "rules.h"
+
+static char tmpdir[64];
+
+static void setup(void)
+{
+        strcpy(tmpdir, "/tmp/llmtune-engine-XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown(void)
+{
+        char *cmd = xasprintf("rm -rf '%s'", tmpdir);
+        ck_assert_int_eq(system(cmd), 0);
+        free(cmd);
+}
+
+static char *write_file(const char *name, const char *text)
+{
+        char *p = xasprintf("%s/%s", tmpdir, name);
+        char *dir = xstrdup(p);
+        *strrchr(dir, '/') = '\0';
+        char *cmd = xasprintf("mkdir -p '%s'", dir);
+        ck_assert_int_eq(system(cmd), 0);
+        free(cmd);
+        free(dir);
+        FILE *fp = fopen(p, "w");
+        ck_assert_ptr_nonnull(fp);
+        fputs(text, fp);
+        fclose(fp);
+        return p;
+}
+
+/* An empty root: only the facts a test inserts exist (probes find nothing else). */
+static struct facts *empty_facts(struct root **r)
+{
+        ck_assert_int_eq(root_new(tmpdir, r), 0);
+        return facts_new(*r);
+}
+
+static const char *params(void *u, const char *name)
+{
+        if (streq(name, "governor"))
+                return "performance";
+        if (streq(name, "shm"))
+                return "64G";
+        return NULL;
+}
+
+static enum eval_status eval(struct facts *f, const char *text, char **observed)
+{
+        struct expr e;
+        char *err = NULL;
+        ck_assert_msg(expr_parse(text, &e, &err) == 0, "%s: %s", text, err);
+        struct eval_result r;
+        expr_eval(&e, f, params, NULL, &r);
+        enum eval_status st = r.status;
+        if (observed)
+                *observed = xstrdup(r.observed ? r.observed : "");
+        eval_result_clear(&r);
+        expr_free(&e);
+        return st;
+}
+
+START_TEST(parse_errors)
+{
+        struct expr e;
+        char *err = NULL;
+        ck_assert_int_eq(expr_parse("cpu.count ~= 3", &e, &err), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err, "unknown operator '~='"));
+        free(err);
+        ck_assert_int_eq(expr_parse("cpu.count >=", &e, &err), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err, "needs a value"));
+        free(err);
+        ck_assert_int_eq(expr_parse("cpu.count present 3", &e, &err), -EINVAL);
+        free(err);
+        ck_assert_int_eq(expr_parse("all cpu.count == 3", &e, &err), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err, "needs a fact pattern"));
+        free(err);
+        ck_assert_int_eq(expr_parse("", &e, &err), -EINVAL);
+        free(err);
+}
+END_TEST
+
+START_TEST(modern_shmmax_passes_minimum)
+{
+        struct root *r;
+        struct facts *f = empty_facts(&r);
+        /* Linux >= 3.16 default: ULONG_MAX - 2^24, must pass a 64 GiB minimum and never be "lowered". */
+        fact_uint(f, "test", 18446744073692774399ull, "sysctl.kernel.shmmax");
+        fact_uint(f, "test", 4294967296ull, "sysctl.kernel.small");
+        ck_assert_int_eq(eval(f, "sysctl.kernel.shmmax >= ${shm}", NULL), EVAL_TRUE);
+        ck_assert_int_eq(eval(f, "sysctl.kernel.shmmax >= 68719476736", NULL), EVAL_TRUE);
+        ck_assert_int_eq(eval(f, "sysctl.kernel.small >= 64GiB", NULL), EVAL_FALSE);
+        ck_assert_int_eq(eval(f, "sysctl.kernel.small == 4G", NULL), EVAL_TRUE);
+        facts_free(f);
+        root_free(r);
+}
+END_TEST
+
+START_TEST(quantifiers_and_where)
+{
+        struct root *r;
+        struct facts *f = empty_facts(&r);
+        fact_str(f, "t", "performance", "cpu.policy.0.governor");
+        fact_str(f, "t", "ondemand", "cpu.policy.1.governor");
+        fact_str(f, "t", "performance", "cpu.policy.2.governor");
+        char *obs = NULL;
+        ck_assert_int_eq(eval(f, "all cpu.policy.*.governor == ${governor}", &obs), EVAL_FALSE);
+        ck_assert_str_eq(obs, "cpu.policy.1.governor = ondemand (1 of 3 items)");
+        free(obs);
+        ck_assert_int_eq(eval(f, "any cpu.policy.*.governor == ondemand", NULL), EVAL_TRUE);
+        ck_assert_int_eq(eval(f, "none cpu.policy.*.governor == powersave", NULL), EVAL_TRUE);
+        ck_assert_int_eq(eval(f, "all cpu.policy.*.governor in performance, ondemand", NULL), EVAL_TRUE);
+
+        fact_str(f, "t", "10de", "gpu.0.vendor_id");
+        fact_int(f, "t", 3, "gpu.0.numa_node");
+        fact_str(f, "t", "1a03", "gpu.1.vendor_id"); /* an ASPEED BMC VGA: not a training GPU */
+        fact_int(f, "t", -1, "gpu.1.numa_node");
+        ck_assert_int_eq(eval(f, "all gpu.*.numa_node >= 0", NULL), EVAL_FALSE);
+        ck_assert_int_eq(eval(f, "all gpu.*.numa_node >= 0 where vendor_id == 10de", NULL), EVAL_TRUE);
+        ck_assert_int_eq(eval(f, "all gpu.*.numa_node >= 0 where vendor_id == 8086", NULL), EVAL_NA);
+
+        fact_str(f, "t", "rw,relatime,nobarrier", "mount.0.options");
+        fact_str(f, "t", "rw,noatime", "mount.1.options");
+        ck_assert_int_eq(eval(f, "none mount.*.options contains nobarrier", NULL), EVAL_FALSE);
+        ck_assert_int_eq(eval(f, "any mount.*.options contains noatime", NULL), EVAL_TRUE);
+        ck_assert_int_eq(eval(f, "all mount.*.options !contains barrier=0", NULL), EVAL_TRUE);
+        facts_free(f);
+        root_free(r);
+}
+END_TEST
+
+START_TEST(absent_unreadable_and_types)
+{
+        struct root *r;
+        struct facts *f = empty_facts(&r);
+        fact_absent(f, "/sys/devices/system/cpu/cpu0/cpufreq", "no cpufreq driver", "cpu.cpufreq.driver");
+        fact_unreadable(f, "/proc/sys/vm/swappiness", -EACCES, NULL, "sysctl.vm.swappiness");
+        fact_bool(f, "t", false, "module.nouveau.loaded");
+        fact_str(f, "t", "madvise", "thp.enabled");
+        ck_assert_int_eq(eval(f, "cpu.cpufreq.driver present", NULL), EVAL_FALSE);
+        ck_assert_int_eq(eval(f, "cpu.cpufreq.driver absent", NULL), EVAL_TRUE);
+        ck_assert_int_eq(eval(f, "cpu.cpufreq.driver == acpi-cpufreq", NULL), EVAL_NA);
+        ck_assert_int_eq(eval(f, "no.such.fact == 1", NULL), EVAL_NA);
+        ck_assert_int_eq(eval(f, "sysctl.vm.swappiness <= 10", NULL), EVAL_ERROR);
+        ck_assert_int_eq(eval(f, "module.nouveau.loaded == false", NULL), EVAL_TRUE);
+        ck_assert_int_eq(eval(f, "module.nouveau.loaded == no", NULL), EVAL_TRUE);
+        ck_assert_int_eq(eval(f, "thp.enabled >= 3", NULL), EVAL_ERROR); /* text is not a number */
+        ck_assert_int_eq(eval(f, "thp.enabled == ${nope}", NULL), EVAL_ERROR);
+        facts_free(f);
+        root_free(r);
+}
+END_TEST
+
+static bool has_msg(const struct diags *d, const char *needle)
+{
+        for (size_t i = 0; i < d->msgs.n; i++)
+                if (strstr(d->msgs.v[i], needle))
+                        return true;
+        return false;
+}
+
+static void dump(const struct diags *d)
+{
+        for (size_t i = 0; i < d->msgs.n; i++)
+                fprintf(stderr, "  diag: %s\n", d->msgs.v[i]);
+}
+
+START_TEST(rule_file_errors)
+{
+        char *p = write_file("rules/bad.ini", "[good-rule]\n"
+                                              "title = t\n"
+                                              "area = cpu\n"
+                                              "rationale = r\n"
+                                              "source = s\n"
+                                              "check = cpu.count >= 1\n"
+                                              "\n"
+                                              "[bad-rule]\n"
+                                              "title = t\n"
+                                              "area = gpus\n"
+                                              "severity = huge\n"
+                                              "check = cpu.count ~ 1\n"
+                                              "remedy = sysctl\n"
+                                              "remedy.value = 1\n"
+                                              "colour = red\n");
+        struct ruleset rs = {0};
+        struct diags d = {0};
+        ck_assert_int_eq(rules_load_file(&rs, p, &d), -EINVAL);
+        dump(&d);
+        char *want;
+        want = xasprintf("%s:10: unknown area 'gpus'", p);
+        ck_assert(has_msg(&d, want));
+        free(want);
+        want = xasprintf("%s:11: severity must be critical, warning or info", p);
+        ck_assert(has_msg(&d, want));
+        free(want);
+        want = xasprintf("%s:12: unknown operator '~'", p);
+        ck_assert(has_msg(&d, want));
+        free(want);
+        want = xasprintf("%s:15: unknown key 'colour'", p);
+        ck_assert(has_msg(&d, want));
+        free(want);
+        want = xasprintf("%s:8: remedy 'sysctl' needs remedy.key", p);
+        ck_assert(has_msg(&d, want));
+        free(want);
+        want = xasprintf("%s:8: rule 'bad-rule' has no rationale", p);
+        ck_assert(has_msg(&d, want));
+        free(want);
+        ck_assert(!has_msg(&d, "good-rule"));
+        strv_free(&d.msgs);
+        rules_free(&rs);
+        free(p);
+}
+END_TEST
+
+static const char *rules_text = "[gov]\n"
+                                "title = governor\n"
+                                "area = cpu\n"
+                                "rationale = r\n"
+                                "source = s\n"
+                                "when = cpu.cpufreq.driver present\n"
+                                "check = all cpu.policy.*.governor == ${cpu_governor}\n"
+                                "remedy = sysfs\n"
+                                "remedy.path = /sys/x\n"
+                                "remedy.value = ${cpu_governor}\n"
+                                "[shm]\n"
+                                "title = shm\n"
+                                "area = memory\n"
+                                "severity = info\n"
+                                "rationale = r\n"
+                                "source = s\n"
+                                "check = sysctl.kernel.shmmax >= ${shmmax_min}\n";
+
+START_TEST(profiles_inheritance_and_errors)
+{
+        char *rp = write_file("rules/r.ini", rules_text);
+        write_file("profiles/base.ini", "[profile]\nname = base\n[params]\ncpu_governor = performance\nshmmax_min = 64G\n");
+        write_file("profiles/big.ini", "[profile]\nname = big\ninherits = base\n[match]\nrequire = cpu.count >= 100\n"
+                                       "[params]\ncpu_governor = schedutil\n[rules]\nshm = critical\n");
+        write_file("profiles/loop-a.ini", "[profile]\nname = loop-a\ninherits = loop-b\n");
+        write_file("profiles/loop-b.ini", "[profile]\nname = loop-b\ninherits = loop-a\n");
+        write_file("profiles/typo.ini", "[profile]\nname = typo\ninherits = base\n[params]\ncpu_govenor = performance\n"
+                                        "shmmax_min = lots\n[rules]\nno-such-rule = off\n[colours]\nx = 1\n");
+        /* The site shadows "big" and changes one parameter of the shipped profile of the same name. */
+        write_file("root/etc/llmtune/profiles.d/big.ini", "[profile]\nname = big\ninherits = big\n[params]\nshmmax_min = 128G\n");
+        struct ruleset rs = {0};
+        struct diags d = {0};
+        ck_assert_int_eq(rules_load_file(&rs, rp, &d), 0);
+
+        char *pdir = xasprintf("%s/profiles", tmpdir), *rootdir = xasprintf("%s/root", tmpdir);
+        struct root *root;
+        ck_assert_int_eq(root_new(rootdir, &root), 0);
+        struct profile_lib lib = {0};
+        /* typo.ini has an unknown section: loading reports it with file:line */
+        profiles_load(&lib, pdir, root, &d);
+        dump(&d);
+        ck_assert(has_msg(&d, "typo.ini:10: unknown section [colours]"));
+        strv_free(&d.msgs);
+
+        struct resolved r;
+        ck_assert_int_eq(profile_resolve(&lib, "big", &rs, &r, &d), 0);
+        ck_assert_str_eq(resolved_param(&r, "cpu_governor"), "schedutil");
+        ck_assert_str_eq(resolved_param(&r, "shmmax_min"), "128G");
+        ck_assert_uint_eq(r.chain.n, 3);
+        ck_assert_ptr_nonnull(strstr(r.chain.v[2], "profiles.d/big.ini"));
+        enum severity sev;
+        ck_assert(resolved_rule_enabled(&r, &rs.v[1], &sev));
+        ck_assert_int_eq(sev, SEV_CRITICAL);
+        ck_assert_uint_eq(strlen(r.hash), 64);
+        resolved_free(&r);
+
+        ck_assert_int_eq(profile_resolve(&lib, "loop-a", &rs, &r, &d), -ELOOP);
+        ck_assert(has_msg(&d, "inheritance cycle"));
+        strv_free(&d.msgs);
+        ck_assert_int_eq(profile_resolve(&lib, "nope", &rs, &r, &d), -ENOENT);
+        strv_free(&d.msgs);
+        profiles_free(&lib);
+        rules_free(&rs);
+        root_free(root);
+        free(pdir);
+        free(rootdir);
+        free(rp);
+}
+END_TEST
+
+START_TEST(profile_param_errors)
+{
+        char *rp = write_file("rules/r.ini", rules_text);
+        char *bp = write_file("p/base.ini", "[profile]\nname = base\n[params]\ncpu_governor = performance\nshmmax_min = 64G\n");
+        char *tp = write_file("p/typo.ini", "[profile]\nname = typo\ninherits = base\n[params]\ncpu_govenor = performance\n"
+                                            "shmmax_min = lots\n[rules]\nno-such-rule = off\n");
+        struct ruleset rs = {0};
+        struct diags d = {0};
+        ck_assert_int_eq(rules_load_file(&rs, rp, &d), 0);
+        struct profile_lib lib = {0};
+        ck_assert_int_eq(profiles_load_file(&lib, bp, &d), 0);
+        ck_assert_int_eq(profiles_load_file(&lib, tp, &d), 0);
+        struct resolved r;
+        ck_assert_int_eq(profile_resolve(&lib, "typo", &rs, &r, &d), -EINVAL);
+        dump(&d);
+        char *want = xasprintf("%s:5: unknown parameter 'cpu_govenor'", tp);
+        ck_assert(has_msg(&d, want));
+        free(want);
+        want = xasprintf("%s:6: parameter 'shmmax_min' must be a number", tp);
+        ck_assert(has_msg(&d, want));
+        free(want);
+        want = xasprintf("%s:8: unknown rule id 'no-such-rule'", tp);
+        ck_assert(has_msg(&d, want));
+        free(want);
+        strv_free(&d.msgs);
+        profiles_free(&lib);
+        rules_free(&rs);
+        free(rp);
+        free(bp);
+        free(tp);
+}
+END_TEST
+
+START_TEST(engine_results)
+{
+        char *rp = write_file("rules/r.ini", rules_text);
+        char *bp = write_file("p/base.ini", "[profile]\nname = base\n[params]\ncpu_governor = performance\nshmmax_min = 64G\n");
+        struct ruleset rs = {0};
+        struct diags d = {0};
+        ck_assert_int_eq(rules_load_file(&rs, rp, &d), 0);
+        struct profile_lib lib = {0};
+        ck_assert_int_eq(profiles_load_file(&lib, bp, &d), 0);
+        struct resolved prof;
+        ck_assert_int_eq(profile_resolve(&lib, "base", &rs, &prof, &d), 0);
+
+        struct root *r;
+        struct facts *f = empty_facts(&r);
+        fact_str(f, "t", "acpi-cpufreq", "cpu.cpufreq.driver");
+        fact_str(f, "t", "ondemand", "cpu.policy.0.governor");
+        fact_uint(f, "t", 18446744073692774399ull, "sysctl.kernel.shmmax");
+        struct audit a;
+        const char *bad = NULL;
+        ck_assert_int_eq(engine_run(&rs, &prof, f, NULL, &a, &bad), 0);
+        ck_assert_uint_eq(a.n, 2);
+        ck_assert_int_eq(a.v[0].status, RES_FAIL);
+        ck_assert_str_eq(a.v[0].observed, "cpu.policy.0.governor = ondemand (1 of 1 item)");
+        ck_assert_str_eq(a.v[0].expected, "== performance");
+        ck_assert_str_eq(a.v[0].remedy_summary, "write performance to /sys/x now, and at boot through tmpfiles.d");
+        ck_assert_int_eq(a.v[1].status, RES_PASS);
+        ck_assert_uint_eq(a.count[RES_FAIL], 1);
+        audit_free(&a);
+
+        struct strv only = {0};
+        strv_add(&only, "nope");
+        ck_assert_int_eq(engine_run(&rs, &prof, f, &only, &a, &bad), -ENOENT);
+        ck_assert_str_eq(bad, "nope");
+        strv_free(&only);
+        facts_free(f);
+        root_free(r);
+        resolved_free(&prof);
+        profiles_free(&lib);
+        rules_free(&rs);
+        free(rp);
+        free(bp);
+}
+END_TEST
+
+START_TEST(nccl_seed_file)
+{
+        struct nccl_catalog c = {0};
+        const char *cat = getenv("LLMTUNE_NCCL_CATALOG");
+        ck_assert_ptr_nonnull(cat);
+        ck_assert_int_eq(nccl_catalog_load(cat, &c), 0);
+        const char *text = "NCCL_SOCKET_TIMEOUT=1800\n"
+                           "NCCL_MIN_NRINGS=4\n"
+                           "NCCL_ASYNC_ERROR_HANDLING=1\n"
+                           "NCCL_P2P_DISABLE=0\n"
+                           "NCCL_DEBUG = INFO\n"
+                           "NCCL_IB_HCAA=mlx5\n"
+                           "NCCL_DEBUG=WARN # quiet\r\n";
+        struct nccl_lint l;
+        nccl_lint_text(&c, text, strlen(text), &l);
+        int seen[8] = {0};
+        for (size_t i = 0; i < l.n_findings; i++)
+                seen[l.findings[i].problem] |= 1 << (l.findings[i].line - 1);
+        ck_assert_int_eq(seen[NP_FOREIGN], (1 << 0) | (1 << 2));  /* SOCKET_TIMEOUT, ASYNC_ERROR_HANDLING */
+        ck_assert_int_eq(seen[NP_DEPRECATED], 1 << 1);            /* MIN_NRINGS */
+        ck_assert_int_eq(seen[NP_DEBUG], 1 << 3);                 /* P2P_DISABLE=0 */
+        ck_assert_int_eq(seen[NP_UNKNOWN], 1 << 5);               /* IB_HCAA */
+        ck_assert_int_eq(seen[NP_SYNTAX], (1 << 4) | (1 << 6));   /* spaces; CRLF + inline # */
+        ck_assert_int_eq(seen[NP_DUPLICATE], 1 << 6);             /* NCCL_DEBUG twice: first wins */
+        ck_assert_str_eq(nccl_catalog_suggest(&c, "NCCL_IB_HCAA"), "NCCL_IB_HCA");
+        nccl_lint_free(&l);
+        nccl_catalog_free(&c);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("engine");
+        TCase *tc = tcase_create("engine");
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_test(tc, parse_errors);
+        tcase_add_test(tc, modern_shmmax_passes_minimum);
+        tcase_add_test(tc, quantifiers_and_where);
+        tcase_add_test(tc, absent_unreadable_and_types);
+        tcase_add_test(tc, rule_file_errors);
+        tcase_add_test(tc, profiles_inheritance_and_errors);
+        tcase_add_test(tc, profile_param_errors);
+        tcase_add_test(tc, engine_results);
+        tcase_add_test(tc, nccl_seed_file);
+        suite_add_tcase(s, tc);
+        SRunner *sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
