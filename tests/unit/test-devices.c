@@ -52,6 +52,13 @@ static void put_bin(const char *rel, const void *data, size_t len)
 
 static void put(const char *rel, const char *text) { put_bin(rel, text, strlen(text)); }
 
+static void mkdir_rel(const char *rel)
+{
+        char *p = xasprintf("%s/%s", top, rel);
+        mkdirs(p);
+        free(p);
+}
+
 static void link_to(const char *rel, const char *target)
 {
         char *path = xasprintf("%s/%s", top, rel);
@@ -398,6 +405,38 @@ START_TEST(gpu_broken_files)
 }
 END_TEST
 
+/* A root whose path is longer than libpci's 1024-byte name buffer makes libpci call its error
+ * handler ("File name too long"): ours must come back with the message, not exit(). */
+START_TEST(libpci_error_handler)
+{
+        char *saved = top;
+        struct sbuf b = {0};
+        sbuf_add(&b, saved);
+        for (int i = 0; i < 5; i++) {
+                sbuf_add(&b, "/");
+                for (int k = 0; k < 200; k++)
+                        sbuf_add(&b, "d");
+        }
+        char *deep = sbuf_steal(&b);
+        mkdirs(deep);
+        top = deep;
+        two_sockets();
+        struct cfg c;
+        pci_dev("0000:07:00.0", "0x10de\n", "0x2330\n", "0x030200\n", "0\n", "0-3\n");
+        config_pcie(&c, 0x10de, 0x2330, 5, 16, 4, 8);
+        dev_config("0000:07:00.0", &c, 4096);
+        dev_file("0000:07:00.0", "current_link_width", "16\n");
+        struct ctx x = open_facts(deep);
+        /* the sysfs attribute still answers; the absent ones say why config space did not */
+        expect_str(&x, "gpu.0.link.width", "16");
+        expect_status(&x, "gpu.0.link.max_width", FACT_ABSENT, "File name too long");
+        expect_str(&x, "gpu.0.numa_node", "0");
+        close_facts(&x);
+        top = saved;
+        free(deep);
+}
+END_TEST
+
 START_TEST(no_pci_at_all)
 {
         put("proc/cpuinfo", "");
@@ -417,14 +456,14 @@ START_TEST(nvme_controllers)
 {
         pci_dev("0000:5e:00.0", "0x144d\n", "0xa80a\n", "0x010802\n", "1\n", "4-7\n");
         pci_dev("0000:5f:00.0", "0x144d\n", "0xa80a\n", "0x010802\n", "-1\n", "0-7\n");
-        mkdirs(xasprintf("%s/sys/devices/pci0000:00/0000:5e:00.0/nvme/nvme0", top));
-        mkdirs(xasprintf("%s/sys/devices/pci0000:00/0000:5f:00.0/nvme/nvme10", top));
+        mkdir_rel("sys/devices/pci0000:00/0000:5e:00.0/nvme/nvme0");
+        mkdir_rel("sys/devices/pci0000:00/0000:5f:00.0/nvme/nvme10");
         link_to("sys/devices/pci0000:00/0000:5e:00.0/nvme/nvme0/device", "../../../0000:5e:00.0");
         link_to("sys/devices/pci0000:00/0000:5f:00.0/nvme/nvme10/device", "../../../0000:5f:00.0");
         link_to("sys/class/nvme/nvme10", "../../devices/pci0000:00/0000:5f:00.0/nvme/nvme10");
         link_to("sys/class/nvme/nvme0", "../../devices/pci0000:00/0000:5e:00.0/nvme/nvme0");
         /* NVMe over fabrics: no device link */
-        mkdirs(xasprintf("%s/sys/class/nvme/nvme2", top));
+        mkdir_rel("sys/class/nvme/nvme2");
         struct ctx c = open_facts(top);
         expect_str(&c, "nvme.count", "3");
         expect_str(&c, "nvme.0.name", "nvme0");
@@ -632,6 +671,7 @@ static Suite *suite(void)
         tcase_add_test(t, gpu_unknown_locality);
         tcase_add_test(t, gpu_unbalanced);
         tcase_add_test(t, gpu_broken_files);
+        tcase_add_test(t, libpci_error_handler);
         tcase_add_test(t, no_pci_at_all);
         tcase_add_test(t, nvme_controllers);
         tcase_add_test(t, ib_ports);
