@@ -16,6 +16,9 @@ static const struct remedy_kind kinds[] = {
         {"tune2fs", {}, {}, "tune2fs -E stride=N,stripe_width=M on the array (values computed from the array)", false},
         {"mount-option", {"option"}, {}, "add ${option} to the array's /etc/fstab entry (takes effect at the next mount)", false},
         {"nccl-conf", {}, {}, "write /etc/nccl.conf from the profile's NCCL keys (NCCL's exact file format)", false},
+        {"dropin", {"path", "content"}, {}, "write the drop-in ${path}: ${content}", false},
+        {"modules-load", {"module"}, {}, "load ${module} now and at every boot (/etc/modules-load.d/)", false},
+        {"service-enable", {"unit"}, {}, "enable and start ${unit}", false},
         {"manual", {"step"}, {}, "manual step: ${step}", false},
 };
 
