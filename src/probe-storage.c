@@ -64,6 +64,15 @@ static void md_sysfs_int(struct facts *f, struct md *m, const char *file, const 
         int rc = root_read_line(facts_root(f), path, &line);
         if (rc == -ENOENT)
                 return; /* left to /proc/mdstat */
+        /* During a reshape md.c prints "NEW (OLD)" for raid_disks and chunk_size. */
+        char *paren = rc == 0 ? strchr(line, '(') : NULL;
+        uint64_t old = 0;
+        if (paren) {
+                int end = -1;
+                if (sscanf(paren, "(%" SCNu64 ")%n", &old, &end) != 1 || end < 0 || paren[end] || paren[1] == '-')
+                        rc = -EINVAL;
+                *paren = '\0';
+        }
         if (rc == 0)
                 rc = parse_u64(line, v);
         if (rc < 0) {
@@ -72,6 +81,8 @@ static void md_sysfs_int(struct facts *f, struct md *m, const char *file, const 
                 return;
         }
         fact_uint(f, path, *v, "md.%s.%s", m->name, fact);
+        if (paren)
+                fact_uint(f, path, old, "md.%s.reshape_from.%s", m->name, fact);
         *h = HAVE_OK;
 }
 

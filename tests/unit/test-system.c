@@ -403,6 +403,9 @@ START_TEST(md_alignment)
         md_sysfs("md5", "raid1\n", "0\n", "2\n", "sdo sdp");
         put("dev/md5", (char[4096]){0}, 4096);
         md_sysfs("md6", "raid10\n", "524288\n", "4\n", "sdq sdr sds sdt");
+        /* reshapes print "NEW (OLD)" */
+        md_sysfs("md7", "raid5\n", "1048576 (524288)\n", "5 (4)\n", "sdu sdv sdw sdx sdy");
+        md_sysfs("md8", "raid5\n", "524288\n", "5 (4\n", "sdu sdv sdw sdx sdy");
         put("dev/md6", (char[4096]){0}, 4096);
         puts_("proc/mounts", "sysfs /sys sysfs rw,nosuid 0 0\n"
                              "/dev/md0 /data ext4 rw,relatime,stripe=64 0 0\n"
@@ -412,7 +415,7 @@ START_TEST(md_alignment)
                              "/dev/md0 /data/bind ext4 rw,noatime 0 0\n");
 
         struct facts *f = open_facts();
-        assert_str(f, "md.count", "7");
+        assert_str(f, "md.count", "9");
         assert_str(f, "md.md0.level", "raid0");
         assert_str(f, "md.md0.chunk_size", "524288");
         assert_str(f, "md.md0.raid_disks", "4");
@@ -455,6 +458,14 @@ START_TEST(md_alignment)
         /* mounted as ext4 but no superblock there: unreadable, not absent */
         assert_str(f, "md.md6.data_disks", "2");
         assert_status(f, "md.md6.fs.type", FACT_UNREADABLE, "no ext2/3/4 or XFS superblock");
+
+        assert_str(f, "md.md7.raid_disks", "5");
+        assert_str(f, "md.md7.reshape_from.raid_disks", "4");
+        assert_str(f, "md.md7.chunk_size", "1048576");
+        assert_str(f, "md.md7.reshape_from.chunk_size", "524288");
+        assert_str(f, "md.md7.data_disks", "4");
+        assert_status(f, "md.md8.raid_disks", FACT_UNREADABLE, "EINVAL");
+        assert_status(f, "md.md8.data_disks", FACT_UNREADABLE, NULL);
 
         assert_str(f, "mount.count", "6");
         assert_str(f, "mount.1.source", "/dev/md0");
