@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "facts.h"
+#include "modprobe-config.h"
 #include "parse.h"
 #include "probes.h"
 
@@ -25,17 +26,11 @@ static const char *const curated[] = {
         "nvidia_peermem", "nv_peer_mem", "ib_core",    "mlx5_core",      "ib_uverbs",
 };
 
-/* modprobe.d entries: module (pattern), value, and where it came from. */
-struct kv {
-        struct strv key, val, src;
-};
-
 struct kstate {
         bool base_done;
         char *release; /* NULL when unknown */
         char *cmdline; /* ROOT's, NULL when unreadable */
-        struct strv cmd_blacklist; /* module_blacklist= and modprobe.blacklist= of ROOT's cmdline */
-        struct kv cmd_options;     /* MOD.param=value of ROOT's cmdline */
+        struct cmdline_modules cmd; /* what ROOT's command line says about modules */
 
         bool modules_done;
         int modules_err;
@@ -44,53 +39,19 @@ struct kstate {
 
         bool config_done;
         int config_err;
-        struct kv blacklist, options, install;
+        struct modprobe_config config;
 };
-
-static void kv_add(struct kv *kv, const char *key, const char *val, const char *src)
-{
-        strv_add(&kv->key, key);
-        strv_add(&kv->val, val ? val : "");
-        strv_add(&kv->src, src);
-}
-
-static void kv_free(struct kv *kv)
-{
-        strv_free(&kv->key);
-        strv_free(&kv->val);
-        strv_free(&kv->src);
-}
-
-/* Remove the last entry equal to KEY/VAL; returns whether one was there. */
-static bool kv_remove(struct kv *kv, const char *key, const char *val)
-{
-        for (size_t i = kv->key.n; i-- > 0;) {
-                if (!streq(kv->key.v[i], key) || !streq(kv->val.v[i], val ? val : ""))
-                        continue;
-                struct strv *lists[] = {&kv->key, &kv->val, &kv->src};
-                for (size_t l = 0; l < ARRAY_SIZE(lists); l++) {
-                        free(lists[l]->v[i]);
-                        memmove(lists[l]->v + i, lists[l]->v + i + 1, (lists[l]->n - i) * sizeof(char *));
-                        lists[l]->n--;
-                }
-                return true;
-        }
-        return false;
-}
 
 static void kstate_free(void *p)
 {
         struct kstate *ks = p;
         free(ks->release);
         free(ks->cmdline);
-        strv_free(&ks->cmd_blacklist);
-        kv_free(&ks->cmd_options);
+        cmdline_modules_free(&ks->cmd);
         free(ks->modules_reason);
         strv_free(&ks->loaded);
         strv_free(&ks->states);
-        kv_free(&ks->blacklist);
-        kv_free(&ks->options);
-        kv_free(&ks->install);
+        modprobe_config_free(&ks->config);
         free(ks);
 }
 
@@ -104,83 +65,7 @@ static struct kstate *kstate(struct facts *f)
         return ks;
 }
 
-/* Module names: the kernel treats '-' and '_' alike and shows '_' (kmod's underscores()). */
-static char *modname_norm(const char *s)
-{
-        char *n = xstrdup(s);
-        for (char *p = n; *p; p++)
-                if (*p == '-')
-                        *p = '_';
-        return n;
-}
-
-static bool modname_valid(const char *s)
-{
-        size_t n = strlen(s);
-        if (n == 0 || n > 63)
-                return false;
-        for (; *s; s++)
-                if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-')
-                        return false;
-        return true;
-}
-
 /* --- kernel.* --------------------------------------------------------------------------------- */
-
-static void add_blacklist_list(struct kstate *ks, const char *list)
-{
-        _cleanup_free_ char *copy = xstrdup(list);
-        char *save = NULL;
-        for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-                _cleanup_free_ char *n = modname_norm(t);
-                if (modname_valid(n) && !strv_contains(&ks->cmd_blacklist, n))
-                        strv_add(&ks->cmd_blacklist, n);
-        }
-}
-
-/*
- * Kernel parameters (Documentation/admin-guide/kernel-parameters.rst): words split on blanks,
- * double quotes protect blanks, "--" ends the kernel's part. "MOD.param=value" sets a module
- * parameter; modprobe applies it to loadable modules too (modprobe.d(5)).
- */
-static void parse_cmdline(struct kstate *ks, const char *cmdline)
-{
-        const char *p = cmdline;
-        for (;;) {
-                while (*p == ' ' || *p == '\t' || *p == '\n')
-                        p++;
-                if (!*p)
-                        break;
-                struct sbuf w = {0};
-                bool quoted = false;
-                for (; *p && (quoted || (*p != ' ' && *p != '\t' && *p != '\n')); p++) {
-                        if (*p == '"')
-                                quoted = !quoted;
-                        sbuf_addn(&w, p, 1);
-                }
-                _cleanup_free_ char *word = sbuf_steal(&w);
-                if (streq(word, "--"))
-                        break;
-                char *eq = strchr(word, '='), *dot = strchr(word, '.');
-                if (!eq)
-                        continue;
-                /* the kernel strips the quotes around a value */
-                char *val = eq + 1;
-                size_t vl = strlen(val);
-                if (vl >= 2 && val[0] == '"' && val[vl - 1] == '"') {
-                        val[vl - 1] = '\0';
-                        val++;
-                }
-                if (startswith(word, "module_blacklist=") || startswith(word, "modprobe.blacklist="))
-                        add_blacklist_list(ks, val);
-                else if (dot && dot < eq && dot > word) {
-                        _cleanup_free_ char *raw = xstrndup(word, (size_t)(dot - word));
-                        _cleanup_free_ char *mod = modname_norm(raw);
-                        if (modname_valid(mod))
-                                kv_add(&ks->cmd_options, mod, dot + 1, CMDLINE);
-                }
-        }
-}
 
 static void ensure_base(struct facts *f, struct kstate *ks)
 {
@@ -200,7 +85,7 @@ static void ensure_base(struct facts *f, struct kstate *ks)
                         ks->release = xstrdup(word);
         }
         if (root_read_line(r, CMDLINE, &ks->cmdline) == 0)
-                parse_cmdline(ks, ks->cmdline);
+                cmdline_modules_parse(ks->cmdline, CMDLINE, &ks->cmd);
 }
 
 static void kernel_facts(struct facts *f, struct kstate *ks)
@@ -226,11 +111,11 @@ static void kernel_facts(struct facts *f, struct kstate *ks)
                 fact_unreadable(f, CMDLINE, rc, NULL, "kernel.cmdline");
         if (rc < 0 && rc != -ENODATA)
                 fact_absent(f, CMDLINE, "no kernel command line", "kernel.cmdline.module_blacklist");
-        else if (ks->cmd_blacklist.n == 0)
+        else if (ks->cmd.blacklist.n == 0)
                 fact_absent(f, CMDLINE, "no module_blacklist= or modprobe.blacklist= on the kernel command line",
                             "kernel.cmdline.module_blacklist");
         else {
-                _cleanup_free_ char *s = strv_join(&ks->cmd_blacklist, ",");
+                _cleanup_free_ char *s = strv_join(&ks->cmd.blacklist, ",");
                 fact_str(f, CMDLINE, s, "kernel.cmdline.module_blacklist");
         }
 }
@@ -311,7 +196,7 @@ static void ensure_modules(struct facts *f, struct kstate *ks)
                         strv_free(&ks->states);
                         return;
                 }
-                strv_push(&ks->loaded, modname_norm(fields[0]));
+                strv_push(&ks->loaded, modname_normalize(fields[0]));
                 char *state = xstrdup(fields[4]);
                 for (char *c = state; *c; c++)
                         *c = (char)tolower((unsigned char)*c);
@@ -322,7 +207,7 @@ static void ensure_modules(struct facts *f, struct kstate *ks)
 static void module_facts(struct facts *f, struct kstate *ks, const char *asked)
 {
         struct root *r = facts_root(f);
-        _cleanup_free_ char *name = modname_norm(asked);
+        _cleanup_free_ char *name = modname_normalize(asked);
         ensure_modules(f, ks);
         if (ks->modules_err == 0)
                 for (size_t i = 0; i < ks->loaded.n; i++)
@@ -399,44 +284,7 @@ static void module_list_fact(struct facts *f, struct kstate *ks)
 
 /* --- modprobe.* --------------------------------------------------------------------------------- */
 
-static void kmod_quiet(void *data, int priority, const char *file, int line, const char *fn, const char *format,
-                       va_list args)
-{
-}
-
 static void kmod_unref_handle(void *p) { kmod_unref(p); }
-
-/*
- * kmod_new() parses the configuration before kmod_set_log_fn() can be called, and logs bad lines
- * to stderr at its default priority; library code must not print, so KMOD_LOG=0 (emergencies
- * only; libkmod.c kmod_new) is set just around the call, unless the user set KMOD_LOG to debug.
- */
-static struct kmod_ctx *kmod_new_quiet(const char *dirname, const char *const *paths)
-{
-        const char *old = getenv("KMOD_LOG");
-        if (!old)
-                setenv("KMOD_LOG", "0", 1);
-        struct kmod_ctx *ctx = kmod_new(dirname, paths);
-        if (!old)
-                unsetenv("KMOD_LOG");
-        if (ctx)
-                kmod_set_log_fn(ctx, kmod_quiet, NULL);
-        return ctx;
-}
-
-static void collect(struct kmod_config_iter *it, struct kv *kv, const char *src)
-{
-        while (it && kmod_config_iter_next(it))
-                kv_add(kv, kmod_config_iter_get_key(it), kmod_config_iter_get_value(it), src);
-        kmod_config_iter_free_iter(it);
-}
-
-static void collect_all(struct kmod_ctx *ctx, struct kv *bl, struct kv *opt, struct kv *inst, const char *src)
-{
-        collect(kmod_config_get_blacklists(ctx), bl, src);
-        collect(kmod_config_get_options(ctx), opt, src);
-        collect(kmod_config_get_install_commands(ctx), inst, src);
-}
 
 static void ensure_config(struct facts *f, struct kstate *ks)
 {
@@ -444,55 +292,10 @@ static void ensure_config(struct facts *f, struct kstate *ks)
                 return;
         ks->config_done = true;
         ensure_base(f, ks);
-        struct root *r = facts_root(f);
-        static const char *const dirs[] = {"/etc/modprobe.d", "/run/modprobe.d", "/usr/local/lib/modprobe.d",
-                                           "/usr/lib/modprobe.d", "/lib/modprobe.d"};
-        char *paths[ARRAY_SIZE(dirs) + 1] = {0};
-        for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
-                paths[i] = root_host_path(r, dirs[i]);
-        /* The module directory need not exist (fixtures, kernels without modules): only the
-         * configuration is used here. */
-        _cleanup_free_ char *moddir = xasprintf("/lib/modules/%s", ks->release ? ks->release : "unknown");
-        _cleanup_free_ char *dirname = root_host_path(r, moddir);
-        struct kmod_ctx *ctx = kmod_new_quiet(dirname, (const char *const *)paths);
-        for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
-                free(paths[i]);
-        if (!ctx) {
-                ks->config_err = -ENOMEM;
-                return;
-        }
-        facts_set_handle(f, "kmod", ctx, kmod_unref_handle);
-        collect_all(ctx, &ks->blacklist, &ks->options, &ks->install, KMOD_SRC);
-
-        /*
-         * libkmod appends what it finds on the LIVE /proc/cmdline (modprobe.blacklist=,
-         * MOD.param=) to every context, whatever root the configuration came from
-         * (libkmod-config.c kmod_config_parse_kcmdline). Under a foreign root that is the build
-         * machine's command line leaking into the fixture. A second context with no
-         * configuration directories holds exactly those entries, parsed by the same libkmod, so
-         * they can be subtracted; then ROOT's own command line is added back. Doing this on the
-         * live system too keeps one code path, and the result is the same there.
-         */
-        const char *const none[] = {NULL};
-        struct kmod_ctx *live = kmod_new_quiet(dirname, none);
-        if (live) {
-                struct kv lb = {0}, lo = {0}, li = {0};
-                collect_all(live, &lb, &lo, &li, "live");
-                for (size_t i = 0; i < lb.key.n; i++)
-                        kv_remove(&ks->blacklist, lb.key.v[i], NULL);
-                for (size_t i = 0; i < lo.key.n; i++)
-                        kv_remove(&ks->options, lo.key.v[i], lo.val.v[i]);
-                for (size_t i = 0; i < li.key.n; i++)
-                        kv_remove(&ks->install, li.key.v[i], li.val.v[i]);
-                kv_free(&lb);
-                kv_free(&lo);
-                kv_free(&li);
-                kmod_unref(live);
-        }
-        for (size_t i = 0; i < ks->cmd_blacklist.n; i++)
-                kv_add(&ks->blacklist, ks->cmd_blacklist.v[i], NULL, CMDLINE);
-        for (size_t i = 0; i < ks->cmd_options.key.n; i++)
-                kv_add(&ks->options, ks->cmd_options.key.v[i], ks->cmd_options.val.v[i], CMDLINE);
+        struct kmod_ctx *ctx;
+        ks->config_err = modprobe_config_load(facts_root(f), ks->release, &ks->cmd, &ctx, &ks->config);
+        if (ks->config_err == 0)
+                facts_set_handle(f, "kmod", ctx, kmod_unref_handle);
 }
 
 static void modprobe_facts(struct facts *f, struct kstate *ks, const char *asked)
@@ -505,21 +308,21 @@ static void modprobe_facts(struct facts *f, struct kstate *ks, const char *asked
                                         names[i]);
                 return;
         }
-        _cleanup_free_ char *name = modname_norm(asked);
+        _cleanup_free_ char *name = modname_normalize(asked);
         const char *bsrc = NULL;
-        for (size_t i = 0; i < ks->blacklist.key.n && !bsrc; i++)
-                if (streq(ks->blacklist.key.v[i], name))
-                        bsrc = ks->blacklist.src.v[i];
+        for (size_t i = 0; i < ks->config.blacklist.key.n && !bsrc; i++)
+                if (streq(ks->config.blacklist.key.v[i], name))
+                        bsrc = ks->config.blacklist.src.v[i];
         fact_bool(f, bsrc ? bsrc : KMOD_SRC, bsrc != NULL, "modprobe.%s.blacklisted", asked);
 
         /* options and install take shell patterns as the module name (kmod_module_get_options). */
         struct strv opts = {0};
         const char *osrc = NULL;
-        for (size_t i = 0; i < ks->options.key.n; i++)
-                if (fnmatch(ks->options.key.v[i], name, 0) == 0) {
-                        strv_add(&opts, ks->options.val.v[i]);
+        for (size_t i = 0; i < ks->config.options.key.n; i++)
+                if (fnmatch(ks->config.options.key.v[i], name, 0) == 0) {
+                        strv_add(&opts, ks->config.options.val.v[i]);
                         if (!osrc)
-                                osrc = ks->options.src.v[i];
+                                osrc = ks->config.options.src.v[i];
                 }
         if (opts.n) {
                 _cleanup_free_ char *s = strv_join(&opts, " ");
@@ -528,9 +331,9 @@ static void modprobe_facts(struct facts *f, struct kstate *ks, const char *asked
                 fact_absent(f, KMOD_SRC, "no options for this module", "modprobe.%s.options", asked);
         strv_free(&opts);
         /* modprobe runs only the first matching install command. */
-        for (size_t i = 0; i < ks->install.key.n; i++)
-                if (fnmatch(ks->install.key.v[i], name, 0) == 0) {
-                        fact_str(f, ks->install.src.v[i], ks->install.val.v[i], "modprobe.%s.install", asked);
+        for (size_t i = 0; i < ks->config.install.key.n; i++)
+                if (fnmatch(ks->config.install.key.v[i], name, 0) == 0) {
+                        fact_str(f, ks->config.install.src.v[i], ks->config.install.val.v[i], "modprobe.%s.install", asked);
                         return;
                 }
         fact_absent(f, KMOD_SRC, "no install command for this module", "modprobe.%s.install", asked);
@@ -544,9 +347,9 @@ static void blacklist_fact(struct facts *f, struct kstate *ks)
                 return;
         }
         struct strv names = {0};
-        for (size_t i = 0; i < ks->blacklist.key.n; i++)
-                if (!strv_contains(&names, ks->blacklist.key.v[i]))
-                        strv_add(&names, ks->blacklist.key.v[i]);
+        for (size_t i = 0; i < ks->config.blacklist.key.n; i++)
+                if (!strv_contains(&names, ks->config.blacklist.key.v[i]))
+                        strv_add(&names, ks->config.blacklist.key.v[i]);
         strv_sort(&names);
         _cleanup_free_ char *s = strv_join(&names, " ");
         fact_str(f, KMOD_SRC ", " CMDLINE, s, "modprobe.blacklist");

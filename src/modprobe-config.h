@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The modprobe configuration of a machine root: modprobe.d(5) read by libkmod from the root's
+ * directories, plus the module options and blacklists on the root's kernel command line
+ * (kernel-parameters.rst), never those of the machine llmtune runs on.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "root.h"
+#include "util.h"
+
+struct kmod_ctx;
+
+/* Parallel lists: module name (a shell pattern for options/install), value, and where it came from. */
+struct modprobe_entries {
+        struct strv key, val, src;
+};
+
+struct modprobe_config {
+        struct modprobe_entries blacklist, options, install;
+};
+
+/* What a kernel command line says about modules. */
+struct cmdline_modules {
+        struct strv blacklist;           /* module_blacklist= and modprobe.blacklist= names, '_' spelling */
+        struct modprobe_entries options; /* MOD.param=value */
+};
+
+/* Module names: the kernel treats '-' and '_' alike and shows '_' (kmod's underscores()). */
+char *modname_normalize(const char *s);
+bool modname_valid(const char *s);
+
+void modprobe_entries_add(struct modprobe_entries *e, const char *key, const char *val, const char *src);
+void modprobe_entries_free(struct modprobe_entries *e);
+
+void cmdline_modules_parse(const char *cmdline, const char *src, struct cmdline_modules *ret);
+void cmdline_modules_free(struct cmdline_modules *c);
+
+/*
+ * Read ROOT's modprobe.d through libkmod (module directory ROOT/lib/modules/RELEASE, which need
+ * not exist) and add CMD, the root's command line. The kmod context stays usable for the caller
+ * (*ret_ctx, kmod_unref() it). Returns 0 or -ENOMEM when libkmod cannot start.
+ */
+int modprobe_config_load(struct root *r, const char *release, const struct cmdline_modules *cmd,
+                         struct kmod_ctx **ret_ctx, struct modprobe_config *ret);
+void modprobe_config_free(struct modprobe_config *c);
