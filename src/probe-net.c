@@ -11,6 +11,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <sys/stat.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -149,6 +150,19 @@ static int net_run(struct facts *f)
                         fact_unreadable(f, NET_DIR, rc, NULL, "net.count");
                 return 0;
         }
+        /* Interfaces are links (or directories); the bonding driver's control file
+         * "bonding_masters" is a regular file beside them and is not one. A dangling link is
+         * still an interface, with unreadable facts. */
+        struct strv dirs = {0};
+        for (size_t i = 0; i < ifs.n; i++) {
+                _cleanup_free_ char *p = xasprintf(NET_DIR "/%s", ifs.v[i]);
+                struct stat st;
+                if (root_stat(r, p, &st, false) == 0 && S_ISREG(st.st_mode))
+                        continue;
+                strv_add(&dirs, ifs.v[i]);
+        }
+        strv_free(&ifs);
+        ifs = dirs;
         struct ifaddr_info *info = xcalloc(ifs.n + 1, sizeof(*info));
         bool *route_only = xcalloc(ifs.n + 1, sizeof(bool));
         const char *src;
