@@ -124,7 +124,10 @@ class Tree:
         h = self.host(path)
         os.makedirs(os.path.dirname(h), exist_ok=True)
         if target.startswith('/'):
-            target = os.path.relpath(target, os.path.dirname('/' + path.lstrip('/')))
+            # Like sysfs: up to the target's parent, then down by name, so the link always
+            # ends in the target's name (a link to an ancestor is "../../../0000:07:00.0", not "../..").
+            here = os.path.dirname('/' + path.lstrip('/'))
+            target = os.path.join(os.path.relpath(os.path.dirname(target), here), os.path.basename(target))
         if os.path.lexists(h):
             os.unlink(h)
         os.symlink(target, h)
