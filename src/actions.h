@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Actions: carrying out one change, undoing it, and reading the current state of its target.
+ * Files are replaced atomically (temporary file in the same directory, fsync, mode and owner of the
+ * replaced file kept, rename, fsync of the directory). On the live system runtime changes are real
+ * (sysfs writes, swapoff(2), remount, commands); under a foreign --root they are carried out on the
+ * tree's files the way the kernel would show them (a fixture behaves like a machine) and commands
+ * run only on image files inside the tree; the live kernel is never touched.
+ */
+#pragma once
+
+#include "plan.h"
+#include "root.h"
+
+/* Do C. On failure returns -errno and *err says what went wrong with which target. */
+int action_apply(struct root *r, const struct change *c, char **err);
+/* Reverse C (restore its before state). */
+int action_undo(struct root *r, const struct change *c, char **err);
+/* The target's current state in the terms of before/after (file content, link target, value,
+ * "on"/"off", option list); *ret NULL when absent. -EOPNOTSUPP for commands and notes. */
+int action_current(struct root *r, const struct change *c, char **ret);
+
+/* Atomic replacement of a file under the root (also used by the change log's backups). */
+int root_write_file(struct root *r, const char *path, const char *data, size_t len, mode_t mode_if_new);

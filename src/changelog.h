@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The change log: append-only JSON Lines at ROOT/var/lib/llmtune/changelog.jsonl, with the replaced
+ * and written file contents kept by SHA-256 in ROOT/var/lib/llmtune/backups/. Every record carries
+ * the previous record's hash and its own (SHA-256 over the record without its "hash"), so an edited,
+ * removed or reordered record breaks the chain at that sequence number.
+ *
+ * Each change is logged twice: an "intent" record before it is made and an outcome ("done",
+ * "failed") after; a rollback logs "undo-intent" and "undone". Records of one apply share a run id.
+ */
+#pragma once
+
+#include <json-c/json.h>
+
+#include "plan.h"
+#include "root.h"
+
+#define CHANGELOG_DIR "/var/lib/llmtune"
+#define CHANGELOG_PATH CHANGELOG_DIR "/changelog.jsonl"
+#define CHANGELOG_LOCK CHANGELOG_DIR "/lock"
+
+struct changelog;
+
+/* Open (creating the directory and file if needed) for appending; reads the last record to continue
+ * the chain. Fails with -EBADMSG when the existing log's last line is not a valid record. */
+int changelog_open(struct root *r, struct changelog **ret);
+struct changelog *changelog_close(struct changelog *l);
+
+/* Take the apply lock (flock on CHANGELOG_LOCK): wait when WAIT, else fail with -EWOULDBLOCK. */
+int changelog_lock(struct root *r, bool wait, int *ret_fd);
+
+struct log_context {
+        const char *run;          /* run id */
+        const char *profile;      /* resolved profile name */
+        const char *profile_hash;
+        const char *host;
+};
+
+/* Append one record for change C (event: "intent", "done", "failed", "undo-intent", "undone",
+ * "undo-failed"). File contents are stored as backups first. REF is the seq of the record this one
+ * is about (0 for a new intent). Returns the new record's seq (>0) or -errno. */
+long changelog_append(struct changelog *l, const struct log_context *ctx, const char *event, const struct change *c,
+                      long ref, const char *detail);
+
+/* One record read back. */
+struct log_record {
+        long seq, ref;
+        char *time, *host, *run, *event, *profile, *profile_hash, *detail;
+        struct change change; /* with before/after contents loaded from backups for files */
+        json_object *json;    /* the parsed record */
+};
+
+struct log_problem {
+        long seq;       /* the record where the chain breaks (or the line number's position) */
+        char *message;
+};
+
+struct log_read {
+        struct log_record *v;
+        size_t n;
+        struct log_problem *problems; /* chain breaks: edited, removed, reordered records */
+        size_t n_problems;
+};
+
+/* Read and check the whole log (a missing log is an empty one). */
+int changelog_read(struct root *r, struct log_read *ret);
+void log_read_free(struct log_read *lr);
+
+/* Changes still in force: "done" records whose change was not undone later, latest per target,
+ * in log order. Indexes into lr->v. */
+size_t changelog_in_force(const struct log_read *lr, size_t **ret);
+
+/* New run id: UTC time + pid. */
+char *changelog_run_id(void);

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The plan: what apply would change, as data. Failing audit results become an ordered list of
+ * changes, each with its rule, target, before and after. A remedy yields the persistent change in
+ * the standard place for it (sysctl.d, tmpfiles.d, modprobe.d, fstab behind a marker, masked
+ * generators, /etc/nccl.conf) and the runtime change beside it; what cannot be done safely at
+ * runtime is a note ("reboot required", "manual step") with the exact command.
+ */
+#pragma once
+
+#include <sys/types.h>
+
+#include "engine.h"
+#include "facts.h"
+#include "ini-load.h"
+#include "profiles.h"
+
+enum change_type {
+        CHANGE_FILE,     /* create or replace a file: before/after are contents, NULL = absent */
+        CHANGE_SYMLINK,  /* a link (masking a unit or generator): before/after are link targets or NULL */
+        CHANGE_VALUE,    /* a runtime sysfs/procfs value: before/after are the values */
+        CHANGE_SWAP,     /* swap area on/off at runtime: before/after "on"/"off"; aux = the /proc/swaps line */
+        CHANGE_MOUNTOPT, /* remount with an option: target = mount point, before/after = option lists */
+        CHANGE_COMMAND,  /* a command (initramfs, tune2fs, modprobe); argv and undo argv */
+        CHANGE_NOTE,     /* reported, never done: reboot required or a manual step */
+};
+
+struct change {
+        char *rule;
+        enum change_type type;
+        char *target;         /* path under the root; swap device; mount point; command label */
+        char *before, *after; /* see change_type; NULL means "absent" for files and links */
+        char *aux;            /* SWAP: /proc/swaps line; NOTE: the text */
+        mode_t mode;          /* FILE: mode of a new file (existing files keep theirs) */
+        struct strv mkdirs;   /* FILE/SYMLINK: parent directories that do not exist yet, outermost first */
+        struct strv argv;     /* COMMAND */
+        struct strv undo;     /* COMMAND: how to reverse it (empty: cannot be undone by llmtune) */
+        bool reboot;          /* NOTE: a reboot is required */
+};
+
+struct plan {
+        struct change *v;
+        size_t n;
+};
+
+/* Build the plan for the failing results of A. Unplannable remedies become notes. */
+int plan_build(struct plan *p, const struct audit *a, struct facts *f, const struct resolved *profile);
+void plan_free(struct plan *p);
+void change_clear(struct change *c);
+const char *change_type_name(enum change_type t);
+int change_type_parse(const char *s, enum change_type *ret);
+
+/* Number of changes that would alter the machine (notes excluded). */
+size_t plan_changes(const struct plan *p);
