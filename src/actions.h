@@ -20,5 +20,8 @@ int action_undo(struct root *r, const struct change *c, char **err);
  * "on"/"off", option list); *ret NULL when absent. -EOPNOTSUPP for commands and notes. */
 int action_current(struct root *r, const struct change *c, char **ret);
 
+/* Does a state read by action_current equal a before/after state of C? (NULL = absent.) */
+bool action_state_equal(const struct change *c, const char *current, const char *want);
+
 /* Atomic replacement of a file under the root (also used by the change log's backups). */
 int root_write_file(struct root *r, const char *path, const char *data, size_t len, mode_t mode_if_new);

@@ -10,3 +10,8 @@ extern const struct command cmd_recommend;
 extern const struct command cmd_profiles;
 extern const struct command cmd_explain;
 extern const struct command cmd_lint;
+extern const struct command cmd_apply;
+extern const struct command cmd_plan;
+extern const struct command cmd_rollback;
+extern const struct command cmd_log;
+extern const struct command cmd_verify;

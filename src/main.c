@@ -22,6 +22,11 @@ const struct command *const command_table[] = {
         &cmd_profiles,
         &cmd_explain,
         &cmd_lint,
+        &cmd_plan,
+        &cmd_apply,
+        &cmd_rollback,
+        &cmd_log,
+        &cmd_verify,
         NULL,
 };
 

@@ -2,6 +2,7 @@
 #include "root.h"
 
 #include <dirent.h>
+#include <fnmatch.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -365,4 +366,42 @@ int root_list(struct root *r, const char *dir, struct strv *ret)
         strv_sort(&out);
         *ret = out;
         return 0;
+}
+
+static void glob_walk(struct root *r, const char *dir, const char *rest, struct strv *out)
+{
+        while (*rest == '/')
+                rest++;
+        if (!*rest) {
+                strv_add(out, *dir ? dir : "/");
+                return;
+        }
+        const char *slash = strchr(rest, '/');
+        _cleanup_free_ char *comp = slash ? xstrndup(rest, (size_t)(slash - rest)) : xstrdup(rest);
+        const char *next = slash ? slash : "";
+        if (!strpbrk(comp, "*?[")) {
+                _cleanup_free_ char *p = xasprintf("%s/%s", dir, comp);
+                struct stat st;
+                if (root_stat(r, p, &st, !*next ? false : true) == 0)
+                        glob_walk(r, p, next, out);
+                return;
+        }
+        struct strv names = {0};
+        if (root_list(r, *dir ? dir : "/", &names) < 0)
+                return;
+        for (size_t i = 0; i < names.n; i++)
+                if (fnmatch(comp, names.v[i], FNM_PERIOD) == 0) {
+                        _cleanup_free_ char *p = xasprintf("%s/%s", dir, names.v[i]);
+                        glob_walk(r, p, next, out);
+                }
+        strv_free(&names);
+}
+
+int root_glob(struct root *r, const char *pattern, struct strv *ret)
+{
+        struct strv out = {0};
+        glob_walk(r, "", pattern, &out);
+        strv_sort(&out);
+        *ret = out;
+        return (int)out.n;
 }

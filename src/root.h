@@ -49,5 +49,9 @@ int root_list(struct root *r, const char *dir, struct strv *ret);
 /* stat/lstat of PATH inside the root. */
 int root_stat(struct root *r, const char *path, struct stat *st, bool follow);
 
+/* Paths under the root matching a glob pattern (fnmatch per component, "*" never crosses "/"),
+ * sorted. Hidden entries match only a pattern component that starts with '.'. */
+int root_glob(struct root *r, const char *pattern, struct strv *ret);
+
 /* How many files were opened for reading through the handle (benchmarks, tests). */
 unsigned root_files_opened(const struct root *r);

@@ -1,0 +1,588 @@
+/* SPDX-License-Identifier: MIT */
+#include "actions.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/swap.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mounts.h"
+#include "parse.h"
+
+/* Split PATH into an open directory fd and its last component. */
+static int open_dir_of(struct root *r, const char *path, char **ret_base)
+{
+        _cleanup_free_ char *p = xstrdup(path);
+        char *slash = strrchr(p, '/');
+        if (!slash || !slash[1])
+                return -EINVAL;
+        *slash = '\0';
+        int fd = root_open(r, *p ? p : "/", O_RDONLY | O_DIRECTORY, 0);
+        if (fd < 0)
+                return fd;
+        *ret_base = xstrdup(slash + 1);
+        return fd;
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+        while (len) {
+                ssize_t n = write(fd, data, len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                data += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
+/* Test hook (documented in tests/README): make the write of one target fail like a full disk. */
+static int injected_failure(const char *path)
+{
+        const char *t = getenv("LLMTUNE_TEST_FAIL_WRITE");
+        return t && streq(t, path) ? -ENOSPC : 0;
+}
+
+int root_write_file(struct root *r, const char *path, const char *data, size_t len, mode_t mode_if_new)
+{
+        int rc = injected_failure(path);
+        if (rc < 0)
+                return rc;
+        _cleanup_free_ char *base = NULL;
+        int dfd = open_dir_of(r, path, &base);
+        if (dfd < 0)
+                return dfd;
+        struct stat st;
+        bool exists = fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
+        /* Never write through a link planted at a managed path (it could point anywhere). */
+        if (exists && !S_ISREG(st.st_mode)) {
+                close(dfd);
+                return S_ISLNK(st.st_mode) ? -ELOOP : -EISDIR;
+        }
+        _cleanup_free_ char *tmp = xasprintf(".%s.llmtune-%d", base, (int)getpid());
+        int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0) {
+                rc = -errno;
+                close(dfd);
+                return rc;
+        }
+        rc = write_all(fd, data, len);
+        /* keep the mode and owner of the file being replaced */
+        if (rc == 0 && fchmod(fd, exists ? st.st_mode & 07777 : mode_if_new) < 0)
+                rc = -errno;
+        if (rc == 0 && exists && fchown(fd, st.st_uid, st.st_gid) < 0 && errno != EPERM)
+                rc = -errno;
+        if (rc == 0 && fsync(fd) < 0)
+                rc = -errno;
+        if (close(fd) < 0 && rc == 0)
+                rc = -errno;
+        if (rc == 0 && renameat(dfd, tmp, dfd, base) < 0)
+                rc = -errno;
+        if (rc < 0)
+                unlinkat(dfd, tmp, 0);
+        else
+                fsync(dfd);
+        close(dfd);
+        root_forget(r, path);
+        return rc;
+}
+
+static int remove_file(struct root *r, const char *path)
+{
+        _cleanup_free_ char *base = NULL;
+        int dfd = open_dir_of(r, path, &base);
+        if (dfd < 0)
+                return dfd == -ENOENT ? 0 : dfd;
+        int rc = unlinkat(dfd, base, 0) < 0 && errno != ENOENT ? -errno : 0;
+        if (rc == 0)
+                fsync(dfd);
+        close(dfd);
+        root_forget(r, path);
+        return rc;
+}
+
+static int make_dirs(struct root *r, const struct strv *dirs)
+{
+        for (size_t i = 0; i < dirs->n; i++) {
+                _cleanup_free_ char *base = NULL;
+                int dfd = open_dir_of(r, dirs->v[i], &base);
+                if (dfd < 0)
+                        return dfd;
+                int rc = mkdirat(dfd, base, 0755) < 0 && errno != EEXIST ? -errno : 0;
+                close(dfd);
+                if (rc < 0)
+                        return rc;
+        }
+        return 0;
+}
+
+/* Remove the directories a change created, innermost first, if they are empty again. */
+static void remove_dirs(struct root *r, const struct strv *dirs)
+{
+        for (size_t i = dirs->n; i-- > 0;) {
+                _cleanup_free_ char *base = NULL;
+                int dfd = open_dir_of(r, dirs->v[i], &base);
+                if (dfd < 0)
+                        continue;
+                unlinkat(dfd, base, AT_REMOVEDIR);
+                close(dfd);
+        }
+}
+
+static int set_symlink(struct root *r, const char *path, const char *target)
+{
+        int rc = injected_failure(path);
+        if (rc < 0)
+                return rc;
+        _cleanup_free_ char *base = NULL;
+        int dfd = open_dir_of(r, path, &base);
+        if (dfd < 0)
+                return dfd;
+        if (!target) {
+                rc = unlinkat(dfd, base, 0) < 0 && errno != ENOENT ? -errno : 0;
+        } else {
+                struct stat st;
+                if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(st.st_mode)) {
+                        close(dfd);
+                        return -EEXIST; /* the plan removes a file in the way first */
+                }
+                _cleanup_free_ char *tmp = xasprintf(".%s.llmtune-%d", base, (int)getpid());
+                unlinkat(dfd, tmp, 0);
+                if (symlinkat(target, dfd, tmp) < 0 || renameat(dfd, tmp, dfd, base) < 0) {
+                        rc = -errno;
+                        unlinkat(dfd, tmp, 0);
+                }
+        }
+        if (rc == 0)
+                fsync(dfd);
+        close(dfd);
+        return rc;
+}
+
+static int apply_file(struct root *r, const struct change *c, const char *content, bool undo)
+{
+        if (!undo) {
+                int rc = make_dirs(r, &c->mkdirs);
+                if (rc < 0)
+                        return rc;
+        }
+        int rc = content ? root_write_file(r, c->target, content, strlen(content), c->mode ? c->mode : 0644)
+                         : remove_file(r, c->target);
+        if (rc == 0 && undo)
+                remove_dirs(r, &c->mkdirs);
+        return rc;
+}
+
+/* A runtime value. Live: the kernel's file. A fixture tree: a plain file, which we make read the
+ * way the kernel would print it (a bracketed choice list keeps its choices, the new one marked). */
+static int write_value(struct root *r, const char *path, const char *value)
+{
+        int rc = injected_failure(path);
+        if (rc < 0)
+                return rc;
+        if (root_is_live(r)) {
+                int fd = root_open(r, path, O_WRONLY | O_TRUNC, 0);
+                if (fd < 0)
+                        return fd;
+                rc = write_all(fd, value, strlen(value));
+                if (close(fd) < 0 && rc == 0)
+                        rc = -errno;
+                root_forget(r, path);
+                return rc;
+        }
+        _cleanup_free_ char *line = NULL;
+        root_forget(r, path);
+        if (root_read_line(r, path, &line) == 0 && strchr(line, '[')) {
+                char *active = NULL;
+                struct strv all = {0};
+                if (parse_bracketed(line, &active, &all) < 0)
+                        return -EBADMSG;
+                free(active);
+                struct sbuf b = {0};
+                bool found = false;
+                for (size_t i = 0; i < all.n; i++) {
+                        bool me = streq(all.v[i], value);
+                        found |= me;
+                        sbuf_addf(&b, "%s%s%s%s", i ? " " : "", me ? "[" : "", all.v[i], me ? "]" : "");
+                }
+                strv_free(&all);
+                sbuf_add(&b, "\n");
+                rc = found ? root_write_file(r, path, b.s, b.len, 0644) : -EINVAL; /* as the kernel: EINVAL */
+                free(sbuf_steal(&b));
+                return rc;
+        }
+        _cleanup_free_ char *text = xasprintf("%s\n", value);
+        return root_write_file(r, path, text, strlen(text), 0644);
+}
+
+static char *read_value(struct root *r, const char *path)
+{
+        root_forget(r, path);
+        _cleanup_free_ char *line = NULL;
+        if (root_read_line(r, path, &line) < 0)
+                return NULL;
+        char *active = NULL;
+        if (strchr(line, '[') && parse_bracketed(line, &active, NULL) == 0)
+                return active;
+        return xstrdup(line);
+}
+
+/* --- /proc/swaps and /proc/mounts of a fixture tree --------------------------------------------- */
+
+static char *read_whole(struct root *r, const char *path)
+{
+        root_forget(r, path);
+        const char *data;
+        size_t len;
+        return root_read(r, path, &data, &len) == 0 ? xstrndup(data, len) : NULL;
+}
+
+static bool swap_listed(const char *swaps, const char *dev)
+{
+        bool first = true;
+        for (const char *p = swaps; p && *p;) {
+                const char *nl = strchr(p, '\n');
+                size_t len = nl ? (size_t)(nl - p) : strlen(p);
+                char name[4096];
+                _cleanup_free_ char *line = xstrndup(p, len);
+                p += len + (nl ? 1 : 0);
+                if (first) {
+                        first = false;
+                        continue;
+                }
+                if (sscanf(line, "%4095s", name) == 1 && streq(unescape_octal(name), dev))
+                        return true;
+        }
+        return false;
+}
+
+static int tree_swap(struct root *r, const struct change *c, bool on)
+{
+        _cleanup_free_ char *cur = read_whole(r, "/proc/swaps");
+        if (!cur)
+                return -ENOENT;
+        struct sbuf b = {0};
+        bool first = true;
+        for (const char *p = cur; *p;) {
+                const char *nl = strchr(p, '\n');
+                size_t len = nl ? (size_t)(nl - p) : strlen(p);
+                _cleanup_free_ char *line = xstrndup(p, len);
+                p += len + (nl ? 1 : 0);
+                char name[4096];
+                if (!first && sscanf(line, "%4095s", name) == 1 && streq(unescape_octal(name), c->target))
+                        continue; /* drop it; re-added below when turning on */
+                first = false;
+                sbuf_addf(&b, "%s\n", line);
+        }
+        if (on)
+                sbuf_addf(&b, "%s\n", c->aux);
+        int rc = root_write_file(r, "/proc/swaps", b.s, b.len, 0444);
+        free(sbuf_steal(&b));
+        return rc;
+}
+
+/* Options of the (last) mount at MP in ROOT/proc/mounts. */
+static char *mount_options_of(struct root *r, const char *mp)
+{
+        root_forget(r, "/proc/mounts");
+        struct mount_entry *m = NULL;
+        size_t n = 0;
+        char *opts = NULL;
+        if (mounts_read(r, &m, &n) == 0)
+                for (size_t i = 0; i < n; i++)
+                        if (streq(m[i].target, mp)) {
+                                free(opts);
+                                opts = xstrdup(m[i].options);
+                        }
+        mounts_free(m, n);
+        return opts;
+}
+
+static int tree_remount(struct root *r, const char *mp, const char *options)
+{
+        _cleanup_free_ char *cur = read_whole(r, "/proc/mounts");
+        if (!cur)
+                return -ENOENT;
+        struct sbuf b = {0};
+        for (const char *p = cur; *p;) {
+                const char *nl = strchr(p, '\n');
+                size_t len = nl ? (size_t)(nl - p) : strlen(p);
+                _cleanup_free_ char *line = xstrndup(p, len);
+                p += len + (nl ? 1 : 0);
+                char f[6][4096];
+                int k = sscanf(line, "%4095s %4095s %4095s %4095s %4095s %4095s", f[0], f[1], f[2], f[3], f[4], f[5]);
+                char target[4096];
+                strcpy(target, f[1]);
+                if (k >= 4 && streq(unescape_octal(target), mp))
+                        sbuf_addf(&b, "%s %s %s %s %s %s\n", f[0], f[1], f[2], options, k > 4 ? f[4] : "0",
+                                  k > 5 ? f[5] : "0");
+                else
+                        sbuf_addf(&b, "%s\n", line);
+        }
+        int rc = root_write_file(r, "/proc/mounts", b.s, b.len, 0444);
+        free(sbuf_steal(&b));
+        return rc;
+}
+
+/* --- commands ---------------------------------------------------------------------------------- */
+
+static int run_argv(char *const *argv, char **err)
+{
+        pid_t pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                int devnull = open("/dev/null", O_RDONLY);
+                if (devnull >= 0)
+                        dup2(devnull, STDIN_FILENO);
+                dup2(STDERR_FILENO, STDOUT_FILENO); /* our stdout may be JSON */
+                execvp(argv[0], argv);
+                _exit(127);
+        }
+        int status;
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+                return 0;
+        *err = WIFEXITED(status) ? xasprintf("%s exited with status %d%s", argv[0], WEXITSTATUS(status),
+                                             WEXITSTATUS(status) == 127 ? " (not found?)" : "")
+                                 : xasprintf("%s killed by signal %d", argv[0], WTERMSIG(status));
+        return -EIO;
+}
+
+/* Under a foreign root a command runs only on image files inside the tree (tune2fs on a fixture's
+ * dev/md0); anything else would act on this machine and is skipped. 1 = skipped. */
+static int run_command(struct root *r, const struct strv *argv, char **err)
+{
+        if (argv->n == 0)
+                return 1;
+        if (injected_failure(argv->v[0]) < 0) {
+                *err = xasprintf("%s: injected failure", argv->v[0]);
+                return -EIO;
+        }
+        char **v = xcalloc(argv->n + 1, sizeof(char *));
+        bool on_image = false;
+        for (size_t i = 0; i < argv->n; i++) {
+                v[i] = xstrdup(argv->v[i]);
+                if (!root_is_live(r) && argv->v[i][0] == '/') {
+                        struct stat st;
+                        if (root_stat(r, argv->v[i], &st, false) == 0 && S_ISREG(st.st_mode)) {
+                                free(v[i]);
+                                v[i] = root_host_path(r, argv->v[i]);
+                                on_image = true;
+                        }
+                }
+        }
+        int rc = 1;
+        if (root_is_live(r) || on_image)
+                rc = run_argv(v, err);
+        for (size_t i = 0; i < argv->n; i++)
+                free(v[i]);
+        free(v);
+        return rc;
+}
+
+static char *errmsg(const struct change *c, const char *what, int rc)
+{
+        return xasprintf("%s %s: %s", what, c->target, strerror(-rc));
+}
+
+int action_apply(struct root *r, const struct change *c, char **err)
+{
+        int rc = 0;
+        switch (c->type) {
+        case CHANGE_FILE:
+                rc = apply_file(r, c, c->after, false);
+                if (rc < 0)
+                        *err = errmsg(c, c->after ? "cannot write" : "cannot remove", rc);
+                return rc;
+        case CHANGE_SYMLINK:
+                rc = make_dirs(r, &c->mkdirs);
+                if (rc == 0)
+                        rc = set_symlink(r, c->target, c->after);
+                if (rc < 0)
+                        *err = errmsg(c, "cannot link", rc);
+                return rc;
+        case CHANGE_VALUE:
+                rc = write_value(r, c->target, c->after);
+                if (rc < 0)
+                        *err = errmsg(c, "cannot write", rc);
+                return rc;
+        case CHANGE_SWAP:
+                if ((rc = injected_failure(c->target)) == 0)
+                        rc = root_is_live(r) ? (swapoff(c->target) < 0 ? -errno : 0) : tree_swap(r, c, false);
+                if (rc < 0)
+                        *err = errmsg(c, "cannot swapoff", rc);
+                return rc;
+        case CHANGE_MOUNTOPT:
+                if ((rc = injected_failure(c->target)) < 0) {
+                        *err = errmsg(c, "cannot remount", rc);
+                        return rc;
+                }
+                if (root_is_live(r)) {
+                        _cleanup_free_ char *o = xasprintf("remount,%s", c->after);
+                        struct strv argv = {0};
+                        strv_add(&argv, "mount");
+                        strv_add(&argv, "-o");
+                        strv_add(&argv, o);
+                        strv_add(&argv, c->target);
+                        rc = run_argv(argv.v, err);
+                        strv_free(&argv);
+                        return rc;
+                }
+                rc = tree_remount(r, c->target, c->after);
+                if (rc < 0)
+                        *err = errmsg(c, "cannot remount", rc);
+                return rc;
+        case CHANGE_COMMAND:
+                rc = run_command(r, &c->argv, err);
+                return rc < 0 ? rc : rc; /* 1: skipped under a foreign root */
+        case CHANGE_NOTE:
+                return 0;
+        }
+        return -EINVAL;
+}
+
+int action_undo(struct root *r, const struct change *c, char **err)
+{
+        int rc = 0;
+        switch (c->type) {
+        case CHANGE_FILE:
+                rc = apply_file(r, c, c->before, true);
+                if (rc < 0)
+                        *err = errmsg(c, "cannot restore", rc);
+                return rc;
+        case CHANGE_SYMLINK:
+                rc = set_symlink(r, c->target, c->before);
+                if (rc == 0)
+                        remove_dirs(r, &c->mkdirs);
+                if (rc < 0)
+                        *err = errmsg(c, "cannot restore link", rc);
+                return rc;
+        case CHANGE_VALUE:
+                if (!c->before)
+                        return 0;
+                rc = write_value(r, c->target, c->before);
+                if (rc < 0)
+                        *err = errmsg(c, "cannot restore", rc);
+                return rc;
+        case CHANGE_SWAP:
+                if (root_is_live(r)) {
+                        int prio = 0;
+                        char dev[4096], type[64];
+                        unsigned long long size, used;
+                        int flags = 0;
+                        if (c->aux && sscanf(c->aux, "%4095s %63s %llu %llu %d", dev, type, &size, &used, &prio) == 5 &&
+                            prio >= 0)
+                                flags = SWAP_FLAG_PREFER | (prio & SWAP_FLAG_PRIO_MASK);
+                        rc = swapon(c->target, flags) < 0 ? -errno : 0;
+                } else
+                        rc = tree_swap(r, c, true);
+                if (rc < 0)
+                        *err = errmsg(c, "cannot swapon", rc);
+                return rc;
+        case CHANGE_MOUNTOPT:
+                if (root_is_live(r)) {
+                        _cleanup_free_ char *o = xasprintf("remount,%s", c->before);
+                        struct strv argv = {0};
+                        strv_add(&argv, "mount");
+                        strv_add(&argv, "-o");
+                        strv_add(&argv, o);
+                        strv_add(&argv, c->target);
+                        rc = run_argv(argv.v, err);
+                        strv_free(&argv);
+                        return rc;
+                }
+                rc = tree_remount(r, c->target, c->before);
+                if (rc < 0)
+                        *err = errmsg(c, "cannot remount", rc);
+                return rc;
+        case CHANGE_COMMAND:
+                if (c->undo.n == 0)
+                        return 1; /* nothing llmtune can run to reverse it */
+                return run_command(r, &c->undo, err);
+        case CHANGE_NOTE:
+                return 0;
+        }
+        return -EINVAL;
+}
+
+int action_current(struct root *r, const struct change *c, char **ret)
+{
+        *ret = NULL;
+        switch (c->type) {
+        case CHANGE_FILE: {
+                struct stat st;
+                if (root_stat(r, c->target, &st, false) == 0 && S_ISLNK(st.st_mode)) {
+                        char *t = NULL;
+                        root_readlink(r, c->target, &t);
+                        *ret = xasprintf("(a symbolic link to %s)", t ? t : "?");
+                        free(t);
+                        return 0;
+                }
+                *ret = read_whole(r, c->target);
+                return 0;
+        }
+        case CHANGE_SYMLINK: {
+                struct stat st;
+                if (root_stat(r, c->target, &st, false) < 0)
+                        return 0;
+                if (!S_ISLNK(st.st_mode)) {
+                        *ret = xstrdup("(not a symbolic link)");
+                        return 0;
+                }
+                return root_readlink(r, c->target, ret) < 0 ? 0 : 0;
+        }
+        case CHANGE_VALUE:
+                *ret = read_value(r, c->target);
+                return 0;
+        case CHANGE_SWAP: {
+                _cleanup_free_ char *swaps = read_whole(r, "/proc/swaps");
+                *ret = xstrdup(swap_listed(swaps, c->target) ? "on" : "off");
+                return 0;
+        }
+        case CHANGE_MOUNTOPT:
+                *ret = mount_options_of(r, c->target);
+                return 0;
+        case CHANGE_COMMAND:
+        case CHANGE_NOTE:
+                return -EOPNOTSUPP;
+        }
+        return -EINVAL;
+}
+
+/* Option lists compare as sets: the kernel prints remount options in its own order. */
+static bool same_options(const char *a, const char *b)
+{
+        _cleanup_free_ char *x = xstrdup(a), *y = xstrdup(b);
+        struct strv sa = {0}, sb = {0};
+        char *save = NULL;
+        for (char *t = strtok_r(x, ",", &save); t; t = strtok_r(NULL, ",", &save))
+                strv_add(&sa, t);
+        for (char *t = strtok_r(y, ",", &save); t; t = strtok_r(NULL, ",", &save))
+                strv_add(&sb, t);
+        strv_sort(&sa);
+        strv_sort(&sb);
+        bool eq = sa.n == sb.n;
+        for (size_t i = 0; eq && i < sa.n; i++)
+                eq = streq(sa.v[i], sb.v[i]);
+        strv_free(&sa);
+        strv_free(&sb);
+        return eq;
+}
+
+bool action_state_equal(const struct change *c, const char *current, const char *want)
+{
+        if (!current || !want)
+                return !current && !want;
+        if (c->type == CHANGE_MOUNTOPT)
+                return same_options(current, want);
+        return streq(current, want);
+}

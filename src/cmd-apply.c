@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: MIT */
+/* llmtune apply / plan: fix what the audit found, show it first, log every change, undo on failure. */
+#include <errno.h>
+#include <getopt.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "actions.h"
+#include "changelog.h"
+#include "cli-data.h"
+#include "commands.h"
+#include "diff.h"
+#include "json-out.h"
+#include "plan.h"
+
+struct apply_opts {
+        const char *profile;
+        struct strv only;
+        bool dry_run, json, wait;
+};
+
+static void print_plan_human(const struct plan *p)
+{
+        /* Files: one diff per file from its first before to its last after. */
+        struct strv seen = {0};
+        for (size_t i = 0; i < p->n; i++) {
+                const struct change *c = &p->v[i];
+                if (c->type != CHANGE_FILE || strv_contains(&seen, c->target))
+                        continue;
+                strv_add(&seen, c->target);
+                const char *last = c->after;
+                for (size_t j = i + 1; j < p->n; j++)
+                        if (p->v[j].type == CHANGE_FILE && streq(p->v[j].target, c->target))
+                                last = p->v[j].after;
+                _cleanup_free_ char *d = unified_diff(c->target, c->before, last);
+                fputs(d, stdout);
+        }
+        strv_free(&seen);
+        static const struct {
+                enum change_type t;
+                const char *title;
+        } groups[] = {
+                {CHANGE_SYMLINK, "Links"},   {CHANGE_VALUE, "Runtime values"}, {CHANGE_SWAP, "Swap"},
+                {CHANGE_MOUNTOPT, "Remounts"}, {CHANGE_COMMAND, "Commands"},
+        };
+        for (size_t g = 0; g < ARRAY_SIZE(groups); g++) {
+                bool head = false;
+                for (size_t i = 0; i < p->n; i++) {
+                        const struct change *c = &p->v[i];
+                        if (c->type != groups[g].t)
+                                continue;
+                        if (!head)
+                                printf("%s:\n", groups[g].title);
+                        head = true;
+                        if (c->type == CHANGE_COMMAND) {
+                                _cleanup_free_ char *cmd = strv_join(&c->argv, " ");
+                                printf("  %s   (%s)\n", cmd, c->rule);
+                        } else if (c->type == CHANGE_SWAP)
+                                printf("  swapoff %s   (%s)\n", c->target, c->rule);
+                        else
+                                printf("  %s: %s -> %s   (%s)\n", c->target, c->before ? c->before : "(none)",
+                                       c->after ? c->after : "(removed)", c->rule);
+                }
+        }
+        for (int reboot = 1; reboot >= 0; reboot--) {
+                bool head = false;
+                for (size_t i = 0; i < p->n; i++) {
+                        const struct change *c = &p->v[i];
+                        if (c->type != CHANGE_NOTE || c->reboot != reboot)
+                                continue;
+                        if (!head)
+                                printf("%s:\n", reboot ? "Reboot required" : "Manual steps");
+                        head = true;
+                        printf("  %s   (%s)\n", c->aux, c->rule);
+                }
+        }
+}
+
+static json_object *change_json(const struct change *c, const char *status, bool with_content)
+{
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "rule", json_object_new_string(c->rule));
+        json_object_object_add(o, "type", json_object_new_string(change_type_name(c->type)));
+        json_object_object_add(o, "target", json_object_new_string(c->target));
+        if (c->type == CHANGE_FILE) {
+                _cleanup_free_ char *d = unified_diff(c->target, c->before, c->after);
+                json_object_object_add(o, "diff", json_object_new_string(d));
+        }
+        if (with_content || c->type != CHANGE_FILE) {
+                json_object_object_add(o, "before", c->before ? json_object_new_string(c->before) : NULL);
+                json_object_object_add(o, "after", c->after ? json_object_new_string(c->after) : NULL);
+        }
+        if (c->type == CHANGE_COMMAND) {
+                _cleanup_free_ char *cmd = strv_join(&c->argv, " ");
+                json_object_object_add(o, "command", json_object_new_string(cmd));
+        }
+        if (c->type == CHANGE_NOTE) {
+                json_object_object_add(o, "text", json_object_new_string(c->aux));
+                json_object_object_add(o, "reboot", json_object_new_boolean(c->reboot));
+        }
+        if (status)
+                json_object_object_add(o, "status", json_object_new_string(status));
+        return o;
+}
+
+static bool reboot_required(const struct plan *p)
+{
+        for (size_t i = 0; i < p->n; i++)
+                if (p->v[i].type == CHANGE_NOTE && p->v[i].reboot)
+                        return true;
+        return false;
+}
+
+/* Host name of the machine the root is: its /etc/hostname, or this machine's when live. */
+static char *host_name(struct root *r)
+{
+        char buf[256];
+        if (root_is_live(r) && gethostname(buf, sizeof(buf)) == 0) {
+                buf[sizeof(buf) - 1] = '\0';
+                return xstrdup(buf);
+        }
+        char *line = NULL;
+        return root_read_line(r, "/etc/hostname", &line) == 0 ? line : xstrdup("unknown");
+}
+
+/* Undo the changes of this run that were done, newest first, logging each. */
+static void undo_run(struct root *r, struct changelog *log, const struct log_context *ctx, const struct plan *p,
+                     const long *done_seq, size_t upto)
+{
+        for (size_t k = upto; k-- > 0;) {
+                const struct change *c = &p->v[k];
+                if (done_seq[k] <= 0)
+                        continue;
+                long s = changelog_append(log, ctx, "undo-intent", c, done_seq[k], "undoing the failed run");
+                char *err = NULL;
+                int rc = action_undo(r, c, &err);
+                changelog_append(log, ctx, rc < 0 ? "undo-failed" : "undone", c, done_seq[k], err);
+                if (rc < 0)
+                        fprintf(stderr, "llmtune: could not undo %s: %s\n", c->target, err ? err : "");
+                free(err);
+                (void)s;
+        }
+}
+
+static int carry_out(struct cli *cli, const struct rule_env *env, const struct plan *p, const struct apply_opts *o)
+{
+        struct root *r = cli->root;
+        int lock_fd = -1;
+        int rc = changelog_lock(r, o->wait, &lock_fd);
+        if (rc == -EWOULDBLOCK)
+                return cli_error("another llmtune apply or rollback is running on %s (use --wait to wait for it)",
+                                 root_path(r));
+        if (rc < 0)
+                return cli_error("cannot take the lock %s: %s", CHANGELOG_LOCK, strerror(-rc));
+        struct changelog *log = NULL;
+        rc = changelog_open(r, &log);
+        if (rc < 0) {
+                close(lock_fd);
+                return cli_error("cannot open the change log %s: %s", CHANGELOG_PATH, strerror(-rc));
+        }
+        _cleanup_free_ char *run = changelog_run_id();
+        _cleanup_free_ char *host = host_name(r);
+        struct log_context ctx = {.run = run, .profile = env->profile.name, .profile_hash = env->profile.hash, .host = host};
+        long *done = xcalloc(p->n + 1, sizeof(long));
+        const char **status = xcalloc(p->n + 1, sizeof(char *));
+        size_t changed = 0;
+        int exit_code = EXIT_OK;
+        char *failure = NULL;
+        for (size_t i = 0; i < p->n; i++) {
+                const struct change *c = &p->v[i];
+                if (c->type == CHANGE_NOTE) {
+                        status[i] = c->reboot ? "reboot-required" : "manual";
+                        continue;
+                }
+                /* Intent first: a crash between here and the outcome leaves a record verify reports. */
+                long intent = changelog_append(log, &ctx, "intent", c, 0, NULL);
+                if (intent < 0) {
+                        failure = xasprintf("cannot write the change log: %s", strerror((int)-intent));
+                        undo_run(r, log, &ctx, p, done, i);
+                        break;
+                }
+                char *err = NULL;
+                rc = action_apply(r, c, &err);
+                if (rc == 0 && c->type != CHANGE_COMMAND) {
+                        /* Re-read to confirm the change is what the machine now shows. */
+                        char *now = NULL;
+                        action_current(r, c, &now);
+                        if (!action_state_equal(c, now, c->after)) {
+                                err = xasprintf("%s reads \"%s\" after writing \"%s\"", c->target, now ? now : "(absent)",
+                                                c->after ? c->after : "(absent)");
+                                rc = -EIO;
+                        }
+                        free(now);
+                }
+                if (rc < 0) {
+                        changelog_append(log, &ctx, "failed", c, intent, err);
+                        failure = xasprintf("%s (rule %s): %s", c->target, c->rule, err ? err : strerror(-rc));
+                        free(err);
+                        status[i] = "failed";
+                        undo_run(r, log, &ctx, p, done, i);
+                        break;
+                }
+                const char *detail = rc == 1 ? "not run: under --root a command runs only on image files in the tree" : NULL;
+                done[i] = changelog_append(log, &ctx, "done", c, intent, detail);
+                status[i] = rc == 1 ? "skipped" : "changed";
+                changed += rc == 0;
+                free(err);
+        }
+        changelog_close(log);
+        close(lock_fd);
+
+        if (failure) {
+                exit_code = cli_error("apply failed at %s; the changes of this run were undone", failure);
+                for (size_t i = 0; i < p->n; i++)
+                        if (status[i] && streq(status[i], "changed"))
+                                status[i] = "undone";
+                changed = 0;
+        }
+        if (o->json) {
+                json_object *top = json_object_new_object();
+                json_object_object_add(top, "format", json_object_new_int(1));
+                json_object_object_add(top, "root", json_object_new_string(root_path(r)));
+                json_object_object_add(top, "profile", json_object_new_string(env->profile.name));
+                json_object_object_add(top, "run", json_object_new_string(run));
+                json_object_object_add(top, "changed", json_object_new_int64((int64_t)changed));
+                json_object_object_add(top, "failed", json_object_new_boolean(failure != NULL));
+                if (failure)
+                        json_object_object_add(top, "error", json_object_new_string(failure));
+                json_object_object_add(top, "reboot_required", json_object_new_boolean(reboot_required(p)));
+                json_object *arr = json_object_new_array();
+                for (size_t i = 0; i < p->n; i++)
+                        json_object_array_add(arr, change_json(&p->v[i], status[i] ? status[i] : "not-run", false));
+                json_object_object_add(top, "changes", arr);
+                json_print(stdout, top);
+                json_object_put(top);
+        } else {
+                for (size_t i = 0; i < p->n; i++) {
+                        const struct change *c = &p->v[i];
+                        if (!status[i] || c->type == CHANGE_NOTE)
+                                continue;
+                        _cleanup_free_ char *what = c->type == CHANGE_COMMAND ? strv_join(&c->argv, " ") : xstrdup(c->target);
+                        printf("%-8s %-10s %s   (%s)\n", status[i], change_type_name(c->type), what, c->rule);
+                }
+                for (size_t i = 0; i < p->n; i++)
+                        if (p->v[i].type == CHANGE_NOTE)
+                                printf("%-8s %s   (%s)\n", p->v[i].reboot ? "REBOOT" : "MANUAL", p->v[i].aux, p->v[i].rule);
+                printf("%zu changed%s\n", changed, reboot_required(p) ? ", reboot required" : "");
+        }
+        free(failure);
+        free(done);
+        free(status);
+        return exit_code;
+}
+
+static int run_apply(struct cli *cli, int argc, char **argv, bool plan_only)
+{
+        static const struct option opts[] = {
+                {"profile", required_argument, NULL, 'p'},
+                {"rule", required_argument, NULL, 'r'},
+                {"dry-run", no_argument, NULL, 'n'},
+                {"json", no_argument, NULL, 'j'},
+                {"wait", no_argument, NULL, 'w'},
+                {},
+        };
+        struct apply_opts o = {.dry_run = plan_only};
+        int c;
+        while ((c = getopt_long(argc, argv, "p:r:njw", opts, NULL)) != -1)
+                switch (c) {
+                case 'p': o.profile = optarg; break;
+                case 'r': strv_add(&o.only, optarg); break;
+                case 'n': o.dry_run = true; break;
+                case 'j': o.json = true; break;
+                case 'w': o.wait = true; break;
+                default: strv_free(&o.only); return EXIT_ERROR;
+                }
+        for (int i = optind; i < argc; i++)
+                if (o.only.n)
+                        strv_add(&o.only, argv[i]);
+                else {
+                        strv_free(&o.only);
+                        return cli_error("unexpected argument '%s'", argv[i]);
+                }
+        struct root *root = cli_root(cli);
+        if (!root) {
+                strv_free(&o.only);
+                return EXIT_ERROR;
+        }
+        if (!o.dry_run && root_is_live(root) && geteuid() != 0) {
+                strv_free(&o.only);
+                return cli_error("apply changes the live system and needs root (try --dry-run, or --root DIR for a tree)");
+        }
+        struct rule_env env = {0};
+        struct facts *f = cli_facts_new(cli);
+        int rc = cli_load_env(cli, &env);
+        if (rc == EXIT_OK)
+                rc = cli_pick_profile(cli, &env, o.profile, f);
+        struct audit a = {0};
+        struct plan p = {0};
+        if (rc == EXIT_OK) {
+                const char *bad = NULL;
+                if (engine_run(&env.rules, &env.profile, f, &o.only, &a, &bad) < 0)
+                        rc = cli_error("unknown rule '%s' (see `llmtune explain --list`)", bad);
+        }
+        if (rc == EXIT_OK)
+                plan_build(&p, &a, f, &env.profile);
+        if (rc == EXIT_OK && o.dry_run) {
+                if (o.json) {
+                        json_object *top = json_object_new_object();
+                        json_object_object_add(top, "format", json_object_new_int(1));
+                        json_object_object_add(top, "root", json_object_new_string(root_path(root)));
+                        json_object_object_add(top, "profile", json_object_new_string(env.profile.name));
+                        json_object_object_add(top, "changed", json_object_new_int64((int64_t)plan_changes(&p)));
+                        json_object_object_add(top, "reboot_required", json_object_new_boolean(reboot_required(&p)));
+                        json_object *arr = json_object_new_array();
+                        for (size_t i = 0; i < p.n; i++)
+                                json_object_array_add(arr, change_json(&p.v[i], NULL, true));
+                        json_object_object_add(top, "changes", arr);
+                        json_print(stdout, top);
+                        json_object_put(top);
+                } else {
+                        print_plan_human(&p);
+                        printf("%zu change%s planned (profile %s)%s\n", plan_changes(&p), plan_changes(&p) == 1 ? "" : "s",
+                               env.profile.name, reboot_required(&p) ? ", reboot required" : "");
+                }
+        } else if (rc == EXIT_OK)
+                rc = carry_out(cli, &env, &p, &o);
+        plan_free(&p);
+        audit_free(&a);
+        facts_free(f);
+        rule_env_free(&env);
+        strv_free(&o.only);
+        return rc;
+}
+
+static int apply_cmd(struct cli *cli, int argc, char **argv) { return run_apply(cli, argc, argv, false); }
+static int plan_cmd(struct cli *cli, int argc, char **argv) { return run_apply(cli, argc, argv, true); }
+
+#define APPLY_OPTIONS                                                                                               \
+        "  -p, --profile NAME|FILE  profile (default: detected, as audit does)\n"                                 \
+        "  -r, --rule ID...         only these rules\n"                                                           \
+        "  -j, --json               machine-readable output: changed count, reboot_required, per-change records\n"
+
+const struct command cmd_apply = {
+        .name = "apply",
+        .summary = "fix what the audit found, logged and undoable",
+        .usage = "Usage: llmtune [--root DIR] apply [--profile NAME|FILE] [--rule ID...] [--dry-run] [--json] [--wait]\n"
+                 "\n"
+                 "Turn the failing audit findings into a plan and carry it out. Each change is logged to\n"
+                 "ROOT/var/lib/llmtune/changelog.jsonl before it is made (intent) and after (outcome); files\n"
+                 "are replaced atomically and their previous content kept by hash; each change is re-read to\n"
+                 "confirm it. If a change fails, the changes of this run are undone in reverse order and apply\n"
+                 "exits 1 naming the target and the reason. What cannot be changed safely at runtime (a loaded\n"
+                 "nouveau, XFS alignment) is reported as \"reboot required\" or a manual step, never forced.\n"
+                 "A second apply with the same profile changes nothing (\"0 changed\").\n"
+                 "On the live system apply needs root; under --root DIR it works on that tree and never touches\n"
+                 "the running kernel (runtime values are written to the tree's files; commands run only on\n"
+                 "image files inside the tree).\n"
+                 "\n" APPLY_OPTIONS
+                 "  -n, --dry-run            show the plan (same as `llmtune plan`) and change nothing\n"
+                 "  -w, --wait               wait for another apply or rollback instead of failing\n"
+                 "\n"
+                 "Exit status: 0 applied (or nothing to do), 1 error or a failed (and undone) run.\n",
+        .run = apply_cmd,
+};
+
+const struct command cmd_plan = {
+        .name = "plan",
+        .summary = "show what apply would change (a dry run)",
+        .usage = "Usage: llmtune [--root DIR] plan [--profile NAME|FILE] [--rule ID...] [--json]\n"
+                 "\n"
+                 "Print a unified diff (a/ and b/ headers) for every file apply would create or change,\n"
+                 "then the runtime changes, commands, reboots and manual steps. Writes nothing.\n"
+                 "\n" APPLY_OPTIONS,
+        .run = plan_cmd,
+};

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/* llmtune rollback: put back the before state of logged changes, newest first, logging each. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "actions.h"
+#include "changelog.h"
+#include "cli-data.h"
+#include "commands.h"
+
+enum scope { SCOPE_NONE, SCOPE_ALL, SCOPE_LAST_RUN, SCOPE_TO };
+
+static char *host_of(struct root *r)
+{
+        char buf[256];
+        if (root_is_live(r) && gethostname(buf, sizeof(buf)) == 0) {
+                buf[sizeof(buf) - 1] = '\0';
+                return xstrdup(buf);
+        }
+        char *line = NULL;
+        return root_read_line(r, "/etc/hostname", &line) == 0 ? line : xstrdup("unknown");
+}
+
+static const char *show(const char *s) { return s ? s : "(absent)"; }
+
+/* Short form of a state for messages: file contents are summarised. */
+static char *brief(const struct change *c, const char *s)
+{
+        if (!s)
+                return xstrdup("(absent)");
+        if (c->type == CHANGE_FILE)
+                return xasprintf("%zu bytes", strlen(s));
+        return xstrdup(s);
+}
+
+static int rollback_cmd(struct cli *cli, int argc, char **argv)
+{
+        static const struct option opts[] = {
+                {"to", required_argument, NULL, 't'},
+                {"last-run", no_argument, NULL, 'l'},
+                {"all", no_argument, NULL, 'a'},
+                {"force", no_argument, NULL, 'f'},
+                {"wait", no_argument, NULL, 'w'},
+                {},
+        };
+        enum scope scope = SCOPE_NONE;
+        char *run = NULL, *host = NULL;
+        long to = 0;
+        bool force = false, wait = false;
+        int c;
+        while ((c = getopt_long(argc, argv, "t:lafw", opts, NULL)) != -1)
+                switch (c) {
+                case 't': {
+                        char *end;
+                        to = strtol(optarg, &end, 10);
+                        if (*end || to < 0)
+                                return cli_error("--to takes a sequence number, not '%s'", optarg);
+                        scope = SCOPE_TO;
+                        break;
+                }
+                case 'l': scope = SCOPE_LAST_RUN; break;
+                case 'a': scope = SCOPE_ALL; break;
+                case 'f': force = true; break;
+                case 'w': wait = true; break;
+                default: return EXIT_ERROR;
+                }
+        if (optind < argc)
+                return cli_error("unexpected argument '%s'", argv[optind]);
+        if (scope == SCOPE_NONE)
+                return cli_error("say what to roll back: --last-run, --to SEQ or --all");
+        struct root *r = cli_root(cli);
+        if (!r)
+                return EXIT_ERROR;
+        if (root_is_live(r) && geteuid() != 0)
+                return cli_error("rollback changes the live system and needs root (or --root DIR for a tree)");
+        int lock_fd = -1;
+        int rc = changelog_lock(r, wait, &lock_fd);
+        if (rc == -EWOULDBLOCK)
+                return cli_error("another llmtune apply or rollback is running (use --wait to wait for it)");
+        if (rc < 0)
+                return cli_error("cannot take the lock %s: %s", CHANGELOG_LOCK, strerror(-rc));
+
+        struct log_read lr = {0};
+        rc = changelog_read(r, &lr);
+        if (rc < 0) {
+                close(lock_fd);
+                return cli_error("cannot read the change log %s: %s", CHANGELOG_PATH, strerror(-rc));
+        }
+        int exit_code = EXIT_OK;
+        if (lr.n_problems && !force) {
+                for (size_t i = 0; i < lr.n_problems; i++)
+                        fprintf(stderr, "llmtune: change log: seq %ld: %s\n", lr.problems[i].seq, lr.problems[i].message);
+                log_read_free(&lr);
+                close(lock_fd);
+                return cli_error("the change log's chain is broken: refusing to roll back from it (--force to try anyway)");
+        }
+        size_t *idx = NULL;
+        size_t n = changelog_in_force(&lr, &idx);
+        const char *last_run = NULL;
+        for (size_t i = 0; i < n; i++)
+                last_run = lr.v[idx[i]].run;
+        /* Select, then check every target before changing anything: refuse as a whole. */
+        bool *pick = xcalloc(n + 1, sizeof(bool));
+        size_t picked = 0;
+        for (size_t i = 0; i < n; i++) {
+                const struct log_record *rec = &lr.v[idx[i]];
+                pick[i] = scope == SCOPE_ALL || (scope == SCOPE_TO && rec->seq > to) ||
+                          (scope == SCOPE_LAST_RUN && last_run && streq(rec->run, last_run));
+                picked += pick[i];
+        }
+        bool *skip = xcalloc(n + 1, sizeof(bool));
+        for (size_t i = 0; i < n; i++) {
+                if (!pick[i])
+                        continue;
+                const struct change *ch = &lr.v[idx[i]].change;
+                char *cur = NULL;
+                if (action_current(r, ch, &cur) == -EOPNOTSUPP)
+                        continue; /* commands: run their undo */
+                if (action_state_equal(ch, cur, ch->before))
+                        skip[i] = true; /* already back */
+                else if (!action_state_equal(ch, cur, ch->after) && !force) {
+                        _cleanup_free_ char *b = brief(ch, ch->before), *a = brief(ch, ch->after), *now = brief(ch, cur);
+                        fprintf(stderr, "llmtune: %s changed since llmtune set it (seq %ld): now %s, llmtune wrote %s, before was %s\n",
+                                ch->target, lr.v[idx[i]].seq, now, a, b);
+                        exit_code = EXIT_ERROR;
+                }
+                free(cur);
+        }
+        if (exit_code != EXIT_OK) {
+                cli_error("refusing to roll back: targets were changed by someone else (--force to restore anyway)");
+                goto out;
+        }
+        if (picked == 0) {
+                printf("nothing to roll back\n");
+                goto out;
+        }
+        struct changelog *log = NULL;
+        rc = changelog_open(r, &log);
+        if (rc < 0) {
+                exit_code = cli_error("cannot open the change log: %s", strerror(-rc));
+                goto out;
+        }
+        run = changelog_run_id();
+        host = host_of(r);
+        size_t undone = 0;
+        for (size_t i = n; i-- > 0;) {
+                if (!pick[i])
+                        continue;
+                const struct log_record *rec = &lr.v[idx[i]];
+                const struct change *ch = &rec->change;
+                struct log_context ctx = {.run = run, .profile = rec->profile, .profile_hash = rec->profile_hash, .host = host};
+                if (skip[i]) {
+                        changelog_append(log, &ctx, "undone", ch, rec->seq, "already in the before state");
+                        printf("already  %-10s %s   (seq %ld)\n", change_type_name(ch->type), ch->target, rec->seq);
+                        continue;
+                }
+                changelog_append(log, &ctx, "undo-intent", ch, rec->seq, "rollback");
+                char *err = NULL;
+                rc = action_undo(r, ch, &err);
+                if (rc < 0) {
+                        changelog_append(log, &ctx, "undo-failed", ch, rec->seq, err);
+                        exit_code = cli_error("cannot roll back %s: %s", ch->target, err ? err : strerror(-rc));
+                        free(err);
+                        break;
+                }
+                changelog_append(log, &ctx, "undone", ch, rec->seq,
+                                 rc == 1 ? (ch->type == CHANGE_COMMAND && ch->undo.n == 0 ? "no undo command: reverse by hand"
+                                                                                            : "not run under --root")
+                                         : NULL);
+                if (rc == 1 && ch->type == CHANGE_COMMAND && ch->undo.n == 0) {
+                        _cleanup_free_ char *cmd = strv_join(&ch->argv, " ");
+                        printf("manual   command    %s: reverse by hand   (seq %ld)\n", cmd, rec->seq);
+                } else
+                        printf("restored %-10s %s -> %s   (seq %ld)\n", change_type_name(ch->type), ch->target,
+                               ch->type == CHANGE_FILE ? (ch->before ? "previous content" : "(removed)") : show(ch->before),
+                               rec->seq);
+                undone++;
+                free(err);
+        }
+        changelog_close(log);
+        printf("%zu rolled back\n", undone);
+out:
+        free(run);
+        free(host);
+        free(pick);
+        free(skip);
+        free(idx);
+        log_read_free(&lr);
+        close(lock_fd);
+        return exit_code;
+}
+
+const struct command cmd_rollback = {
+        .name = "rollback",
+        .summary = "restore the state before logged changes",
+        .usage = "Usage: llmtune [--root DIR] rollback (--last-run | --to SEQ | --all) [--force] [--wait]\n"
+                 "\n"
+                 "Restore the before state of the changes still in force, newest first: those of the last\n"
+                 "apply run, those logged after sequence number SEQ, or all. Each restore is logged as\n"
+                 "records of its own. If a target is neither in the state llmtune left it in nor in its\n"
+                 "before state (someone changed it since), nothing is rolled back unless --force.\n"
+                 "A broken change log chain (see `llmtune verify`) is refused unless --force.\n"
+                 "\n"
+                 "Exit status: 0 rolled back (or nothing to do), 1 refused or failed.\n",
+        .run = rollback_cmd,
+};

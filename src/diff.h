@@ -1,0 +1,7 @@
+/* SPDX-License-Identifier: MIT */
+/* Unified diffs of small text files (the configuration files apply writes), for dry runs. */
+#pragma once
+
+/* "--- a/PATH\n+++ b/PATH\n@@ ... @@" with 3 lines of context; OLD or NEW NULL means the file is
+ * absent (/dev/null). Returns "" when equal. Caller frees. */
+char *unified_diff(const char *path, const char *old, const char *new);

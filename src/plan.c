@@ -1,0 +1,644 @@
+/* SPDX-License-Identifier: MIT */
+#include "plan.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "mounts.h"
+#include "nccl-gen.h"
+#include "parse.h"
+#include "probes.h"
+
+#define DISABLED_MARK "#llmtune-disabled# "
+
+static const char *const type_names[] = {
+        [CHANGE_FILE] = "file",       [CHANGE_SYMLINK] = "symlink", [CHANGE_VALUE] = "value",
+        [CHANGE_SWAP] = "swap",       [CHANGE_MOUNTOPT] = "mountopt", [CHANGE_COMMAND] = "command",
+        [CHANGE_NOTE] = "note",
+};
+
+const char *change_type_name(enum change_type t) { return type_names[t]; }
+
+int change_type_parse(const char *s, enum change_type *ret)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(type_names); i++)
+                if (streq(type_names[i], s)) {
+                        *ret = (enum change_type)i;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+void change_clear(struct change *c)
+{
+        free(c->rule);
+        free(c->target);
+        free(c->before);
+        free(c->after);
+        free(c->aux);
+        strv_free(&c->mkdirs);
+        strv_free(&c->argv);
+        strv_free(&c->undo);
+        *c = (struct change){0};
+}
+
+void plan_free(struct plan *p)
+{
+        for (size_t i = 0; i < p->n; i++)
+                change_clear(&p->v[i]);
+        free(p->v);
+        *p = (struct plan){0};
+}
+
+size_t plan_changes(const struct plan *p)
+{
+        size_t n = 0;
+        for (size_t i = 0; i < p->n; i++)
+                n += p->v[i].type != CHANGE_NOTE;
+        return n;
+}
+
+/* --- the planner ------------------------------------------------------------------------------ */
+
+/* Files the plan already changes: a second change of the same file starts from the first's result. */
+struct pending {
+        char *path, *content; /* content NULL: the plan deletes it */
+};
+
+struct planner {
+        struct plan *p;
+        struct facts *f;
+        struct root *r;
+        const struct resolved *profile;
+        const struct result *res;
+        struct pending *pend;
+        size_t n_pend;
+};
+
+static struct change *add(struct planner *pl, enum change_type t, const char *target)
+{
+        pl->p->v = xrealloc(pl->p->v, (pl->p->n + 1) * sizeof(*pl->p->v));
+        struct change *c = &pl->p->v[pl->p->n++];
+        *c = (struct change){.rule = xstrdup(pl->res->rule->id), .type = t, .target = xstrdup(target)};
+        return c;
+}
+
+static void note(struct planner *pl, bool reboot, const char *fmt, ...) _printf_(3, 4);
+static void note(struct planner *pl, bool reboot, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        char *text = xvasprintf(fmt, ap);
+        va_end(ap);
+        struct change *c = add(pl, CHANGE_NOTE, reboot ? "reboot" : "manual");
+        c->aux = text;
+        c->reboot = reboot;
+}
+
+static const char *param(const struct result *res, const char *key)
+{
+        for (size_t i = 0; i < res->remedy_keys.n; i++)
+                if (streq(res->remedy_keys.v[i], key))
+                        return res->remedy_vals.v[i];
+        return NULL;
+}
+
+static const struct fact *fact_ok(struct facts *f, const char *fmt, ...) _printf_(2, 3);
+static const struct fact *fact_ok(struct facts *f, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        char *name = xvasprintf(fmt, ap);
+        va_end(ap);
+        const struct fact *fc = facts_get(f, name);
+        free(name);
+        return fc && fc->status == FACT_OK ? fc : NULL;
+}
+
+/* Current content of PATH as the plan leaves it so far; *exists false when absent. */
+static char *file_view(struct planner *pl, const char *path, bool *exists)
+{
+        for (size_t i = pl->n_pend; i-- > 0;)
+                if (streq(pl->pend[i].path, path)) {
+                        *exists = pl->pend[i].content != NULL;
+                        return pl->pend[i].content ? xstrdup(pl->pend[i].content) : NULL;
+                }
+        const char *data;
+        size_t len;
+        if (root_read(pl->r, path, &data, &len) < 0) {
+                *exists = false;
+                return NULL;
+        }
+        *exists = true;
+        return xstrndup(data, len);
+}
+
+/* Parent directories of PATH that do not exist yet, outermost first. */
+static void missing_parents(struct planner *pl, const char *path, struct strv *ret)
+{
+        _cleanup_free_ char *dir = xstrdup(path);
+        struct strv rev = {0};
+        for (char *slash = strrchr(dir, '/'); slash && slash != dir; slash = strrchr(dir, '/')) {
+                *slash = '\0';
+                struct stat st;
+                if (root_stat(pl->r, dir, &st, true) == 0)
+                        break;
+                strv_add(&rev, dir);
+        }
+        for (size_t i = rev.n; i-- > 0;)
+                strv_add(ret, rev.v[i]);
+        strv_free(&rev);
+}
+
+/* A file the remedy wants to hold CONTENT (NULL: removed). No change when it already does. */
+static void want_file(struct planner *pl, const char *path, const char *content, mode_t mode)
+{
+        bool exists;
+        _cleanup_free_ char *cur = file_view(pl, path, &exists);
+        if ((!exists && !content) || (exists && content && streq(cur, content)))
+                return;
+        struct change *c = add(pl, CHANGE_FILE, path);
+        c->before = exists ? xstrdup(cur) : NULL;
+        c->after = content ? xstrdup(content) : NULL;
+        c->mode = mode;
+        if (content && !exists) {
+                missing_parents(pl, path, &c->mkdirs);
+                /* a directory an earlier change of this plan creates is not missing twice */
+                for (size_t i = 0; i + 1 < pl->p->n; i++)
+                        for (size_t k = 0; k < pl->p->v[i].mkdirs.n; k++)
+                                for (size_t j = 0; j < c->mkdirs.n; j++)
+                                        if (streq(c->mkdirs.v[j], pl->p->v[i].mkdirs.v[k])) {
+                                                free(c->mkdirs.v[j]);
+                                                memmove(&c->mkdirs.v[j], &c->mkdirs.v[j + 1],
+                                                        (c->mkdirs.n - j) * sizeof(char *));
+                                                c->mkdirs.n--;
+                                                j--;
+                                        }
+        }
+        pl->pend = xrealloc(pl->pend, (pl->n_pend + 1) * sizeof(*pl->pend));
+        pl->pend[pl->n_pend++] = (struct pending){xstrdup(path), content ? xstrdup(content) : NULL};
+}
+
+static void want_symlink(struct planner *pl, const char *path, const char *target)
+{
+        _cleanup_free_ char *cur = NULL;
+        if (root_readlink(pl->r, path, &cur) == 0 && streq(cur, target))
+                return;
+        struct stat st;
+        if (root_stat(pl->r, path, &st, false) == 0 && !S_ISLNK(st.st_mode)) {
+                /* a real file is in the way: keep it (as a backup) and replace it by the link */
+                want_file(pl, path, NULL, 0);
+                free(cur);
+                cur = NULL;
+        }
+        struct change *c = add(pl, CHANGE_SYMLINK, path);
+        c->before = cur ? xstrdup(cur) : NULL;
+        c->after = xstrdup(target);
+        missing_parents(pl, path, &c->mkdirs);
+}
+
+static void command(struct planner *pl, const char *label, const char *const *argv, const char *const *undo)
+{
+        struct change *c = add(pl, CHANGE_COMMAND, label);
+        for (size_t i = 0; argv[i]; i++)
+                strv_add(&c->argv, argv[i]);
+        for (size_t i = 0; undo && undo[i]; i++)
+                strv_add(&c->undo, undo[i]);
+}
+
+static char *header(struct planner *pl, const char *comment)
+{
+        return xasprintf("%s Written by llmtune for rule %s (profile %s). `llmtune rollback` restores the previous state.\n",
+                         comment, pl->res->rule->id, pl->profile->name);
+}
+
+/* The active word of a bracketed sysfs file ("always [madvise] never"), or the trimmed value. */
+static char *current_value(struct root *r, const char *path)
+{
+        _cleanup_free_ char *line = NULL;
+        if (root_read_line(r, path, &line) < 0)
+                return NULL;
+        char *active = NULL;
+        if (strchr(line, '[') && parse_bracketed(line, &active, NULL) == 0)
+                return active;
+        return xstrdup(line);
+}
+
+/* --- remedies ----------------------------------------------------------------------------------- */
+
+static void plan_sysfs(struct planner *pl)
+{
+        const char *pattern = param(pl->res, "path"), *value = param(pl->res, "value");
+        struct strv paths = {0};
+        root_glob(pl->r, pattern, &paths);
+        _cleanup_free_ char *h = header(pl, "#");
+        _cleanup_free_ char *conf = xasprintf("%sw %s - - - - %s\n", h, pattern, value);
+        _cleanup_free_ char *file = xasprintf("/etc/tmpfiles.d/llmtune-%s.conf", pl->res->rule->id);
+        want_file(pl, file, conf, 0644);
+        for (size_t i = 0; i < paths.n; i++) {
+                _cleanup_free_ char *cur = current_value(pl->r, paths.v[i]);
+                if (cur && streq(cur, value))
+                        continue;
+                struct change *c = add(pl, CHANGE_VALUE, paths.v[i]);
+                c->before = cur ? xstrdup(cur) : NULL;
+                c->after = xstrdup(value);
+        }
+        if (paths.n == 0)
+                note(pl, false, "no file matches %s: set %s by hand", pattern, value);
+        strv_free(&paths);
+}
+
+static void plan_sysctl(struct planner *pl)
+{
+        const char *key = param(pl->res, "key"), *value = param(pl->res, "value"), *mode = param(pl->res, "mode");
+        _cleanup_free_ char *path = xasprintf("/proc/sys/%s", key);
+        for (char *p = path + strlen("/proc/sys/"); *p; p++)
+                if (*p == '.')
+                        *p = '/';
+        _cleanup_free_ char *cur = current_value(pl->r, path);
+        bool cn, wn;
+        uint64_t cm, wm;
+        /* "min": raise only. A value at or above the minimum is never written down (KNOBS.md). */
+        bool raise = !(mode && streq(mode, "min")) || !cur || parse_integer(cur, &cn, &cm) < 0 ||
+                     parse_rule_number(value, &wn, &wm) < 0 || num_cmp(cn, cm, wn, wm) < 0;
+        if (!raise)
+                return;
+        /* sysctl.d takes plain numbers: expand a "64G" of the profile */
+        _cleanup_free_ char *val = parse_rule_number(value, &wn, &wm) == 0 ? xasprintf("%s%llu", wn ? "-" : "",
+                                                                                     (unsigned long long)wm)
+                                                                         : xstrdup(value);
+        _cleanup_free_ char *h = header(pl, "#");
+        _cleanup_free_ char *conf = xasprintf("%s%s = %s\n", h, key, val);
+        _cleanup_free_ char *file = xasprintf("/etc/sysctl.d/90-llmtune-%s.conf", pl->res->rule->id);
+        want_file(pl, file, conf, 0644);
+        if (!cur || !streq(cur, val)) {
+                struct change *c = add(pl, CHANGE_VALUE, path);
+                c->before = cur ? xstrdup(cur) : NULL;
+                c->after = xstrdup(val);
+        }
+}
+
+static void plan_swapoff(struct planner *pl)
+{
+        const char *data;
+        if (root_read(pl->r, "/proc/swaps", &data, NULL) < 0)
+                return;
+        uint64_t avail = 0, used_total = 0;
+        bool have_avail = meminfo_bytes(pl->r, "MemAvailable", &avail) == 0;
+        struct strv lines = {0};
+        bool first = true;
+        for (const char *p = data; *p;) {
+                const char *nl = strchr(p, '\n');
+                size_t len = nl ? (size_t)(nl - p) : strlen(p);
+                _cleanup_free_ char *line = xstrndup(p, len);
+                p += len + (nl ? 1 : 0);
+                if (first) { /* header */
+                        first = false;
+                        continue;
+                }
+                char dev[4096];
+                unsigned long long size, used;
+                char type[64];
+                if (sscanf(line, "%4095s %63s %llu %llu", dev, type, &size, &used) != 4)
+                        continue;
+                used_total += used * 1024;
+                strv_add(&lines, line);
+        }
+        /* swapoff(2) fails with ENOMEM when memory cannot take what is swapped out (KNOBS.md). */
+        if (have_avail && used_total >= avail) {
+                note(pl, false, "swap holds %llu MiB and only %llu MiB are available: free memory, then swapoff -a",
+                     (unsigned long long)(used_total >> 20), (unsigned long long)(avail >> 20));
+                strv_free(&lines);
+                return;
+        }
+        for (size_t i = 0; i < lines.n; i++) {
+                char dev[4096];
+                sscanf(lines.v[i], "%4095s", dev);
+                unescape_octal(dev);
+                struct change *c = add(pl, CHANGE_SWAP, dev);
+                c->before = xstrdup("on");
+                c->after = xstrdup("off");
+                c->aux = xstrdup(lines.v[i]);
+        }
+        strv_free(&lines);
+}
+
+/* Comment out fstab lines for which PICK says so, behind the marker rollback can find. */
+static void plan_fstab_swap(struct planner *pl)
+{
+        bool exists;
+        _cleanup_free_ char *cur = file_view(pl, "/etc/fstab", &exists);
+        if (!exists)
+                return;
+        struct sbuf out = {0};
+        sbuf_add(&out, "");
+        for (const char *p = cur; *p;) {
+                const char *nl = strchr(p, '\n');
+                size_t len = nl ? (size_t)(nl - p) : strlen(p);
+                _cleanup_free_ char *line = xstrndup(p, len);
+                p += len + (nl ? 1 : 0);
+                char spec[1024], file[1024], type[64];
+                const char *t = line + strspn(line, " \t");
+                bool swap = *t != '#' && sscanf(t, "%1023s %1023s %63s", spec, file, type) == 3 && streq(type, "swap");
+                sbuf_addf(&out, "%s%s%s", swap ? DISABLED_MARK : "", line, nl ? "\n" : "");
+        }
+        want_file(pl, "/etc/fstab", out.s, 0644);
+        free(sbuf_steal(&out));
+}
+
+static void plan_zram_off(struct planner *pl)
+{
+        const struct fact *gen = fact_ok(pl->f, "swap.zram.generator");
+        if (!gen) {
+                note(pl, false, "zram swap is active without a generator llmtune knows: find what creates it (zramctl)");
+                return;
+        }
+        if (streq(gen->str, "/etc/default/zramswap"))
+                /* Debian's zramswap package: mask its service */
+                want_symlink(pl, "/etc/systemd/system/zramswap.service", "/dev/null");
+        else
+                /* zram-generator: a /dev/null link in /etc overrides the configuration (zram-generator.conf(5)) */
+                want_symlink(pl, "/etc/systemd/zram-generator.conf", "/dev/null");
+        static const char *const reload[] = {"systemctl", "daemon-reload", NULL};
+        command(pl, "systemctl daemon-reload", reload, reload);
+}
+
+static const char *const *initramfs_argv(struct planner *pl)
+{
+        static const char *const deb[] = {"update-initramfs", "-u", "-k", "all", NULL};
+        static const char *const rh[] = {"dracut", "-f", "--regenerate-all", NULL};
+        const struct fact *tool = fact_ok(pl->f, "os.initramfs_tool");
+        return tool && streq(tool->str, "update-initramfs") ? deb : rh;
+}
+
+static void plan_initramfs(struct planner *pl)
+{
+        const char *const *argv = initramfs_argv(pl);
+        /* undoing a blacklist restores modprobe.d first (reverse order), then regenerates again */
+        command(pl, argv[0], argv, argv);
+}
+
+static void plan_blacklist(struct planner *pl)
+{
+        const char *module = param(pl->res, "module"), *options = param(pl->res, "options");
+        _cleanup_free_ char *h = header(pl, "#");
+        _cleanup_free_ char *conf = options ? xasprintf("%sblacklist %s\noptions %s %s\n", h, module, module, options)
+                                            : xasprintf("%sblacklist %s\n", h, module);
+        _cleanup_free_ char *file = xasprintf("/etc/modprobe.d/llmtune-blacklist-%s.conf", module);
+        want_file(pl, file, conf, 0644);
+        plan_initramfs(pl);
+}
+
+static void plan_tune2fs(struct planner *pl)
+{
+        const struct fact *count = fact_ok(pl->f, "md.count");
+        const struct fact **v = NULL;
+        size_t n = facts_match(pl->f, "md.*.fs.aligned", &v);
+        for (size_t i = 0; i < n; i++) {
+                if (v[i]->status != FACT_OK || v[i]->b)
+                        continue;
+                _cleanup_free_ char *md = xstrndup(v[i]->name + 3, strlen(v[i]->name) - 3 - strlen(".fs.aligned"));
+                const struct fact *type = fact_ok(pl->f, "md.%s.fs.type", md);
+                const struct fact *es = fact_ok(pl->f, "md.%s.fs.expected_stride", md);
+                const struct fact *ew = fact_ok(pl->f, "md.%s.fs.expected_stripe_width", md);
+                const struct fact *s = fact_ok(pl->f, "md.%s.fs.stride", md);
+                const struct fact *w = fact_ok(pl->f, "md.%s.fs.stripe_width", md);
+                if (!type || !streq(type->str, "ext4") || !es || !ew || !s || !w)
+                        continue;
+                _cleanup_free_ char *dev = xasprintf("/dev/%s", md);
+                _cleanup_free_ char *opt = xasprintf("stride=%s,stripe_width=%s", es->str, ew->str);
+                _cleanup_free_ char *old = xasprintf("stride=%s,stripe_width=%s", s->str, w->str);
+                _cleanup_free_ char *label = xasprintf("tune2fs %s (%s -> %s)", dev, old, opt);
+                const char *argv[] = {"tune2fs", "-E", opt, dev, NULL};
+                const char *undo[] = {"tune2fs", "-E", old, dev, NULL};
+                command(pl, label, argv, undo);
+        }
+        free(v);
+        (void)count;
+}
+
+/* fstab options with the atime family replaced by OPTION. */
+static char *with_option(const char *options, const char *option)
+{
+        static const char *const atime[] = {"atime", "noatime", "relatime", "norelatime", "strictatime", "nostrictatime"};
+        bool is_atime = false;
+        for (size_t i = 0; i < ARRAY_SIZE(atime); i++)
+                is_atime |= streq(option, atime[i]);
+        struct strv out = {0};
+        _cleanup_free_ char *copy = xstrdup(options);
+        char *save = NULL;
+        for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                bool drop = streq(t, option);
+                for (size_t i = 0; is_atime && i < ARRAY_SIZE(atime); i++)
+                        drop |= streq(t, atime[i]);
+                if (!drop)
+                        strv_add(&out, t);
+        }
+        strv_add(&out, option);
+        char *s = strv_join(&out, ",");
+        strv_free(&out);
+        return s;
+}
+
+static void plan_mount_option(struct planner *pl)
+{
+        const char *option = param(pl->res, "option");
+        const struct fact **v = NULL;
+        size_t n = facts_match(pl->f, "md.*.mount.point", &v);
+        for (size_t i = 0; i < n; i++) {
+                if (v[i]->status != FACT_OK)
+                        continue;
+                const char *mp = v[i]->str;
+                const struct fact *opts = fact_ok(pl->f, "%.*s.options", (int)(strlen(v[i]->name) - strlen(".point")),
+                                                  v[i]->name);
+                if (opts) {
+                        _cleanup_free_ char *w = xstrdup(opts->str);
+                        bool has = false;
+                        for (char *save = NULL, *t = strtok_r(w, ",", &save); t; t = strtok_r(NULL, ",", &save))
+                                has |= streq(t, option);
+                        if (has)
+                                continue;
+                        struct change *c = add(pl, CHANGE_MOUNTOPT, mp);
+                        c->before = xstrdup(opts->str);
+                        c->after = with_option(opts->str, option);
+                }
+                /* the same option in /etc/fstab, so it holds after the next mount */
+                bool exists;
+                _cleanup_free_ char *cur = file_view(pl, "/etc/fstab", &exists);
+                if (!exists) {
+                        note(pl, false, "no /etc/fstab: add %s to the mount options of %s where it is mounted", option, mp);
+                        continue;
+                }
+                struct sbuf out = {0};
+                sbuf_add(&out, "");
+                bool found = false;
+                for (const char *p = cur; *p;) {
+                        const char *nl = strchr(p, '\n');
+                        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+                        _cleanup_free_ char *line = xstrndup(p, len);
+                        p += len + (nl ? 1 : 0);
+                        char f[4][1024];
+                        int k = line[strspn(line, " \t")] == '#' ? 0
+                                : sscanf(line, "%1023s %1023s %1023s %1023s", f[0], f[1], f[2], f[3]);
+                        if (k == 4 && streq(unescape_octal(f[1]), mp)) {
+                                /* rewrite the options field, keep the rest of the line as written */
+                                char *pos = strstr(line, f[3]);
+                                _cleanup_free_ char *newopts = with_option(f[3], option);
+                                if (pos) {
+                                        sbuf_addn(&out, line, (size_t)(pos - line));
+                                        sbuf_add(&out, newopts);
+                                        sbuf_add(&out, pos + strlen(f[3]));
+                                } else
+                                        sbuf_add(&out, line);
+                                found = true;
+                        } else
+                                sbuf_add(&out, line);
+                        if (nl)
+                                sbuf_add(&out, "\n");
+                }
+                if (found)
+                        want_file(pl, "/etc/fstab", out.s, 0644);
+                else
+                        note(pl, false, "%s is not in /etc/fstab: add %s where it is mounted", mp, option);
+                free(sbuf_steal(&out));
+        }
+        free(v);
+}
+
+static void plan_nccl_conf(struct planner *pl)
+{
+        const struct nccl_catalog *cat = facts_nccl_catalog(pl->f);
+        if (!cat) {
+                note(pl, false, "the NCCL catalog (rules/nccl-catalog.tsv) was not found: fix /etc/nccl.conf by hand");
+                return;
+        }
+        bool exists;
+        _cleanup_free_ char *cur = file_view(pl, "/etc/nccl.conf", &exists);
+        _cleanup_free_ char *next = nccl_conf_render(pl->f, pl->profile, cat, exists ? cur : NULL);
+        if (next)
+                want_file(pl, "/etc/nccl.conf", next, 0644);
+}
+
+static char *unescape_newlines(const char *s)
+{
+        struct sbuf b = {0};
+        sbuf_add(&b, "");
+        for (; *s; s++)
+                if (s[0] == '\\' && s[1] == 'n') {
+                        sbuf_add(&b, "\n");
+                        s++;
+                } else
+                        sbuf_addn(&b, s, 1);
+        if (!b.len || b.s[b.len - 1] != '\n')
+                sbuf_add(&b, "\n");
+        return sbuf_steal(&b);
+}
+
+static void plan_dropin(struct planner *pl)
+{
+        _cleanup_free_ char *h = header(pl, "#");
+        _cleanup_free_ char *body = unescape_newlines(param(pl->res, "content"));
+        _cleanup_free_ char *content = xasprintf("%s%s", h, body);
+        want_file(pl, param(pl->res, "path"), content, 0644);
+}
+
+static void plan_modules_load(struct planner *pl)
+{
+        const char *module = param(pl->res, "module");
+        _cleanup_free_ char *h = header(pl, "#");
+        _cleanup_free_ char *content = xasprintf("%s%s\n", h, module);
+        _cleanup_free_ char *file = xasprintf("/etc/modules-load.d/llmtune-%s.conf", module);
+        want_file(pl, file, content, 0644);
+        const char *argv[] = {"modprobe", module, NULL};
+        command(pl, "modprobe", argv, NULL);
+}
+
+static void plan_service_enable(struct planner *pl)
+{
+        const char *unit = param(pl->res, "unit");
+        static const char *const dirs[] = {"/etc/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system"};
+        const char *found = NULL;
+        _cleanup_free_ char *path = NULL;
+        for (size_t i = 0; i < ARRAY_SIZE(dirs) && !found; i++) {
+                free(path);
+                path = xasprintf("%s/%s", dirs[i], unit);
+                struct stat st;
+                if (root_stat(pl->r, path, &st, true) == 0)
+                        found = path;
+        }
+        if (!found) {
+                note(pl, false, "%s is not installed: install it, then systemctl enable --now %s", unit, unit);
+                return;
+        }
+        /* what `systemctl enable` does for WantedBy=multi-user.target */
+        _cleanup_free_ char *link = xasprintf("/etc/systemd/system/multi-user.target.wants/%s", unit);
+        want_symlink(pl, link, found);
+        const char *argv[] = {"systemctl", "start", unit, NULL}, *undo[] = {"systemctl", "stop", unit, NULL};
+        command(pl, "systemctl start", argv, undo);
+}
+
+static void plan_result(struct planner *pl)
+{
+        const struct rule *r = pl->res->rule;
+        const char *k = r->remedy;
+        if (!k)
+                note(pl, false, "%s: no remedy; see `llmtune explain %s`", r->title, r->id);
+        else if (streq(k, "sysfs"))
+                plan_sysfs(pl);
+        else if (streq(k, "sysctl"))
+                plan_sysctl(pl);
+        else if (streq(k, "swapoff"))
+                plan_swapoff(pl);
+        else if (streq(k, "fstab-swap"))
+                plan_fstab_swap(pl);
+        else if (streq(k, "zram-off"))
+                plan_zram_off(pl);
+        else if (streq(k, "modprobe-blacklist"))
+                plan_blacklist(pl);
+        else if (streq(k, "initramfs"))
+                plan_initramfs(pl);
+        else if (streq(k, "reboot"))
+                note(pl, true, "%s", param(pl->res, "reason"));
+        else if (streq(k, "tune2fs"))
+                plan_tune2fs(pl);
+        else if (streq(k, "mount-option"))
+                plan_mount_option(pl);
+        else if (streq(k, "nccl-conf"))
+                plan_nccl_conf(pl);
+        else if (streq(k, "dropin"))
+                plan_dropin(pl);
+        else if (streq(k, "modules-load"))
+                plan_modules_load(pl);
+        else if (streq(k, "service-enable"))
+                plan_service_enable(pl);
+        else
+                note(pl, false, "%s", pl->res->remedy_summary ? pl->res->remedy_summary : r->remedy);
+}
+
+int plan_build(struct plan *p, const struct audit *a, struct facts *f, const struct resolved *profile)
+{
+        struct planner pl = {.p = p, .f = f, .r = facts_root(f), .profile = profile};
+        *p = (struct plan){0};
+        /* Several rules may share one remedy (the nccl-conf rules): plan it once. */
+        struct strv done = {0};
+        for (size_t i = 0; i < a->n; i++) {
+                const struct result *res = &a->v[i];
+                if (res->status != RES_FAIL)
+                        continue;
+                if (res->rule->remedy && streq(res->rule->remedy, "nccl-conf")) {
+                        if (strv_contains(&done, "nccl-conf"))
+                                continue;
+                        strv_add(&done, "nccl-conf");
+                }
+                pl.res = res;
+                plan_result(&pl);
+        }
+        strv_free(&done);
+        for (size_t i = 0; i < pl.n_pend; i++) {
+                free(pl.pend[i].path);
+                free(pl.pend[i].content);
+        }
+        free(pl.pend);
+        return 0;
+}

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""
+The apply lifecycle on a copy of a fixture root, as an operator would run it:
+
+  audit fails -> plan (dry run) shows diffs and changes nothing -> apply -> audit passes (except
+  what needs a reboot or a manual step) -> second apply changes nothing -> verify clean -> a managed
+  file edited: verify reports drift there -> a log record edited: verify reports the broken chain at
+  that record -> rollback --all -> the tree equals the original (contents and modes), apart from the
+  change log itself. And: a write made to fail midway leaves the tree as before and the log valid.
+
+    lifecycle.py --llmtune BIN --roots DIR ROOT:PROFILE [ROOT:PROFILE...]
+"""
+import argparse
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+
+LOG_DIR = os.path.join('var', 'lib', 'llmtune')
+failures = []
+
+
+def check(cond, what):
+    print(('ok    ' if cond else 'FAIL  ') + what)
+    if not cond:
+        failures.append(what)
+    return cond
+
+
+def run(bin_, root, *args, env=None):
+    e = dict(os.environ, NO_COLOR='1', LC_ALL='C')
+    e.update(env or {})
+    p = subprocess.run([bin_, '--root', root, *args], capture_output=True, text=True, env=e)
+    return p.returncode, p.stdout, p.stderr
+
+
+def tree(top, skip_log=True):
+    """name -> (kind, mode, content or link target) for every entry, the change log excepted."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(top):
+        rel_dir = os.path.relpath(dirpath, top)
+        if skip_log and (rel_dir == LOG_DIR or rel_dir.startswith(LOG_DIR + os.sep)):
+            dirnames[:] = []
+            continue
+        for name in dirnames + filenames:
+            p = os.path.join(dirpath, name)
+            rel = os.path.relpath(p, top)
+            st = os.lstat(p)
+            if stat.S_ISLNK(st.st_mode):
+                out[rel] = ('link', None, os.readlink(p))
+            elif stat.S_ISDIR(st.st_mode):
+                out[rel] = ('dir', stat.S_IMODE(st.st_mode), None)
+            else:
+                with open(p, 'rb') as f:
+                    out[rel] = ('file', stat.S_IMODE(st.st_mode), f.read())
+    return out
+
+
+def tree_diff(a, b, ignore=()):
+    diffs = []
+    for k in sorted(set(a) | set(b)):
+        if any(k == i or k.startswith(i + os.sep) for i in ignore):
+            continue
+        if a.get(k) != b.get(k):
+            diffs.append(k)
+    return diffs
+
+
+def created_log_parents(original):
+    """The change log's directory and the parents of it that the original tree lacked."""
+    parts = LOG_DIR.split(os.sep)
+    return [os.sep.join(parts[:i]) for i in range(1, len(parts) + 1) if os.sep.join(parts[:i]) not in original]
+
+
+def audit(bin_, root, profile):
+    rc, out, err = run(bin_, root, 'audit', '--profile', profile, '--json')
+    return rc, json.loads(out) if out else None
+
+
+def lifecycle(bin_, roots, name, profile):
+    print(f'== {name} with profile {profile}')
+    with tempfile.TemporaryDirectory(prefix='llmtune-life-') as tmp:
+        root = os.path.join(tmp, name)
+        shutil.copytree(os.path.join(roots, name), root, symlinks=True)
+        original = tree(root)
+
+        rc, before = audit(bin_, root, profile)
+        failing = [r['rule'] for r in before['results'] if r['status'] == 'fail']
+        print(f'      failing before apply: {", ".join(failing) or "none"}')
+
+        rc, out, err = run(bin_, root, 'plan', '--profile', profile)
+        check(rc == 0, f'{name}: plan exits 0 ({err.strip()})')
+        check(tree(root, skip_log=False) == tree(root, skip_log=False) and tree(root) == original and
+              not os.path.exists(os.path.join(root, LOG_DIR)), f'{name}: plan writes nothing')
+        if any(r['remedy'] and r['remedy']['kind'] in ('sysfs', 'sysctl', 'fstab-swap', 'nccl-conf', 'modprobe-blacklist')
+               for r in before['results'] if r['status'] == 'fail'):
+            check('--- a/' in out or '--- /dev/null' in out, f'{name}: plan shows unified diffs with a/ b/ headers')
+
+        rc, out, err = run(bin_, root, 'apply', '--profile', profile, '--json')
+        check(rc == 0, f'{name}: apply exits 0 ({err.strip()[:300]})')
+        first = json.loads(out) if out else {}
+        check(first.get('changed', 0) > 0 or not failing, f'{name}: first apply reports changes ({first.get("changed")})')
+
+        rc, after = audit(bin_, root, profile)
+        left = [r for r in after['results'] if r['status'] == 'fail']
+        not_runtime = [r['rule'] for r in left if not r['remedy'] or r['remedy']['kind'] in ('reboot', 'manual', 'initramfs')]
+        check(len(left) == len(not_runtime),
+              f'{name}: after apply only reboot/manual findings remain (left: {[r["rule"] for r in left]})')
+        check(not [r for r in after['results'] if r['status'] == 'error'], f'{name}: no rule errors after apply')
+
+        rc, out, err = run(bin_, root, 'apply', '--profile', profile, '--json')
+        second = json.loads(out) if out else {}
+        check(rc == 0 and second.get('changed') == 0, f'{name}: second apply changes nothing ({second.get("changed")})')
+        rc, out, err = run(bin_, root, 'apply', '--profile', profile)
+        check('0 changed' in out, f'{name}: second apply says "0 changed"')
+
+        rc, out, err = run(bin_, root, 'verify')
+        check(rc == 0, f'{name}: verify is clean after apply ({(out + err).strip()[:300]})')
+
+        files = [c['target'] for c in first.get('changes', []) if c['type'] == 'file' and c['status'] == 'changed']
+        if files:
+            target = files[0]
+            path = os.path.join(root, target.lstrip('/'))
+            saved = open(path, 'rb').read() if os.path.exists(path) else None
+            with open(path, 'ab') as f:
+                f.write(b'# edited by hand\n')
+            rc, out, err = run(bin_, root, 'verify')
+            check(rc == 2 and target in out + err, f'{name}: verify reports drift of {target} (rc {rc})')
+            with open(path, 'wb') as f:
+                f.write(saved)
+
+        log = os.path.join(root, LOG_DIR, 'changelog.jsonl')
+        if os.path.exists(log):
+            lines = open(log).read().splitlines()
+            if len(lines) >= 2:
+                rec = json.loads(lines[1])
+                tampered = dict(rec, target=rec['target'] + '.x')
+                edited = lines[:1] + [json.dumps(tampered, separators=(',', ':'))] + lines[2:]
+                with open(log, 'w') as f:
+                    f.write('\n'.join(edited) + '\n')
+                rc, out, err = run(bin_, root, 'verify')
+                check(rc == 2 and f'seq {rec["seq"]}' in out + err,
+                      f'{name}: verify reports the edited record at seq {rec["seq"]} (rc {rc})')
+                with open(log, 'w') as f:
+                    f.write('\n'.join(lines) + '\n')
+
+        rc, out, err = run(bin_, root, 'rollback', '--all')
+        check(rc == 0, f'{name}: rollback --all exits 0 ({err.strip()[:300]})')
+        diffs = tree_diff(original, tree(root), ignore=created_log_parents(original))
+        check(not diffs, f'{name}: after rollback the tree equals the original (differs: {diffs[:5]})')
+        rc, out, err = run(bin_, root, 'verify')
+        check(rc == 0, f'{name}: verify is clean after rollback ({(out + err).strip()[:200]})')
+
+
+def failed_write(bin_, roots, name, profile):
+    """The second file change fails like a full disk: everything of the run is undone."""
+    print(f'== {name}: a write that fails midway')
+    with tempfile.TemporaryDirectory(prefix='llmtune-fail-') as tmp:
+        root = os.path.join(tmp, name)
+        shutil.copytree(os.path.join(roots, name), root, symlinks=True)
+        original = tree(root)
+        rc, out, err = run(bin_, root, 'plan', '--profile', profile, '--json')
+        changes = [c for c in json.loads(out)['changes'] if c['type'] == 'file']
+        if len(changes) < 2:
+            check(True, f'{name}: fewer than two file changes, nothing to break')
+            return
+        target = changes[1]['target']
+        rc, out, err = run(bin_, root, 'apply', '--profile', profile, env={'LLMTUNE_TEST_FAIL_WRITE': target})
+        check(rc == 1, f'{name}: apply fails with status 1 (rc {rc})')
+        check(target in err and 'No space left' in err, f'{name}: the error names {target} and the reason ({err.strip()[:200]})')
+        diffs = tree_diff(original, tree(root), ignore=created_log_parents(original))
+        check(not diffs, f'{name}: the tree is as before (differs: {diffs[:5]})')
+        rc, out, err = run(bin_, root, 'verify')
+        check(rc == 0, f'{name}: the log is consistent and nothing is in force ({(out + err).strip()[:200]})')
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--llmtune', required=True)
+    ap.add_argument('--roots', required=True)
+    ap.add_argument('cases', nargs='+', help='ROOT:PROFILE')
+    a = ap.parse_args()
+    for case in a.cases:
+        name, profile = case.split(':')
+        lifecycle(a.llmtune, a.roots, name, profile)
+        failed_write(a.llmtune, a.roots, name, profile)
+    print(f'{len(failures)} failed')
+    return 1 if failures else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
