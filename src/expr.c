@@ -19,6 +19,7 @@ static const struct {
         {"in", OP_IN, true},           {"!in", OP_NOT_IN, true},
         {"contains", OP_CONTAINS, true}, {"!contains", OP_NOT_CONTAINS, true},
         {"present", OP_PRESENT, false}, {"absent", OP_ABSENT, false},
+        {"version>=", OP_VERSION_GE, true}, {"version<", OP_VERSION_LT, true},
 };
 
 const char *expr_op_name(enum expr_op op)
@@ -86,7 +87,7 @@ static int parse_test(const char *s, char **ret_fact, enum expr_op *ret_op, char
         }
         bool needs_value;
         if (find_op(optok, ret_op, &needs_value) < 0) {
-                *err = xasprintf("unknown operator '%s' (use == != >= <= > < in !in contains !contains present absent)",
+                *err = xasprintf("unknown operator '%s' (use == != >= <= > < in !in contains !contains present absent version>= version<)",
                                  optok);
                 return -EINVAL;
         }
@@ -218,6 +219,24 @@ int parse_rule_number(const char *s, bool *neg, uint64_t *mag)
 {
         if (parse_integer(s, neg, mag) == 0)
                 return 0;
+        /* "unlimited" / "infinity": the largest value, as limits.conf(5) and systemd write RLIM_INFINITY. */
+        if (strcasecmp(s, "unlimited") == 0 || strcasecmp(s, "infinity") == 0) {
+                *neg = false;
+                *mag = UINT64_MAX;
+                return 0;
+        }
+        /* A product of non-negative numbers, "40G*2": a profile parameter times another (saturates). */
+        const char *star = strchr(s, '*');
+        if (star && star != s && star[1]) {
+                _cleanup_free_ char *left = xstrndup(s, (size_t)(star - s));
+                bool ln, rn;
+                uint64_t lm, rm;
+                if (parse_rule_number(left, &ln, &lm) < 0 || parse_rule_number(star + 1, &rn, &rm) < 0 || ln || rn)
+                        return -EINVAL;
+                *neg = false;
+                *mag = lm && rm > UINT64_MAX / lm ? UINT64_MAX : lm * rm;
+                return 0;
+        }
         /* Sizes: 64G, 64GiB, 512K, 1T (binary units, as memory is counted). */
         char *end;
         errno = 0;
@@ -282,6 +301,59 @@ static bool has_word(const char *list, const char *word)
         return false;
 }
 
+/*
+ * Versions compare component by component ("535.104.05" >= "535.86.10"): runs of digits as
+ * numbers, anything else (letters, "-rc1") as text; '.', '-', '_' and '+' only separate. A missing
+ * component is smaller ("535.104" < "535.104.05"). Returns <0, 0, >0.
+ */
+static int version_cmp(const char *a, const char *b)
+{
+        for (;;) {
+                while (*a && strchr(".-_+", *a))
+                        a++;
+                while (*b && strchr(".-_+", *b))
+                        b++;
+                if (!*a || !*b)
+                        return *a ? 1 : *b ? -1 : 0;
+                bool da = isdigit((unsigned char)*a), db = isdigit((unsigned char)*b);
+                if (da != db)
+                        return da ? 1 : -1; /* a number beats a suffix: "1.0" > "1.rc" */
+                size_t la = da ? strspn(a, "0123456789") : strcspn(a, ".-_+0123456789");
+                size_t lb = db ? strspn(b, "0123456789") : strcspn(b, ".-_+0123456789");
+                int c;
+                if (da) {
+                        const char *x = a, *y = b;
+                        size_t lx = la, ly = lb;
+                        while (lx > 1 && *x == '0')
+                                x++, lx--;
+                        while (ly > 1 && *y == '0')
+                                y++, ly--;
+                        c = lx != ly ? (lx < ly ? -1 : 1) : strncmp(x, y, lx);
+                } else {
+                        c = strncmp(a, b, la < lb ? la : lb);
+                        if (!c && la != lb)
+                                c = la < lb ? -1 : 1;
+                }
+                if (c)
+                        return c;
+                a += la;
+                b += lb;
+        }
+}
+
+/* Numbers of a fact for >= and friends; "unlimited" / "infinity" is the largest. */
+static bool fact_number_or_unlimited(const struct fact *fc, bool *neg, uint64_t *mag)
+{
+        if (fact_number(fc, neg, mag))
+                return true;
+        if (fc->type == FACT_STR && (strcasecmp(fc->str, "unlimited") == 0 || strcasecmp(fc->str, "infinity") == 0)) {
+                *neg = false;
+                *mag = UINT64_MAX;
+                return true;
+        }
+        return false;
+}
+
 /* 1 true, 0 false, -1 error (message in *err). */
 static int test_fact(const struct fact *fc, enum expr_op op, const char *want, char **err)
 {
@@ -291,7 +363,7 @@ static int test_fact(const struct fact *fc, enum expr_op op, const char *want, c
         case OP_GE: case OP_LE: case OP_GT: case OP_LT: {
                 bool an, bn;
                 uint64_t am, bm;
-                if (!fact_number(fc, &an, &am)) {
+                if (!fact_number_or_unlimited(fc, &an, &am)) {
                         *err = xasprintf("%s = \"%s\" is not a number", fc->name, fc->str);
                         return -1;
                 }
@@ -323,6 +395,15 @@ static int test_fact(const struct fact *fc, enum expr_op op, const char *want, c
                         any |= h;
                 }
                 return op == OP_CONTAINS ? all : !any;
+        }
+        case OP_VERSION_GE: case OP_VERSION_LT: {
+                if (!isdigit((unsigned char)*fc->str) || !isdigit((unsigned char)*want)) {
+                        *err = xasprintf("version comparison needs versions: %s = \"%s\", expected \"%s\"", fc->name,
+                                         fc->str, want);
+                        return -1;
+                }
+                int c = version_cmp(fc->str, want);
+                return op == OP_VERSION_GE ? c >= 0 : c < 0;
         }
         case OP_PRESENT: return 1;
         case OP_ABSENT: return 0;

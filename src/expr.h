@@ -5,7 +5,8 @@
  *     [all|any|none] FACT OP [VALUE] [where FIELD OP VALUE]
  *
  * FACT is a fact name, possibly with '*' ("cpu.policy.*.governor": every policy). OP is one of
- * == != >= <= > < in !in contains !contains present absent. VALUE may hold ${param} references to
+ * == != >= <= > < in !in contains !contains present absent version>= version<. Numbers may be
+ * "unlimited" (the largest) or a product "40G*2". VALUE may hold ${param} references to
  * profile parameters. "where" restricts a wildcard to items whose sibling fact FIELD satisfies
  * the test ("all gpu.*.numa_node >= 0 where vendor_id == 10de": NVIDIA GPUs only).
  */
@@ -18,6 +19,7 @@
 enum expr_op {
         OP_EQ, OP_NE, OP_GE, OP_LE, OP_GT, OP_LT, OP_IN, OP_NOT_IN,
         OP_CONTAINS, OP_NOT_CONTAINS, OP_PRESENT, OP_ABSENT,
+        OP_VERSION_GE, OP_VERSION_LT, /* dotted versions, component by component: 535.104.05 */
 };
 
 enum quantifier { Q_ALL, Q_ANY, Q_NONE };
@@ -65,5 +67,6 @@ struct eval_result {
 void expr_eval(const struct expr *e, struct facts *f, param_fn params, void *userdata, struct eval_result *ret);
 void eval_result_clear(struct eval_result *r);
 
-/* Numbers in rules may carry binary size suffixes: 64G, 64GiB, 512K. */
+/* Numbers in rules may carry binary size suffixes: 64G, 64GiB, 512K; "unlimited"/"infinity" is
+ * UINT64_MAX; "A*B" is a product (saturating). */
 int parse_rule_number(const char *s, bool *neg, uint64_t *mag);

@@ -147,7 +147,7 @@ int pcilib_pcie_link(struct pcilib *p, unsigned domain, unsigned bus, unsigned d
         volatile int rc = 0;
         volatile unsigned addr = 0;
         volatile uint32_t lnkcap = 0;
-        volatile uint16_t lnksta = 0;
+        volatile uint16_t lnksta = 0, flags = 0;
         jmp_buf jb;
         ENTER(p, jb);
         if (setjmp(jb)) {
@@ -166,6 +166,7 @@ int pcilib_pcie_link(struct pcilib *p, unsigned domain, unsigned bus, unsigned d
                 addr = cap->addr;
                 lnkcap = pci_read_long(d, (int)addr + PCI_EXP_LNKCAP);
                 lnksta = pci_read_word(d, (int)addr + PCI_EXP_LNKSTA);
+                flags = pci_read_word(d, (int)addr + PCI_EXP_FLAGS);
         }
         pci_free_dev(d);
         LEAVE();
@@ -176,5 +177,39 @@ int pcilib_pcie_link(struct pcilib *p, unsigned domain, unsigned bus, unsigned d
         ret->max_width = (lnkcap & 0x3f0) >> 4;
         ret->speed = pcie_speed_mts(lnksta & 0xf);
         ret->width = (lnksta & 0x3f0) >> 4;
+        ret->type = (flags & PCI_EXP_FLAGS_TYPE) >> 4;
+        return 0;
+}
+
+int pcilib_acs_ctrl(struct pcilib *p, unsigned domain, unsigned bus, unsigned dev, unsigned func, size_t cfg_len,
+                    unsigned *ret)
+{
+        /* Extended capabilities start at 0x100; without the 4 KiB space libpci would read 0xff. */
+        if (cfg_len <= 0x100)
+                return -ENODATA;
+        struct pci_dev *volatile d = NULL;
+        volatile int rc = 0;
+        volatile uint16_t ctrl = 0;
+        jmp_buf jb;
+        ENTER(p, jb);
+        if (setjmp(jb)) {
+                LEAVE();
+                if (d)
+                        pci_free_dev(d);
+                return -EIO;
+        }
+        d = pci_get_dev(p->pacc, (int)domain, (int)bus, (int)dev, (int)func);
+        struct pci_cap *cap = pci_find_cap(d, PCI_EXT_CAP_ID_ACS, PCI_CAP_EXTENDED);
+        if (!cap)
+                rc = -ENOENT;
+        else if (cap->addr + PCI_ACS_CTRL + 2 > cfg_len)
+                rc = -ENODATA;
+        else
+                ctrl = pci_read_word(d, (int)cap->addr + PCI_ACS_CTRL);
+        pci_free_dev(d);
+        LEAVE();
+        if (rc < 0)
+                return rc;
+        *ret = ctrl;
         return 0;
 }

@@ -18,6 +18,26 @@ struct pcilib;
 struct pcie_link {
         unsigned speed, width;         /* Link Status: what was negotiated */
         unsigned max_speed, max_width; /* Link Capabilities: what the function can do */
+        int type;                      /* PCI Express Capabilities bits 7:4 (PCI_EXP_TYPE_*) */
+};
+
+/* Device/port types of the PCI Express Capabilities register (PCIe Base Spec 7.5.3.2). */
+enum {
+        PCIE_TYPE_ENDPOINT = 0x0,
+        PCIE_TYPE_ROOT_PORT = 0x4,
+        PCIE_TYPE_SWITCH_UP = 0x5,
+        PCIE_TYPE_SWITCH_DOWN = 0x6,
+};
+
+/* ACS Control register bits (PCIe Base Spec 7.7.8.3; KNOBS.md "PCIe links, ACS, BARs"). */
+enum {
+        ACS_CTRL_SRC_VALID = 0x01,
+        ACS_CTRL_TRANS_BLOCK = 0x02,
+        ACS_CTRL_REQ_REDIR = 0x04,
+        ACS_CTRL_CMPLT_REDIR = 0x08,
+        ACS_CTRL_UPSTREAM_FWD = 0x10,
+        ACS_CTRL_EGRESS_CTRL = 0x20,
+        ACS_CTRL_DIRECT_TRANS = 0x40,
 };
 
 /* The store's libpci, opened on first use. Returns 0, or a negative errno with *ret_err set to
@@ -37,6 +57,14 @@ int pcilib_names(struct pcilib *p, unsigned vendor, unsigned device, char **ret_
  */
 int pcilib_pcie_link(struct pcilib *p, unsigned domain, unsigned bus, unsigned dev, unsigned func, size_t cfg_len,
                      struct pcie_link *ret);
+
+/*
+ * The ACS Control word of DDDD:BB:DD.F: extended capability 0x0d, control at +6. Returns 0,
+ * -ENOENT when the function has no ACS capability, -ENODATA when cfg_len does not reach the
+ * extended config space (only 64 or 256 bytes readable), -EIO on a libpci error.
+ */
+int pcilib_acs_ctrl(struct pcilib *p, unsigned domain, unsigned bus, unsigned dev, unsigned func, size_t cfg_len,
+                    unsigned *ret);
 
 /* The last libpci error or warning text ("" when none). */
 const char *pcilib_last_error(const struct pcilib *p);

@@ -2,12 +2,15 @@
 /*
  * ib.*: RDMA devices and their ports from /sys/class/infiniband
  * (Documentation/ABI/stable/sysfs-class-infiniband). Devices keep their kernel names (mlx5_0).
+ * The PCIe link of each HCA comes from pci-link.c (ib.DEV.link.*, ib.DEV.upstream.*); the port
+ * counts ib.infiniband_ports / ib.active_ports let rules ask for "N InfiniBand ports ACTIVE".
  */
 #include <errno.h>
 #include <stdio.h>
 
 #include "facts.h"
 #include "parse.h"
+#include "pci-link.h"
 #include "probes.h"
 
 #define IB_DIR "/sys/class/infiniband"
@@ -34,7 +37,12 @@ static int parse_coded(const char *s, int64_t *code, char **word)
         return 0;
 }
 
-static void probe_port(struct facts *f, const char *dev, const char *port)
+struct counts {
+        int infiniband, active; /* ports with link layer InfiniBand; of those, ACTIVE */
+        bool unknown;           /* a state or link layer could not be read */
+};
+
+static void probe_port(struct facts *f, const char *dev, const char *port, struct counts *c)
 {
         struct root *r = facts_root(f);
         _cleanup_free_ char *dir = xasprintf(IB_DIR "/%s/ports/%s", dev, port);
@@ -45,16 +53,19 @@ static void probe_port(struct facts *f, const char *dev, const char *port)
         _cleanup_free_ char *line = NULL, *word = NULL;
         int64_t code;
 
+        bool active = false;
         int rc = root_read_line(r, sp, &line);
         if (rc == 0)
                 rc = parse_coded(line, &code, &word);
         if (rc == 0) {
+                active = streq(word, "ACTIVE");
                 fact_str(f, sp, word, "ib.%s.port.%s.state", dev, port);
                 fact_int(f, sp, code, "ib.%s.port.%s.state_code", dev, port);
         } else if (rc == -ENOENT) {
                 fact_absent(f, sp, "no state file", "ib.%s.port.%s.state", dev, port);
                 fact_absent(f, sp, "no state file", "ib.%s.port.%s.state_code", dev, port);
         } else {
+                c->unknown = true;
                 fact_unreadable(f, sp, rc, line, "ib.%s.port.%s.state", dev, port);
                 fact_unreadable(f, sp, rc, line, "ib.%s.port.%s.state_code", dev, port);
         }
@@ -98,10 +109,18 @@ static void probe_port(struct facts *f, const char *dev, const char *port)
                 fact_unreadable(f, rp, rc, NULL, "ib.%s.port.%s.rate_gbps", dev, port);
         }
 
+        /* Without the file (kernels before 2.6.37) every port was InfiniBand. */
         fact_file_str(f, lp, "no link_layer file (kernel before 2.6.37)", "ib.%s.port.%s.link_layer", dev, port);
+        _cleanup_free_ char *layer = NULL;
+        rc = root_read_line(r, lp, &layer);
+        if (rc == 0 ? streq(layer, "InfiniBand") : rc == -ENOENT) {
+                c->infiniband++;
+                c->active += active;
+        } else if (rc < 0)
+                c->unknown = true;
 }
 
-static void probe_dev(struct facts *f, const char *dev)
+static void probe_dev(struct facts *f, const char *dev, struct counts *c)
 {
         struct root *r = facts_root(f);
         _cleanup_free_ char *dir = xasprintf(IB_DIR "/%s", dev);
@@ -114,11 +133,13 @@ static void probe_dev(struct facts *f, const char *dev)
         if (rc == 0) {
                 const char *base = strrchr(target, '/');
                 base = base ? base + 1 : target;
-                unsigned a, b, c, d;
+                unsigned a, b, cc, d;
                 char tail;
-                if (sscanf(base, "%8x:%2x:%2x.%1u%c", &a, &b, &c, &d, &tail) == 4)
+                if (sscanf(base, "%8x:%2x:%2x.%1u%c", &a, &b, &cc, &d, &tail) == 4) {
                         fact_str(f, link, base, "ib.%s.address", dev);
-                else
+                        _cleanup_free_ char *prefix = xasprintf("ib.%s", dev);
+                        pci_link_facts(f, prefix, base);
+                } else
                         fact_absent(f, link, "not a PCI device (software RDMA device?)", "ib.%s.address", dev);
         } else if (rc == -ENOENT || rc == -ENOTDIR)
                 fact_absent(f, link, "no device link (software RDMA device, or the class link dangles)",
@@ -141,7 +162,7 @@ static void probe_dev(struct facts *f, const char *dev)
                 uint64_t p;
                 if (parse_u64(ports.v[i], &p) < 0)
                         continue;
-                probe_port(f, dev, ports.v[i]);
+                probe_port(f, dev, ports.v[i], c);
                 n++;
         }
         fact_int(f, pdir, n, "ib.%s.ports", dev);
@@ -153,15 +174,28 @@ static int ib_run(struct facts *f)
         struct strv devs = {0};
         int rc = root_list(facts_root(f), IB_DIR, &devs);
         if (rc < 0) {
-                if (rc == -ENOENT)
+                if (rc == -ENOENT) {
                         fact_int(f, IB_DIR, 0, "ib.count");
-                else
+                        fact_int(f, IB_DIR, 0, "ib.infiniband_ports");
+                        fact_int(f, IB_DIR, 0, "ib.active_ports");
+                } else {
                         fact_unreadable(f, IB_DIR, rc, NULL, "ib.count");
+                        fact_unreadable(f, IB_DIR, rc, NULL, "ib.infiniband_ports");
+                        fact_unreadable(f, IB_DIR, rc, NULL, "ib.active_ports");
+                }
                 return 0;
         }
+        struct counts c = {0};
         for (size_t i = 0; i < devs.n; i++)
-                probe_dev(f, devs.v[i]);
+                probe_dev(f, devs.v[i], &c);
         fact_int(f, IB_DIR, (int64_t)devs.n, "ib.count");
+        if (c.unknown) {
+                fact_unreadable(f, IB_DIR, -EIO, "a port's state or link_layer is unreadable", "ib.infiniband_ports");
+                fact_unreadable(f, IB_DIR, -EIO, "a port's state or link_layer is unreadable", "ib.active_ports");
+        } else {
+                fact_int(f, IB_DIR, c.infiniband, "ib.infiniband_ports");
+                fact_int(f, IB_DIR, c.active, "ib.active_ports");
+        }
         strv_free(&devs);
         return 0;
 }

@@ -8,6 +8,7 @@
  *   sysfs  - addresses, IDs, class, driver, numa_node, local_cpus, socket, BARs, counts, balance
  *   libpci - vendor/name (pci.ids) and link.* (config space first, sysfs link files second)
  *   hwloc  - hwloc_numa_node, locality_agrees
+ *   ib     - local_hca (asks the ib probe for the HCAs' NUMA nodes)
  * facts_get() of one name runs only the stage that provides it (lookup); listing the prefix runs
  * all three.
  */
@@ -19,6 +20,7 @@
 #include "lib-hwloc.h"
 #include "lib-pci.h"
 #include "parse.h"
+#include "pci-link.h"
 #include "probes.h"
 
 #define PCI_DEVS "/sys/bus/pci/devices"
@@ -54,7 +56,7 @@ struct gpu {
 };
 
 struct state {
-        bool sysfs, libpci, hwloc; /* stages done */
+        bool sysfs, libpci, hwloc, ib; /* stages done */
         struct pdev *devs;
         size_t ndevs;
         struct gpu *gpus;
@@ -478,6 +480,24 @@ static void gpu_sysfs(struct facts *f, struct state *s, size_t i)
         fact_bars(f, prefix, d);
 }
 
+/* Host RAM per NVIDIA GPU (mem.total / gpu.nvidia_count): profiles ask for a multiple of the
+ * GPU's memory (pinned staging buffers, checkpoints and data loaders live in host RAM). */
+static void gpu_ram(struct facts *f, size_t nvidia)
+{
+        const struct fact *mt = facts_get(f, "mem.total");
+        bool neg;
+        uint64_t total;
+        if (nvidia == 0)
+                fact_absent(f, PCI_DEVS, "no NVIDIA GPU", "gpu.ram_per_gpu");
+        else if (!mt || mt->status == FACT_ABSENT)
+                fact_absent(f, mt ? mt->source : "/proc/meminfo", mt ? mt->reason : "no mem.total",
+                            "gpu.ram_per_gpu");
+        else if (mt->status != FACT_OK || !fact_number(mt, &neg, &total) || neg)
+                fact_unreadable(f, mt->source, -EINVAL, "mem.total is not a size", "gpu.ram_per_gpu");
+        else
+                fact_uint(f, mt->source, total / nvidia, "gpu.ram_per_gpu");
+}
+
 static void gpu_balance(struct facts *f, struct state *s)
 {
         const char *src = PCI_DEVS;
@@ -611,73 +631,14 @@ static void stage_sysfs(struct facts *f, struct state *s)
         fact_int(f, PCI_DEVS, (int64_t)nvidia, "gpu.nvidia_count");
         fact_int(f, PCI_DEVS, (int64_t)nvswitch, "nvswitch.count");
         gpu_balance(f, s);
+        gpu_ram(f, nvidia);
         nvme_sysfs(f, s);
 }
 
 /* --- libpci stage ----------------------------------------------------------------------------- */
 
-/* link.* from the sysfs attributes (kernel 4.13+; PCIe functions only). */
-static void link_sysfs(struct facts *f, const char *prefix, const struct pdev *d, const char *no_cap_why)
-{
-        struct root *r = facts_root(f);
-        static const struct {
-                const char *file, *fact;
-                bool speed;
-        } attrs[] = {
-                {"current_link_speed", "link.speed", true},
-                {"current_link_width", "link.width", false},
-                {"max_link_speed", "link.max_speed", true},
-                {"max_link_width", "link.max_width", false},
-        };
-        for (size_t k = 0; k < ARRAY_SIZE(attrs); k++) {
-                _cleanup_free_ char *p = dev_path(d, attrs[k].file);
-                _cleanup_free_ char *line = NULL;
-                int rc = root_read_line(r, p, &line);
-                if (rc == -ENOENT) {
-                        fact_absent(f, p, no_cap_why, "%s.%s", prefix, attrs[k].fact);
-                        continue;
-                }
-                if (rc < 0) {
-                        fact_unreadable(f, p, rc, NULL, "%s.%s", prefix, attrs[k].fact);
-                        continue;
-                }
-                if (attrs[k].speed) {
-                        unsigned mts;
-                        rc = parse_link_speed(line, &mts);
-                        if (rc == -ENODATA)
-                                fact_absent(f, p, "the kernel reports the speed as Unknown", "%s.%s", prefix,
-                                            attrs[k].fact);
-                        else if (rc < 0)
-                                fact_unreadable(f, p, rc, line, "%s.%s", prefix, attrs[k].fact);
-                        else
-                                fact_int(f, p, mts, "%s.%s", prefix, attrs[k].fact);
-                        continue;
-                }
-                uint64_t w;
-                rc = parse_u64(line, &w);
-                if (rc < 0)
-                        fact_unreadable(f, p, rc, line, "%s.%s", prefix, attrs[k].fact);
-                else if (w == 255)
-                        fact_absent(f, p, "the kernel reports width 255 (unknown)", "%s.%s", prefix, attrs[k].fact);
-                else if (w == 0 || w > 32)
-                        fact_absent(f, p, "no link (width 0)", "%s.%s", prefix, attrs[k].fact);
-                else
-                        fact_int(f, p, (int64_t)w, "%s.%s", prefix, attrs[k].fact);
-        }
-}
-
-static void link_value(struct facts *f, const char *src, const char *prefix, const char *fact, unsigned v,
-                       const char *zero_why)
-{
-        if (v)
-                fact_int(f, src, v, "%s.%s", prefix, fact);
-        else
-                fact_absent(f, src, zero_why, "%s.%s", prefix, fact);
-}
-
 static void gpu_libpci(struct facts *f, struct pcilib *p, const char *pci_err, size_t i, const struct pdev *d)
 {
-        struct root *r = facts_root(f);
         _cleanup_free_ char *prefix = xasprintf("gpu.%zu", i);
         const char *ids = "pci.ids (libpci)";
 
@@ -706,31 +667,8 @@ static void gpu_libpci(struct facts *f, struct pcilib *p, const char *pci_err, s
                 }
         }
 
-        /* Config space first (exact registers), then the kernel's sysfs view. */
-        _cleanup_free_ char *cfg = dev_path(d, "config");
-        const char *data;
-        size_t len = 0;
-        int crc = root_read(r, cfg, &data, &len);
-        if (crc < 0)
-                len = 0;
-        struct pcie_link l;
-        int rc = p ? pcilib_pcie_link(p, d->dom, d->bus, d->dev, d->fn, len, &l) : -EIO;
-        if (rc == 0) {
-                link_value(f, cfg, prefix, "link.speed", l.speed, "Link Status speed code not defined");
-                link_value(f, cfg, prefix, "link.width", l.width, "link down (negotiated width 0)");
-                link_value(f, cfg, prefix, "link.max_speed", l.max_speed, "Link Capabilities speed code not defined");
-                link_value(f, cfg, prefix, "link.max_width", l.max_width, "Link Capabilities width 0");
-                return;
-        }
-        _cleanup_free_ char *why =
-                crc < 0     ? xasprintf("config space unreadable (%s) and no sysfs link attributes", errno_name(crc))
-                : len <= 64 ? xstrdup("config space holds only the 64-byte header (unprivileged reads stop there) "
-                                      "and no sysfs link attributes")
-                : rc == -EIO ? xasprintf("libpci failed on the config space (%s) and no sysfs link attributes",
-                                         p ? pcilib_last_error(p) : pci_err)
-                : len < 256  ? xasprintf("config space truncated to %zu bytes and no sysfs link attributes", len)
-                             : xstrdup("not a PCI Express function");
-        link_sysfs(f, prefix, d, why);
+        /* link.*, upstream.*, acs_redirect: config space first, then the kernel's sysfs view. */
+        pci_link_facts(f, prefix, d->addr);
 }
 
 static void stage_libpci(struct facts *f, struct state *s)
@@ -792,6 +730,53 @@ static void stage_hwloc(struct facts *f, struct state *s)
         }
 }
 
+/* --- ib stage: GPU/HCA affinity ---------------------------------------------------------------- */
+
+/* The HCAs on each GPU's NUMA node (GPUDirect RDMA and NCCL pick the NIC nearest the GPU; one
+ * on another socket crosses the inter-socket link): "mlx5_0,mlx5_1" or "none". */
+static void stage_ib(struct facts *f, struct state *s)
+{
+        s->ib = true;
+        if (s->ngpus == 0)
+                return;
+        const struct fact *count = facts_get(f, "ib.count");
+        const struct fact **all = NULL;
+        size_t n = facts_under(f, "ib.", &all);
+        for (size_t i = 0; i < s->ngpus; i++) {
+                const struct gpu *g = &s->gpus[i];
+                _cleanup_free_ char *np = dev_path(g->d, "numa_node");
+                if (!count || count->status != FACT_OK) {
+                        const char *why = count ? count->reason : "no ib.count";
+                        if (count && count->status == FACT_ABSENT)
+                                fact_absent(f, "/sys/class/infiniband", why, "gpu.%zu.local_hca", i);
+                        else
+                                fact_unreadable(f, "/sys/class/infiniband", -EIO, why, "gpu.%zu.local_hca", i);
+                        continue;
+                }
+                if (!g->numa_known || g->numa_node < 0) {
+                        fact_absent(f, np, "the GPU's NUMA node is not known (numa_node -1 or missing)",
+                                    "gpu.%zu.local_hca", i);
+                        continue;
+                }
+                struct strv hcas = {0};
+                for (size_t k = 0; k < n; k++) {
+                        const char *name = all[k]->name + strlen("ib.");
+                        const char *dot = strchr(name, '.');
+                        bool neg;
+                        uint64_t node;
+                        if (!dot || !streq(dot, ".numa_node") || !fact_number(all[k], &neg, &node) || neg ||
+                            node != (uint64_t)g->numa_node)
+                                continue;
+                        _cleanup_free_ char *dev = xstrndup(name, (size_t)(dot - name));
+                        strv_add(&hcas, dev);
+                }
+                _cleanup_free_ char *list = hcas.n ? strv_join(&hcas, ",") : xstrdup("none");
+                fact_str(f, "/sys/class/infiniband", list, "gpu.%zu.local_hca", i);
+                strv_free(&hcas);
+        }
+        free(all);
+}
+
 /* --- probe entry points ----------------------------------------------------------------------- */
 
 static struct state *get_state(struct facts *f)
@@ -813,6 +798,8 @@ static int pci_run(struct facts *f)
                 stage_libpci(f, s);
         if (!s->hwloc)
                 stage_hwloc(f, s);
+        if (!s->ib)
+                stage_ib(f, s);
         return 0;
 }
 
@@ -844,9 +831,12 @@ static bool in_list(const char *s, const char *const *v, size_t n)
 
 static const char *const gpu_sysfs_facts[] = {"address", "vendor_id", "device_id", "class", "driver", "numa_node",
                                               "local_cpus", "socket", "large_bar"};
-static const char *const gpu_libpci_facts[] = {"vendor", "name", "link.speed", "link.width", "link.max_speed",
-                                               "link.max_width"};
+static const char *const gpu_libpci_facts[] = {
+        "vendor", "name", "link.speed", "link.width", "link.max_speed", "link.max_width", "link.width_ok",
+        "link.speed_ok", "link.slot_limited", "upstream", "upstream_link.speed", "upstream_link.width",
+        "upstream_link.max_speed", "upstream_link.max_width", "acs_redirect"};
 static const char *const gpu_hwloc_facts[] = {"hwloc_numa_node", "locality_agrees"};
+static const char *const gpu_ib_facts[] = {"local_hca"};
 
 /*
  * One name on demand: only the stage that provides it runs. A well-formed name for an item that
@@ -868,9 +858,12 @@ static int pci_lookup(struct facts *f, const char *name)
                         stage_libpci(f, s);
                 if (!s->hwloc && in_list(rest, gpu_hwloc_facts, ARRAY_SIZE(gpu_hwloc_facts)))
                         stage_hwloc(f, s);
+                if (!s->ib && in_list(rest, gpu_ib_facts, ARRAY_SIZE(gpu_ib_facts)))
+                        stage_ib(f, s);
                 known = is_bar || in_list(rest, gpu_sysfs_facts, ARRAY_SIZE(gpu_sysfs_facts)) ||
                         in_list(rest, gpu_libpci_facts, ARRAY_SIZE(gpu_libpci_facts)) ||
-                        in_list(rest, gpu_hwloc_facts, ARRAY_SIZE(gpu_hwloc_facts));
+                        in_list(rest, gpu_hwloc_facts, ARRAY_SIZE(gpu_hwloc_facts)) ||
+                        in_list(rest, gpu_ib_facts, ARRAY_SIZE(gpu_ib_facts));
                 if (known && (size_t)idx < s->ngpus && is_bar)
                         fact_absent(f, PCI_DEVS, "BAR not implemented (no size in resource)", "%s", name);
                 if (known && (size_t)idx >= s->ngpus)

@@ -19,6 +19,10 @@ extern const struct probe probe_net;     /* net.*     probe-net.c */
 extern const struct probe probe_storage; /* md.*, mount.*  probe-storage.c */
 extern const struct probe probe_nccl;    /* nccl.*    probe-nccl.c */
 extern const struct probe probe_boot;    /* boot.*    probe-boot.c */
+extern const struct probe probe_iommu;   /* iommu.*   probe-iommu.c */
+extern const struct probe probe_edac;    /* edac.*    probe-edac.c */
+extern const struct probe probe_limits;  /* limits.*  probe-limits.c */
+extern const struct probe probe_service; /* service.*, gpudirect.*  probe-service.c */
 
 extern const struct probe *const probe_table[];
 extern const size_t probe_count;

@@ -166,6 +166,51 @@ START_TEST(absent_unreadable_and_types)
 }
 END_TEST
 
+/* Hardware health rules: driver versions, "unlimited" limits, products of parameters. */
+START_TEST(versions_unlimited_products)
+{
+        struct root *r;
+        struct facts *f = empty_facts(&r);
+        fact_str(f, "t", "535.104.05", "nvidia.driver.version");
+        ck_assert_int_eq(eval(f, "nvidia.driver.version version>= 535.104.05", NULL), EVAL_TRUE);
+        ck_assert_int_eq(eval(f, "nvidia.driver.version version>= 535.86.10", NULL), EVAL_TRUE);  /* 104 > 86 */
+        ck_assert_int_eq(eval(f, "nvidia.driver.version version>= 535.104.5", NULL), EVAL_TRUE);  /* 05 == 5 */
+        ck_assert_int_eq(eval(f, "nvidia.driver.version version>= 535.104", NULL), EVAL_TRUE);
+        ck_assert_int_eq(eval(f, "nvidia.driver.version version>= 535.104.06", NULL), EVAL_FALSE);
+        ck_assert_int_eq(eval(f, "nvidia.driver.version version>= 550", NULL), EVAL_FALSE);
+        ck_assert_int_eq(eval(f, "nvidia.driver.version version< 550.54.14", NULL), EVAL_TRUE);
+        ck_assert_int_eq(eval(f, "nvidia.driver.version >= 535.86.10", NULL), EVAL_ERROR); /* not a number */
+        ck_assert_int_eq(eval(f, "nvidia.driver.version version>= any", NULL), EVAL_ERROR);
+        fact_str(f, "t", "1.0", "x.v1");
+        fact_str(f, "t", "1.0-rc1", "x.v2");
+        ck_assert_int_eq(eval(f, "x.v2 version>= 1.0", NULL), EVAL_TRUE);
+        ck_assert_int_eq(eval(f, "x.v1 version< 1.0-rc1", NULL), EVAL_TRUE);
+
+        fact_str(f, "t", "unlimited", "limits.memlock.login.soft");
+        fact_uint(f, "t", 8ull << 20, "limits.memlock.login.hard");
+        ck_assert_int_eq(eval(f, "limits.memlock.login.soft >= unlimited", NULL), EVAL_TRUE);
+        ck_assert_int_eq(eval(f, "limits.memlock.login.soft >= 16G", NULL), EVAL_TRUE);
+        ck_assert_int_eq(eval(f, "limits.memlock.login.hard >= unlimited", NULL), EVAL_FALSE);
+        ck_assert_int_eq(eval(f, "limits.memlock.login.hard >= 8M", NULL), EVAL_TRUE);
+        ck_assert_int_eq(eval(f, "limits.memlock.login.hard >= infinity", NULL), EVAL_FALSE);
+
+        fact_uint(f, "t", 128ull << 30, "gpu.ram_per_gpu");
+        ck_assert_int_eq(eval(f, "gpu.ram_per_gpu >= 40G*2", NULL), EVAL_TRUE);
+        ck_assert_int_eq(eval(f, "gpu.ram_per_gpu >= 80G*2", NULL), EVAL_FALSE);
+        ck_assert_int_eq(eval(f, "gpu.ram_per_gpu >= 80G*x", NULL), EVAL_ERROR);
+        ck_assert_int_eq(eval(f, "gpu.ram_per_gpu >= 16T*16T", NULL), EVAL_FALSE); /* saturates, no wrap */
+        bool neg;
+        uint64_t mag;
+        ck_assert_int_eq(parse_rule_number("-1*2", &neg, &mag), -EINVAL);
+        ck_assert_int_eq(parse_rule_number("*2", &neg, &mag), -EINVAL);
+        ck_assert_int_eq(parse_rule_number("2*", &neg, &mag), -EINVAL);
+        ck_assert_int_eq(parse_rule_number("3*4*5", &neg, &mag), 0);
+        ck_assert_uint_eq(mag, 60);
+        facts_free(f);
+        root_free(r);
+}
+END_TEST
+
 static bool has_msg(const struct diags *d, const char *needle)
 {
         for (size_t i = 0; i < d->msgs.n; i++)
@@ -413,6 +458,7 @@ int main(void)
         tcase_add_test(tc, modern_shmmax_passes_minimum);
         tcase_add_test(tc, quantifiers_and_where);
         tcase_add_test(tc, absent_unreadable_and_types);
+        tcase_add_test(tc, versions_unlimited_products);
         tcase_add_test(tc, rule_file_errors);
         tcase_add_test(tc, profiles_inheritance_and_errors);
         tcase_add_test(tc, profile_param_errors);

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * PCI Express link facts of one PCI function, shared by the GPU (probe-pci.c) and HCA
+ * (probe-ib.c) probes. For the function at ADDR, under PREFIX ("gpu.3", "ib.mlx5_0"):
+ *
+ *   PREFIX.link.{speed,width,max_speed,max_width}   Link Status / Link Capabilities (MT/s, lanes)
+ *   PREFIX.upstream                                 address of the port above (root or switch port)
+ *   PREFIX.upstream_link.{speed,width,max_speed,max_width}
+ *   PREFIX.link.width_ok, PREFIX.link.speed_ok      negotiated >= what both ends can do
+ *   PREFIX.link.slot_limited                        the port above can do less than the function
+ *   PREFIX.acs_redirect                             "none", or the PCIe switch ports above with ACS
+ *                                                   P2P Request/Completion Redirect enabled
+ *
+ * Config space first (libpci: exact registers), the kernel's sysfs link attributes second
+ * (KNOBS.md "PCIe links, ACS, BARs").
+ */
+#pragma once
+
+#include "facts.h"
+
+void pci_link_facts(struct facts *f, const char *prefix, const char *addr);

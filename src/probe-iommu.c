@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iommu.*: whether DMA is translated by an IOMMU (KNOBS.md "PCIe links, ACS, BARs").
+ *   iommu.units  IOMMU hardware units the kernel registered (/sys/class/iommu: dmar0, ivhd0, ...)
+ *   iommu.mode   off | passthrough | translated
+ * The default domain type of the IOMMU groups (/sys/kernel/iommu_groups/N/type, Linux 5.11+:
+ * "identity" = passthrough, "DMA"/"DMA-FQ" = translated; Documentation/ABI/testing/
+ * sysfs-kernel-iommu_groups) decides; without it the command line (iommu=pt, iommu.passthrough=,
+ * intel_iommu=off, amd_iommu=off, iommu=off; Documentation/admin-guide/kernel-parameters.txt).
+ */
+#include <errno.h>
+
+#include "facts.h"
+#include "probes.h"
+
+#define CLASS_DIR "/sys/class/iommu"
+#define GROUPS_DIR "/sys/kernel/iommu_groups"
+
+/* What the command line says: "off", "passthrough", "translated" or NULL. The last word wins. */
+static const char *cmdline_mode(const char *cmdline)
+{
+        const char *mode = NULL;
+        _cleanup_free_ char *copy = xstrdup(cmdline);
+        char *save = NULL;
+        for (char *t = strtok_r(copy, " \t\n", &save); t; t = strtok_r(NULL, " \t\n", &save)) {
+                if (streq(t, "iommu=pt") || streq(t, "iommu.passthrough=1") || streq(t, "iommu.passthrough=on"))
+                        mode = "passthrough";
+                else if (streq(t, "iommu.passthrough=0") || streq(t, "iommu.passthrough=off"))
+                        mode = "translated";
+                else if (streq(t, "iommu=off") || streq(t, "intel_iommu=off") || streq(t, "amd_iommu=off"))
+                        mode = "off";
+                else if (startswith(t, "intel_iommu=") && strstr(t, "on") && !mode)
+                        mode = "translated";
+        }
+        return mode;
+}
+
+static int iommu_run(struct facts *f)
+{
+        struct root *r = facts_root(f);
+        struct strv units = {0}, groups = {0};
+        int urc = root_list(r, CLASS_DIR, &units);
+        int grc = root_list(r, GROUPS_DIR, &groups);
+        if (urc == 0)
+                fact_int(f, CLASS_DIR, (int64_t)units.n, "iommu.units");
+        else if (urc == -ENOENT)
+                fact_absent(f, CLASS_DIR, "no " CLASS_DIR " (kernel without IOMMU support, or a trimmed tree)",
+                            "iommu.units");
+        else
+                fact_unreadable(f, CLASS_DIR, urc, NULL, "iommu.units");
+
+        unsigned identity = 0, dma = 0;
+        _cleanup_free_ char *src = NULL;
+        for (size_t i = 0; grc == 0 && i < groups.n; i++) {
+                _cleanup_free_ char *p = xasprintf(GROUPS_DIR "/%s/type", groups.v[i]);
+                _cleanup_free_ char *t = NULL;
+                if (root_read_line(r, p, &t) < 0)
+                        continue;
+                if (streq(t, "identity"))
+                        identity++;
+                else if (startswith(t, "DMA"))
+                        dma++;
+                else
+                        continue; /* "unmanaged" (VFIO), "blocked": not the default domain */
+                if (!src)
+                        src = xstrdup(p);
+        }
+        const struct fact *cl = facts_get(f, "kernel.cmdline");
+        const char *cmd = cl && cl->status == FACT_OK ? cmdline_mode(cl->str) : NULL;
+
+        if (dma)
+                fact_str(f, src, "translated", "iommu.mode");
+        else if (identity)
+                fact_str(f, src, "passthrough", "iommu.mode");
+        else if (urc == 0 && units.n == 0 && (grc < 0 || groups.n == 0))
+                fact_str(f, CLASS_DIR, "off", "iommu.mode");
+        else if (cmd && (urc == 0 || streq(cmd, "off")))
+                fact_str(f, "/proc/cmdline", cmd, "iommu.mode");
+        else if (urc == 0)
+                fact_absent(f, GROUPS_DIR,
+                            "an IOMMU is registered but the groups' default domain type is not exported (kernel "
+                            "before 5.11) and the command line does not say",
+                            "iommu.mode");
+        else
+                fact_absent(f, CLASS_DIR, "no " CLASS_DIR " under the root and nothing on the command line",
+                            "iommu.mode");
+        strv_free(&units);
+        strv_free(&groups);
+        return 0;
+}
+
+const struct probe probe_iommu = {
+        .name = "iommu",
+        .prefixes = {"iommu."},
+        .run = iommu_run,
+};

@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * limits.*: the locked-memory limit RDMA needs (KNOBS.md "Limits, shm, driver services").
+ *   limits.memlock.login.{soft,hard}    login sessions: pam_limits from /etc/security/limits.conf, then
+ *                                       limits.d/NAME.conf in name order, "*" (default) lines; without one,
+ *                                       what the session inherits from its service (sshd, logind)
+ *   limits.memlock.service.{soft,hard}  services: DefaultLimitMEMLOCK= of systemd-system.conf(5) and its
+ *                                       drop-ins; systemd's default 8M when not set
+ * Values are bytes (limits.conf counts KiB), or the word "unlimited".
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+
+#include "facts.h"
+#include "parse.h"
+#include "probes.h"
+
+#define LIMITS_CONF "/etc/security/limits.conf"
+#define LIMITS_D "/etc/security/limits.d"
+#define SYSTEM_CONF "/etc/systemd/system.conf"
+#define SYSTEMD_DEFAULT_MEMLOCK (8ull << 20) /* systemd-system.conf(5): DefaultLimitMEMLOCK=8M */
+#define MAX_FILES 4096
+
+struct lim {
+        bool set, unlimited;
+        uint64_t bytes;
+        char *src;
+};
+
+struct pair {
+        struct lim soft, hard;
+};
+
+static void lim_set(struct lim *l, bool unlimited, uint64_t bytes, const char *src)
+{
+        l->set = true;
+        l->unlimited = unlimited;
+        l->bytes = bytes;
+        free(l->src);
+        l->src = xstrdup(src);
+}
+
+static void record(struct facts *f, const struct lim *l, const char *name)
+{
+        if (l->unlimited)
+                fact_str(f, l->src, "unlimited", "%s", name);
+        else
+                fact_uint(f, l->src, l->bytes, "%s", name);
+}
+
+/* --- pam_limits ------------------------------------------------------------------------------- */
+
+/* limits.conf(5): "domain type item value"; memlock in KiB; "-" sets both; unlimited/infinity/-1.
+ * Lines of the same domain replace earlier ones (pam_limits.c process_limit); a bad value is
+ * ignored, as pam_limits does. Only the "*" domain: what every user gets. */
+static void parse_limits(const char *path, const char *data, struct pair *ret)
+{
+        unsigned lineno = 0;
+        for (const char *p = data; *p;) {
+                const char *nl = strchr(p, '\n');
+                size_t len = nl ? (size_t)(nl - p) : strlen(p);
+                _cleanup_free_ char *line = xstrndup(p, len);
+                p = nl ? nl + 1 : p + len;
+                lineno++;
+                char *hash = strchr(line, '#');
+                if (hash)
+                        *hash = '\0';
+                char dom[64], type[16], item[32], value[64], extra;
+                if (sscanf(line, "%63s %15s %31s %63s %c", dom, type, item, value, &extra) != 4)
+                        continue;
+                if (!streq(dom, "*") || !streq(item, "memlock"))
+                        continue;
+                bool unlimited = streq(value, "unlimited") || streq(value, "infinity") || streq(value, "-1");
+                uint64_t kib = 0;
+                if (!unlimited && parse_u64(value, &kib) < 0)
+                        continue;
+                if (kib > UINT64_MAX / 1024)
+                        unlimited = true;
+                _cleanup_free_ char *src = xasprintf("%s:%u", path, lineno);
+                if (streq(type, "soft") || streq(type, "-"))
+                        lim_set(&ret->soft, unlimited, kib * 1024, src);
+                if (streq(type, "hard") || streq(type, "-"))
+                        lim_set(&ret->hard, unlimited, kib * 1024, src);
+        }
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static void login_limits(struct root *r, struct pair *ret)
+{
+        const char *data;
+        if (root_read(r, LIMITS_CONF, &data, NULL) == 0)
+                parse_limits(LIMITS_CONF, data, ret);
+        struct strv names = {0};
+        if (root_list(r, LIMITS_D, &names) == 0 && names.n < MAX_FILES) {
+                qsort(names.v, names.n, sizeof(*names.v), cmp_str);
+                for (size_t i = 0; i < names.n; i++) {
+                        if (!endswith(names.v[i], ".conf") || names.v[i][0] == '.')
+                                continue;
+                        _cleanup_free_ char *path = xasprintf(LIMITS_D "/%s", names.v[i]);
+                        if (root_read(r, path, &data, NULL) == 0)
+                                parse_limits(path, data, ret);
+                }
+        }
+        strv_free(&names);
+}
+
+/* --- systemd ---------------------------------------------------------------------------------- */
+
+/* One rlimit value: "infinity" or a size, bytes with K M G T P E (1024-based) suffixes. */
+static int parse_rlimit(const char *s, bool *unlimited, uint64_t *ret)
+{
+        if (streq(s, "infinity")) {
+                *unlimited = true;
+                *ret = 0;
+                return 0;
+        }
+        char *end;
+        if (!isdigit((unsigned char)*s))
+                return -EINVAL;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno)
+                return -ERANGE;
+        static const char units[] = "KMGTPE";
+        unsigned shift = 0;
+        if (*end) {
+                const char *u = strchr(units, toupper((unsigned char)*end));
+                if (!u || end[1])
+                        return -EINVAL;
+                shift = 10 * (unsigned)(u - units + 1);
+        }
+        *unlimited = shift && v > (UINT64_MAX >> shift);
+        *ret = *unlimited ? 0 : (uint64_t)v << shift;
+        return 0;
+}
+
+static void parse_system_conf(const char *path, const char *data, struct pair *ret)
+{
+        bool manager = false;
+        unsigned lineno = 0;
+        for (const char *p = data; *p;) {
+                const char *nl = strchr(p, '\n');
+                size_t len = nl ? (size_t)(nl - p) : strlen(p);
+                _cleanup_free_ char *line = xstrndup(p, len);
+                p = nl ? nl + 1 : p + len;
+                lineno++;
+                strip_trailing(line);
+                const char *l = line;
+                while (isspace((unsigned char)*l))
+                        l++;
+                if (*l == '#' || *l == ';' || !*l)
+                        continue;
+                if (*l == '[') {
+                        manager = streq(l, "[Manager]");
+                        continue;
+                }
+                if (!manager || !startswith(l, "DefaultLimitMEMLOCK"))
+                        continue;
+                const char *v = l + strlen("DefaultLimitMEMLOCK");
+                while (*v == ' ' || *v == '\t')
+                        v++;
+                if (*v != '=')
+                        continue;
+                v++;
+                while (*v == ' ' || *v == '\t')
+                        v++;
+                /* "SOFT:HARD" or one value for both (systemd.exec(5) LimitCPU=); a bad value is ignored */
+                _cleanup_free_ char *soft = xstrdup(v);
+                char *colon = strchr(soft, ':');
+                const char *hard = colon ? colon + 1 : soft;
+                if (colon)
+                        *colon = '\0';
+                bool su, hu;
+                uint64_t sv, hv;
+                if (parse_rlimit(soft, &su, &sv) < 0 || parse_rlimit(hard, &hu, &hv) < 0)
+                        continue;
+                _cleanup_free_ char *src = xasprintf("%s:%u", path, lineno);
+                lim_set(&ret->soft, su, sv, src);
+                lim_set(&ret->hard, hu, hv, src);
+        }
+}
+
+/* systemd-system.conf(5): system.conf, then the drop-ins of every system.conf.d in name order; a
+ * name in /etc hides the same name in /run and /usr/lib. Returns whether any file was found. */
+static bool service_limits(struct root *r, struct pair *ret)
+{
+        static const char *const dirs[] = {"/etc/systemd/system.conf.d", "/run/systemd/system.conf.d",
+                                           "/usr/local/lib/systemd/system.conf.d", "/usr/lib/systemd/system.conf.d",
+                                           "/lib/systemd/system.conf.d"};
+        const char *data;
+        bool found = false;
+        if (root_read(r, SYSTEM_CONF, &data, NULL) == 0) {
+                parse_system_conf(SYSTEM_CONF, data, ret);
+                found = true;
+        }
+        struct strv names = {0}, paths = {0};
+        for (size_t d = 0; d < ARRAY_SIZE(dirs); d++) {
+                struct strv l = {0};
+                if (root_list(r, dirs[d], &l) == 0)
+                        for (size_t i = 0; i < l.n && names.n < MAX_FILES; i++)
+                                if (endswith(l.v[i], ".conf") && !strv_contains(&names, l.v[i])) {
+                                        strv_add(&names, l.v[i]);
+                                        strv_push(&paths, xasprintf("%s/%s", dirs[d], l.v[i]));
+                                }
+                strv_free(&l);
+        }
+        /* name order across directories */
+        for (size_t i = 1; i < names.n; i++)
+                for (size_t j = i; j > 0 && strcmp(names.v[j - 1], names.v[j]) > 0; j--) {
+                        char *t = names.v[j];
+                        names.v[j] = names.v[j - 1];
+                        names.v[j - 1] = t;
+                        t = paths.v[j];
+                        paths.v[j] = paths.v[j - 1];
+                        paths.v[j - 1] = t;
+                }
+        for (size_t i = 0; i < paths.n; i++)
+                if (root_read(r, paths.v[i], &data, NULL) == 0) {
+                        parse_system_conf(paths.v[i], data, ret);
+                        found = true;
+                }
+        strv_free(&names);
+        strv_free(&paths);
+        return found;
+}
+
+static void pair_free(struct pair *p)
+{
+        free(p->soft.src);
+        free(p->hard.src);
+}
+
+static int limits_run(struct facts *f)
+{
+        struct root *r = facts_root(f);
+        struct pair svc = {0}, login = {0};
+        bool systemd = service_limits(r, &svc);
+        const char *dflt = "systemd default (DefaultLimitMEMLOCK=8M, systemd-system.conf(5))";
+        struct lim *sl[2] = {&svc.soft, &svc.hard};
+        for (int k = 0; k < 2; k++)
+                if (!sl[k]->set && systemd)
+                        lim_set(sl[k], false, SYSTEMD_DEFAULT_MEMLOCK, dflt);
+        const char *kinds[2] = {"soft", "hard"};
+        for (int k = 0; k < 2; k++) {
+                if (sl[k]->set)
+                        record(f, sl[k], k ? "limits.memlock.service.hard" : "limits.memlock.service.soft");
+                else
+                        fact_absent(f, SYSTEM_CONF, "no systemd-system.conf or drop-in under the root (not systemd, "
+                                    "or a trimmed tree)", "limits.memlock.service.%s", kinds[k]);
+        }
+
+        login_limits(r, &login);
+        struct lim *ll[2] = {&login.soft, &login.hard};
+        for (int k = 0; k < 2; k++) {
+                if (ll[k]->set)
+                        record(f, ll[k], k ? "limits.memlock.login.hard" : "limits.memlock.login.soft");
+                else if (sl[k]->set) {
+                        /* no "*" line: the session keeps what sshd/logind run with */
+                        _cleanup_free_ char *src = xasprintf("no \"*\" memlock line in " LIMITS_CONF
+                                                             " or " LIMITS_D "; inherited from %s", sl[k]->src);
+                        lim_set(ll[k], sl[k]->unlimited, sl[k]->bytes, src);
+                        record(f, ll[k], k ? "limits.memlock.login.hard" : "limits.memlock.login.soft");
+                } else
+                        fact_absent(f, LIMITS_CONF, "no \"*\" memlock line and no systemd default to inherit",
+                                    "limits.memlock.login.%s", kinds[k]);
+        }
+        pair_free(&svc);
+        pair_free(&login);
+        return 0;
+}
+
+const struct probe probe_limits = {
+        .name = "limits",
+        .prefixes = {"limits."},
+        .run = limits_run,
+};

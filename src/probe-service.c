@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * service.*: systemd units enabled at boot, read from the unit tree, never from a running
+ * systemd (a foreign root has none). A unit is enabled when a symlink to it sits in a
+ * *.wants/ or *.requires/ directory of /etc/systemd/system (what "systemctl enable" creates,
+ * systemctl(1)), and not masked (a /etc/systemd/system/UNIT link to /dev/null).
+ *   service.enabled            sorted names of the enabled units
+ *   service.NAME.enabled       bool; NAME without ".service" means a service
+ *   service.NAME.installed     a unit file exists in a unit directory (systemd.unit(5) search path)
+ * gpudirect.peermem: the loaded GPUDirect RDMA peer-memory module, nvidia_peermem (driver 470+) or
+ * nv_peer_mem (Mellanox's older one), or "none" (KNOBS.md "Limits, shm, driver services").
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "facts.h"
+#include "probes.h"
+
+#define ETC_UNITS "/etc/systemd/system"
+#define MAX_UNITS 65536
+
+static const char *const unit_dirs[] = {"/etc/systemd/system", "/run/systemd/system", "/usr/local/lib/systemd/system",
+                                        "/usr/lib/systemd/system", "/lib/systemd/system"};
+
+struct svc_state {
+        bool loaded;
+        int rc;             /* of listing /etc/systemd/system */
+        struct strv enabled; /* unit names with a link in a .wants/.requires directory */
+};
+
+static void svc_free(void *p)
+{
+        struct svc_state *s = p;
+        if (!s)
+                return;
+        strv_free(&s->enabled);
+        free(s);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static bool masked(struct root *r, const char *unit)
+{
+        _cleanup_free_ char *p = xasprintf(ETC_UNITS "/%s", unit);
+        _cleanup_free_ char *t = NULL;
+        return root_readlink(r, p, &t) == 0 && streq(t, "/dev/null");
+}
+
+static struct svc_state *get_state(struct facts *f)
+{
+        struct svc_state *s = facts_handle(f, "probe-service");
+        if (s)
+                return s;
+        s = xcalloc(1, sizeof(*s));
+        facts_set_handle(f, "probe-service", s, svc_free);
+        struct root *r = facts_root(f);
+        struct strv dirs = {0};
+        s->rc = root_list(r, ETC_UNITS, &dirs);
+        for (size_t i = 0; s->rc == 0 && i < dirs.n; i++) {
+                if (!endswith(dirs.v[i], ".wants") && !endswith(dirs.v[i], ".requires"))
+                        continue;
+                _cleanup_free_ char *d = xasprintf(ETC_UNITS "/%s", dirs.v[i]);
+                struct strv units = {0};
+                if (root_list(r, d, &units) == 0)
+                        for (size_t k = 0; k < units.n && s->enabled.n < MAX_UNITS; k++)
+                                if (!strv_contains(&s->enabled, units.v[k]) && !masked(r, units.v[k]))
+                                        strv_add(&s->enabled, units.v[k]);
+                strv_free(&units);
+        }
+        strv_free(&dirs);
+        qsort(s->enabled.v, s->enabled.n, sizeof(*s->enabled.v), cmp_str);
+        return s;
+}
+
+static void unit_facts(struct facts *f, const char *name)
+{
+        struct root *r = facts_root(f);
+        struct svc_state *s = get_state(f);
+        _cleanup_free_ char *unit = strchr(name, '.') ? xstrdup(name) : xasprintf("%s.service", name);
+        if (s->rc < 0) {
+                const char *why = "no " ETC_UNITS " under the root (not systemd, or a trimmed tree)";
+                if (s->rc == -ENOENT) {
+                        fact_absent(f, ETC_UNITS, why, "service.%s.enabled", name);
+                        fact_absent(f, ETC_UNITS, why, "service.%s.installed", name);
+                } else {
+                        fact_unreadable(f, ETC_UNITS, s->rc, NULL, "service.%s.enabled", name);
+                        fact_unreadable(f, ETC_UNITS, s->rc, NULL, "service.%s.installed", name);
+                }
+                return;
+        }
+        fact_bool(f, ETC_UNITS, strv_contains(&s->enabled, unit), "service.%s.enabled", name);
+        const char *found = NULL;
+        for (size_t i = 0; i < ARRAY_SIZE(unit_dirs) && !found; i++) {
+                _cleanup_free_ char *p = xasprintf("%s/%s", unit_dirs[i], unit);
+                struct stat st;
+                if (root_stat(r, p, &st, false) == 0)
+                        found = unit_dirs[i];
+        }
+        fact_bool(f, found ? found : ETC_UNITS, found != NULL, "service.%s.installed", name);
+}
+
+static void peermem(struct facts *f)
+{
+        static const char *const mods[] = {"nvidia_peermem", "nv_peer_mem"};
+        const struct fact *first_bad = NULL;
+        for (size_t i = 0; i < ARRAY_SIZE(mods); i++) {
+                _cleanup_free_ char *n = xasprintf("module.%s.loaded", mods[i]);
+                const struct fact *fc = facts_get(f, n);
+                if (fc && fc->status == FACT_OK && fc->type == FACT_BOOL && fc->b) {
+                        fact_str(f, fc->source, mods[i], "gpudirect.peermem");
+                        return;
+                }
+                if ((!fc || fc->status != FACT_OK) && !first_bad)
+                        first_bad = fc;
+        }
+        const struct fact *any = facts_get(f, "module.nvidia_peermem.loaded");
+        if (!any || any->status == FACT_ABSENT)
+                fact_absent(f, any ? any->source : "/proc/modules", any ? any->reason : "module facts unknown",
+                            "gpudirect.peermem");
+        else if (first_bad)
+                fact_unreadable(f, first_bad->source, -EIO, first_bad->reason, "gpudirect.peermem");
+        else
+                fact_str(f, any->source, "none", "gpudirect.peermem");
+}
+
+static int service_run(struct facts *f)
+{
+        struct svc_state *s = get_state(f);
+        if (s->rc == 0) {
+                _cleanup_free_ char *list = strv_join(&s->enabled, " ");
+                fact_str(f, ETC_UNITS, list, "service.enabled");
+        } else if (s->rc == -ENOENT)
+                fact_absent(f, ETC_UNITS, "no " ETC_UNITS " under the root (not systemd, or a trimmed tree)",
+                            "service.enabled");
+        else
+                fact_unreadable(f, ETC_UNITS, s->rc, NULL, "service.enabled");
+        peermem(f);
+        return 0;
+}
+
+/* service.NAME.enabled / .installed for any NAME, on demand; gpudirect.peermem. */
+static int service_lookup(struct facts *f, const char *name)
+{
+        if (streq(name, "gpudirect.peermem")) {
+                peermem(f);
+                return 0;
+        }
+        if (!startswith(name, "service."))
+                return 0;
+        const char *unit = name + strlen("service.");
+        const char *suffix = strrchr(unit, '.');
+        if (!suffix || suffix == unit || (!streq(suffix, ".enabled") && !streq(suffix, ".installed")))
+                return 0;
+        _cleanup_free_ char *u = xstrndup(unit, (size_t)(suffix - unit));
+        if (strchr(u, '/') || strlen(u) > 255)
+                return 0;
+        unit_facts(f, u);
+        return 0;
+}
+
+const struct probe probe_service = {
+        .name = "service",
+        .prefixes = {"service.", "gpudirect."},
+        .run = service_run,
+        .lookup = service_lookup,
+};
