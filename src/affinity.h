@@ -66,4 +66,19 @@ int affinity_conf_parse(const char *text, struct affinity_map *ret, char **err);
  * when there is no GPU. */
 char *affinity_conf_render(struct facts *f, char **err);
 
+/* Memory policy for the bound process (set_mempolicy(2)). */
+enum affinity_mem {
+        AFFINITY_MEM_BIND,      /* MPOL_BIND: allocate on the node only (numactl --membind) */
+        AFFINITY_MEM_PREFERRED, /* MPOL_PREFERRED: the node first, others when it is full */
+        AFFINITY_MEM_NONE,      /* leave the memory policy alone */
+};
+
+/* Bind the calling thread, and what it execs, to the CPUs of S (sched_setaffinity(2)). Returns 0 or
+ * -errno (-EINVAL: none of the CPUs is allowed, e.g. outside the cgroup's cpuset). */
+int affinity_bind_cpus(const struct cpuset_list *s);
+/* Set the memory policy of the calling thread to NODE (inherited across fork and execve). */
+int affinity_bind_memory(int node, enum affinity_mem mode);
+/* Back to the default memory policy (MPOL_DEFAULT: allocate on the local node). */
+void affinity_reset_memory(void);
+
 #define AFFINITY_CONF "/etc/llmtune/gpu-affinity.conf"

@@ -15,3 +15,6 @@ extern const struct command cmd_plan;
 extern const struct command cmd_rollback;
 extern const struct command cmd_log;
 extern const struct command cmd_verify;
+extern const struct command cmd_exec;
+extern const struct command cmd_affinity;
+extern const struct command cmd_nccl;

@@ -27,6 +27,9 @@ const struct command *const command_table[] = {
         &cmd_rollback,
         &cmd_log,
         &cmd_verify,
+        &cmd_exec,
+        &cmd_affinity,
+        &cmd_nccl,
         NULL,
 };
 

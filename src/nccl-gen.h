@@ -46,3 +46,8 @@ char *nccl_conf_render(struct facts *f, const struct resolved *profile, const st
 
 /* The same settings as `export KEY='VALUE'` lines for a job script (shell-quoted). */
 char *nccl_env_render(const struct nccl_settings *s);
+
+/* The NCCL configuration files of a root, in NCCL's reading order after the environment:
+ * ~/.nccl.conf of /root and of every /home/NAME, then /etc/nccl.conf (homes outside /home are not
+ * looked for). Paths are under the root; they may not exist. */
+void nccl_conf_paths(struct root *r, struct strv *ret);

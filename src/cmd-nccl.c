@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/* llmtune nccl: lint NCCL configuration files; print the settings llmtune would give NCCL. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+
+#include "cli-data.h"
+#include "commands.h"
+#include "nccl-gen.h"
+#include "probes.h"
+
+#define FILE_MAX (1u << 20)
+
+/* A file named on the command line is the user's own (like `llmtune lint FILE`), not the root's. */
+static int read_host_file(const char *path, char **ret, size_t *ret_len)
+{
+        FILE *fp = streq(path, "-") ? stdin : fopen(path, "re");
+        if (!fp)
+                return -errno;
+        struct sbuf b = {0};
+        char buf[8192];
+        size_t n, total = 0;
+        while ((n = fread(buf, 1, sizeof(buf), fp)) > 0) {
+                total += n;
+                if (total > FILE_MAX)
+                        break;
+                sbuf_addn(&b, buf, n);
+        }
+        int rc = ferror(fp) ? -EIO : total > FILE_MAX ? -EFBIG : 0;
+        if (fp != stdin)
+                fclose(fp);
+        *ret_len = b.len;
+        *ret = b.s ? sbuf_steal(&b) : xstrdup("");
+        if (rc < 0) {
+                free(*ret);
+                *ret = NULL;
+        }
+        return rc;
+}
+
+static size_t lint_print(const struct nccl_catalog *c, const char *label, const char *data, size_t len)
+{
+        struct nccl_lint l;
+        nccl_lint_text(c, data, len, &l);
+        for (size_t i = 0; i < l.n_findings; i++)
+                printf("%s:%u: %s: %s\n", label, l.findings[i].line, nccl_problem_name(l.findings[i].problem),
+                       l.findings[i].message);
+        size_t n = l.n_findings;
+        nccl_lint_free(&l);
+        return n;
+}
+
+static int nccl_lint_cmd(struct cli *cli, struct facts *f, const struct nccl_catalog *c, int argc, char **argv)
+{
+        size_t findings = 0;
+        int rc = EXIT_OK;
+        if (argc > 0) {
+                for (int i = 0; i < argc; i++) {
+                        char *data;
+                        size_t len;
+                        int r = read_host_file(argv[i], &data, &len);
+                        if (r < 0) {
+                                rc = cli_error("%s: %s", argv[i], strerror(-r));
+                                continue;
+                        }
+                        findings += lint_print(c, streq(argv[i], "-") ? "<stdin>" : argv[i], data, len);
+                        free(data);
+                }
+        } else {
+                /* The files NCCL reads on the root: /etc/nccl.conf and the homes' ~/.nccl.conf. */
+                struct strv paths = {0};
+                nccl_conf_paths(facts_root(f), &paths);
+                size_t seen = 0;
+                for (size_t i = 0; i < paths.n; i++) {
+                        const char *data;
+                        size_t len;
+                        int r = root_read(facts_root(f), paths.v[i], &data, &len);
+                        if (r == -ENOENT)
+                                continue;
+                        seen++;
+                        if (r < 0)
+                                rc = cli_error("%s: %s", paths.v[i], strerror(-r));
+                        else
+                                findings += lint_print(c, paths.v[i], data, len);
+                }
+                if (!seen)
+                        printf("no NCCL configuration file under %s (/etc/nccl.conf, ~/.nccl.conf)\n",
+                               root_path(facts_root(f)));
+                strv_free(&paths);
+        }
+        return rc != EXIT_OK ? rc : findings ? EXIT_FINDINGS : EXIT_OK;
+}
+
+static int nccl_cmd(struct cli *cli, int argc, char **argv)
+{
+        static const struct option opts[] = {
+                {"profile", required_argument, NULL, 'p'},
+                {},
+        };
+        const char *profile = NULL;
+        int c;
+        while ((c = getopt_long(argc, argv, "+p:", opts, NULL)) != -1)
+                switch (c) {
+                case 'p': profile = optarg; break;
+                default: return EXIT_ERROR;
+                }
+        if (optind >= argc)
+                return cli_error("nccl needs a subcommand: lint, env or conf (see llmtune nccl --help)");
+        const char *sub = argv[optind++];
+        /* Options may also follow the subcommand: nccl env --profile a100-8x */
+        int rest = optind;
+        for (; rest < argc; rest++) {
+                if (streq(argv[rest], "--profile") || streq(argv[rest], "-p")) {
+                        if (rest + 1 >= argc)
+                                return cli_error("--profile needs a name or file");
+                        profile = argv[++rest];
+                } else if (startswith(argv[rest], "--profile="))
+                        profile = argv[rest] + strlen("--profile=");
+                else
+                        break;
+        }
+        if (!streq(sub, "lint") && !streq(sub, "env") && !streq(sub, "conf"))
+                return cli_error("unknown nccl subcommand '%s' (lint, env, conf)", sub);
+        if (!streq(sub, "lint") && rest < argc)
+                return cli_error("unexpected argument '%s'", argv[rest]);
+        if (streq(sub, "lint") && profile)
+                return cli_error("lint takes no --profile");
+        struct root *root = cli_root(cli);
+        if (!root)
+                return EXIT_ERROR;
+        struct facts *f = cli_facts_new(cli);
+        const struct nccl_catalog *cat = facts_nccl_catalog(f);
+        int rc;
+        if (!cat)
+                rc = cli_error("the NCCL catalog (rules/nccl-catalog.tsv under %s) cannot be read", cli_data_dir());
+        else if (streq(sub, "lint"))
+                rc = nccl_lint_cmd(cli, f, cat, argc - rest, argv + rest);
+        else {
+                struct rule_env env = {0};
+                rc = cli_load_env(cli, &env);
+                if (rc == EXIT_OK)
+                        rc = cli_pick_profile(cli, &env, profile, f);
+                if (rc == EXIT_OK) {
+                        char *out;
+                        if (streq(sub, "env")) {
+                                struct nccl_settings s;
+                                nccl_settings_build(f, &env.profile, cat, &s);
+                                out = nccl_env_render(&s);
+                                nccl_settings_free(&s);
+                        } else {
+                                const char *data = NULL;
+                                int r = root_read(root, "/etc/nccl.conf", &data, NULL);
+                                if (r < 0 && r != -ENOENT) {
+                                        rc = cli_error("/etc/nccl.conf: %s", strerror(-r));
+                                        data = NULL;
+                                }
+                                out = rc == EXIT_OK ? nccl_conf_render(f, &env.profile, cat, r < 0 ? NULL : data) : NULL;
+                        }
+                        if (out)
+                                fputs(out, stdout);
+                        free(out);
+                }
+                rule_env_free(&env);
+        }
+        facts_free(f);
+        return rc;
+}
+
+const struct command cmd_nccl = {
+        .name = "nccl",
+        .summary = "lint NCCL configuration files; print the NCCL settings for this machine",
+        .usage = "Usage: llmtune [--root DIR] nccl lint [FILE...]\n"
+                 "       llmtune [--root DIR] nccl env [--profile NAME|FILE]\n"
+                 "       llmtune [--root DIR] nccl conf [--profile NAME|FILE]\n"
+                 "\n"
+                 "lint   check NCCL configuration files against NCCL's reading rules and its variables\n"
+                 "       (rules/nccl-catalog.tsv, NCCL 2.30.7): unknown keys (with a \"did you mean\"),\n"
+                 "       deprecated keys and their replacement, removed keys, keys that are not NCCL's\n"
+                 "       (PyTorch's TORCH_NCCL_* belong to the job's environment), values of the wrong type\n"
+                 "       or outside the allowed set, spaces around '=', quotes, 'export', inline '#',\n"
+                 "       duplicates (the first one wins in NCCL), CRLF, debugging switches. One line per\n"
+                 "       problem: FILE:LINE: KIND: MESSAGE. Without FILE: ROOT/etc/nccl.conf,\n"
+                 "       ROOT/root/.nccl.conf and ROOT/home/*/.nccl.conf. FILE - reads stdin.\n"
+                 "env    the settings llmtune writes to /etc/nccl.conf (the profile's [nccl] keys, then\n"
+                 "       NCCL_IB_HCA from the ACTIVE InfiniBand/RoCE ports and NCCL_SOCKET_IFNAME from the\n"
+                 "       interfaces that are up with an address) as export lines for a job script\n"
+                 "conf   the /etc/nccl.conf that `llmtune apply` would write: a managed block first (NCCL:\n"
+                 "       the first definition wins), then the site's lines, those NCCL would misread or\n"
+                 "       that are unknown, removed, not NCCL's, debugging switches or duplicates commented\n"
+                 "       out behind \"#llmtune-disabled# \"\n"
+                 "\n"
+                 "  -p, --profile NAME|FILE  profile (default: the one detected, see `llmtune recommend`)\n"
+                 "\n"
+                 "A profile may keep a debugging switch (NCCL_P2P_DISABLE, NCCL_IB_DISABLE,\n"
+                 "NCCL_SHM_DISABLE) only with a reason: NCCL_IB_DISABLE.reason = ... in its [nccl] section.\n"
+                 "\n"
+                 "Exit status: 0; lint: 2 when a problem was found; 1 unreadable file or usage error.\n",
+        .run = nccl_cmd,
+};

@@ -1,0 +1,456 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * /etc/nccl.conf from the profile's [nccl] keys and what the hardware implies (../nccl/NOTES.md
+ * section 8). Everything written is checked with the same linter `llmtune nccl lint` uses, so a
+ * generated file never holds a line NCCL would misread.
+ *
+ * Generated comments avoid '=': NCCL before 2.26 has no comments and turns "# a=b" into a junk
+ * variable named "# a" (harmless, but a comment should not define anything).
+ */
+#include "nccl-gen.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+/* Names an interface gets from container runtimes, libvirt and IPoIB: never the cluster network
+ * NCCL should bootstrap over (NCCL's own default order skips docker, lo and virbr; ib* is the IB
+ * fabric, which NCCL reaches through verbs, not sockets). */
+static const char *const ifname_skip[] = {"lo", "docker", "virbr", "veth", "br-", "ib"};
+
+/* Debugging switches (NCCL env.rst "Debugging"): they cost bandwidth when left in place. */
+static bool is_debug_switch(const char *key)
+{
+        return streq(key, "NCCL_P2P_DISABLE") || streq(key, "NCCL_IB_DISABLE") || streq(key, "NCCL_SHM_DISABLE");
+}
+
+/* GPUDirect RDMA tuning: meaningless unless NCCL can register GPU memory with the NIC. */
+static bool is_gdr_key(const char *key) { return startswith(key, "NCCL_NET_GDR_"); }
+
+void nccl_settings_free(struct nccl_settings *s)
+{
+        for (size_t i = 0; i < s->n; i++) {
+                free(s->v[i].key);
+                free(s->v[i].value);
+                free(s->v[i].why);
+        }
+        free(s->v);
+        strv_free(&s->notes);
+        *s = (struct nccl_settings){0};
+}
+
+static const struct nccl_setting *settings_find(const struct nccl_settings *s, const char *key)
+{
+        for (size_t i = 0; i < s->n; i++)
+                if (streq(s->v[i].key, key))
+                        return &s->v[i];
+        return NULL;
+}
+
+static void settings_add(struct nccl_settings *s, const char *key, const char *value, char *why)
+{
+        s->v = xrealloc(s->v, (s->n + 1) * sizeof(*s->v));
+        s->v[s->n++] = (struct nccl_setting){xstrdup(key), xstrdup(value), why};
+}
+
+static bool fact_true(struct facts *f, const char *name)
+{
+        const struct fact *fc = facts_get(f, name);
+        return fc && fc->status == FACT_OK && fc->type == FACT_BOOL && fc->b;
+}
+
+static const char *fact_text(struct facts *f, const char *name)
+{
+        const struct fact *fc = facts_get(f, name);
+        return fc && fc->status == FACT_OK ? fc->str : NULL;
+}
+
+/* Middle part of a fact name: "ib.mlx5_0.port.1.state" with prefix "ib." and suffix ".state". */
+static char *name_middle(const char *name, const char *prefix, const char *suffix)
+{
+        size_t pl = strlen(prefix), sl = strlen(suffix), nl = strlen(name);
+        if (nl <= pl + sl)
+                return NULL;
+        return xstrndup(name + pl, nl - pl - sl);
+}
+
+/* NCCL_IB_HCA: the ACTIVE ports whose link layer is InfiniBand or Ethernet (RoCE), the ports NCCL
+ * itself would consider (src/transport/net_ib/init.cc), as exact names: without '=' each token is
+ * a prefix and mlx5_1 also selects mlx5_10..mlx5_19. */
+static void derive_ib_hca(struct facts *f, struct nccl_settings *s)
+{
+        const struct fact **v;
+        size_t n = facts_match(f, "ib.*.port.*.state", &v);
+        struct strv ports = {0};
+        size_t roce = 0;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *mid = name_middle(v[i]->name, "ib.", ".state");
+                char *dot = mid ? strstr(mid, ".port.") : NULL;
+                if (!dot || v[i]->status != FACT_OK || !streq(v[i]->str, "ACTIVE"))
+                        continue;
+                *dot = '\0';
+                const char *port = dot + strlen(".port.");
+                _cleanup_free_ char *ll_name = xasprintf("ib.%s.port.%s.link_layer", mid, port);
+                const char *ll = fact_text(f, ll_name);
+                if (!streq(ll, "InfiniBand") && !streq(ll, "Ethernet"))
+                        continue;
+                roce += streq(ll, "Ethernet");
+                strv_push(&ports, xasprintf("%s:%s", mid, port));
+        }
+        free(v);
+        if (!ports.n) {
+                strv_add(&s->notes, "NCCL_IB_HCA: no InfiniBand/RoCE port is ACTIVE, so NCCL uses sockets");
+                return;
+        }
+        if (ports.n > 32) {
+                strv_push(&s->notes, xasprintf("NCCL_IB_HCA: %zu ACTIVE ports, NCCL uses at most 32: the first 32 "
+                                               "are listed",
+                                               ports.n));
+                while (ports.n > 32)
+                        free(ports.v[--ports.n]);
+                ports.v[ports.n] = NULL;
+        }
+        _cleanup_free_ char *list = strv_join(&ports, ",");
+        _cleanup_free_ char *value = xasprintf("=%s", list);
+        settings_add(s, "NCCL_IB_HCA", value,
+                     xasprintf("the %zu ACTIVE %s port%s, by exact name (a bare mlx5_1 would also select "
+                               "mlx5_10-19); a storage HCA belongs out of it: set NCCL_IB_HCA in the profile",
+                               ports.n, roce == ports.n ? "RoCE" : roce ? "InfiniBand/RoCE" : "InfiniBand",
+                               ports.n == 1 ? "" : "s"));
+        strv_free(&ports);
+}
+
+/* NCCL_SOCKET_IFNAME: interfaces that are up and have an address (NCCL wants IFF_RUNNING and an
+ * address, src/os/linux.cc), minus loopback, container, libvirt and IPoIB interfaces. */
+static void derive_socket_ifname(struct facts *f, struct nccl_settings *s)
+{
+        const struct fact **v;
+        size_t n = facts_match(f, "net.*.up", &v);
+        struct strv ifs = {0};
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *ifn = name_middle(v[i]->name, "net.", ".up");
+                if (!ifn || v[i]->status != FACT_OK || v[i]->type != FACT_BOOL || !v[i]->b)
+                        continue;
+                bool skip = false;
+                for (size_t k = 0; k < ARRAY_SIZE(ifname_skip) && !skip; k++)
+                        skip = streq(ifname_skip[k], "lo") ? streq(ifn, "lo") : startswith(ifn, ifname_skip[k]);
+                _cleanup_free_ char *addr = xasprintf("net.%s.has_address", ifn);
+                if (!skip && fact_true(f, addr))
+                        strv_add(&ifs, ifn);
+        }
+        free(v);
+        if (!ifs.n) {
+                strv_add(&s->notes, "NCCL_SOCKET_IFNAME: no interface is up with an address (lo, docker*, virbr*, "
+                                    "veth*, br-* and ib* do not count)");
+                return;
+        }
+        _cleanup_free_ char *list = strv_join(&ifs, ",");
+        _cleanup_free_ char *value = xasprintf("=%s", list);
+        settings_add(s, "NCCL_SOCKET_IFNAME", value,
+                     xasprintf("interfaces up with an address, by exact name, without lo, docker*, virbr*, veth*, "
+                               "br-* and IPoIB ib*; every node needs the same names (a missing one fails init)"));
+        strv_free(&ifs);
+}
+
+/* GPUDirect RDMA works only when NCCL finds a peer-memory module (src/transport/net_ib/gdr.cc):
+ * nvidia_peermem, or the legacy nv_peer_mem. */
+static bool gdr_available(struct facts *f)
+{
+        return fact_true(f, "module.nvidia_peermem.loaded") || fact_true(f, "module.nv_peer_mem.loaded");
+}
+
+/* What the linter says about one KEY=VALUE line on its own; NULL when nothing. */
+static char *lint_one(const struct nccl_catalog *c, const char *key, const char *value, bool *debug, bool *fatal)
+{
+        *debug = *fatal = false;
+        if (!c)
+                return NULL;
+        _cleanup_free_ char *line = xasprintf("%s=%s\n", key, value);
+        struct nccl_lint l;
+        nccl_lint_text(c, line, strlen(line), &l);
+        char *msg = NULL;
+        for (size_t i = 0; i < l.n_findings; i++) {
+                enum nccl_problem p = l.findings[i].problem;
+                if (p == NP_DEBUG)
+                        *debug = true;
+                else if (p != NP_DEPRECATED)
+                        *fatal = true;
+                if (!msg && (p != NP_DEBUG && p != NP_DEPRECATED))
+                        msg = xstrdup(l.findings[i].message);
+        }
+        for (size_t i = 0; !msg && i < l.n_findings; i++)
+                if (l.findings[i].problem == NP_DEPRECATED)
+                        msg = xstrdup(l.findings[i].message);
+        nccl_lint_free(&l);
+        return msg;
+}
+
+static const char *profile_reason(const struct resolved *profile, const char *key)
+{
+        _cleanup_free_ char *rk = xasprintf("%s.reason", key);
+        for (size_t i = 0; i < profile->nccl.n; i++)
+                if (streq(profile->nccl.v[i].key, rk) && *profile->nccl.v[i].value)
+                        return profile->nccl.v[i].value;
+        return NULL;
+}
+
+static void take_profile(struct facts *f, const struct resolved *profile, const struct nccl_catalog *c,
+                         struct nccl_settings *s)
+{
+        bool gdr = gdr_available(f);
+        for (size_t i = 0; i < profile->nccl.n; i++) {
+                const struct setting *st = &profile->nccl.v[i];
+                if (strchr(st->key, '.'))
+                        continue; /* KEY.reason: a note on KEY, not a setting */
+                bool debug, fatal;
+                _cleanup_free_ char *msg = lint_one(c, st->key, st->value, &debug, &fatal);
+                if (fatal) {
+                        strv_push(&s->notes, xasprintf("%s from profile %s not written: %s", st->key, profile->name, msg));
+                        continue;
+                }
+                const char *reason = debug ? profile_reason(profile, st->key) : NULL;
+                if (debug && !reason) {
+                        strv_push(&s->notes, xasprintf("%s from profile %s not written: a debugging switch needs a "
+                                                       "reason (%s.reason in the profile's [nccl])",
+                                                       st->key, profile->name, st->key));
+                        continue;
+                }
+                if (is_gdr_key(st->key) && !gdr) {
+                        strv_push(&s->notes, xasprintf("%s from profile %s not written: no GPUDirect RDMA here "
+                                                       "(nvidia_peermem is not loaded), so it would do nothing",
+                                                       st->key, profile->name));
+                        continue;
+                }
+                char *why = reason ? xasprintf("profile %s, a debugging switch: %s", profile->name, reason)
+                            : msg  ? xasprintf("profile %s (%s)", profile->name, msg)
+                                   : xasprintf("profile %s", profile->name);
+                settings_add(s, st->key, st->value, why);
+        }
+}
+
+void nccl_settings_build(struct facts *f, const struct resolved *profile, const struct nccl_catalog *c,
+                         struct nccl_settings *ret)
+{
+        struct nccl_settings s = {0}, hw = {0};
+        if (profile)
+                take_profile(f, profile, c, &s);
+        derive_ib_hca(f, &hw);
+        derive_socket_ifname(f, &hw);
+        if (gdr_available(f))
+                strv_add(&hw.notes, "GPUDirect RDMA: a peer-memory module is loaded; NCCL_NET_GDR_LEVEL is left at "
+                                    "NCCL's default (PXB), raise it only after measuring");
+        else if (settings_find(&hw, "NCCL_IB_HCA"))
+                strv_add(&hw.notes, "GPUDirect RDMA: nvidia_peermem is not loaded, so NCCL stages network traffic "
+                                    "through host memory (modprobe nvidia-peermem, or the open driver with DMA-BUF)");
+        /* The profile's value of a key wins over the hardware's. */
+        for (size_t i = 0; i < hw.n; i++) {
+                if (settings_find(&s, hw.v[i].key)) {
+                        strv_push(&s.notes, xasprintf("%s: the profile's value is used instead of the hardware's (%s)",
+                                                      hw.v[i].key, hw.v[i].value));
+                        continue;
+                }
+                settings_add(&s, hw.v[i].key, hw.v[i].value, hw.v[i].why);
+                hw.v[i].why = NULL;
+        }
+        for (size_t i = 0; i < hw.notes.n; i++)
+                strv_add(&s.notes, hw.notes.v[i]);
+        nccl_settings_free(&hw);
+        *ret = s;
+}
+
+void nccl_conf_paths(struct root *r, struct strv *ret)
+{
+        strv_add(ret, "/root/.nccl.conf");
+        struct strv homes = {0};
+        if (root_list(r, "/home", &homes) == 0)
+                for (size_t i = 0; i < homes.n; i++)
+                        strv_push(ret, xasprintf("/home/%s/.nccl.conf", homes.v[i]));
+        strv_free(&homes);
+        strv_add(ret, "/etc/nccl.conf");
+}
+
+/* --- the file ------------------------------------------------------------------------------ */
+
+static void lines_split(const char *text, struct strv *ret)
+{
+        if (!text)
+                return;
+        for (const char *p = text; *p;) {
+                size_t n = strcspn(p, "\n");
+                char *line = xstrndup(p, n);
+                /* NCCL 2.30 strips a trailing \r, older versions keep it in the value: store LF. */
+                size_t l = strlen(line);
+                if (l && line[l - 1] == '\r')
+                        line[l - 1] = '\0';
+                strv_push(ret, line);
+                p += n + (p[n] == '\n');
+        }
+}
+
+/* The site's lines: everything outside complete managed blocks, minus the one blank line the
+ * renderer puts after a block. A BEGIN without an END is not a block (nothing is dropped). */
+static void site_lines(const struct strv *all, struct strv *ret)
+{
+        for (size_t i = 0; i < all->n; i++) {
+                if (streq(all->v[i], NCCL_GEN_BEGIN)) {
+                        size_t j = i + 1;
+                        while (j < all->n && !streq(all->v[j], NCCL_GEN_END))
+                                j++;
+                        if (j < all->n) {
+                                i = j;
+                                if (i + 1 < all->n && !*all->v[i + 1])
+                                        i++;
+                                continue;
+                        }
+                }
+                strv_add(ret, all->v[i]);
+        }
+}
+
+/* The key of a line NCCL reads as written, or NULL (comment, blank, no '='). */
+static char *line_key(const char *line)
+{
+        if (line[0] == '#')
+                return NULL;
+        const char *eq = strchr(line, '=');
+        return eq ? xstrndup(line, (size_t)(eq - line)) : NULL;
+}
+
+/* Comment out what NCCL would misread, what does nothing, debugging switches, later duplicates and
+ * keys the managed block sets. A line that passes stays as it is, so the transform is stable. */
+static void site_transform(struct strv *site, const struct nccl_settings *s, const struct nccl_catalog *c)
+{
+        struct strv kept = {0};
+        for (size_t i = 0; i < site->n; i++) {
+                char *line = site->v[i];
+                if (!*line || line[0] == '#')
+                        continue;
+                bool bad = false;
+                if (c) {
+                        struct nccl_lint l;
+                        nccl_lint_text(c, line, strlen(line), &l);
+                        /* Deprecated keys too: they still act, but the replacement is the key to
+                         * set (in the profile), and a generated file must pass the linter. */
+                        bad = l.n_findings > 0;
+                        nccl_lint_free(&l);
+                }
+                _cleanup_free_ char *key = line_key(line);
+                if (!key) /* whitespace only: NCCL skips it too */
+                        bad = strspn(line, " \t") != strlen(line);
+                else if (settings_find(s, key) || strv_contains(&kept, key) || is_debug_switch(key))
+                        bad = true;
+                if (bad) {
+                        site->v[i] = xasprintf(NCCL_GEN_DISABLED "%s", line);
+                        free(line);
+                } else if (key)
+                        strv_add(&kept, key);
+        }
+        strv_free(&kept);
+}
+
+/* Why each disabled line is disabled, from the transformed lines alone (so re-rendering agrees). */
+static void disabled_notes(const struct strv *site, const struct nccl_settings *s, const struct nccl_catalog *c,
+                           struct strv *ret)
+{
+        struct strv kept = {0};
+        for (size_t i = 0; i < site->n; i++) {
+                const char *line = site->v[i];
+                if (!startswith(line, NCCL_GEN_DISABLED)) {
+                        _cleanup_free_ char *key = line_key(line);
+                        if (key)
+                                strv_add(&kept, key);
+                        continue;
+                }
+                const char *orig = line + strlen(NCCL_GEN_DISABLED);
+                char *msg = NULL;
+                if (c) {
+                        struct nccl_lint l;
+                        nccl_lint_text(c, orig, strlen(orig), &l);
+                        if (l.n_findings)
+                                msg = xstrdup(l.findings[0].message);
+                        nccl_lint_free(&l);
+                }
+                _cleanup_free_ char *key = line_key(orig);
+                if (msg)
+                        ;
+                else if (key && settings_find(s, key))
+                        msg = xasprintf("%s is set in this block", key);
+                else if (key && strv_contains(&kept, key))
+                        msg = xasprintf("%s is defined earlier in the file (the first definition wins)", key);
+                else if (key && is_debug_switch(key))
+                        msg = xasprintf("%s is a debugging switch", key);
+                else
+                        msg = xasprintf("%s", *orig ? orig : "(blank)");
+                strv_push(ret, xasprintf("disabled below: %s", msg));
+                free(msg);
+        }
+        strv_free(&kept);
+}
+
+char *nccl_conf_render(struct facts *f, const struct resolved *profile, const struct nccl_catalog *c,
+                       const char *existing)
+{
+        struct nccl_settings s;
+        nccl_settings_build(f, profile, c, &s);
+        struct strv all = {0}, site = {0}, disabled = {0};
+        lines_split(existing, &all);
+        site_lines(&all, &site);
+        site_transform(&site, &s, c);
+        disabled_notes(&site, &s, c, &disabled);
+
+        struct sbuf b = {0};
+        sbuf_add(&b, NCCL_GEN_BEGIN "\n");
+        sbuf_addf(&b, "# Written by llmtune from %s%s and this machine's hardware: change the profile, not\n"
+                      "# this block (llmtune apply rewrites it). NCCL reads KEY and VALUE literally and the first\n"
+                      "# definition of a key wins, so this block comes first and the site's own lines follow it.\n",
+                  profile ? "profile " : "no profile", profile ? profile->name : "");
+        for (size_t i = 0; i < s.n; i++) {
+                if (s.v[i].why)
+                        sbuf_addf(&b, "# %s: %s\n", s.v[i].key, s.v[i].why);
+                sbuf_addf(&b, "%s=%s\n", s.v[i].key, s.v[i].value);
+        }
+        for (size_t i = 0; i < s.notes.n; i++)
+                sbuf_addf(&b, "# %s\n", s.notes.v[i]);
+        for (size_t i = 0; i < disabled.n; i++)
+                sbuf_addf(&b, "# %s\n", disabled.v[i]);
+        sbuf_add(&b, NCCL_GEN_END "\n");
+        if (site.n) {
+                sbuf_add(&b, "\n");
+                for (size_t i = 0; i < site.n; i++)
+                        sbuf_addf(&b, "%s\n", site.v[i]);
+        }
+        strv_free(&all);
+        strv_free(&site);
+        strv_free(&disabled);
+        nccl_settings_free(&s);
+        return sbuf_steal(&b);
+}
+
+/* POSIX shell single quotes: everything literal, a quote as '\''. */
+static void add_quoted(struct sbuf *b, const char *v)
+{
+        sbuf_add(b, "'");
+        for (const char *p = v; *p; p++)
+                if (*p == '\'')
+                        sbuf_add(b, "'\\''");
+                else
+                        sbuf_addn(b, p, 1);
+        sbuf_add(b, "'");
+}
+
+char *nccl_env_render(const struct nccl_settings *s)
+{
+        struct sbuf b = {0};
+        sbuf_add(&b, "# NCCL settings for a job script (the same as llmtune writes to /etc/nccl.conf).\n");
+        for (size_t i = 0; i < s->n; i++) {
+                if (s->v[i].why)
+                        sbuf_addf(&b, "# %s: %s\n", s->v[i].key, s->v[i].why);
+                sbuf_addf(&b, "export %s=", s->v[i].key);
+                add_quoted(&b, s->v[i].value);
+                sbuf_add(&b, "\n");
+        }
+        for (size_t i = 0; i < s->notes.n; i++)
+                sbuf_addf(&b, "# %s\n", s->notes.v[i]);
+        if (!b.len)
+                sbuf_add(&b, "");
+        return sbuf_steal(&b);
+}
