@@ -1,0 +1,648 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The change log (see changelog.h). One JSON object per line, keys in a fixed order:
+ *
+ *   seq time host run event ref profile profile_hash rule target type before after
+ *   before_sha256 after_sha256 backup_before backup_after mode mkdirs argv undo aux reboot detail
+ *   prev hash
+ *
+ * "hash" is the SHA-256 (hex) of the record serialized by json-c with JSON_C_TO_STRING_PLAIN |
+ * JSON_C_TO_STRING_NOSLASHESCAPE without its "hash" key, which is exactly the line as written
+ * with its trailing `,"hash":"..."` cut off: a script can check the chain without json-c.
+ * "prev" is the previous record's "hash" ("0" x 64 for the first), so an edited record fails its
+ * own hash, and a removed or reordered one breaks the next record's "prev" and the seq sequence.
+ *
+ * What "ref" points at (changelog_in_force and verify rely on it):
+ *   intent                   null (a new step)
+ *   done, failed             the seq of the "intent" it concludes
+ *   undo-intent              the seq of the "done" record it is about to reverse
+ *   undone, undo-failed      the seq of the "done" record it reverses (not of its undo-intent)
+ *
+ * File contents are not inline: before/after are null for CHANGE_FILE and the contents live in
+ * CHANGELOG_DIR/backups/<sha256>, written once per content (atomically, before the record that
+ * names them), so a record never references a backup that is not on disk.
+ */
+#include "changelog.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <openssl/evp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "actions.h"
+
+#define BACKUP_DIR CHANGELOG_DIR "/backups"
+/* Bound on the log read back in one piece (a log of millions of changes is not a real case). */
+#define CHANGELOG_READ_MAX (256u << 20)
+#define JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+static const char zero_hash[65] = "0000000000000000000000000000000000000000000000000000000000000000";
+
+struct changelog {
+        struct root *root;
+        int fd;
+        long seq;       /* last seq written */
+        char prev[65];  /* its hash */
+        char *host;
+};
+
+static void sha256_hex(const void *data, size_t len, char out[65])
+{
+        unsigned char md[EVP_MAX_MD_SIZE];
+        unsigned mdlen = 0;
+        EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL);
+        for (unsigned k = 0; k < mdlen && k < 32; k++)
+                snprintf(out + 2 * k, 3, "%02x", md[k]);
+        out[64] = '\0';
+}
+
+static bool is_hex64(const char *s)
+{
+        if (!s || strlen(s) != 64)
+                return false;
+        for (; *s; s++)
+                if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
+                        return false;
+        return true;
+}
+
+/* mkdir -p of an absolute PATH under the root, one component at a time through the handle. */
+static int ensure_dir(struct root *r, const char *path, mode_t mode)
+{
+        _cleanup_free_ char *p = xstrdup(path);
+        for (char *s = p + 1;; s++) {
+                if (*s != '/' && *s != '\0')
+                        continue;
+                bool last = *s == '\0';
+                *s = '\0';
+                char *slash = strrchr(p, '/');
+                *slash = '\0';
+                int dfd = root_open(r, *p ? p : "/", O_PATH | O_DIRECTORY, 0);
+                *slash = '/';
+                if (dfd < 0)
+                        return dfd;
+                int rc = mkdirat(dfd, slash + 1, mode) < 0 && errno != EEXIST ? -errno : 0;
+                close(dfd);
+                if (rc < 0)
+                        return rc;
+                if (last)
+                        return 0;
+                *s = '/';
+        }
+}
+
+/* The host name: the tree's /etc/hostname under a foreign root, the kernel's on the live one. */
+static char *host_name(struct root *r)
+{
+        if (root_is_live(r)) {
+                char buf[256] = "";
+                if (gethostname(buf, sizeof(buf) - 1) == 0 && buf[0])
+                        return xstrdup(buf);
+        }
+        const char *data;
+        size_t len;
+        if (root_read(r, "/etc/hostname", &data, &len) == 0) {
+                size_t n = strcspn(data, "\n");
+                _cleanup_free_ char *h = xstrndup(data, n);
+                strip_trailing(h);
+                if (*h && strlen(h) < 256)
+                        return xstrdup(h);
+        }
+        return xstrdup("unknown");
+}
+
+char *changelog_run_id(void)
+{
+        time_t t = time(NULL);
+        struct tm tm;
+        char buf[32];
+        gmtime_r(&t, &tm);
+        strftime(buf, sizeof(buf), "%Y%m%dT%H%M%SZ", &tm);
+        return xasprintf("%s-%ld", buf, (long)getpid());
+}
+
+static int read_fd_all(int fd, char **ret, size_t *ret_len)
+{
+        struct sbuf b = {0};
+        char buf[65536];
+        for (;;) {
+                ssize_t n = read(fd, buf, sizeof(buf));
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        int e = -errno;
+                        free(b.s);
+                        return e;
+                }
+                if (n == 0)
+                        break;
+                if (b.len + (size_t)n > CHANGELOG_READ_MAX) {
+                        free(b.s);
+                        return -EFBIG;
+                }
+                sbuf_addn(&b, buf, (size_t)n);
+        }
+        *ret_len = b.len;
+        *ret = b.s ? sbuf_steal(&b) : xstrdup("");
+        return 0;
+}
+
+/* Parse one line strictly: a JSON object and nothing after it. */
+static json_object *parse_line(const char *s, size_t len)
+{
+        json_tokener *tok = json_tokener_new();
+        json_object *o = json_tokener_parse_ex(tok, s, (int)len);
+        bool ok = o && json_tokener_get_error(tok) == json_tokener_success &&
+                  json_tokener_get_parse_end(tok) == len && json_object_is_type(o, json_type_object);
+        json_tokener_free(tok);
+        if (!ok) {
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
+}
+
+/* Check O's own hash: remove "hash", serialize, digest, put it back (it stays the last key). */
+static bool record_hash_ok(json_object *o, char stored[65])
+{
+        json_object *h;
+        stored[0] = '\0';
+        if (!json_object_object_get_ex(o, "hash", &h) || !json_object_is_type(h, json_type_string) ||
+            !is_hex64(json_object_get_string(h)))
+                return false;
+        memcpy(stored, json_object_get_string(h), 65);
+        json_object_get(h);
+        json_object_object_del(o, "hash");
+        size_t len;
+        const char *s = json_object_to_json_string_length(o, JSON_FLAGS, &len);
+        char actual[65];
+        sha256_hex(s, len, actual);
+        json_object_object_add(o, "hash", h);
+        return streq(actual, stored);
+}
+
+static const char *get_str(json_object *o, const char *key)
+{
+        json_object *v;
+        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+                return NULL;
+        return json_object_get_string(v);
+}
+
+static long get_long(json_object *o, const char *key)
+{
+        json_object *v;
+        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
+                return 0;
+        int64_t x = json_object_get_int64(v);
+        return x > 0 && x <= LONG_MAX ? (long)x : 0;
+}
+
+int changelog_open(struct root *r, struct changelog **ret)
+{
+        int rc = ensure_dir(r, BACKUP_DIR, 0755);
+        if (rc < 0)
+                return rc;
+        int fd = root_open(r, CHANGELOG_PATH, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NOCTTY, 0644);
+        if (fd < 0)
+                return fd;
+        struct changelog *l = xcalloc(1, sizeof(*l));
+        l->root = r;
+        l->fd = fd;
+        memcpy(l->prev, zero_hash, sizeof(zero_hash));
+
+        _cleanup_free_ char *data = NULL;
+        size_t len = 0;
+        rc = read_fd_all(fd, &data, &len);
+        if (rc >= 0 && len > 0) {
+                /* Continue the chain from the last record, which must be whole and intact. */
+                if (data[len - 1] != '\n')
+                        rc = -EBADMSG;
+                else {
+                        size_t end = len - 1, start = end;
+                        while (start > 0 && data[start - 1] != '\n')
+                                start--;
+                        json_object *o = parse_line(data + start, end - start);
+                        char h[65];
+                        if (!o || !record_hash_ok(o, h) || get_long(o, "seq") <= 0)
+                                rc = -EBADMSG;
+                        else {
+                                l->seq = get_long(o, "seq");
+                                memcpy(l->prev, h, sizeof(h));
+                        }
+                        json_object_put(o);
+                }
+        }
+        if (rc < 0) {
+                changelog_close(l);
+                return rc;
+        }
+        l->host = host_name(r);
+        *ret = l;
+        return 0;
+}
+
+struct changelog *changelog_close(struct changelog *l)
+{
+        if (!l)
+                return NULL;
+        if (l->fd >= 0)
+                close(l->fd);
+        free(l->host);
+        free(l);
+        return NULL;
+}
+
+int changelog_lock(struct root *r, bool wait, int *ret_fd)
+{
+        int rc = ensure_dir(r, CHANGELOG_DIR, 0755);
+        if (rc < 0)
+                return rc;
+        int fd = root_open(r, CHANGELOG_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY, 0644);
+        if (fd < 0)
+                return fd;
+        /* flock(2): the lock belongs to this open file description and goes away with it. */
+        while (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
+                if (errno == EINTR)
+                        continue;
+                rc = errno == EWOULDBLOCK ? -EWOULDBLOCK : -errno;
+                close(fd);
+                return rc;
+        }
+        *ret_fd = fd;
+        return 0;
+}
+
+/* Store CONTENT as backups/<sha256> unless it is there already; *ref = "backups/<sha256>". */
+static int store_backup(struct root *r, const char *content, char sha[65], char **ref)
+{
+        size_t len = strlen(content);
+        sha256_hex(content, len, sha);
+        _cleanup_free_ char *path = xasprintf("%s/%s", BACKUP_DIR, sha);
+        struct stat st;
+        if (root_stat(r, path, &st, false) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size != len) {
+                /* Backups of configuration files such as sysctl.d or fstab: readable like them. */
+                int rc = root_write_file(r, path, content, len, 0644);
+                if (rc < 0)
+                        return rc;
+        }
+        *ref = xasprintf("backups/%s", sha);
+        return 0;
+}
+
+static json_object *str_or_null(const char *s) { return s ? json_object_new_string(s) : NULL; }
+
+static json_object *strv_json(const struct strv *l)
+{
+        json_object *a = json_object_new_array();
+        for (size_t i = 0; i < l->n; i++)
+                json_object_array_add(a, json_object_new_string(l->v[i]));
+        return a;
+}
+
+static void utc_now(char buf[32])
+{
+        struct timespec ts;
+        struct tm tm;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        gmtime_r(&ts.tv_sec, &tm);
+        strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+long changelog_append(struct changelog *l, const struct log_context *ctx, const char *event, const struct change *c,
+                      long ref, const char *detail)
+{
+        bool file = c->type == CHANGE_FILE;
+        char sha_b[65] = "", sha_a[65] = "";
+        _cleanup_free_ char *bk_b = NULL, *bk_a = NULL;
+        if (file) {
+                int rc;
+                if (c->before && (rc = store_backup(l->root, c->before, sha_b, &bk_b)) < 0)
+                        return rc;
+                if (c->after && (rc = store_backup(l->root, c->after, sha_a, &bk_a)) < 0)
+                        return rc;
+        }
+        char now[32];
+        utc_now(now);
+        _cleanup_free_ char *mode = file && c->mode ? xasprintf("%04o", (unsigned)(c->mode & 07777)) : NULL;
+
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "seq", json_object_new_int64(l->seq + 1));
+        json_object_object_add(o, "time", json_object_new_string(now));
+        json_object_object_add(o, "host", json_object_new_string(ctx->host ? ctx->host : l->host));
+        json_object_object_add(o, "run", str_or_null(ctx->run));
+        json_object_object_add(o, "event", json_object_new_string(event));
+        json_object_object_add(o, "ref", ref > 0 ? json_object_new_int64(ref) : NULL);
+        json_object_object_add(o, "profile", str_or_null(ctx->profile));
+        json_object_object_add(o, "profile_hash", str_or_null(ctx->profile_hash));
+        json_object_object_add(o, "rule", str_or_null(c->rule));
+        json_object_object_add(o, "target", str_or_null(c->target));
+        json_object_object_add(o, "type", json_object_new_string(change_type_name(c->type)));
+        json_object_object_add(o, "before", file ? NULL : str_or_null(c->before));
+        json_object_object_add(o, "after", file ? NULL : str_or_null(c->after));
+        json_object_object_add(o, "before_sha256", bk_b ? json_object_new_string(sha_b) : NULL);
+        json_object_object_add(o, "after_sha256", bk_a ? json_object_new_string(sha_a) : NULL);
+        json_object_object_add(o, "backup_before", str_or_null(bk_b));
+        json_object_object_add(o, "backup_after", str_or_null(bk_a));
+        json_object_object_add(o, "mode", str_or_null(mode));
+        json_object_object_add(o, "mkdirs", strv_json(&c->mkdirs));
+        json_object_object_add(o, "argv", strv_json(&c->argv));
+        json_object_object_add(o, "undo", strv_json(&c->undo));
+        json_object_object_add(o, "aux", str_or_null(c->aux));
+        json_object_object_add(o, "reboot", json_object_new_boolean(c->reboot));
+        json_object_object_add(o, "detail", str_or_null(detail));
+        json_object_object_add(o, "prev", json_object_new_string(l->prev));
+
+        size_t len;
+        const char *s = json_object_to_json_string_length(o, JSON_FLAGS, &len);
+        char hash[65];
+        sha256_hex(s, len, hash);
+        json_object_object_add(o, "hash", json_object_new_string(hash));
+        s = json_object_to_json_string_length(o, JSON_FLAGS, &len);
+        _cleanup_free_ char *line = xmalloc(len + 1);
+        memcpy(line, s, len);
+        line[len++] = '\n';
+        json_object_put(o);
+
+        /* One write(2) of the whole line, then fsync; a short or failed write is cut off again so
+         * the log never ends in half a record (O_APPEND: the line lands at the current end). */
+        struct stat st;
+        if (fstat(l->fd, &st) < 0)
+                return -errno;
+        ssize_t n = write(l->fd, line, len);
+        int rc = n < 0 ? -errno : (size_t)n != len ? -EIO : 0;
+        if (rc == 0 && fsync(l->fd) < 0)
+                rc = -errno;
+        if (rc < 0) {
+                if (ftruncate(l->fd, st.st_size) == 0)
+                        (void)fsync(l->fd);
+                return rc;
+        }
+        l->seq++;
+        memcpy(l->prev, hash, sizeof(hash));
+        return l->seq;
+}
+
+/* ---- reading back ---- */
+
+static void add_problem(struct log_read *lr, long seq, const char *fmt, ...) _printf_(3, 4);
+static void add_problem(struct log_read *lr, long seq, const char *fmt, ...)
+{
+        lr->problems = xrealloc(lr->problems, (lr->n_problems + 1) * sizeof(*lr->problems));
+        va_list ap;
+        va_start(ap, fmt);
+        lr->problems[lr->n_problems++] = (struct log_problem){.seq = seq, .message = xvasprintf(fmt, ap)};
+        va_end(ap);
+}
+
+static int json_strv(json_object *o, const char *key, struct strv *ret)
+{
+        json_object *a;
+        if (!json_object_object_get_ex(o, key, &a) || !a)
+                return 0;
+        if (!json_object_is_type(a, json_type_array))
+                return -EINVAL;
+        for (size_t i = 0; i < json_object_array_length(a); i++) {
+                json_object *e = json_object_array_get_idx(a, i);
+                if (!json_object_is_type(e, json_type_string))
+                        return -EINVAL;
+                strv_add(ret, json_object_get_string(e));
+        }
+        return 0;
+}
+
+/* Load a file content named by "backup_KEY" and check it against "KEY_sha256". */
+static int load_backup(struct root *r, json_object *o, const char *which, char **ret, char **why)
+{
+        _cleanup_free_ char *bkey = xasprintf("backup_%s", which), *skey = xasprintf("%s_sha256", which);
+        const char *ref = get_str(o, bkey), *sha = get_str(o, skey);
+        *ret = NULL;
+        if (!ref && !sha)
+                return 0; /* absent */
+        if (!ref || !sha || !startswith(ref, "backups/") || !is_hex64(ref + strlen("backups/")) ||
+            !streq(ref + strlen("backups/"), sha)) {
+                *why = xasprintf("its %s backup reference is malformed", which);
+                return -EINVAL;
+        }
+        _cleanup_free_ char *path = xasprintf("%s/%s", CHANGELOG_DIR, ref);
+        const char *data;
+        size_t len;
+        int rc = root_read(r, path, &data, &len);
+        if (rc < 0) {
+                *why = xasprintf("backup %s of its %s content: %s", path, which, strerror(-rc));
+                return rc;
+        }
+        char actual[65];
+        sha256_hex(data, len, actual);
+        if (!streq(actual, sha) || memchr(data, '\0', len)) {
+                *why = xasprintf("backup %s of its %s content was altered", path, which);
+                return -EBADMSG;
+        }
+        *ret = xstrndup(data, len);
+        return 0;
+}
+
+static char *dup_str(json_object *o, const char *key)
+{
+        const char *s = get_str(o, key);
+        return s ? xstrdup(s) : NULL;
+}
+
+/* Fill REC from O; returns a reason when a field is missing or of the wrong kind. */
+static char *record_from_json(struct root *r, json_object *o, struct log_record *rec)
+{
+        rec->seq = get_long(o, "seq");
+        rec->ref = get_long(o, "ref");
+        rec->time = dup_str(o, "time");
+        rec->host = dup_str(o, "host");
+        rec->run = dup_str(o, "run");
+        rec->event = dup_str(o, "event");
+        rec->profile = dup_str(o, "profile");
+        rec->profile_hash = dup_str(o, "profile_hash");
+        rec->detail = dup_str(o, "detail");
+        struct change *c = &rec->change;
+        c->rule = dup_str(o, "rule");
+        c->target = dup_str(o, "target");
+        c->aux = dup_str(o, "aux");
+        json_object *b;
+        c->reboot = json_object_object_get_ex(o, "reboot", &b) && json_object_get_boolean(b);
+        if (!rec->event || !rec->time)
+                return xstrdup("it lacks its event or time");
+        const char *type = get_str(o, "type");
+        if (!type || change_type_parse(type, &c->type) < 0)
+                return xasprintf("its change type '%s' is unknown", type ? type : "(none)");
+        const char *mode = get_str(o, "mode");
+        if (mode) {
+                char *end;
+                unsigned long m = strtoul(mode, &end, 8);
+                if (*end || !*mode || m > 07777)
+                        return xasprintf("its mode '%s' is not an octal mode", mode);
+                c->mode = (mode_t)m;
+        }
+        if (json_strv(o, "mkdirs", &c->mkdirs) < 0 || json_strv(o, "argv", &c->argv) < 0 ||
+            json_strv(o, "undo", &c->undo) < 0)
+                return xstrdup("its mkdirs, argv or undo is not a list of strings");
+        if (c->type != CHANGE_FILE) {
+                c->before = dup_str(o, "before");
+                c->after = dup_str(o, "after");
+                return NULL;
+        }
+        char *why = NULL;
+        if (load_backup(r, o, "before", &c->before, &why) < 0 || load_backup(r, o, "after", &c->after, &why) < 0)
+                return why;
+        return NULL;
+}
+
+static void record_clear(struct log_record *rec)
+{
+        free(rec->time);
+        free(rec->host);
+        free(rec->run);
+        free(rec->event);
+        free(rec->profile);
+        free(rec->profile_hash);
+        free(rec->detail);
+        change_clear(&rec->change);
+        json_object_put(rec->json);
+}
+
+int changelog_read(struct root *r, struct log_read *ret)
+{
+        struct log_read lr = {0};
+        int fd = root_open(r, CHANGELOG_PATH, O_RDONLY | O_NOFOLLOW | O_NOCTTY, 0);
+        if (fd == -ENOENT) {
+                *ret = lr;
+                return 0;
+        }
+        if (fd < 0)
+                return fd;
+        _cleanup_free_ char *data = NULL;
+        size_t len = 0;
+        int rc = read_fd_all(fd, &data, &len);
+        close(fd);
+        if (rc < 0)
+                return rc;
+
+        char prev[65];
+        memcpy(prev, zero_hash, sizeof(zero_hash));
+        bool prev_known = true; /* false after a line that could not be parsed */
+        long last_seq = 0;
+        size_t lineno = 0;
+        for (size_t pos = 0; pos < len;) {
+                const char *nl = memchr(data + pos, '\n', len - pos);
+                size_t end = nl ? (size_t)(nl - data) : len;
+                const char *line = data + pos;
+                size_t n = end - pos;
+                pos = end + 1;
+                lineno++;
+                long expect = last_seq + 1;
+                if (!nl) {
+                        /* changelog_append never leaves half a line: someone cut the file. */
+                        add_problem(&lr, expect, "line %zu: the last record is incomplete (the log was truncated)",
+                                    lineno);
+                        break;
+                }
+                json_object *o = parse_line(line, n);
+                char hash[65];
+                if (!o) {
+                        add_problem(&lr, expect, "line %zu: record %ld is not valid JSON (edited or corrupted)",
+                                    lineno, expect);
+                        last_seq = expect;
+                        prev_known = false;
+                        continue;
+                }
+                long seq = get_long(o, "seq");
+                if (seq <= 0) {
+                        add_problem(&lr, expect, "line %zu: record has no valid seq (edited)", lineno);
+                        json_object_put(o);
+                        last_seq = expect;
+                        prev_known = false;
+                        continue;
+                }
+                bool hash_ok = record_hash_ok(o, hash);
+                const char *p = get_str(o, "prev");
+                if (!hash_ok)
+                        add_problem(&lr, seq, "record %ld (line %zu) was edited: its hash does not match its content",
+                                    seq, lineno);
+                else if (seq > expect)
+                        add_problem(&lr, seq, "record %ld (line %zu) follows record %ld: the records between were removed",
+                                    seq, lineno, last_seq);
+                else if (seq < expect)
+                        add_problem(&lr, seq, "record %ld (line %zu) is out of order (record %ld was expected)", seq,
+                                    lineno, expect);
+                else if (prev_known && !streq(p, prev))
+                        add_problem(&lr, seq,
+                                    "record %ld (line %zu) does not chain to the record before it "
+                                    "(records removed, replaced or reordered)",
+                                    seq, lineno);
+                /* The next record must name this one's stored hash, even when this one was edited:
+                 * a later record replaced as well still shows. */
+                prev_known = is_hex64(hash);
+                memcpy(prev, prev_known ? hash : zero_hash, sizeof(prev));
+                last_seq = seq;
+
+                struct log_record rec = {.json = o};
+                _cleanup_free_ char *why = record_from_json(r, o, &rec);
+                rec.seq = seq;
+                if (why)
+                        add_problem(&lr, seq, "record %ld (line %zu): %s", seq, lineno, why);
+                lr.v = xrealloc(lr.v, (lr.n + 1) * sizeof(*lr.v));
+                lr.v[lr.n++] = rec;
+        }
+        *ret = lr;
+        return 0;
+}
+
+void log_read_free(struct log_read *lr)
+{
+        for (size_t i = 0; i < lr->n; i++)
+                record_clear(&lr->v[i]);
+        free(lr->v);
+        for (size_t i = 0; i < lr->n_problems; i++)
+                free(lr->problems[i].message);
+        free(lr->problems);
+        *lr = (struct log_read){0};
+}
+
+/*
+ * Per (type, target), the "done" records not reversed yet form a stack: an "undone" removes the
+ * "done" it names by ref, wherever it stands, and the top of the stack is the state the target
+ * should be in. Rolling back the latest of two applies to one file puts the earlier one back in
+ * force, which is what restoring its "before" did.
+ */
+size_t changelog_in_force(const struct log_read *lr, size_t **ret)
+{
+        bool *live = xcalloc(lr->n + 1, sizeof(bool));
+        for (size_t i = 0; i < lr->n; i++) {
+                const struct log_record *rec = &lr->v[i];
+                if (streq(rec->event, "done") && rec->change.target)
+                        live[i] = true;
+                else if (streq(rec->event, "undone"))
+                        for (size_t j = 0; j < i; j++)
+                                if (live[j] && lr->v[j].seq == rec->ref) {
+                                        live[j] = false;
+                                        break;
+                                }
+        }
+        size_t *out = xcalloc(lr->n + 1, sizeof(size_t)), n = 0;
+        for (size_t i = 0; i < lr->n; i++) {
+                if (!live[i])
+                        continue;
+                const struct change *c = &lr->v[i].change;
+                bool shadowed = false;
+                for (size_t j = i + 1; j < lr->n && !shadowed; j++)
+                        shadowed = live[j] && lr->v[j].change.type == c->type &&
+                                   streq(lr->v[j].change.target, c->target);
+                if (!shadowed)
+                        out[n++] = i;
+        }
+        free(live);
+        *ret = out;
+        return n;
+}

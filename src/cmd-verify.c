@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * llmtune verify: is the change log intact, did every apply and rollback finish, and is every
+ * change still in force still true on the machine? Like tuned's verify (re-read and compare each
+ * tunable), but against the log on disk rather than a daemon's memory, and per target.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "actions.h"
+#include "changelog.h"
+#include "commands.h"
+#include "diff.h"
+#include "json-out.h"
+
+#define DIFF_LINES_SHOWN 20
+
+enum check_status { CHECK_OK, CHECK_DRIFT, CHECK_UNCHECKABLE, CHECK_ERROR };
+static const char *const check_names[] = {"ok", "drift", "not-checkable", "error"};
+
+struct check {
+        const struct log_record *rec;
+        enum check_status status;
+        char *found;   /* current state (NULL: absent) */
+        char *message; /* one line */
+        char *diff;    /* files: expected -> found */
+};
+
+static void sha256_hex(const char *s, char out[65])
+{
+        unsigned char md[EVP_MAX_MD_SIZE];
+        unsigned mdlen = 0;
+        EVP_Digest(s, strlen(s), md, &mdlen, EVP_sha256(), NULL);
+        for (unsigned k = 0; k < mdlen && k < 32; k++)
+                snprintf(out + 2 * k, 3, "%02x", md[k]);
+        out[64] = '\0';
+}
+
+static char *describe_file(const char *content)
+{
+        if (!content)
+                return xstrdup("absent");
+        char h[65];
+        sha256_hex(content, h);
+        return xasprintf("%zu bytes, sha256 %.12s", strlen(content), h);
+}
+
+static char *quote(const char *v) { return v ? xasprintf("'%s'", v) : xstrdup("absent"); }
+
+/* Runtime values read back may carry a trailing newline the logged value lacks. */
+static bool same_value(const char *a, const char *b)
+{
+        if (!a || !b)
+                return !a && !b;
+        size_t la = strlen(a), lb = strlen(b);
+        while (la && (a[la - 1] == '\n' || a[la - 1] == ' '))
+                la--;
+        while (lb && (b[lb - 1] == '\n' || b[lb - 1] == ' '))
+                lb--;
+        return la == lb && memcmp(a, b, la) == 0;
+}
+
+static void check_one(struct root *root, const struct log_record *rec, struct check *ck)
+{
+        const struct change *c = &rec->change;
+        ck->rec = rec;
+        int rc = action_current(root, c, &ck->found);
+        if (rc == -EOPNOTSUPP) {
+                ck->status = CHECK_UNCHECKABLE;
+                ck->message = xasprintf("not checkable (%s): %s", change_type_name(c->type), c->target);
+                return;
+        }
+        if (rc < 0) {
+                ck->status = CHECK_ERROR;
+                ck->message = xasprintf("cannot check %s: %s", c->target, strerror(-rc));
+                return;
+        }
+        bool same = c->type == CHANGE_FILE ? (!c->after && !ck->found) || streq(c->after, ck->found)
+                                           : same_value(c->after, ck->found);
+        if (same) {
+                ck->status = CHECK_OK;
+                ck->message = xasprintf("ok: %s", c->target);
+                return;
+        }
+        ck->status = CHECK_DRIFT;
+        if (c->type == CHANGE_FILE) {
+                _cleanup_free_ char *e = describe_file(c->after), *f = describe_file(ck->found);
+                ck->message = xasprintf("drift: %s: expected %s (written by change %ld), found %s", c->target, e,
+                                        rec->seq, f);
+                ck->diff = unified_diff(c->target, c->after, ck->found);
+        } else {
+                _cleanup_free_ char *e = quote(c->after), *f = quote(ck->found);
+                ck->message = xasprintf("drift: %s: expected %s (set by change %ld), found %s", c->target, e, rec->seq, f);
+        }
+}
+
+/* Is there an outcome for the step at index I (an intent, or an undo-intent)? See changelog.c
+ * for what ref means per event. */
+static bool has_outcome(const struct log_read *lr, size_t i)
+{
+        const struct log_record *in = &lr->v[i];
+        bool undo = streq(in->event, "undo-intent");
+        for (size_t j = i + 1; j < lr->n; j++) {
+                const struct log_record *o = &lr->v[j];
+                if (undo ? (streq(o->event, "undone") || streq(o->event, "undo-failed")) &&
+                                   (in->ref ? o->ref == in->ref : streq(o->change.target, in->change.target))
+                         : (streq(o->event, "done") || streq(o->event, "failed")) && o->ref == in->seq)
+                        return true;
+        }
+        return false;
+}
+
+static char *unfinished_message(const struct log_record *rec)
+{
+        bool undo = streq(rec->event, "undo-intent");
+        return xasprintf("%s of run %s did not finish: change %ld (%s) is in an unknown state",
+                         undo ? "rollback" : "apply", rec->run ? rec->run : "?", undo && rec->ref ? rec->ref : rec->seq,
+                         rec->change.target ? rec->change.target : "?");
+}
+
+static void print_diff(const char *diff)
+{
+        size_t lines = 0;
+        for (const char *p = diff; *p && lines < DIFF_LINES_SHOWN; lines++) {
+                const char *nl = strchr(p, '\n');
+                size_t n = nl ? (size_t)(nl - p) : strlen(p);
+                printf("    %.*s\n", (int)n, p);
+                p += n + (nl ? 1 : 0);
+                if (lines + 1 == DIFF_LINES_SHOWN && *p)
+                        printf("    ...\n");
+        }
+}
+
+static json_object *str_or_null(const char *s) { return s ? json_object_new_string(s) : NULL; }
+
+static json_object *state_json(const struct change *c, const char *v)
+{
+        if (c->type != CHANGE_FILE || !v)
+                return str_or_null(v);
+        char h[65];
+        sha256_hex(v, h);
+        char buf[80];
+        snprintf(buf, sizeof(buf), "sha256:%s", h);
+        return json_object_new_string(buf);
+}
+
+static void print_json(struct cli *cli, const struct log_read *lr, const struct check *ck, size_t n_ck,
+                       const struct strv *unfinished, const size_t *unf_idx, const char *status)
+{
+        json_object *top = json_object_new_object();
+        json_object_object_add(top, "format", json_object_new_int(1));
+        json_object_object_add(top, "root", json_object_new_string(root_path(cli->root)));
+        json_object_object_add(top, "status", json_object_new_string(status));
+        json_object_object_add(top, "records", json_object_new_int64((int64_t)lr->n));
+        json_object *chain = json_object_new_object(), *probs = json_object_new_array();
+        for (size_t i = 0; i < lr->n_problems; i++) {
+                json_object *p = json_object_new_object();
+                json_object_object_add(p, "seq", json_object_new_int64(lr->problems[i].seq));
+                json_object_object_add(p, "message", json_object_new_string(lr->problems[i].message));
+                json_object_array_add(probs, p);
+        }
+        json_object_object_add(chain, "intact", json_object_new_boolean(lr->n_problems == 0));
+        json_object_object_add(chain, "problems", probs);
+        json_object_object_add(top, "chain", chain);
+        json_object *unf = json_object_new_array();
+        for (size_t i = 0; i < unfinished->n; i++) {
+                const struct log_record *rec = &lr->v[unf_idx[i]];
+                json_object *u = json_object_new_object();
+                json_object_object_add(u, "seq", json_object_new_int64(rec->seq));
+                json_object_object_add(u, "run", str_or_null(rec->run));
+                json_object_object_add(u, "event", str_or_null(rec->event));
+                json_object_object_add(u, "target", str_or_null(rec->change.target));
+                json_object_object_add(u, "message", json_object_new_string(unfinished->v[i]));
+                json_object_array_add(unf, u);
+        }
+        json_object_object_add(top, "unfinished", unf);
+        json_object *changes = json_object_new_array();
+        for (size_t i = 0; i < n_ck; i++) {
+                const struct change *c = &ck[i].rec->change;
+                json_object *o = json_object_new_object();
+                json_object_object_add(o, "seq", json_object_new_int64(ck[i].rec->seq));
+                json_object_object_add(o, "run", str_or_null(ck[i].rec->run));
+                json_object_object_add(o, "rule", str_or_null(c->rule));
+                json_object_object_add(o, "type", json_object_new_string(change_type_name(c->type)));
+                json_object_object_add(o, "target", str_or_null(c->target));
+                json_object_object_add(o, "status", json_object_new_string(check_names[ck[i].status]));
+                bool checked = ck[i].status == CHECK_OK || ck[i].status == CHECK_DRIFT;
+                json_object_object_add(o, "expected", checked ? state_json(c, c->after) : NULL);
+                json_object_object_add(o, "found", checked ? state_json(c, ck[i].found) : NULL);
+                json_object_object_add(o, "message", json_object_new_string(ck[i].message));
+                json_object_object_add(o, "diff", str_or_null(ck[i].diff));
+                json_object_array_add(changes, o);
+        }
+        json_object_object_add(top, "changes", changes);
+        json_print(stdout, top);
+        json_object_put(top);
+}
+
+static int verify_cmd(struct cli *cli, int argc, char **argv)
+{
+        static const struct option opts[] = {
+                {"json", no_argument, NULL, 'j'},
+                {},
+        };
+        bool json = false;
+        int c;
+        while ((c = getopt_long(argc, argv, "j", opts, NULL)) != -1)
+                switch (c) {
+                case 'j': json = true; break;
+                default: return EXIT_ERROR;
+                }
+        if (optind < argc)
+                return cli_error("unexpected argument '%s' (see llmtune verify --help)", argv[optind]);
+        struct root *root = cli_root(cli);
+        if (!root)
+                return EXIT_ERROR;
+        struct log_read lr;
+        int rc = changelog_read(root, &lr);
+        if (rc < 0)
+                return cli_error("cannot read %s under %s: %s", CHANGELOG_PATH, root_path(root), strerror(-rc));
+
+        struct strv unfinished = {0};
+        size_t *unf_idx = xcalloc(lr.n + 1, sizeof(size_t));
+        for (size_t i = 0; i < lr.n; i++)
+                if ((streq(lr.v[i].event, "intent") || streq(lr.v[i].event, "undo-intent")) && !has_outcome(&lr, i)) {
+                        unf_idx[unfinished.n] = i;
+                        strv_push(&unfinished, unfinished_message(&lr.v[i]));
+                }
+        size_t *idx;
+        size_t n_ck = changelog_in_force(&lr, &idx);
+        struct check *ck = xcalloc(n_ck + 1, sizeof(*ck));
+        size_t count[4] = {0};
+        for (size_t i = 0; i < n_ck; i++) {
+                check_one(root, &lr.v[idx[i]], &ck[i]);
+                count[ck[i].status]++;
+        }
+        bool findings = lr.n_problems || unfinished.n || count[CHECK_DRIFT];
+        const char *status = findings ? (count[CHECK_DRIFT] ? "drift" : lr.n_problems ? "tampered" : "unfinished")
+                                      : count[CHECK_ERROR] ? "error" : "clean";
+
+        if (json)
+                print_json(cli, &lr, ck, n_ck, &unfinished, unf_idx, status);
+        else if (lr.n == 0 && lr.n_problems == 0)
+                printf("no changes recorded\n");
+        else {
+                const char *off = cli_color(cli, "\033[0m"), *red = cli_color(cli, "\033[31m"),
+                           *green = cli_color(cli, "\033[32m");
+                if (lr.n_problems) {
+                        printf("%schange log: the hash chain is broken (%zu problem%s)%s\n", red, lr.n_problems,
+                               lr.n_problems == 1 ? "" : "s", off);
+                        for (size_t i = 0; i < lr.n_problems; i++)
+                                printf("tampered: %s\n", lr.problems[i].message);
+                } else
+                        printf("change log: %zu records, hash chain intact\n", lr.n);
+                for (size_t i = 0; i < unfinished.n; i++)
+                        printf("%sunfinished%s: %s\n", red, off, unfinished.v[i]);
+                for (size_t i = 0; i < n_ck; i++) {
+                        const char *col = ck[i].status == CHECK_OK ? green : ck[i].status == CHECK_DRIFT ? red : "";
+                        printf("%s%s%s\n", col, ck[i].message, *col ? off : "");
+                        if (ck[i].diff && *ck[i].diff)
+                                print_diff(ck[i].diff);
+                }
+                printf("\n%zu changes in force: %zu as applied, %zu drifted, %zu not checkable, %zu could not be "
+                       "checked\n",
+                       n_ck, count[CHECK_OK], count[CHECK_DRIFT], count[CHECK_UNCHECKABLE], count[CHECK_ERROR]);
+        }
+
+        for (size_t i = 0; i < n_ck; i++) {
+                free(ck[i].found);
+                free(ck[i].message);
+                free(ck[i].diff);
+        }
+        free(ck);
+        free(idx);
+        free(unf_idx);
+        strv_free(&unfinished);
+        log_read_free(&lr);
+        return findings ? EXIT_FINDINGS : count[CHECK_ERROR] ? EXIT_ERROR : EXIT_OK;
+}
+
+const struct command cmd_verify = {
+        .name = "verify",
+        .summary = "check the change log's integrity and that applied changes are still in force",
+        .usage = "Usage: llmtune [--root DIR] verify [--json]\n"
+                 "\n"
+                 "Check the change log (" CHANGELOG_PATH "): every record's SHA-256 hash and its link to\n"
+                 "the record before it, so an edited, removed or reordered record is reported with its\n"
+                 "sequence number; every apply and rollback step that started and has no outcome (the\n"
+                 "target is in an unknown state); and every change still in force (applied and not rolled\n"
+                 "back): its target is read again and compared with what apply left there. Drift is\n"
+                 "reported per target, with a diff for files. Commands and notes cannot be checked.\n"
+                 "\n"
+                 "  -j, --json   machine-readable output\n"
+                 "\n"
+                 "Exit status: 0 clean (also when nothing was recorded), 2 drift, a broken chain or an\n"
+                 "unfinished step, 1 the log cannot be read or a target could not be checked.\n",
+        .run = verify_cmd,
+};

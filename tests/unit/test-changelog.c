@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: MIT */
+/* The change log: records and backups read back, the hash chain catching edited, removed and
+ * reordered records, changes in force after a rollback, and the apply lock. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "changelog.h"
+
+static char tmpdir[64];
+
+static void setup(void)
+{
+        strcpy(tmpdir, "/tmp/llmtune-changelog-XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+        char *etc = xasprintf("%s/etc", tmpdir);
+        ck_assert_int_eq(mkdir(etc, 0755), 0);
+        free(etc);
+}
+
+static void teardown(void)
+{
+        char *cmd = xasprintf("rm -rf '%s'", tmpdir);
+        ck_assert_int_eq(system(cmd), 0);
+        free(cmd);
+}
+
+static char *log_path(void) { return xasprintf("%s%s", tmpdir, CHANGELOG_PATH); }
+
+static char *slurp(const char *path)
+{
+        FILE *f = fopen(path, "re");
+        ck_assert_ptr_nonnull(f);
+        struct sbuf b = {0};
+        char buf[4096];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+                sbuf_addn(&b, buf, n);
+        fclose(f);
+        return sbuf_steal(&b);
+}
+
+static void spill(const char *path, const char *s)
+{
+        FILE *f = fopen(path, "we");
+        ck_assert_ptr_nonnull(f);
+        fputs(s, f);
+        ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Lines of the log as a strv (without their newlines). */
+static void log_lines(struct strv *l)
+{
+        char *p = log_path(), *s = slurp(p);
+        for (char *line = s, *nl; (nl = strchr(line, '\n')); line = nl + 1)
+                strv_push(l, xstrndup(line, (size_t)(nl - line)));
+        free(s);
+        free(p);
+}
+
+static void write_lines(const struct strv *l)
+{
+        struct sbuf b = {0};
+        for (size_t i = 0; i < l->n; i++)
+                sbuf_addf(&b, "%s\n", l->v[i]);
+        char *p = log_path();
+        spill(p, b.s ? b.s : "");
+        free(p);
+        free(b.s);
+}
+
+static const struct log_context ctx = {.run = "run-1", .profile = "a100-8x", .profile_hash = "abc", .host = NULL};
+
+/* Four records: intent+done of a file change (sysctl.d drop-in replaced), intent+done of a value. */
+static void write_sample(struct root *r)
+{
+        struct changelog *l;
+        ck_assert_int_eq(changelog_open(r, &l), 0);
+        struct change f = {.rule = xstrdup("thp-enabled"), .type = CHANGE_FILE,
+                           .target = xstrdup("/etc/sysctl.d/90-llmtune.conf"), .before = xstrdup("vm.swappiness = 60\n"),
+                           .after = xstrdup("vm.swappiness = 1\n"), .mode = 0644};
+        strv_add(&f.mkdirs, "/etc/sysctl.d");
+        long s1 = changelog_append(l, &ctx, "intent", &f, 0, NULL);
+        ck_assert_int_eq(s1, 1);
+        ck_assert_int_eq(changelog_append(l, &ctx, "done", &f, s1, NULL), 2);
+        struct change v = {.rule = xstrdup("vm-swappiness"), .type = CHANGE_VALUE,
+                           .target = xstrdup("/proc/sys/vm/swappiness"), .before = xstrdup("60"), .after = xstrdup("1")};
+        long s3 = changelog_append(l, &ctx, "intent", &v, 0, NULL);
+        ck_assert_int_eq(s3, 3);
+        ck_assert_int_eq(changelog_append(l, &ctx, "done", &v, s3, "written"), 4);
+        changelog_close(l);
+        change_clear(&f);
+        change_clear(&v);
+}
+
+static struct root *open_root(void)
+{
+        struct root *r;
+        ck_assert_int_eq(root_new(tmpdir, &r), 0);
+        return r;
+}
+
+static bool has_problem_at(const struct log_read *lr, long seq)
+{
+        for (size_t i = 0; i < lr->n_problems; i++)
+                if (lr->problems[i].seq == seq)
+                        return true;
+        return false;
+}
+
+START_TEST(append_and_read)
+{
+        struct root *r = open_root();
+        char *hn = xasprintf("%s/etc/hostname", tmpdir);
+        spill(hn, "node17\n");
+        free(hn);
+        write_sample(r);
+
+        struct log_read lr;
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n_problems, 0);
+        ck_assert_uint_eq(lr.n, 4);
+        ck_assert_int_eq(lr.v[0].seq, 1);
+        ck_assert_int_eq(lr.v[0].ref, 0);
+        ck_assert_int_eq(lr.v[1].ref, 1);
+        ck_assert_str_eq(lr.v[1].event, "done");
+        ck_assert_str_eq(lr.v[1].host, "node17");
+        ck_assert_str_eq(lr.v[1].run, "run-1");
+        ck_assert_str_eq(lr.v[1].profile, "a100-8x");
+        /* File contents come back from the backups. */
+        const struct change *c = &lr.v[1].change;
+        ck_assert_int_eq(c->type, CHANGE_FILE);
+        ck_assert_str_eq(c->before, "vm.swappiness = 60\n");
+        ck_assert_str_eq(c->after, "vm.swappiness = 1\n");
+        ck_assert_uint_eq(c->mode, 0644);
+        ck_assert_uint_eq(c->mkdirs.n, 1);
+        ck_assert_str_eq(lr.v[3].change.before, "60");
+        ck_assert_str_eq(lr.v[3].change.after, "1");
+        ck_assert_str_eq(lr.v[3].detail, "written");
+        /* ... and are not inline in the record. */
+        json_object *b;
+        ck_assert(json_object_object_get_ex(lr.v[1].json, "before", &b));
+        ck_assert_ptr_null(b);
+        size_t *idx;
+        ck_assert_uint_eq(changelog_in_force(&lr, &idx), 2);
+        ck_assert_uint_eq(idx[0], 1);
+        ck_assert_uint_eq(idx[1], 3);
+        free(idx);
+        log_read_free(&lr);
+
+        /* Reopening continues the chain. */
+        struct changelog *l;
+        ck_assert_int_eq(changelog_open(r, &l), 0);
+        struct change n = {.rule = xstrdup("reboot"), .type = CHANGE_NOTE, .target = xstrdup("reboot"), .reboot = true};
+        ck_assert_int_eq(changelog_append(l, &ctx, "intent", &n, 0, NULL), 5);
+        changelog_close(l);
+        change_clear(&n);
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n_problems, 0);
+        ck_assert_uint_eq(lr.n, 5);
+        ck_assert(lr.v[4].change.reboot);
+        log_read_free(&lr);
+        root_free(r);
+}
+END_TEST
+
+START_TEST(edited_record)
+{
+        struct root *r = open_root();
+        write_sample(r);
+        struct strv l = {0};
+        log_lines(&l);
+        char *p = strstr(l.v[1], "\"done\"");
+        ck_assert_ptr_nonnull(p);
+        p[1] = 'D'; /* one byte */
+        write_lines(&l);
+        struct log_read lr;
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n_problems, 1);
+        ck_assert_int_eq(lr.problems[0].seq, 2);
+        ck_assert_ptr_nonnull(strstr(lr.problems[0].message, "edited"));
+        log_read_free(&lr);
+        /* An edit that breaks the JSON is reported at that record too. */
+        l.v[1][0] = 'x';
+        write_lines(&l);
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n_problems, 1);
+        ck_assert_int_eq(lr.problems[0].seq, 2);
+        log_read_free(&lr);
+        /* Appending to a log whose last record is damaged is refused. */
+        l.v[3][5] = '!';
+        write_lines(&l);
+        struct changelog *cl;
+        ck_assert_int_eq(changelog_open(r, &cl), -EBADMSG);
+        strv_free(&l);
+        root_free(r);
+}
+END_TEST
+
+START_TEST(removed_record)
+{
+        struct root *r = open_root();
+        write_sample(r);
+        struct strv l = {0};
+        log_lines(&l);
+        free(l.v[1]);
+        memmove(l.v + 1, l.v + 2, (l.n - 2) * sizeof(char *));
+        l.v[--l.n] = NULL;
+        write_lines(&l);
+        struct log_read lr;
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n_problems, 1);
+        ck_assert_int_eq(lr.problems[0].seq, 3);
+        ck_assert_ptr_nonnull(strstr(lr.problems[0].message, "removed"));
+        log_read_free(&lr);
+        strv_free(&l);
+        root_free(r);
+}
+END_TEST
+
+START_TEST(reordered_records)
+{
+        struct root *r = open_root();
+        write_sample(r);
+        struct strv l = {0};
+        log_lines(&l);
+        char *t = l.v[1];
+        l.v[1] = l.v[2];
+        l.v[2] = t;
+        write_lines(&l);
+        struct log_read lr;
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_ge(lr.n_problems, 1);
+        ck_assert(has_problem_at(&lr, 3));
+        ck_assert(has_problem_at(&lr, 2));
+        log_read_free(&lr);
+        strv_free(&l);
+        root_free(r);
+}
+END_TEST
+
+START_TEST(truncated_and_missing_backup)
+{
+        struct root *r = open_root();
+        write_sample(r);
+        char *p = log_path(), *s = slurp(p);
+        s[strlen(s) - 10] = '\0'; /* cut into the last record */
+        spill(p, s);
+        struct log_read lr;
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n, 3);
+        ck_assert_uint_eq(lr.n_problems, 1);
+        ck_assert_int_eq(lr.problems[0].seq, 4);
+        log_read_free(&lr);
+        free(s);
+        free(p);
+        /* A backup that is gone or altered is a problem of the records naming it. */
+        root_free(r);
+        r = open_root();
+        struct strv l = {0};
+        log_lines(&l);
+        char *sha = strstr(l.v[1], "\"backup_after\":\"backups/");
+        ck_assert_ptr_nonnull(sha);
+        char *bk = xasprintf("%s%s/backups/%.64s", tmpdir, CHANGELOG_DIR, sha + strlen("\"backup_after\":\"backups/"));
+        spill(bk, "vm.swappiness = 100\n");
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert(has_problem_at(&lr, 1));
+        ck_assert(has_problem_at(&lr, 2));
+        ck_assert_ptr_nonnull(strstr(lr.problems[0].message, "altered"));
+        log_read_free(&lr);
+        free(bk);
+        strv_free(&l);
+        root_free(r);
+}
+END_TEST
+
+START_TEST(in_force_after_undo)
+{
+        struct root *r = open_root();
+        write_sample(r);
+        struct changelog *l;
+        ck_assert_int_eq(changelog_open(r, &l), 0);
+        /* A second apply replaces the drop-in again (seq 5, 6) ... */
+        struct change f = {.rule = xstrdup("thp-enabled"), .type = CHANGE_FILE,
+                           .target = xstrdup("/etc/sysctl.d/90-llmtune.conf"), .before = xstrdup("vm.swappiness = 1\n"),
+                           .after = xstrdup("vm.swappiness = 10\n")};
+        ck_assert_int_eq(changelog_append(l, &ctx, "intent", &f, 0, NULL), 5);
+        ck_assert_int_eq(changelog_append(l, &ctx, "done", &f, 5, NULL), 6);
+        /* ... and is rolled back (undone refers to the done, seq 6): the first apply's file is in
+         * force again. The value change of seq 4 is rolled back too. */
+        ck_assert_int_eq(changelog_append(l, &ctx, "undo-intent", &f, 6, NULL), 7);
+        ck_assert_int_eq(changelog_append(l, &ctx, "undone", &f, 6, NULL), 8);
+        struct change v = {.rule = xstrdup("vm-swappiness"), .type = CHANGE_VALUE,
+                           .target = xstrdup("/proc/sys/vm/swappiness"), .before = xstrdup("60"), .after = xstrdup("1")};
+        ck_assert_int_eq(changelog_append(l, &ctx, "undone", &v, 4, NULL), 9);
+        changelog_close(l);
+        struct log_read lr;
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n_problems, 0);
+        size_t *idx;
+        ck_assert_uint_eq(changelog_in_force(&lr, &idx), 1);
+        ck_assert_int_eq(lr.v[idx[0]].seq, 2);
+        free(idx);
+        log_read_free(&lr);
+        change_clear(&f);
+        change_clear(&v);
+        root_free(r);
+}
+END_TEST
+
+START_TEST(missing_log)
+{
+        struct root *r = open_root();
+        struct log_read lr;
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n, 0);
+        ck_assert_uint_eq(lr.n_problems, 0);
+        log_read_free(&lr);
+        root_free(r);
+}
+END_TEST
+
+START_TEST(lock)
+{
+        struct root *r = open_root();
+        int fd1, fd2;
+        ck_assert_int_eq(changelog_lock(r, false, &fd1), 0);
+        /* flock belongs to the open file description: a second open of the lock conflicts. */
+        ck_assert_int_eq(changelog_lock(r, false, &fd2), -EWOULDBLOCK);
+        close(fd1);
+        ck_assert_int_eq(changelog_lock(r, false, &fd2), 0);
+        close(fd2);
+        root_free(r);
+}
+END_TEST
+
+START_TEST(run_id)
+{
+        char *id = changelog_run_id();
+        ck_assert_uint_ge(strlen(id), 18);
+        ck_assert_int_eq(id[8], 'T');
+        free(id);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("changelog");
+        TCase *tc = tcase_create("changelog");
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_test(tc, append_and_read);
+        tcase_add_test(tc, edited_record);
+        tcase_add_test(tc, removed_record);
+        tcase_add_test(tc, reordered_records);
+        tcase_add_test(tc, truncated_and_missing_backup);
+        tcase_add_test(tc, in_force_after_undo);
+        tcase_add_test(tc, missing_log);
+        tcase_add_test(tc, lock);
+        tcase_add_test(tc, run_id);
+        suite_add_tcase(s, tc);
+        SRunner *sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
