@@ -192,6 +192,12 @@ static void check_key(struct nccl_lint *l, const struct nccl_catalog *c, unsigne
 {
         const struct nccl_var *var = nccl_catalog_find(c, key);
         if (!var) {
+                if (startswith(key, "TORCH_NCCL_")) {
+                        add(l, line, NP_FOREIGN, key,
+                            "%s is PyTorch's, read when the process group is built (before NCCL loads this file): "
+                            "set it in the job's environment", key);
+                        return;
+                }
                 if (!startswith(key, "NCCL_")) {
                         add(l, line, NP_FOREIGN, key, "%s is not an NCCL variable: set it in the job's environment", key);
                         return;
@@ -201,6 +207,11 @@ static void check_key(struct nccl_lint *l, const struct nccl_catalog *c, unsigne
                         add(l, line, NP_UNKNOWN, key, "unknown key %s (did you mean %s?)", key, s);
                 else
                         add(l, line, NP_UNKNOWN, key, "unknown key %s: NCCL 2.30 reads no such variable", key);
+                return;
+        }
+        /* initEnvFunc() reads NCCL_CONF_FILE with getenv() before any file (../nccl/NOTES.md section 3). */
+        if (streq(key, "NCCL_CONF_FILE")) {
+                add(l, line, NP_FOREIGN, key, "NCCL_CONF_FILE is read from the environment only: in a file it does nothing");
                 return;
         }
         switch (var->status) {

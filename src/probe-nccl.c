@@ -7,6 +7,7 @@
 #include <errno.h>
 
 #include "facts.h"
+#include "nccl-gen.h"
 #include "nccl-lint.h"
 #include "probes.h"
 
@@ -51,10 +52,51 @@ static void list_fact(struct facts *f, const struct nccl_lint *l, enum nccl_prob
         free(sbuf_steal(&s));
 }
 
+/* nccl.user_conf.*: the ~/.nccl.conf files of the root's homes (NCCL reads $HOME/.nccl.conf before
+ * /etc/nccl.conf, so a user's file overrides the site's). One fact for every problem of every file. */
+static void user_confs(struct facts *f, const struct nccl_catalog *c)
+{
+        struct strv paths = {0}, found = {0};
+        struct sbuf problems = {0};
+        nccl_conf_paths(facts_root(f), &paths);
+        for (size_t i = 0; i < paths.n; i++) {
+                if (streq(paths.v[i], NCCL_CONF))
+                        continue;
+                const char *data;
+                size_t len;
+                int rc = root_read(facts_root(f), paths.v[i], &data, &len);
+                if (rc == -ENOENT)
+                        continue;
+                strv_add(&found, paths.v[i]);
+                if (rc < 0) {
+                        sbuf_addf(&problems, "%s%s: %s", problems.len ? "; " : "", paths.v[i], errno_name(-rc));
+                        continue;
+                }
+                if (!c)
+                        continue;
+                struct nccl_lint l;
+                nccl_lint_text(c, data, len, &l);
+                for (size_t k = 0; k < l.n_findings; k++)
+                        sbuf_addf(&problems, "%s%s line %u: %s", problems.len ? "; " : "", paths.v[i],
+                                  l.findings[k].line, l.findings[k].message);
+                nccl_lint_free(&l);
+        }
+        _cleanup_free_ char *files = found.n ? strv_join(&found, ",") : xstrdup("none");
+        fact_str(f, "/root, /home", files, "nccl.user_conf.files");
+        if (found.n && !c)
+                fact_unreadable(f, "rules/nccl-catalog.tsv", 0, "NCCL catalog not found", "nccl.user_conf.problems");
+        else
+                fact_str(f, "/root, /home", problems.len ? problems.s : "none", "nccl.user_conf.problems");
+        free(sbuf_steal(&problems));
+        strv_free(&found);
+        strv_free(&paths);
+}
+
 static int nccl_run(struct facts *f)
 {
         const char *data;
         size_t len;
+        user_confs(f, facts_nccl_catalog(f));
         int rc = root_read(facts_root(f), NCCL_CONF, &data, &len);
         if (rc == -ENOENT) {
                 fact_bool(f, NCCL_CONF, false, "nccl.conf.present");

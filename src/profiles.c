@@ -392,7 +392,8 @@ int profile_resolve(const struct profile_lib *lib, const char *name, const struc
         /* nccl_keys: the NCCL keys the profile wants in /etc/nccl.conf ("none" without any). */
         struct strv keys = {0};
         for (size_t k = 0; k < r.nccl.n; k++)
-                strv_add(&keys, r.nccl.v[k].key);
+                if (!strchr(r.nccl.v[k].key, '.')) /* KEY.reason explains KEY (nccl-gen.h) */
+                        strv_add(&keys, r.nccl.v[k].key);
         _cleanup_free_ char *joined = keys.n ? strv_join(&keys, ",") : xstrdup("none");
         strv_free(&keys);
         settings_set(&r.params, "nccl_keys", joined, "[nccl] sections");
