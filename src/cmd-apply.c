@@ -52,6 +52,19 @@ static void print_plan_human(const struct plan *p)
                         if (!head)
                                 printf("%s:\n", groups[g].title);
                         head = true;
+                        /* Many values alike (a governor per CPU): one line with the first and last target. */
+                        size_t same = 1;
+                        while (c->type == CHANGE_VALUE && i + same < p->n && p->v[i + same].type == CHANGE_VALUE &&
+                               streq(p->v[i + same].rule, c->rule) && streq(p->v[i + same].after, c->after) &&
+                               ((!p->v[i + same].before && !c->before) ||
+                                (p->v[i + same].before && c->before && streq(p->v[i + same].before, c->before))))
+                                same++;
+                        if (same > 3) {
+                                printf("  %s ... %s (%zu files): %s -> %s   (%s)\n", c->target, p->v[i + same - 1].target, same,
+                                       c->before ? c->before : "(none)", c->after, c->rule);
+                                i += same - 1;
+                                continue;
+                        }
                         if (c->type == CHANGE_COMMAND) {
                                 _cleanup_free_ char *cmd = strv_join(&c->argv, " ");
                                 printf("  %s   (%s)\n", cmd, c->rule);

@@ -96,12 +96,20 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                 close(lock_fd);
                 return cli_error("the change log's chain is broken: refusing to roll back from it (--force to try anyway)");
         }
-        size_t *idx = NULL;
-        size_t n = changelog_in_force(&lr, &idx);
-        const char *last_run = NULL;
-        for (size_t i = 0; i < n; i++)
-                last_run = lr.v[idx[i]].run;
-        /* Select, then check every target before changing anything: refuse as a whole. */
+        /* Every "done" change not undone yet, in log order: rollback reverses all of them, newest
+         * first, so a file changed twice comes back through both changes. The changes in force
+         * (the newest per target) are what the machine must still show. */
+        size_t *idx = xcalloc(lr.n + 1, sizeof(size_t)), n = 0;
+        for (size_t i = 0; i < lr.n; i++) {
+                if (!streq(lr.v[i].event, "done") || lr.v[i].change.type == CHANGE_NOTE)
+                        continue;
+                bool undone = false;
+                for (size_t j = i + 1; j < lr.n && !undone; j++)
+                        undone = streq(lr.v[j].event, "undone") && lr.v[j].ref == lr.v[i].seq;
+                if (!undone)
+                        idx[n++] = i;
+        }
+        const char *last_run = n ? lr.v[idx[n - 1]].run : NULL;
         bool *pick = xcalloc(n + 1, sizeof(bool));
         size_t picked = 0;
         for (size_t i = 0; i < n; i++) {
@@ -110,15 +118,22 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                           (scope == SCOPE_LAST_RUN && last_run && streq(rec->run, last_run));
                 picked += pick[i];
         }
+        /* Check the targets before changing anything, and refuse as a whole: only the newest
+         * change of each target says what the machine should show now. */
+        size_t *force_idx = NULL;
+        size_t nf = changelog_in_force(&lr, &force_idx);
         bool *skip = xcalloc(n + 1, sizeof(bool));
         for (size_t i = 0; i < n; i++) {
-                if (!pick[i])
+                bool newest = false;
+                for (size_t k = 0; k < nf && !newest; k++)
+                        newest = force_idx[k] == idx[i];
+                if (!pick[i] || !newest)
                         continue;
                 const struct change *ch = &lr.v[idx[i]].change;
                 char *cur = NULL;
                 if (action_current(r, ch, &cur) == -EOPNOTSUPP)
                         continue; /* commands: run their undo */
-                if (action_state_equal(ch, cur, ch->before))
+                if (action_state_equal(ch, cur, ch->before) && !action_state_equal(ch, cur, ch->after))
                         skip[i] = true; /* already back */
                 else if (!action_state_equal(ch, cur, ch->after) && !force) {
                         _cleanup_free_ char *b = brief(ch, ch->before), *a = brief(ch, ch->after), *now = brief(ch, cur);
@@ -128,6 +143,7 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                 }
                 free(cur);
         }
+        free(force_idx);
         if (exit_code != EXIT_OK) {
                 cli_error("refusing to roll back: targets were changed by someone else (--force to restore anyway)");
                 goto out;

@@ -77,10 +77,10 @@ char *unified_diff(const char *path, const char *old, const char *new)
         while (i < n || j < m) {
                 if (i < n && j < m && streq(a.v[i], b.v[j])) {
                         ops[k] = KEEP, ai[k] = i++, bi[k++] = j++;
-                } else if (j < m && (i == n || T(i, j + 1) >= T(i + 1, j))) {
-                        ops[k] = ADD, ai[k] = i, bi[k++] = j++;
+                } else if (i < n && (j == m || T(i + 1, j) >= T(i, j + 1))) {
+                        ops[k] = DEL, ai[k] = i++, bi[k++] = j; /* deletions before additions, as diff -u */
                 } else {
-                        ops[k] = DEL, ai[k] = i++, bi[k++] = j;
+                        ops[k] = ADD, ai[k] = i, bi[k++] = j++;
                 }
         }
 #undef T
