@@ -32,39 +32,46 @@ static char *short_value(const struct log_record *rec, const char *v, const char
 
 static void print_table(struct cli *cli, const struct log_read *lr, const char *run)
 {
-        const char *off = cli_color(cli, "\033[0m"), *bold = cli_color(cli, "\033[1m");
-        printf("%s%5s  %-20s  %-11s  %-28s  %-9s  %s%s\n", bold, "SEQ", "TIME (UTC)", "EVENT", "RULE", "TYPE", "TARGET", off);
+        const char *off = cli_color(cli, "\033[0m"), *bold = cli_color(cli, "\033[1m"), *dim = cli_color(cli, "\033[2m");
         const char *last_run = NULL;
+        size_t shown = 0;
         for (size_t i = 0; i < lr->n; i++) {
                 const struct log_record *rec = &lr->v[i];
                 if (run && !streq(rec->run, run))
                         continue;
+                if (shown++ == 0)
+                        printf("%s%5s  %-20s  %-11s  %5s  %-28s  %-8s  %s%s\n", bold, "SEQ", "TIME (UTC)", "EVENT", "OF",
+                               "RULE", "TYPE", "TARGET", off);
                 if (!streq(rec->run, last_run)) {
-                        printf("%s-- run %s (profile %s, host %s)%s\n", cli_color(cli, "\033[2m"),
-                               rec->run ? rec->run : "?", rec->profile ? rec->profile : "?", rec->host ? rec->host : "?",
-                               off);
+                        printf("%s-- run %s (profile %s, host %s)%s\n", dim, rec->run ? rec->run : "?",
+                               rec->profile ? rec->profile : "?", rec->host ? rec->host : "?", off);
                         last_run = rec->run;
                 }
                 const struct change *c = &rec->change;
-                printf("%5ld  %-20s  %-11s  %-28s  %-9s  %s\n", rec->seq, rec->time, rec->event, c->rule ? c->rule : "-",
-                       change_type_name(c->type), c->target ? c->target : "-");
-                if (c->type == CHANGE_COMMAND) {
-                        _cleanup_free_ char *cmd = strv_join(&c->argv, " ");
-                        printf("%7s%s\n", "", cmd);
-                } else if (c->type == CHANGE_NOTE) {
-                        if (c->aux)
-                                printf("%7s%s\n", "", c->aux);
-                } else if (streq(rec->event, "intent") || streq(rec->event, "done")) {
-                        _cleanup_free_ char *b = short_value(rec, c->before, "before_sha256"),
-                                            *a = short_value(rec, c->after, "after_sha256");
-                        printf("%7s%s -> %s\n", "", b, a);
-                }
+                char of[24] = "";
                 if (rec->ref)
-                        printf("%7s(for record %ld)%s%s\n", "", rec->ref, rec->detail ? " " : "",
-                               rec->detail ? rec->detail : "");
-                else if (rec->detail)
+                        snprintf(of, sizeof(of), "%ld", rec->ref);
+                printf("%5ld  %-20s  %-11s  %5s  %-28s  %-8s  %s\n", rec->seq, rec->time, rec->event, of,
+                       c->rule ? c->rule : "-", change_type_name(c->type), c->target ? c->target : "-");
+                /* What the step does, once, on its intent; outcomes refer to it by OF. */
+                if (streq(rec->event, "intent")) {
+                        if (c->type == CHANGE_COMMAND) {
+                                _cleanup_free_ char *cmd = strv_join(&c->argv, " ");
+                                printf("%7s%s%s%s\n", "", dim, cmd, off);
+                        } else if (c->type == CHANGE_NOTE) {
+                                if (c->aux)
+                                        printf("%7s%s%s%s\n", "", dim, c->aux, off);
+                        } else {
+                                _cleanup_free_ char *b = short_value(rec, c->before, "before_sha256"),
+                                                    *a = short_value(rec, c->after, "after_sha256");
+                                printf("%7s%s%s -> %s%s\n", "", dim, b, a, off);
+                        }
+                }
+                if (rec->detail)
                         printf("%7s%s\n", "", rec->detail);
         }
+        if (!shown)
+                printf("no records of run %s\n", run);
 }
 
 static int log_cmd(struct cli *cli, int argc, char **argv)
@@ -119,8 +126,9 @@ const struct command cmd_log = {
                  "\n"
                  "Print the change log (" CHANGELOG_PATH "): one record per step of every apply and\n"
                  "rollback, with its sequence number, time, event (intent, done, failed, undo-intent, undone,\n"
-                 "undo-failed), rule, type, target and before -> after (files: size and the start of the\n"
-                 "content's SHA-256; the contents are kept in " CHANGELOG_DIR "/backups).\n"
+                 "undo-failed), the record it concludes or reverses (OF), rule, type, target, and under each\n"
+                 "intent before -> after (files: size and the start of the content's SHA-256; the contents\n"
+                 "are kept in " CHANGELOG_DIR "/backups).\n"
                  "\n"
                  "  -r, --run ID   only the records of this run (an apply or rollback)\n"
                  "  -j, --json     the records as a JSON array, exactly as logged\n"

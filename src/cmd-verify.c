@@ -203,13 +203,15 @@ static int verify_cmd(struct cli *cli, int argc, char **argv)
 {
         static const struct option opts[] = {
                 {"json", no_argument, NULL, 'j'},
+                {"verbose", no_argument, NULL, 'v'},
                 {},
         };
-        bool json = false;
+        bool json = false, verbose = false;
         int c;
-        while ((c = getopt_long(argc, argv, "j", opts, NULL)) != -1)
+        while ((c = getopt_long(argc, argv, "jv", opts, NULL)) != -1)
                 switch (c) {
                 case 'j': json = true; break;
+                case 'v': verbose = true; break;
                 default: return EXIT_ERROR;
                 }
         if (optind < argc)
@@ -238,7 +240,7 @@ static int verify_cmd(struct cli *cli, int argc, char **argv)
                 count[ck[i].status]++;
         }
         bool findings = lr.n_problems || unfinished.n || count[CHECK_DRIFT];
-        const char *status = findings ? (count[CHECK_DRIFT] ? "drift" : lr.n_problems ? "tampered" : "unfinished")
+        const char *status = findings ? (lr.n_problems ? "tampered" : unfinished.n ? "unfinished" : "drift")
                                       : count[CHECK_ERROR] ? "error" : "clean";
 
         if (json)
@@ -258,6 +260,8 @@ static int verify_cmd(struct cli *cli, int argc, char **argv)
                 for (size_t i = 0; i < unfinished.n; i++)
                         printf("%sunfinished%s: %s\n", red, off, unfinished.v[i]);
                 for (size_t i = 0; i < n_ck; i++) {
+                        if (ck[i].status == CHECK_OK && !verbose)
+                                continue;
                         const char *col = ck[i].status == CHECK_OK ? green : ck[i].status == CHECK_DRIFT ? red : "";
                         printf("%s%s%s\n", col, ck[i].message, *col ? off : "");
                         if (ck[i].diff && *ck[i].diff)
@@ -284,7 +288,7 @@ static int verify_cmd(struct cli *cli, int argc, char **argv)
 const struct command cmd_verify = {
         .name = "verify",
         .summary = "check the change log's integrity and that applied changes are still in force",
-        .usage = "Usage: llmtune [--root DIR] verify [--json]\n"
+        .usage = "Usage: llmtune [--root DIR] verify [--verbose] [--json]\n"
                  "\n"
                  "Check the change log (" CHANGELOG_PATH "): every record's SHA-256 hash and its link to\n"
                  "the record before it, so an edited, removed or reordered record is reported with its\n"
@@ -293,7 +297,8 @@ const struct command cmd_verify = {
                  "back): its target is read again and compared with what apply left there. Drift is\n"
                  "reported per target, with a diff for files. Commands and notes cannot be checked.\n"
                  "\n"
-                 "  -j, --json   machine-readable output\n"
+                 "  -v, --verbose  also list every change found as applied\n"
+                 "  -j, --json     machine-readable output (every change, with its status)\n"
                  "\n"
                  "Exit status: 0 clean (also when nothing was recorded), 2 drift, a broken chain or an\n"
                  "unfinished step, 1 the log cannot be read or a target could not be checked.\n",

@@ -4,8 +4,10 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -312,6 +314,42 @@ START_TEST(in_force_after_undo)
 }
 END_TEST
 
+/* A write cut short (here by RLIMIT_FSIZE, as a full disk would) leaves no half record behind. */
+START_TEST(short_write)
+{
+        struct root *r = open_root();
+        write_sample(r);
+        char *p = log_path(), *before = slurp(p);
+        struct changelog *l;
+        ck_assert_int_eq(changelog_open(r, &l), 0);
+        struct change v = {.rule = xstrdup("vm-swappiness"), .type = CHANGE_VALUE,
+                           .target = xstrdup("/proc/sys/vm/swappiness"), .before = xstrdup("1"), .after = xstrdup("10")};
+        struct rlimit old, lim;
+        ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+        lim = old;
+        lim.rlim_cur = strlen(before) + 100;
+        signal(SIGXFSZ, SIG_IGN);
+        ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+        ck_assert_int_lt(changelog_append(l, &ctx, "intent", &v, 0, NULL), 0);
+        ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+        char *after = slurp(p);
+        ck_assert_str_eq(after, before);
+        /* The chain continues where it was. */
+        ck_assert_int_eq(changelog_append(l, &ctx, "intent", &v, 0, NULL), 5);
+        changelog_close(l);
+        struct log_read lr;
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n_problems, 0);
+        ck_assert_uint_eq(lr.n, 5);
+        log_read_free(&lr);
+        change_clear(&v);
+        free(after);
+        free(before);
+        free(p);
+        root_free(r);
+}
+END_TEST
+
 START_TEST(missing_log)
 {
         struct root *r = open_root();
@@ -358,6 +396,7 @@ int main(void)
         tcase_add_test(tc, reordered_records);
         tcase_add_test(tc, truncated_and_missing_backup);
         tcase_add_test(tc, in_force_after_undo);
+        tcase_add_test(tc, short_write);
         tcase_add_test(tc, missing_log);
         tcase_add_test(tc, lock);
         tcase_add_test(tc, run_id);
