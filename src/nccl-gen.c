@@ -287,15 +287,16 @@ static void lines_split(const char *text, struct strv *ret)
 }
 
 /* The site's lines: everything outside complete managed blocks, minus the one blank line the
- * renderer puts after a block. A BEGIN without an END is not a block (nothing is dropped). */
+ * renderer puts after a block. A BEGIN without its END (before the next BEGIN) is not a block:
+ * nothing of the site's is ever dropped. */
 static void site_lines(const struct strv *all, struct strv *ret)
 {
         for (size_t i = 0; i < all->n; i++) {
                 if (streq(all->v[i], NCCL_GEN_BEGIN)) {
                         size_t j = i + 1;
-                        while (j < all->n && !streq(all->v[j], NCCL_GEN_END))
+                        while (j < all->n && !streq(all->v[j], NCCL_GEN_END) && !streq(all->v[j], NCCL_GEN_BEGIN))
                                 j++;
-                        if (j < all->n) {
+                        if (j < all->n && streq(all->v[j], NCCL_GEN_END)) {
                                 i = j;
                                 if (i + 1 < all->n && !*all->v[i + 1])
                                         i++;

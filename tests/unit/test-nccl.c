@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The NCCL linter on the seed-style file and each problem class, and /etc/nccl.conf generation on
+ * the fixture roots (LLMTUNE_ROOTS): HCAs and interfaces from the hardware, the profile's keys,
+ * the site's lines kept or commented out, idempotence, and every generated file passing the linter.
+ * The catalog is LLMTUNE_NCCL_CATALOG (rules/nccl-catalog.tsv).
+ */
+#include <check.h>
+#include <stdio.h>
+
+#include "facts.h"
+#include "nccl-gen.h"
+#include "nccl-lint.h"
+
+static struct nccl_catalog cat;
+static struct root *root;
+static struct facts *facts;
+
+static void setup(void)
+{
+        const char *p = getenv("LLMTUNE_NCCL_CATALOG");
+        ck_assert_msg(p, "LLMTUNE_NCCL_CATALOG is not set (run through meson test)");
+        ck_assert_int_eq(nccl_catalog_load(p, &cat), 0);
+        ck_assert_uint_gt(cat.n, 200);
+}
+
+static void teardown(void)
+{
+        facts = facts_free(facts);
+        root = root_free(root);
+        nccl_catalog_free(&cat);
+}
+
+static struct facts *open_fixture(const char *name)
+{
+        const char *dir = getenv("LLMTUNE_ROOTS");
+        ck_assert_msg(dir, "LLMTUNE_ROOTS is not set (run through meson test)");
+        _cleanup_free_ char *p = xasprintf("%s/%s", dir, name);
+        facts = facts_free(facts);
+        root = root_free(root);
+        ck_assert_int_eq(root_new(p, &root), 0);
+        facts = facts_new(root);
+        return facts;
+}
+
+/* The finding of LINE with PROBLEM, or NULL. */
+static const struct nccl_finding *find(const struct nccl_lint *l, unsigned line, enum nccl_problem p)
+{
+        for (size_t i = 0; i < l->n_findings; i++)
+                if (l->findings[i].line == line && l->findings[i].problem == p)
+                        return &l->findings[i];
+        return NULL;
+}
+
+static void lint(const char *text, struct nccl_lint *l) { nccl_lint_text(&cat, text, strlen(text), l); }
+
+START_TEST(seed_file)
+{
+        struct nccl_lint l;
+        lint("NCCL_SOCKET_TIMEOUT=1800\n"
+             "NCCL_MIN_NRINGS=4\n"
+             "NCCL_ASYNC_ERROR_HANDLING=1\n"
+             "NCCL_P2P_DISABLE=0\n"
+             "NCCL_DEBUG = INFO\n",
+             &l);
+        const struct nccl_finding *x;
+        ck_assert_ptr_nonnull(x = find(&l, 1, NP_FOREIGN));
+        ck_assert_ptr_nonnull(strstr(x->message, "read by nothing"));
+        ck_assert_ptr_nonnull(x = find(&l, 2, NP_DEPRECATED));
+        ck_assert_ptr_nonnull(strstr(x->message, "NCCL_MIN_CTAS"));
+        ck_assert_ptr_nonnull(x = find(&l, 3, NP_FOREIGN));
+        ck_assert_ptr_nonnull(strstr(x->message, "TORCH_NCCL_ASYNC_ERROR_HANDLING"));
+        ck_assert_ptr_nonnull(x = find(&l, 4, NP_DEBUG));
+        ck_assert_ptr_nonnull(strstr(x->message, "does nothing"));
+        ck_assert_ptr_nonnull(x = find(&l, 5, NP_SYNTAX));
+        ck_assert_ptr_nonnull(strstr(x->message, "spaces around '='"));
+        nccl_lint_free(&l);
+}
+END_TEST
+
+START_TEST(each_problem_with_its_line)
+{
+        struct nccl_lint l;
+        lint("# comment\n"                         /* 1 */
+             "NCCL_IB_HCAS==mlx5_0\n"              /* 2 unknown, did you mean */
+             "NCCL_IB_GDR_LEVEL=PHB\n"             /* 3 removed */
+             "TORCH_NCCL_BLOCKING_WAIT=1\n"        /* 4 PyTorch's */
+             "NCCL_IB_TIMEOUT=abc\n"               /* 5 not an integer */
+             "NCCL_DEBUG=LOUD\n"                   /* 6 not in the allowed set */
+             "NCCL_SOCKET_IFNAME=\"eth0\"\n"       /* 7 quotes */
+             "export NCCL_ALGO=Ring\n"             /* 8 export */
+             "NCCL_PROTO=Simple # fast\n"          /* 9 inline # */
+             "NCCL_IB_TIMEOUT=20\n"                /* 10 duplicate of 5 */
+             "NCCL_BUFFSIZE=4194304\r\n"           /* 11 CRLF */
+             "NCCL_CONF_FILE=/etc/other.conf\n"    /* 12 environment only */
+             "  # indented\n",                     /* 13 not a comment */
+             &l);
+        const struct nccl_finding *x;
+        ck_assert_ptr_null(find(&l, 1, NP_SYNTAX));
+        ck_assert_ptr_nonnull(x = find(&l, 2, NP_UNKNOWN));
+        ck_assert_ptr_nonnull(strstr(x->message, "did you mean NCCL_IB_HCA?"));
+        ck_assert_ptr_nonnull(x = find(&l, 3, NP_REMOVED));
+        ck_assert_ptr_nonnull(strstr(x->message, "NCCL_NET_GDR_LEVEL"));
+        ck_assert_ptr_nonnull(x = find(&l, 4, NP_FOREIGN));
+        ck_assert_ptr_nonnull(strstr(x->message, "job's environment"));
+        ck_assert_ptr_nonnull(find(&l, 5, NP_BAD_VALUE));
+        ck_assert_ptr_nonnull(find(&l, 6, NP_BAD_VALUE));
+        ck_assert_ptr_nonnull(x = find(&l, 7, NP_SYNTAX));
+        ck_assert_ptr_nonnull(strstr(x->message, "quotes"));
+        ck_assert_ptr_nonnull(x = find(&l, 8, NP_SYNTAX));
+        ck_assert_ptr_nonnull(strstr(x->message, "export"));
+        ck_assert_ptr_nonnull(x = find(&l, 9, NP_SYNTAX));
+        ck_assert_ptr_nonnull(strstr(x->message, "inline '#'"));
+        ck_assert_ptr_nonnull(x = find(&l, 10, NP_DUPLICATE));
+        ck_assert_ptr_nonnull(strstr(x->message, "line 5"));
+        ck_assert_ptr_nonnull(x = find(&l, 11, NP_SYNTAX));
+        ck_assert_ptr_nonnull(strstr(x->message, "CRLF"));
+        ck_assert_ptr_nonnull(find(&l, 12, NP_FOREIGN));
+        ck_assert_ptr_nonnull(find(&l, 13, NP_SYNTAX));
+        nccl_lint_free(&l);
+}
+END_TEST
+
+/* A resolved profile with just a name and [nccl] keys (key, value pairs, NULL-terminated). */
+static struct resolved profile_with(const char *name, const char *const *kv)
+{
+        struct resolved r = {.name = xstrdup(name)};
+        for (size_t i = 0; kv && kv[i]; i += 2) {
+                r.nccl.v = xrealloc(r.nccl.v, (r.nccl.n + 1) * sizeof(*r.nccl.v));
+                r.nccl.v[r.nccl.n++] = (struct setting){xstrdup(kv[i]), xstrdup(kv[i + 1]), xstrdup("test")};
+        }
+        return r;
+}
+
+static void profile_free(struct resolved *r)
+{
+        for (size_t i = 0; i < r->nccl.n; i++) {
+                free(r->nccl.v[i].key);
+                free(r->nccl.v[i].value);
+                free(r->nccl.v[i].origin);
+        }
+        free(r->nccl.v);
+        free(r->name);
+}
+
+/* A debugging switch the profile keeps with a reason is still reported by the linter (the profile
+ * then turns rule nccl-conf-debug-switches off); nothing else may be. */
+static void assert_clean(const char *text)
+{
+        struct nccl_lint l;
+        lint(text, &l);
+        for (size_t i = 0; i < l.n_findings; i++)
+                if (l.findings[i].problem != NP_DEBUG || !strstr(text, "a debugging switch: "))
+                        ck_abort_msg("generated file, line %u: %s\n%s", l.findings[i].line, l.findings[i].message, text);
+        nccl_lint_free(&l);
+}
+
+/* Render from EXISTING, check the result lints clean and re-renders to itself. */
+static char *render_checked(const struct resolved *p, const char *existing)
+{
+        char *a = nccl_conf_render(facts, p, &cat, existing);
+        ck_assert(startswith(a, NCCL_GEN_BEGIN "\n"));
+        assert_clean(a);
+        _cleanup_free_ char *b = nccl_conf_render(facts, p, &cat, a);
+        ck_assert_msg(streq(a, b), "not idempotent:\n%s\n---\n%s", a, b);
+        return a;
+}
+
+START_TEST(dgx_a100_generated)
+{
+        open_fixture("dgx-a100");
+        static const char *const kv[] = {"NCCL_DEBUG", "WARN", "NCCL_NET_GDR_LEVEL", "PHB", NULL};
+        struct resolved p = profile_with("a100-8x", kv);
+        const char *seed = "# cluster defaults\n"
+                           "NCCL_SOCKET_TIMEOUT=1800\n"
+                           "NCCL_MIN_NRINGS=4\n"
+                           "NCCL_ASYNC_ERROR_HANDLING=1\n"
+                           "NCCL_P2P_DISABLE=0\n"
+                           "NCCL_DEBUG = INFO\n"
+                           "NCCL_DEBUG=INFO\n"
+                           "NCCL_IB_TIMEOUT=20\n";
+        _cleanup_free_ char *out = render_checked(&p, seed);
+        ck_assert_ptr_nonnull(strstr(out, "\nNCCL_IB_HCA==mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1,mlx5_4:1,mlx5_5:1,"
+                                          "mlx5_6:1,mlx5_7:1\n"));
+        ck_assert_ptr_nonnull(strstr(out, "\nNCCL_SOCKET_IFNAME==enp230s0\n"));
+        ck_assert_ptr_nonnull(strstr(out, "\nNCCL_DEBUG=WARN\n"));
+        /* No peer-memory module on this root: GPUDirect tuning would do nothing. */
+        ck_assert_ptr_null(strstr(out, "\nNCCL_NET_GDR_LEVEL="));
+        ck_assert_ptr_nonnull(strstr(out, "NCCL_NET_GDR_LEVEL from profile a100-8x not written"));
+        /* The site's lines: kept when right, commented out otherwise, in their order after the block. */
+        const char *site = strstr(out, NCCL_GEN_END "\n\n");
+        ck_assert_ptr_nonnull(site);
+        ck_assert_str_eq(site + strlen(NCCL_GEN_END "\n\n"), "# cluster defaults\n"
+                                                              "#llmtune-disabled# NCCL_SOCKET_TIMEOUT=1800\n"
+                                                              "#llmtune-disabled# NCCL_MIN_NRINGS=4\n"
+                                                              "#llmtune-disabled# NCCL_ASYNC_ERROR_HANDLING=1\n"
+                                                              "#llmtune-disabled# NCCL_P2P_DISABLE=0\n"
+                                                              "#llmtune-disabled# NCCL_DEBUG = INFO\n"
+                                                              "#llmtune-disabled# NCCL_DEBUG=INFO\n"
+                                                              "NCCL_IB_TIMEOUT=20\n");
+        /* No file yet: just the block. */
+        _cleanup_free_ char *fresh = render_checked(&p, NULL);
+        ck_assert(endswith(fresh, NCCL_GEN_END "\n"));
+        profile_free(&p);
+}
+END_TEST
+
+START_TEST(hgx_h100_generated)
+{
+        open_fixture("hgx-h100");
+        static const char *const kv[] = {"NCCL_NET_GDR_LEVEL", "PHB", "NCCL_IB_DISABLE", "1", NULL};
+        struct resolved p = profile_with("h100-sxm-8x", kv);
+        _cleanup_free_ char *out = render_checked(&p, NULL);
+        ck_assert_ptr_nonnull(strstr(out, "\nNCCL_IB_HCA==mlx5_0:1,"));
+        ck_assert_ptr_nonnull(strstr(out, "\nNCCL_SOCKET_IFNAME==eno1\n"));
+        /* nvidia_peermem is loaded here: the profile's GDR key is written. */
+        ck_assert_ptr_nonnull(strstr(out, "\nNCCL_NET_GDR_LEVEL=PHB\n"));
+        /* A debugging switch without a reason is not. */
+        ck_assert_ptr_null(strstr(out, "\nNCCL_IB_DISABLE="));
+        ck_assert_ptr_nonnull(strstr(out, "NCCL_IB_DISABLE.reason"));
+        profile_free(&p);
+
+        static const char *const kv2[] = {"NCCL_IB_DISABLE", "1", "NCCL_IB_DISABLE.reason",
+                                          "the HCAs are storage-only", "NCCL_IB_HCA", "=mlx5_0:1", NULL};
+        struct resolved q = profile_with("site", kv2);
+        _cleanup_free_ char *out2 = render_checked(&q, "NCCL_IB_DISABLE=1\nNCCL_CROSS_NIC=0\n");
+        ck_assert_ptr_nonnull(strstr(out2, "\nNCCL_IB_DISABLE=1\n"));
+        ck_assert_ptr_nonnull(strstr(out2, "the HCAs are storage-only"));
+        ck_assert_ptr_null(strstr(out2, "NCCL_IB_DISABLE.reason="));
+        /* The profile's value of a hardware key wins. */
+        ck_assert_ptr_nonnull(strstr(out2, "\nNCCL_IB_HCA==mlx5_0:1\n"));
+        ck_assert_ptr_null(strstr(out2, "\nNCCL_IB_HCA==mlx5_0:1,mlx5_1:1"));
+        /* The site's duplicate of a managed key is commented out, its own key kept. */
+        ck_assert_ptr_nonnull(strstr(out2, "\n#llmtune-disabled# NCCL_IB_DISABLE=1\nNCCL_CROSS_NIC=0\n"));
+        profile_free(&q);
+}
+END_TEST
+
+START_TEST(ws_4090_and_vm)
+{
+        open_fixture("ws-4090");
+        _cleanup_free_ char *out = render_checked(NULL, NULL);
+        ck_assert_ptr_null(strstr(out, "\nNCCL_IB_HCA="));
+        ck_assert_ptr_nonnull(strstr(out, "no InfiniBand/RoCE port is ACTIVE"));
+        ck_assert_ptr_nonnull(strstr(out, "\nNCCL_SOCKET_IFNAME==enp4s0\n"));
+        open_fixture("vm-nogpu");
+        _cleanup_free_ char *vm = render_checked(NULL, NULL);
+        ck_assert_ptr_nonnull(strstr(vm, "\nNCCL_SOCKET_IFNAME==eth0\n"));
+}
+END_TEST
+
+START_TEST(existing_blocks)
+{
+        open_fixture("vm-nogpu");
+        /* A block in the middle moves to the top; a BEGIN without END drops nothing; CRLF becomes LF. */
+        const char *existing = "NCCL_CROSS_NIC=1\r\n" NCCL_GEN_BEGIN "\nNCCL_OLD=1\n" NCCL_GEN_END
+                               "\n\nNCCL_NTHREADS=256\n" NCCL_GEN_BEGIN "\nNCCL_ALGO=Ring\n";
+        _cleanup_free_ char *out = render_checked(NULL, existing);
+        ck_assert_ptr_null(strstr(out, "NCCL_OLD"));
+        const char *site = strstr(out, NCCL_GEN_END "\n\n");
+        ck_assert_ptr_nonnull(site);
+        ck_assert_str_eq(site + strlen(NCCL_GEN_END "\n\n"),
+                         "NCCL_CROSS_NIC=1\nNCCL_NTHREADS=256\n" NCCL_GEN_BEGIN "\nNCCL_ALGO=Ring\n");
+}
+END_TEST
+
+START_TEST(env_lines)
+{
+        open_fixture("dgx-a100");
+        static const char *const kv[] = {"NCCL_DEBUG_SUBSYS", "INIT,it's", NULL};
+        struct resolved p = profile_with("p", kv);
+        struct nccl_settings s;
+        nccl_settings_build(facts, &p, NULL, &s);
+        _cleanup_free_ char *env = nccl_env_render(&s);
+        ck_assert_ptr_nonnull(strstr(env, "\nexport NCCL_DEBUG_SUBSYS='INIT,it'\\''s'\n"));
+        ck_assert_ptr_nonnull(strstr(env, "\nexport NCCL_IB_HCA='=mlx5_0:1,"));
+        nccl_settings_free(&s);
+        profile_free(&p);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+        Suite *s = suite_create("nccl");
+        TCase *tc = tcase_create("nccl");
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, seed_file);
+        tcase_add_test(tc, each_problem_with_its_line);
+        tcase_add_test(tc, dgx_a100_generated);
+        tcase_add_test(tc, hgx_h100_generated);
+        tcase_add_test(tc, ws_4090_and_vm);
+        tcase_add_test(tc, existing_blocks);
+        tcase_add_test(tc, env_lines);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void)
+{
+        SRunner *sr = srunner_create(suite());
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
