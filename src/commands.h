@@ -18,3 +18,4 @@ extern const struct command cmd_verify;
 extern const struct command cmd_exec;
 extern const struct command cmd_affinity;
 extern const struct command cmd_nccl;
+extern const struct command cmd_report;

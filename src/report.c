@@ -1,0 +1,422 @@
+/* SPDX-License-Identifier: MIT */
+/* Fleet report: parse many `llmtune audit --json` documents (json-c) and aggregate them. */
+#include "report.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *cell_name(enum cell c)
+{
+        static const char *const n[] = {"pass", "fail", "n/a", "error", "missing"};
+        return c < CELL__COUNT ? n[c] : "?";
+}
+
+const char *cell_key(enum cell c)
+{
+        static const char *const n[] = {"pass", "fail", "na", "error", "missing"};
+        return c < CELL__COUNT ? n[c] : "?";
+}
+
+/* Names end up in a terminal table: control characters become '?', so a crafted host name
+ * cannot move the cursor or change colours. */
+static char *clean_name(const char *s)
+{
+        char *d = xstrdup(s);
+        for (char *p = d; *p; p++)
+                if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                        *p = '?';
+        return d;
+}
+
+static const char *get_str(json_object *o, const char *key)
+{
+        json_object *v;
+        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+                return NULL;
+        return json_object_get_string(v);
+}
+
+static char *dup_or_null(const char *s) { return s ? clean_name(s) : NULL; }
+
+static size_t rule_index(struct report *rp, const char *id)
+{
+        for (size_t i = 0; i < rp->nrules; i++)
+                if (streq(rp->rules[i].id, id))
+                        return i;
+        return (size_t)-1;
+}
+
+/* The file name without its directory and a trailing ".json": the host when the audit names none. */
+static char *name_from_file(const char *file)
+{
+        const char *b = strrchr(file, '/');
+        b = b ? b + 1 : file;
+        size_t n = strlen(b);
+        if (n > 5 && endswith(b, ".json"))
+                n -= 5;
+        _cleanup_free_ char *s = xstrndup(b, n);
+        return clean_name(s);
+}
+
+static int fail(char **err, const char *file, const char *what)
+{
+        *err = xasprintf("%s: %s", file, what);
+        return -EINVAL;
+}
+
+static void cell_free(struct report_cell *c)
+{
+        free(c->observed);
+        free(c->expected);
+        free(c->reason);
+        free(c->severity);
+}
+
+static void host_free(struct report_host *h)
+{
+        for (size_t i = 0; i < h->ncells; i++)
+                cell_free(&h->cells[i]);
+        free(h->cells);
+        free(h->name);
+        free(h->file);
+        free(h->profile);
+}
+
+int report_add_json(struct report *rp, const char *file, const char *text, size_t len, char **err)
+{
+        *err = NULL;
+        json_tokener *tok = json_tokener_new();
+        json_object *top = json_tokener_parse_ex(tok, text, (int)len);
+        enum json_tokener_error jerr = json_tokener_get_error(tok);
+        size_t used = tok->char_offset;
+        json_tokener_free(tok);
+        if (!top || jerr != json_tokener_success) {
+                json_object_put(top);
+                *err = xasprintf("%s: not JSON (%s)", file,
+                                 jerr == json_tokener_continue ? "truncated" : json_tokener_error_desc(jerr));
+                return -EINVAL;
+        }
+        int rc = 0;
+        while (used < len && isspace((unsigned char)text[used]))
+                used++;
+        json_object *format, *results;
+        if (used < len)
+                rc = fail(err, file, "text after the JSON document");
+        else if (!json_object_is_type(top, json_type_object))
+                rc = fail(err, file, "not an llmtune audit --json document (not an object)");
+        else if (!json_object_object_get_ex(top, "format", &format) || !json_object_is_type(format, json_type_int) ||
+                 json_object_get_int(format) != 1)
+                rc = fail(err, file, "not an llmtune audit --json document of format 1 (\"format\" is missing or not 1)");
+        else if (!json_object_object_get_ex(top, "results", &results) || !json_object_is_type(results, json_type_array))
+                rc = fail(err, file, "not an llmtune audit --json document (no \"results\" array)");
+        if (rc < 0) {
+                json_object_put(top);
+                return rc;
+        }
+
+        struct report_host h = {0};
+        const char *host = get_str(top, "host");
+        h.name = host && *host ? clean_name(host) : name_from_file(file);
+        h.file = xstrdup(file);
+        json_object *prof;
+        if (json_object_object_get_ex(top, "profile", &prof) && json_object_is_type(prof, json_type_object))
+                h.profile = dup_or_null(get_str(prof, "name"));
+        size_t n = json_object_array_length(results);
+        /* Validate every result before touching the report, so a bad file leaves no trace. */
+        for (size_t i = 0; i < n && rc == 0; i++) {
+                json_object *r = json_object_array_get_idx(results, i);
+                const char *id = json_object_is_type(r, json_type_object) ? get_str(r, "rule") : NULL;
+                const char *st = id ? get_str(r, "status") : NULL;
+                if (!id || !*id || !st) {
+                        *err = xasprintf("%s: result %zu has no \"rule\" or \"status\" string", file, i);
+                        rc = -EINVAL;
+                        break;
+                }
+                bool known = false;
+                for (enum cell c = CELL_PASS; c < CELL_MISSING; c++)
+                        known = known || streq(st, cell_name(c));
+                if (!known) {
+                        *err = xasprintf("%s: rule %s has the unknown status \"%s\"", file, id, st);
+                        rc = -EINVAL;
+                }
+                for (size_t j = 0; j < i && rc == 0; j++)
+                        if (streq(get_str(json_object_array_get_idx(results, j), "rule"), id)) {
+                                *err = xasprintf("%s: rule %s appears twice", file, id);
+                                rc = -EINVAL;
+                        }
+        }
+        if (rc < 0) {
+                host_free(&h);
+                json_object_put(top);
+                return rc;
+        }
+        for (size_t i = 0; i < n; i++) {
+                json_object *r = json_object_array_get_idx(results, i);
+                _cleanup_free_ char *id = clean_name(get_str(r, "rule"));
+                size_t k = rule_index(rp, id);
+                if (k == (size_t)-1) {
+                        rp->rules = xrealloc(rp->rules, (rp->nrules + 1) * sizeof(*rp->rules));
+                        k = rp->nrules++;
+                        rp->rules[k] = (struct report_rule){.id = xstrdup(id)};
+                }
+                struct report_rule *rule = &rp->rules[k];
+                if (!rule->title)
+                        rule->title = dup_or_null(get_str(r, "title"));
+                if (!rule->area)
+                        rule->area = dup_or_null(get_str(r, "area"));
+                if (!rule->severity)
+                        rule->severity = dup_or_null(get_str(r, "severity"));
+                if (k >= h.ncells) {
+                        h.cells = xrealloc(h.cells, rp->nrules * sizeof(*h.cells));
+                        for (size_t c = h.ncells; c < rp->nrules; c++)
+                                h.cells[c] = (struct report_cell){.state = CELL_MISSING};
+                        h.ncells = rp->nrules;
+                }
+                struct report_cell *cell = &h.cells[k];
+                const char *st = get_str(r, "status");
+                for (enum cell c = CELL_PASS; c < CELL_MISSING; c++)
+                        if (streq(st, cell_name(c)))
+                                cell->state = c;
+                cell->observed = dup_or_null(get_str(r, "observed"));
+                cell->expected = dup_or_null(get_str(r, "expected"));
+                cell->reason = dup_or_null(get_str(r, "reason"));
+                cell->severity = dup_or_null(get_str(r, "severity"));
+        }
+        json_object_put(top);
+        rp->hosts = xrealloc(rp->hosts, (rp->nhosts + 1) * sizeof(*rp->hosts));
+        rp->hosts[rp->nhosts++] = h;
+        return 0;
+}
+
+int report_add_file(struct report *rp, const char *file, char **err)
+{
+        *err = NULL;
+        int fd = open(file, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+                int e = errno;
+                *err = xasprintf("%s: %s", file, strerror(e));
+                return -e;
+        }
+        struct stat st;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                close(fd);
+                *err = xasprintf("%s: not a regular file", file);
+                return -EINVAL;
+        }
+        /* Read up to one byte past the limit, so an oversized file is detected without trusting st_size. */
+        size_t cap = 4096, len = 0;
+        char *buf = xmalloc(cap);
+        for (;;) {
+                if (len == cap) {
+                        if (cap > REPORT_FILE_MAX)
+                                break;
+                        cap *= 2;
+                        buf = xrealloc(buf, cap);
+                }
+                ssize_t k = read(fd, buf + len, cap - len);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0) {
+                        int e = errno;
+                        close(fd);
+                        free(buf);
+                        *err = xasprintf("%s: %s", file, strerror(e));
+                        return -e;
+                }
+                if (k == 0)
+                        break;
+                len += (size_t)k;
+        }
+        close(fd);
+        int rc;
+        if (len > REPORT_FILE_MAX) {
+                *err = xasprintf("%s: larger than %u MiB: not an audit file", file, REPORT_FILE_MAX >> 20);
+                rc = -EFBIG;
+        } else if (len > INT32_MAX) {
+                rc = fail(err, file, "too large");
+        } else
+                rc = report_add_json(rp, file, buf, len, err);
+        free(buf);
+        return rc;
+}
+
+/* Host names in the order a person expects: "node-2" before "node-10". */
+static int natural_cmp(const char *a, const char *b)
+{
+        while (*a && *b) {
+                if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+                        while (*a == '0' && isdigit((unsigned char)a[1]))
+                                a++;
+                        while (*b == '0' && isdigit((unsigned char)b[1]))
+                                b++;
+                        size_t la = 0, lb = 0;
+                        while (isdigit((unsigned char)a[la]))
+                                la++;
+                        while (isdigit((unsigned char)b[lb]))
+                                lb++;
+                        if (la != lb)
+                                return la < lb ? -1 : 1;
+                        int c = strncmp(a, b, la);
+                        if (c)
+                                return c;
+                        a += la;
+                        b += lb;
+                        continue;
+                }
+                if (*a != *b)
+                        return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+                a++;
+                b++;
+        }
+        return *a ? 1 : *b ? -1 : 0;
+}
+
+static int host_cmp(const void *x, const void *y)
+{
+        const struct report_host *a = x, *b = y;
+        int c = natural_cmp(a->name, b->name);
+        if (!c)
+                c = strcmp(a->name, b->name);
+        return c ? c : strcmp(a->file, b->file);
+}
+
+static const struct report *sort_rp; /* qsort has no context argument */
+
+static int rule_fail_cmp(const void *x, const void *y)
+{
+        const struct report_rule *a = &sort_rp->rules[*(const size_t *)x], *b = &sort_rp->rules[*(const size_t *)y];
+        size_t fa = a->count[CELL_FAIL] + a->count[CELL_ERROR], fb = b->count[CELL_FAIL] + b->count[CELL_ERROR];
+        if (fa != fb)
+                return fa > fb ? -1 : 1;
+        if (a->count[CELL_FAIL] != b->count[CELL_FAIL])
+                return a->count[CELL_FAIL] > b->count[CELL_FAIL] ? -1 : 1;
+        return strcmp(a->id, b->id);
+}
+
+static int group_cmp(const void *x, const void *y)
+{
+        const struct report_group *a = x, *b = y;
+        if (a->n != b->n)
+                return a->n > b->n ? -1 : 1;
+        return a->hosts[0] < b->hosts[0] ? -1 : a->hosts[0] > b->hosts[0];
+}
+
+static int strp_cmp(const void *x, const void *y) { return strcmp(*(char *const *)x, *(char *const *)y); }
+
+static char *findings_key(const struct report *rp, const struct report_host *h)
+{
+        struct strv l = {0};
+        for (size_t k = 0; k < rp->nrules; k++)
+                if (h->cells[k].state == CELL_FAIL || h->cells[k].state == CELL_ERROR)
+                        strv_push(&l, xasprintf("%s=%s", rp->rules[k].id, cell_name(h->cells[k].state)));
+        if (l.n)
+                qsort(l.v, l.n, sizeof(char *), strp_cmp);
+        char *key = l.n ? strv_join(&l, "\n") : xstrdup("");
+        strv_free(&l);
+        return key;
+}
+
+int report_finish(struct report *rp, char **err)
+{
+        *err = NULL;
+        for (size_t g = 0; g < rp->ngroups; g++) {
+                free(rp->groups[g].hosts);
+                free(rp->groups[g].key);
+        }
+        free(rp->groups);
+        rp->groups = NULL;
+        rp->ngroups = 0;
+        for (size_t i = 0; i < rp->nhosts; i++) {
+                struct report_host *h = &rp->hosts[i];
+                if (h->ncells < rp->nrules) {
+                        h->cells = xrealloc(h->cells, rp->nrules * sizeof(*h->cells));
+                        for (size_t c = h->ncells; c < rp->nrules; c++)
+                                h->cells[c] = (struct report_cell){.state = CELL_MISSING};
+                        h->ncells = rp->nrules;
+                }
+        }
+        if (rp->nhosts)
+                qsort(rp->hosts, rp->nhosts, sizeof(*rp->hosts), host_cmp);
+        for (size_t i = 1; i < rp->nhosts; i++)
+                if (streq(rp->hosts[i - 1].name, rp->hosts[i].name)) {
+                        *err = xasprintf("host %s is in both %s and %s (one audit per host)", rp->hosts[i].name,
+                                         rp->hosts[i - 1].file, rp->hosts[i].file);
+                        return -EEXIST;
+                }
+        for (size_t k = 0; k < rp->nrules; k++)
+                memset(rp->rules[k].count, 0, sizeof(rp->rules[k].count));
+        for (size_t i = 0; i < rp->nhosts; i++) {
+                struct report_host *h = &rp->hosts[i];
+                memset(h->count, 0, sizeof(h->count));
+                for (size_t k = 0; k < rp->nrules; k++) {
+                        h->count[h->cells[k].state]++;
+                        rp->rules[k].count[h->cells[k].state]++;
+                }
+        }
+        /* Groups: hosts with the same key, in host order inside each group. */
+        char **keys = xcalloc(rp->nhosts + 1, sizeof(char *));
+        for (size_t i = 0; i < rp->nhosts; i++) {
+                keys[i] = findings_key(rp, &rp->hosts[i]);
+                size_t g = 0;
+                while (g < rp->ngroups && !streq(rp->groups[g].key, keys[i]))
+                        g++;
+                if (g == rp->ngroups) {
+                        rp->groups = xrealloc(rp->groups, (rp->ngroups + 1) * sizeof(*rp->groups));
+                        rp->groups[rp->ngroups++] = (struct report_group){.key = xstrdup(keys[i])};
+                }
+                struct report_group *gr = &rp->groups[g];
+                gr->hosts = xrealloc(gr->hosts, (gr->n + 1) * sizeof(size_t));
+                gr->hosts[gr->n++] = i;
+        }
+        if (rp->ngroups)
+                qsort(rp->groups, rp->ngroups, sizeof(*rp->groups), group_cmp);
+        for (size_t g = 0; g < rp->ngroups; g++)
+                for (size_t j = 0; j < rp->groups[g].n; j++)
+                        rp->hosts[rp->groups[g].hosts[j]].group = g;
+        for (size_t i = 0; i < rp->nhosts; i++)
+                free(keys[i]);
+        free(keys);
+        free(rp->by_failing);
+        rp->by_failing = xcalloc(rp->nrules + 1, sizeof(size_t));
+        for (size_t k = 0; k < rp->nrules; k++)
+                rp->by_failing[k] = k;
+        sort_rp = rp;
+        if (rp->nrules)
+                qsort(rp->by_failing, rp->nrules, sizeof(size_t), rule_fail_cmp);
+        sort_rp = NULL;
+        return 0;
+}
+
+size_t report_hosts_with_findings(const struct report *rp)
+{
+        size_t n = 0;
+        for (size_t i = 0; i < rp->nhosts; i++)
+                n += rp->hosts[i].count[CELL_FAIL] + rp->hosts[i].count[CELL_ERROR] > 0;
+        return n;
+}
+
+void report_free(struct report *rp)
+{
+        for (size_t i = 0; i < rp->nhosts; i++)
+                host_free(&rp->hosts[i]);
+        free(rp->hosts);
+        for (size_t k = 0; k < rp->nrules; k++) {
+                free(rp->rules[k].id);
+                free(rp->rules[k].title);
+                free(rp->rules[k].area);
+                free(rp->rules[k].severity);
+        }
+        free(rp->rules);
+        for (size_t g = 0; g < rp->ngroups; g++) {
+                free(rp->groups[g].hosts);
+                free(rp->groups[g].key);
+        }
+        free(rp->groups);
+        free(rp->by_failing);
+        *rp = (struct report){0};
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fleet report: merge the `llmtune audit --json` outputs of many hosts (as Ansible's fetch
+ * collects them) into one hosts x rules view: which rules fail on how many hosts and which,
+ * and which hosts share the same findings. Parsing and aggregation only; cmd-report.c and
+ * report-render.c print.
+ */
+#pragma once
+
+#include <stddef.h>
+
+#include "util.h"
+
+/* A host's result for one rule. CELL_MISSING: the rule was not in that host's audit
+ * (another profile, or --rule). The first four follow the audit's status names. */
+enum cell { CELL_PASS, CELL_FAIL, CELL_NA, CELL_ERROR, CELL_MISSING, CELL__COUNT };
+
+/* "pass", "fail", "n/a", "error", "missing" */
+const char *cell_name(enum cell c);
+/* CSS class / CSV word: "pass", "fail", "na", "error", "missing" */
+const char *cell_key(enum cell c);
+
+struct report_rule {
+        char *id, *title, *area, *severity; /* title/area/severity: from the first host that has them */
+        size_t count[CELL__COUNT];           /* hosts per cell state */
+};
+
+struct report_cell {
+        enum cell state;
+        char *observed, *expected, *reason; /* may be NULL */
+        char *severity;                      /* this host's severity for the rule (profiles may change it) */
+};
+
+struct report_host {
+        char *name;      /* "host" of the audit JSON, else the file name without directory and .json */
+        char *file;      /* the file it came from */
+        char *profile;   /* may be NULL */
+        size_t group;    /* index into report.groups */
+        size_t count[CELL__COUNT];
+        struct report_cell *cells; /* one per report.rules, grown with them */
+        size_t ncells;
+};
+
+/* Hosts whose findings (the rules that fail or cannot be evaluated, with which) are identical. */
+struct report_group {
+        size_t *hosts; /* indexes into report.hosts, in host order */
+        size_t n;
+        char *key;     /* the findings, "rule=fail\n..." sorted; "" for hosts without findings */
+};
+
+struct report {
+        struct report_host *hosts;
+        size_t nhosts;
+        struct report_rule *rules; /* in the order they first appear */
+        size_t nrules;
+        struct report_group *groups; /* by size, largest first */
+        size_t ngroups;
+        size_t *by_failing; /* rule indexes: most failing hosts first (fail + error), then id */
+};
+
+/* Largest audit file read, so a stray binary cannot exhaust memory. */
+#define REPORT_FILE_MAX (64u << 20)
+
+/* Add one audit JSON document (text of length len) that came from `file`. On bad input
+ * returns -EINVAL with *err set to a message (caller frees); the report is unchanged. */
+int report_add_json(struct report *rp, const char *file, const char *text, size_t len, char **err);
+
+/* Read `file` (at most REPORT_FILE_MAX bytes) and add it. Errors as above (-errno for I/O). */
+int report_add_file(struct report *rp, const char *file, char **err);
+
+/* After the last add: sort hosts by name, count, group, order rules by failures. Returns
+ * -EEXIST with *err naming both files when two files carry the same host name. */
+int report_finish(struct report *rp, char **err);
+
+/* Number of hosts with at least one failing or unevaluable rule. */
+size_t report_hosts_with_findings(const struct report *rp);
+
+void report_free(struct report *rp);
