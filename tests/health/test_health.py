@@ -1,0 +1,356 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""
+Hardware health rules (rules/pcie.ini, driver.ini, infiniband.ini, limits.ini): every rule has a
+failing and a passing case.
+
+    test_health.py LLMTUNE MKROOTS ROOTS_DIR CORPUS_DIR
+
+Cases are variants of the fixture machines: each variant loads a tests/roots/NAME.desc, changes
+what the case needs (a GPU trained at x8, ACS on, an IB port DOWN, nvidia_peermem missing, memlock
+8 MiB, ...), and has mkroots.py generate it into a temporary directory, so the .desc files stay the
+healthy (or deliberately broken) machines they describe. Then `llmtune --root TREE audit --profile P
+--rule ID --json` must give the expected status. The real-machine corpus (when present) must audit
+under the base profile without "error" results, and the 32em64t tree must report its ACTIVE FDR
+port. Exit 0 pass, 1 fail.
+"""
+import ast
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# 13 resource lines of an endpoint whose BAR1 is a 256 MiB window (Above 4G decoding off)
+SMALL_BAR = ('0x00000000a0000000 0x00000000a0ffffff 0x0000000000040200\n'
+             '0x00000000b0000000 0x00000000bfffffff 0x000000000014220c\n' +
+             '0x0000000000000000 0x0000000000000000 0x0000000000000000\n' * 11)
+
+
+def load(roots, name):
+    with open(os.path.join(roots, name + '.desc')) as f:
+        return ast.literal_eval(f.read())
+
+
+def children(d):
+    for hb in d['pci']:
+        for p in hb.get('ports', []):
+            if 'switch' in p:
+                for ch in p['switch']['children']:
+                    yield hb, p, ch
+            elif 'child' in p:
+                yield hb, p, p['child']
+
+
+def child(d, bus):
+    for hb, p, ch in children(d):
+        if ch['bus'] == bus:
+            return ch
+    raise KeyError(bus)
+
+
+def ib_child(d, name):
+    for hb, p, ch in children(d):
+        if ch.get('ib', {}).get('name') == name:
+            return ch
+    raise KeyError(name)
+
+
+def drop_modules(d, names):
+    mods = []
+    for m in d['modules']:
+        if m[0] in names:
+            continue
+        m = list(m)
+        m[3] = tuple(x for x in m[3] if x not in names)
+        mods.append(tuple(m))
+    d['modules'] = mods
+
+
+SYSTEMD_UNIT = '[Unit]\nDescription=%s\n\n[Service]\nExecStart=/usr/bin/%s\n\n[Install]\nWantedBy=multi-user.target\n'
+
+
+def enable(d, unit):
+    path = '/usr/lib/systemd/system/%s.service' % unit
+    d.setdefault('etc', {})[path] = SYSTEMD_UNIT % (unit, unit)
+    d.setdefault('links', {})['/etc/systemd/system/multi-user.target.wants/%s.service' % unit] = path
+
+
+def h100_good(d):
+    """The HGX H100 fixture with everything the health rules look at in order."""
+    etc = d.setdefault('etc', {})
+    etc['/etc/systemd/system.conf'] = '[Manager]\n#DefaultLimitMEMLOCK=\n'
+    etc['/etc/systemd/system.conf.d/90-memlock.conf'] = '[Manager]\nDefaultLimitMEMLOCK=infinity\n'
+    enable(d, 'nvidia-persistenced')
+    enable(d, 'nvidia-fabricmanager')
+    for mc in ('mc0', 'mc1'):
+        etc['/sys/devices/system/edac/mc/%s/ce_count' % mc] = '0\n'
+        etc['/sys/devices/system/edac/mc/%s/ue_count' % mc] = '0\n'
+    etc['/sys/class/iommu/dmar0'] = None
+    etc['/sys/kernel/iommu_groups/0/type'] = 'identity\n'
+    etc['/sys/kernel/iommu_groups/1/type'] = 'identity\n'
+
+
+def h100_bad(d):
+    """One fault per rule, each on a different device so the rules stay independent."""
+    child(d, 0x18)['sta'] = (5, 8)             # GPU trained x8 in an x16 port
+    child(d, 0x2a)['sta'] = (1, 16)            # GPU at 2.5 GT/s
+    child(d, 0x19)['sta'] = (5, 8)             # mlx5_0 trained x8
+    child(d, 0x29)['sta'] = (1, 16)            # mlx5_1 at 2.5 GT/s
+    child(d, 0x3b)['cap'] = (5, 32)            # mlx5_2 wider than its x16 port
+    for hb in d['pci']:
+        if hb['root'] == '0000:5a':
+            hb['ports'][0]['switch']['acs_ctrl'] = 0x1d   # SrcValid ReqRedir CmpltRedir UpstreamFwd
+        if hb['root'] == '0000:00':
+            sw = hb['ports'][0]['switch']
+            sw['children'] = sw['children'][:3]          # an NVSwitch fell off the bus
+    ib_child(d, 'mlx5_4')['ib'].update(state='1: DOWN', phys_state='3: Disabled')
+    ib_child(d, 'mlx5_5')['ib']['rate'] = '200 Gb/sec (4X HDR)'
+    ib_child(d, 'mlx5_6')['ib']['link_layer'] = 'Ethernet'
+    del ib_child(d, 'mlx5_7')['ib']                      # HCA without a bound RDMA device
+    drop_modules(d, {'nvidia_peermem', 'nvidia_uvm'})
+    d['nvidia'] = d['nvidia'].replace('535.104.05', '470.57.02')
+    d['memory_gib'] = 512
+    d['mounts'] = d['mounts'].replace('tmpfs /dev/shm tmpfs rw,', 'tmpfs /dev/shm tmpfs rw,size=65536k,')
+    etc = d.setdefault('etc', {})
+    etc['/etc/security/limits.d/99-memlock.conf'] = '* soft memlock 8192\n* hard memlock 8192\n'
+    etc['/etc/systemd/system.conf'] = '[Manager]\n#DefaultLimitMEMLOCK=\n'
+    d.setdefault('links', {})['/etc/systemd/system/multi-user.target.wants/sshd.service'] = \
+        '/usr/lib/systemd/system/sshd.service'
+    etc['/sys/devices/system/edac/mc/mc0/ce_count'] = '5\n'
+    etc['/sys/devices/system/edac/mc/mc0/ue_count'] = '1\n'
+    etc['/sys/class/iommu/dmar0'] = None
+    etc['/sys/kernel/iommu_groups/0/type'] = 'DMA-FQ\n'
+    etc['/sys/bus/pci/devices/0000:18:00.0/resource'] = SMALL_BAR
+
+
+def a100_no_local_hca(d):
+    """DGX A100 whose node-1 HCAs (root 0000:40) are gone: GPUs there have no local NIC."""
+    for hb in d['pci']:
+        if hb['root'] == '0000:40':
+            for ch in hb['ports'][0]['switch']['children']:
+                ch.pop('ib', None)
+
+
+VARIANTS = {
+    # name: (desc, change)
+    'ws-4090': ('ws-4090', None),
+    'dgx-a100': ('dgx-a100', None),
+    'h100-good': ('hgx-h100', h100_good),
+    'h100-bad': ('hgx-h100', h100_bad),
+    'a100-nohca': ('dgx-a100', a100_no_local_hca),
+}
+
+LOADED = 'loaded.ini'  # a site profile: the audit runs under load
+
+# (variant, profile, rule, expected status, text the observed value must contain or None)
+CASES = [
+    # PCIe width: a GPU at x8 in an x8 slot passes on the workstation profile, fails an x16 profile
+    ('ws-4090', 'rtx4090-ws', 'pcie-gpu-slot-width', 'pass', None),
+    ('ws-4090', 'a100-pcie-4x', 'pcie-gpu-slot-width', 'fail', 'gpu.1.upstream_link.max_width = 8'),
+    ('ws-4090', 'rtx4090-ws', 'pcie-gpu-link-width', 'pass', None),
+    ('h100-good', 'h100-sxm-8x', 'pcie-gpu-slot-width', 'pass', None),
+    ('h100-good', 'h100-sxm-8x', 'pcie-gpu-link-width', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'pcie-gpu-link-width', 'fail', 'gpu.0.link.width_ok = false'),
+    ('h100-bad', 'rtx4090-ws', 'pcie-gpu-link-width', 'fail', None),  # trained down: a fault anywhere
+    # speed: idle is a warning; under load a fault
+    ('ws-4090', 'rtx4090-ws', 'pcie-gpu-link-speed', 'fail', 'gpu.0.link.speed_ok = false'),
+    ('h100-good', 'h100-sxm-8x', 'pcie-gpu-link-speed', 'pass', None),
+    ('h100-good', 'h100-sxm-8x', 'pcie-gpu-link-speed-loaded', 'n/a', None),
+    ('h100-good', LOADED, 'pcie-gpu-link-speed-loaded', 'pass', None),
+    ('h100-bad', LOADED, 'pcie-gpu-link-speed-loaded', 'fail', 'gpu.1.link.speed_ok = false'),
+    ('h100-bad', LOADED, 'pcie-gpu-link-speed', 'n/a', None),
+    ('h100-good', 'h100-sxm-8x', 'pcie-hca-link-width', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'pcie-hca-link-width', 'fail', 'ib.mlx5_0.link.width_ok = false'),
+    ('h100-good', 'h100-sxm-8x', 'pcie-hca-slot', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'pcie-hca-slot', 'fail', 'ib.mlx5_2.link.slot_limited = true'),
+    ('h100-good', 'h100-sxm-8x', 'pcie-hca-link-speed', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'pcie-hca-link-speed', 'fail', 'ib.mlx5_1.link.speed_ok = false'),
+    ('h100-good', LOADED, 'pcie-hca-link-speed-loaded', 'pass', None),
+    ('h100-bad', LOADED, 'pcie-hca-link-speed-loaded', 'fail', 'ib.mlx5_1'),
+    # ACS redirect on the switch above GPU 3 and mlx5_3
+    ('h100-good', 'h100-sxm-8x', 'pcie-acs-redirect', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'pcie-acs-redirect', 'fail', 'gpu.3.acs_redirect = 0000:5c:'),
+    ('h100-good', 'h100-sxm-8x', 'pcie-acs-redirect-hca', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'pcie-acs-redirect-hca', 'fail', 'ib.mlx5_3.acs_redirect'),
+    ('h100-good', 'h100-sxm-8x', 'pcie-large-bar', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'pcie-large-bar', 'fail', 'gpu.0.large_bar = false'),
+    ('h100-good', 'h100-sxm-8x', 'pcie-iommu-mode', 'pass', 'passthrough'),
+    ('h100-bad', 'h100-sxm-8x', 'pcie-iommu-mode', 'fail', 'translated'),
+    # driver stack
+    ('h100-good', 'h100-sxm-8x', 'driver-nvidia-loaded', 'pass', None),
+    ('dgx-a100', 'a100-8x', 'driver-nvidia-loaded', 'fail', None),
+    ('h100-good', 'h100-sxm-8x', 'driver-nvidia-uvm-loaded', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'driver-nvidia-uvm-loaded', 'fail', None),
+    ('h100-good', 'h100-sxm-8x', 'driver-peermem-loaded', 'pass', 'nvidia_peermem'),
+    ('h100-bad', 'h100-sxm-8x', 'driver-peermem-loaded', 'fail', 'gpudirect.peermem = none'),
+    ('ws-4090', 'rtx4090-ws', 'driver-peermem-loaded', 'n/a', None),  # no GPUDirect RDMA expected
+    ('h100-good', 'h100-sxm-8x', 'driver-persistenced', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'driver-persistenced', 'fail', None),
+    ('h100-good', 'h100-sxm-8x', 'driver-version', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'driver-version', 'fail', '470.57.02'),
+    ('ws-4090', 'rtx4090-ws', 'driver-version', 'pass', None),
+    ('h100-good', 'h100-sxm-8x', 'driver-nvswitch-count', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'driver-nvswitch-count', 'fail', 'nvswitch.count = 3'),
+    ('dgx-a100', 'a100-8x', 'driver-nvswitch-count', 'pass', None),
+    ('h100-good', 'h100-sxm-8x', 'driver-fabricmanager', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'driver-fabricmanager', 'fail', None),
+    # InfiniBand
+    ('h100-good', 'h100-sxm-8x', 'ib-hca-count', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'ib-hca-count', 'fail', 'ib.count = 7'),
+    ('h100-good', 'h100-sxm-8x', 'ib-port-active', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'ib-port-active', 'fail', 'ib.mlx5_4.port.1.state = DOWN'),
+    ('h100-good', 'h100-sxm-8x', 'ib-port-rate', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'ib-port-rate', 'fail', 'ib.mlx5_5.port.1.rate_gbps = 200'),
+    ('dgx-a100', 'a100-8x', 'ib-port-rate', 'pass', None),
+    ('h100-good', 'h100-sxm-8x', 'ib-link-layer', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'ib-link-layer', 'fail', 'ib.infiniband_ports'),
+    ('dgx-a100', 'a100-8x', 'ib-gpu-affinity', 'pass', None),
+    ('a100-nohca', 'a100-8x', 'ib-gpu-affinity', 'fail', '.local_hca = none'),
+    # limits and memory
+    ('h100-good', 'h100-sxm-8x', 'memlock-login', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'memlock-login', 'fail', 'limits.memlock.login.soft = 8388608'),
+    ('h100-good', 'h100-sxm-8x', 'memlock-services', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'memlock-services', 'fail', 'limits.memlock.service.soft = 8388608'),
+    ('h100-good', 'h100-sxm-8x', 'shm-size', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'shm-size', 'fail', 'mem.shm.size = 67108864'),
+    ('h100-good', 'h100-sxm-8x', 'host-ram-per-gpu', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'host-ram-per-gpu', 'fail', None),
+    ('ws-4090', 'rtx4090-ws', 'host-ram-per-gpu', 'pass', None),
+    ('h100-good', 'h100-sxm-8x', 'edac-uncorrected', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'edac-uncorrected', 'fail', 'edac.ue_count = 1'),
+    ('h100-good', 'h100-sxm-8x', 'edac-corrected', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'edac-corrected', 'fail', 'edac.ce_count = 5'),
+]
+
+# Rules every fixture machine in its own detected profile must not fail for being what it is.
+HEALTH_AREAS = ('pcie', 'driver', 'infiniband', 'limits')
+
+
+def run(cmd):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+def audit(exe, root, profile, rules):
+    cmd = [exe, '--root', root, 'audit', '--json']
+    if profile:
+        cmd += ['--profile', profile]
+    for r in rules:
+        cmd += ['--rule', r]
+    p = run(cmd)
+    if p.returncode not in (0, 2):
+        raise RuntimeError('%s: exit %d: %s' % (' '.join(cmd), p.returncode, p.stderr.strip()[-1000:]))
+    return json.loads(p.stdout)
+
+
+def main(argv):
+    if len(argv) != 5:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    exe, mkroots, roots, corpus = (os.path.abspath(a) for a in argv[1:])
+    failures = []
+    checked = 0
+    tmp = tempfile.mkdtemp(prefix='llmtune-health-')
+    try:
+        descs = os.path.join(tmp, 'desc')
+        os.mkdir(descs)
+        for name, (src, change) in VARIANTS.items():
+            d = load(roots, src)
+            if change:
+                d = copy.deepcopy(d)
+                change(d)
+            with open(os.path.join(descs, name + '.desc'), 'w') as f:
+                f.write(repr(d))
+        out = os.path.join(tmp, 'roots')
+        p = run([sys.executable, mkroots, '--out', out] +
+                [os.path.join(descs, n + '.desc') for n in VARIANTS])
+        if p.returncode != 0:
+            print('mkroots.py failed: %s' % p.stderr.strip()[-2000:])
+            return 1
+        loaded = os.path.join(tmp, LOADED)
+        with open(loaded, 'w') as f:
+            f.write('[profile]\nname = h100-loaded\ndescription = HGX H100 audited during a job\n'
+                    'inherits = h100-sxm-8x\n\n[params]\npcie_check_under_load = true\n')
+
+        # group the cases per (variant, profile): one audit each
+        groups = {}
+        for v, prof, rule, want, text in CASES:
+            groups.setdefault((v, prof), []).append((rule, want, text))
+        for (v, prof), cases in groups.items():
+            profile = loaded if prof == LOADED else prof
+            res = audit(exe, os.path.join(out, v), profile, [c[0] for c in cases])
+            by = {r['rule']: r for r in res['results']}
+            for rule, want, text in cases:
+                checked += 1
+                r = by.get(rule)
+                got = r['status'] if r else 'missing'
+                what = '%s --profile %s --rule %s' % (v, prof, rule)
+                if got != want:
+                    failures.append('%s: %s, expected %s (observed %r, reason %r)' %
+                                    (what, got, want, r and r['observed'], r and r['reason']))
+                elif text and text not in (r['observed'] or '') + (r['reason'] or ''):
+                    failures.append('%s: observed %r lacks %r' % (what, r['observed'], text))
+
+        # every health rule has a failing and a passing case above
+        rules = set()
+        for f in ('pcie.ini', 'driver.ini', 'infiniband.ini', 'limits.ini'):
+            with open(os.path.join(HERE, '..', '..', 'rules', f)) as fh:
+                rules |= {l.strip()[1:-1] for l in fh if l.startswith('[')}
+        for rule in sorted(rules):
+            for want in ('pass', 'fail'):
+                if not any(c[2] == rule and c[3] == want for c in CASES):
+                    failures.append('rule %s has no %s case' % (rule, want))
+
+        # healthy machines pass in their own (detected) profile: a SKU never fails for being what it is
+        res = audit(exe, os.path.join(out, 'h100-good'), None, [])
+        for r in res['results']:
+            if r['area'] in HEALTH_AREAS and r['status'] in ('fail', 'error'):
+                failures.append('h100-good (detected %s): %s %s: %s' %
+                                (res['profile']['name'], r['rule'], r['status'], r['observed']))
+        res = audit(exe, os.path.join(out, 'ws-4090'), None, [])
+        for r in res['results']:
+            if r['area'] in HEALTH_AREAS and r['status'] in ('fail', 'error') and r['rule'] != 'pcie-gpu-link-speed':
+                failures.append('ws-4090 (detected %s): %s %s: %s' %
+                                (res['profile']['name'], r['rule'], r['status'], r['observed']))
+        checked += 2
+
+        # the real-machine corpus
+        corpus_note = 'corpus absent: skipped'
+        if os.path.isdir(corpus):
+            sys.path.insert(0, os.path.join(HERE, '..', 'corpus'))
+            import test_corpus  # the corpus test's safe unpacker
+            os.mkdir(os.path.join(tmp, 'corpus'))
+            trees = test_corpus.unpack_all(corpus, os.path.join(tmp, 'corpus'))
+            for name, root in sorted(trees.items()):
+                res = audit(exe, root, 'base', [])
+                for r in res['results']:
+                    if r['status'] == 'error':
+                        failures.append('corpus %s: %s error: %s' % (name, r['rule'], r['reason']))
+                checked += 1
+            root = trees['32em64t']
+            p = run([exe, '--root', root, 'facts', '--json', 'ib.mlx4_0.port.1'])
+            facts = json.loads(p.stdout)['facts'] if p.returncode == 0 else {}
+            for k, v in (('ib.mlx4_0.port.1.state', 'ACTIVE'), ('ib.mlx4_0.port.1.rate_gbps', 56),
+                         ('ib.mlx4_0.port.1.rate', '56 Gb/sec (4X FDR)')):
+                got = facts.get(k, {}).get('value')
+                if got != v:
+                    failures.append('corpus 32em64t: %s = %r, expected %r' % (k, got, v))
+            res = audit(exe, root, 'base', ['ib-port-active'])
+            if res['results'][0]['status'] != 'pass':
+                failures.append('corpus 32em64t: ib-port-active %s' % res['results'][0]['status'])
+            checked += 2
+            corpus_note = '%d corpus trees' % len(trees)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    for f in failures:
+        print('FAIL: ' + f)
+    print('%d checks, %d failures (%s)' % (checked, len(failures), corpus_note))
+    return 1 if failures else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
