@@ -30,6 +30,7 @@ const struct command *const command_table[] = {
         &cmd_exec,
         &cmd_affinity,
         &cmd_nccl,
+        &cmd_report,
         NULL,
 };
 
