@@ -309,7 +309,7 @@ static const char CSS[] =
         "table{border-collapse:collapse}th,td{padding:2px 6px;text-align:left;vertical-align:top}\n"
         "#rules td,#rules th,#groups td,#groups th{border-bottom:1px solid #ddd}\n"
         "td.num{text-align:right;font-variant-numeric:tabular-nums}\n"
-        ".hosts{max-width:60em;font-size:.9em;color:#444}\n"
+        ".hosts{max-width:60em;font-size:.9em;color:#444}.h{white-space:nowrap}summary{cursor:pointer}\n"
         ".sev-critical{color:#b00020;font-weight:600}.sev-warning{color:#a15c00}.sev-info{color:#555}\n"
         ".gridwrap{overflow:auto;max-height:85vh;border:1px solid #ccc}\n"
         "#grid{font-size:12px}#grid th,#grid td{border:1px solid #e4e4e4;padding:1px 3px}\n"
@@ -332,13 +332,19 @@ static const char *cell_glyph(enum cell c)
         return c < CELL__COUNT ? g[c] : "";
 }
 
+/* Host names; a long list folds behind its count (<details>: no script needed). */
 static void html_hosts_list(FILE *out, const struct strv *l)
 {
+        bool fold = l->n > HOSTS_SHOWN;
+        if (fold)
+                fprintf(out, "<details><summary>%zu hosts</summary>", l->n);
         for (size_t i = 0; i < l->n; i++) {
-                if (i)
-                        fputs(", ", out);
+                fputs(i ? ", <span class=\"h\">" : "<span class=\"h\">", out);
                 html(out, l->v[i]);
+                fputs("</span>", out);
         }
+        if (fold)
+                fputs("</details>", out);
 }
 
 void report_print_html(FILE *out, const struct report *rp)
@@ -386,31 +392,6 @@ void report_print_html(FILE *out, const struct report *rp)
         }
         fputs("</tbody>\n</table>\n", out);
 
-        fputs("<h2>Host groups (identical findings)</h2>\n<table id=\"groups\">\n<thead><tr><th>group</th><th>hosts</th>"
-              "<th>findings</th><th>members</th></tr></thead>\n<tbody>\n",
-              out);
-        for (size_t g = 0; g < rp->ngroups; g++) {
-                const struct report_group *gr = &rp->groups[g];
-                struct strv f = {0}, hosts = {0};
-                group_findings(rp, gr, &f);
-                for (size_t i = 0; i < gr->n; i++)
-                        strv_add(&hosts, rp->hosts[gr->hosts[i]].name);
-                fprintf(out, "<tr id=\"group-%zu\"><td>#%zu</td><td class=\"num\">%zu</td><td>", g + 1, g + 1, gr->n);
-                if (!f.n)
-                        fputs("none", out);
-                for (size_t i = 0; i < f.n; i++) {
-                        fputs(i ? ", <code>" : "<code>", out);
-                        html(out, f.v[i]);
-                        fputs("</code>", out);
-                }
-                fputs("</td><td class=\"hosts\">", out);
-                html_hosts_list(out, &hosts);
-                fputs("</td></tr>\n", out);
-                strv_free(&f);
-                strv_free(&hosts);
-        }
-        fputs("</tbody>\n</table>\n", out);
-
         /* The grid: columns most-failing rule first, rows by group so hosts alike sit together. */
         fputs("<h2>Hosts &times; rules</h2>\n<p class=\"legend\"><span class=\"cell pass\">&#10003; pass</span>"
               "<span class=\"cell fail\">&#10007; fail</span><span class=\"cell fail critical\">&#10007; fail "
@@ -448,10 +429,9 @@ void report_print_html(FILE *out, const struct report *rp)
                                 size_t k = rp->by_failing[j];
                                 const struct report_cell *c = &h->cells[k];
                                 fprintf(out, "<td class=\"cell %s", cell_key(c->state));
-                                if (c->state == CELL_FAIL && c->severity) {
-                                        fputc(' ', out);
-                                        html(out, c->severity);
-                                }
+                                if (c->state == CELL_FAIL &&
+                                    (streq(c->severity, "critical") || streq(c->severity, "warning") || streq(c->severity, "info")))
+                                        fprintf(out, " %s", c->severity);
                                 fputs("\" title=\"", out);
                                 html(out, h->name);
                                 fputs(": ", out);
@@ -470,5 +450,32 @@ void report_print_html(FILE *out, const struct report *rp)
                         }
                         fputs("</tr>\n", out);
                 }
-        fputs("</tbody>\n</table>\n</div>\n</body>\n</html>\n", out);
+        fputs("</tbody>\n</table>\n</div>\n", out);
+
+        fputs("<h2>Host groups (identical findings)</h2>\n<table id=\"groups\">\n<thead><tr><th>group</th><th>hosts</th>"
+              "<th>findings</th><th>members</th></tr></thead>\n<tbody>\n",
+              out);
+        for (size_t g = 0; g < rp->ngroups; g++) {
+                const struct report_group *gr = &rp->groups[g];
+                struct strv f = {0}, hosts = {0};
+                group_findings(rp, gr, &f);
+                for (size_t i = 0; i < gr->n; i++)
+                        strv_add(&hosts, rp->hosts[gr->hosts[i]].name);
+                fprintf(out, "<tr id=\"group-%zu\"><td>#%zu</td><td class=\"num\">%zu</td><td>", g + 1, g + 1, gr->n);
+                if (!f.n)
+                        fputs("none", out);
+                for (size_t i = 0; i < f.n; i++) {
+                        fputs(i ? ", <code>" : "<code>", out);
+                        html(out, f.v[i]);
+                        fputs("</code>", out);
+                }
+                fputs("</td><td class=\"hosts\">", out);
+                html_hosts_list(out, &hosts);
+                fputs("</td></tr>\n", out);
+                strv_free(&f);
+                strv_free(&hosts);
+        }
+        fputs("</tbody>\n</table>\n", out);
+
+        fputs("</body>\n</html>\n", out);
 }
