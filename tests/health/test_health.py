@@ -4,12 +4,13 @@
 Hardware health rules (rules/pcie.ini, driver.ini, infiniband.ini, limits.ini): every rule has a
 failing and a passing case.
 
-    test_health.py LLMTUNE MKROOTS ROOTS_DIR CORPUS_DIR
+    test_health.py LLMTUNE MKROOTS ROOTS_DIR BUILT_ROOTS CORPUS_DIR
 
 Cases are variants of the fixture machines: each variant loads a tests/roots/NAME.desc, changes
 what the case needs (a GPU trained at x8, ACS on, an IB port DOWN, nvidia_peermem missing, memlock
 8 MiB, ...), and has mkroots.py generate it into a temporary directory, so the .desc files stay the
-healthy (or deliberately broken) machines they describe. Then `llmtune --root TREE audit --profile P
+healthy (or deliberately broken) machines they describe. Unchanged machines are taken from
+BUILT_ROOTS (the build's fixture roots). Then `llmtune --root TREE audit --profile P
 --rule ID --json` must give the expected status. The real-machine corpus (when present) must audit
 under the base profile without "error" results, and the 32em64t tree must report its ACTIVE FDR
 port. Exit 0 pass, 1 fail.
@@ -137,7 +138,7 @@ def a100_no_local_hca(d):
 
 
 VARIANTS = {
-    # name: (desc, change)
+    # name: (desc, change); change None: the built fixture root of that name
     'ws-4090': ('ws-4090', None),
     'dgx-a100': ('dgx-a100', None),
     'h100-good': ('hgx-h100', h100_good),
@@ -248,29 +249,36 @@ def audit(exe, root, profile, rules):
 
 
 def main(argv):
-    if len(argv) != 5:
+    if len(argv) != 6:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    exe, mkroots, roots, corpus = (os.path.abspath(a) for a in argv[1:])
+    exe, mkroots, roots, built, corpus = (os.path.abspath(a) for a in argv[1:])
     failures = []
     checked = 0
     tmp = tempfile.mkdtemp(prefix='llmtune-health-')
     try:
         descs = os.path.join(tmp, 'desc')
-        os.mkdir(descs)
-        for name, (src, change) in VARIANTS.items():
-            d = load(roots, src)
-            if change:
-                d = copy.deepcopy(d)
-                change(d)
-            with open(os.path.join(descs, name + '.desc'), 'w') as f:
-                f.write(repr(d))
         out = os.path.join(tmp, 'roots')
-        p = run([sys.executable, mkroots, '--out', out] +
-                [os.path.join(descs, n + '.desc') for n in VARIANTS])
-        if p.returncode != 0:
-            print('mkroots.py failed: %s' % p.stderr.strip()[-2000:])
-            return 1
+        os.mkdir(descs)
+        os.mkdir(out)
+        procs = []
+        for name, (src, change) in VARIANTS.items():
+            if not change:
+                os.symlink(os.path.join(built, src), os.path.join(out, name))
+                continue
+            d = copy.deepcopy(load(roots, src))
+            change(d)
+            path = os.path.join(descs, name + '.desc')
+            with open(path, 'w') as f:
+                f.write(repr(d))
+            # one generator per variant, in parallel (each writes its own tree)
+            procs.append(subprocess.Popen([sys.executable, mkroots, '--out', out, path],
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        for p in procs:
+            _, err = p.communicate(timeout=300)
+            if p.returncode != 0:
+                print('mkroots.py failed: %s' % err.strip()[-2000:])
+                return 1
         loaded = os.path.join(tmp, LOADED)
         with open(loaded, 'w') as f:
             f.write('[profile]\nname = h100-loaded\ndescription = HGX H100 audited during a job\n'
