@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "affinity.h"
 #include "mounts.h"
 #include "nccl-gen.h"
 #include "parse.h"
@@ -520,6 +521,17 @@ static void plan_nccl_conf(struct planner *pl)
                 want_file(pl, "/etc/nccl.conf", next, 0644);
 }
 
+static void plan_affinity_conf(struct planner *pl)
+{
+        char *err = NULL;
+        _cleanup_free_ char *content = affinity_conf_render(pl->f, &err);
+        if (content)
+                want_file(pl, AFFINITY_CONF, content, 0644);
+        else
+                note(pl, false, "no GPU map to write: %s", err ? err : "no GPU");
+        free(err);
+}
+
 static char *unescape_newlines(const char *s)
 {
         struct sbuf b = {0};
@@ -606,6 +618,8 @@ static void plan_result(struct planner *pl)
                 plan_mount_option(pl);
         else if (streq(k, "nccl-conf"))
                 plan_nccl_conf(pl);
+        else if (streq(k, "affinity-conf"))
+                plan_affinity_conf(pl);
         else if (streq(k, "dropin"))
                 plan_dropin(pl);
         else if (streq(k, "modules-load"))

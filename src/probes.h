@@ -18,6 +18,7 @@ extern const struct probe probe_ib;      /* ib.*      probe-ib.c */
 extern const struct probe probe_net;     /* net.*     probe-net.c */
 extern const struct probe probe_storage; /* md.*, mount.*  probe-storage.c */
 extern const struct probe probe_nccl;    /* nccl.*    probe-nccl.c */
+extern const struct probe probe_affinity; /* affinity.* probe-affinity.c */
 extern const struct probe probe_boot;    /* boot.*    probe-boot.c */
 extern const struct probe probe_iommu;   /* iommu.*   probe-iommu.c */
 extern const struct probe probe_edac;    /* edac.*    probe-edac.c */

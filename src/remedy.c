@@ -19,6 +19,7 @@ static const struct remedy_kind kinds[] = {
         {"dropin", {"path", "content"}, {}, "write the drop-in ${path}: ${content}", false},
         {"modules-load", {"module"}, {}, "load ${module} now and at every boot (/etc/modules-load.d/)", false},
         {"service-enable", {"unit"}, {}, "enable and start ${unit}", false},
+        {"affinity-conf", {}, {}, "write /etc/llmtune/gpu-affinity.conf (GPU -> NUMA node -> CPUs) for launchers", false},
         {"manual", {"step"}, {}, "manual step: ${step}", false},
 };
 
