@@ -4,6 +4,11 @@
 #include "commands.h"
 #include "remedy.h"
 
+static const char *remedy_param(void *userdata, const char *name)
+{
+        return rule_remedy_param(userdata, name);
+}
+
 static void print_exprs(const char *label, const struct expr *v, size_t n)
 {
         for (size_t i = 0; i < n; i++)
@@ -39,7 +44,8 @@ static int explain_cmd(struct cli *cli, int argc, char **argv)
         print_exprs("checks:", r->checks, r->n_checks);
         if (r->remedy) {
                 const struct remedy_kind *k = remedy_kind_find(r->remedy);
-                printf("remedy:    %s — %s\n", r->remedy, k ? k->summary : "");
+                _cleanup_free_ char *summary = k ? expr_substitute(k->summary, remedy_param, (void *)r, NULL) : NULL;
+                printf("remedy:    %s — %s\n", r->remedy, summary ? summary : k ? k->summary : "");
                 for (size_t i = 0; i < r->remedy_keys.n; i++)
                         printf("           %s = %s\n", r->remedy_keys.v[i], r->remedy_vals.v[i]);
         }
