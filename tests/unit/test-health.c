@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Health probes (limits.*, edac.*, iommu.*, service.*, gpudirect.*) against small machine roots
+ * written here: precedence of configuration files, garbage, and missing trees.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "facts.h"
+#include "root.h"
+
+static char tree[64];
+
+static void setup(void)
+{
+        strcpy(tree, "/tmp/llmtune-health-XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(tree));
+}
+
+static void teardown(void)
+{
+        char *cmd = xasprintf("rm -rf '%s'", tree);
+        ck_assert_int_eq(system(cmd), 0);
+        free(cmd);
+}
+
+static void mkparents(const char *path)
+{
+        char *p = xstrdup(path);
+        for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
+                *s = '\0';
+                mkdir(p, 0755);
+                *s = '/';
+        }
+        free(p);
+}
+
+static void put(const char *rel, const char *text)
+{
+        char *path = xasprintf("%s/%s", tree, rel);
+        mkparents(path);
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+        close(fd);
+        free(path);
+}
+
+static void link_(const char *rel, const char *target)
+{
+        char *path = xasprintf("%s/%s", tree, rel);
+        mkparents(path);
+        ck_assert_int_eq(symlink(target, path), 0);
+        free(path);
+}
+
+static void mkdir_(const char *rel)
+{
+        char *path = xasprintf("%s/%s/", tree, rel);
+        mkparents(path);
+        free(path);
+}
+
+static struct root *r;
+
+static struct facts *open_facts(void)
+{
+        ck_assert_int_eq(root_new(tree, &r), 0);
+        return facts_new(r);
+}
+
+static void close_facts(struct facts *f)
+{
+        facts_free(f);
+        root_free(r);
+}
+
+static const struct fact *get(struct facts *f, const char *name, enum fact_status st)
+{
+        const struct fact *fc = facts_get(f, name);
+        ck_assert_msg(fc != NULL, "%s: no fact", name);
+        ck_assert_msg(fc->status == st, "%s: status %d, expected %d (%s)", name, fc->status, st,
+                      fc->status == FACT_OK ? fc->str : fc->reason);
+        return fc;
+}
+
+static void eq(struct facts *f, const char *name, const char *value)
+{
+        const struct fact *fc = get(f, name, FACT_OK);
+        ck_assert_msg(streq(fc->str, value), "%s = %s, expected %s", name, fc->str, value);
+}
+
+START_TEST(memlock_precedence)
+{
+        put("etc/security/limits.conf", "# <domain> <type> <item> <value>\n"
+                                        "*    soft memlock 1024\n"
+                                        "@hpc soft memlock 1\n");
+        put("etc/security/limits.d/10-a.conf", "*\t-\tmemlock\tunlimited\n");
+        put("etc/security/limits.d/20-b.conf", "*  hard memlock 4096 # after 10-a: wins\n"
+                                               "*  soft memlock lots\n"           /* ignored, like pam_limits */
+                                               "*  soft memlock 1 2\n");          /* five fields: not a limit line */
+        put("etc/security/limits.d/30-c.txt", "* soft memlock 7\n");              /* not *.conf */
+        put("etc/systemd/system.conf", "[Manager]\n#DefaultLimitMEMLOCK=\nDefaultLimitMEMLOCK=64K\n"
+                                       "[Service]\nDefaultLimitMEMLOCK=1\n");
+        put("usr/lib/systemd/system.conf.d/50-x.conf", "[Manager]\nDefaultLimitMEMLOCK=1G:2G\n");
+        put("usr/lib/systemd/system.conf.d/60-y.conf", "[Manager]\nDefaultLimitMEMLOCK = 16G:32G\n");
+        put("etc/systemd/system.conf.d/50-x.conf", "[Manager]\nDefaultLimitMEMLOCK=infinity\n"); /* hides usr/lib's */
+        struct facts *f = open_facts();
+        eq(f, "limits.memlock.login.soft", "unlimited");
+        eq(f, "limits.memlock.login.hard", "4194304");
+        ck_assert_str_eq(get(f, "limits.memlock.login.hard", FACT_OK)->source, "/etc/security/limits.d/20-b.conf:1");
+        /* 50-x (etc: infinity), then 60-y: 16G soft, 32G hard */
+        eq(f, "limits.memlock.service.soft", "17179869184");
+        eq(f, "limits.memlock.service.hard", "34359738368");
+        close_facts(f);
+}
+END_TEST
+
+START_TEST(memlock_defaults)
+{
+        /* systemd without a setting: 8M; logins without a "*" line inherit it */
+        put("etc/systemd/system.conf", "[Manager]\n#DefaultLimitMEMLOCK=\n");
+        put("etc/security/limits.conf", "# nothing\n");
+        struct facts *f = open_facts();
+        eq(f, "limits.memlock.service.soft", "8388608");
+        eq(f, "limits.memlock.login.soft", "8388608");
+        ck_assert_ptr_nonnull(strstr(get(f, "limits.memlock.login.hard", FACT_OK)->source, "inherited"));
+        close_facts(f);
+}
+END_TEST
+
+START_TEST(memlock_no_systemd)
+{
+        put("etc/security/limits.conf", "* hard memlock 65536\n");
+        struct facts *f = open_facts();
+        get(f, "limits.memlock.service.soft", FACT_ABSENT);
+        get(f, "limits.memlock.login.soft", FACT_ABSENT);
+        eq(f, "limits.memlock.login.hard", "67108864");
+        close_facts(f);
+}
+END_TEST
+
+START_TEST(edac_counters)
+{
+        put("sys/devices/system/edac/mc/mc0/ce_count", "3\n");
+        put("sys/devices/system/edac/mc/mc0/ue_count", "0\n");
+        put("sys/devices/system/edac/mc/mc1/ce_count", "three\n");
+        put("sys/devices/system/edac/mc/mc1/ue_count", "2\n");
+        mkdir_("sys/devices/system/edac/mc/power");
+        struct facts *f = open_facts();
+        eq(f, "edac.count", "2");
+        eq(f, "edac.mc0.ce_count", "3");
+        get(f, "edac.mc1.ce_count", FACT_UNREADABLE);
+        get(f, "edac.ce_count", FACT_UNREADABLE);
+        eq(f, "edac.ue_count", "2");
+        close_facts(f);
+}
+END_TEST
+
+START_TEST(edac_absent)
+{
+        mkdir_("sys/devices/system");
+        struct facts *f = open_facts();
+        get(f, "edac.ue_count", FACT_ABSENT);
+        close_facts(f);
+}
+END_TEST
+
+START_TEST(iommu_modes)
+{
+        mkdir_("sys/class/iommu/dmar0");
+        put("sys/kernel/iommu_groups/0/type", "identity\n");
+        put("sys/kernel/iommu_groups/1/type", "unmanaged\n");
+        put("proc/cmdline", "root=/dev/sda1 intel_iommu=on\n");
+        struct facts *f = open_facts();
+        eq(f, "iommu.mode", "passthrough");
+        eq(f, "iommu.units", "1");
+        close_facts(f);
+
+        put("sys/kernel/iommu_groups/2/type", "DMA-FQ\n");
+        f = open_facts();
+        eq(f, "iommu.mode", "translated");
+        close_facts(f);
+}
+END_TEST
+
+START_TEST(iommu_off_and_cmdline)
+{
+        mkdir_("sys/class/iommu");
+        struct facts *f = open_facts();
+        eq(f, "iommu.mode", "off");
+        close_facts(f);
+
+        /* no sysfs class at all (trimmed tree): only an explicit command line decides */
+        char *cls = xasprintf("%s/sys/class/iommu", tree);
+        ck_assert_int_eq(rmdir(cls), 0);
+        free(cls);
+        put("proc/cmdline", "quiet amd_iommu=off\n");
+        f = open_facts();
+        eq(f, "iommu.mode", "off");
+        get(f, "iommu.units", FACT_ABSENT);
+        close_facts(f);
+
+        put("proc/cmdline", "quiet iommu=pt\n");
+        f = open_facts();
+        get(f, "iommu.mode", FACT_ABSENT);
+        close_facts(f);
+}
+END_TEST
+
+START_TEST(services)
+{
+        put("usr/lib/systemd/system/nvidia-persistenced.service", "[Unit]\n");
+        put("usr/lib/systemd/system/nvidia-fabricmanager.service", "[Unit]\n");
+        link_("etc/systemd/system/multi-user.target.wants/nvidia-persistenced.service",
+              "/usr/lib/systemd/system/nvidia-persistenced.service");
+        link_("etc/systemd/system/multi-user.target.wants/nvidia-fabricmanager.service",
+              "/usr/lib/systemd/system/nvidia-fabricmanager.service");
+        link_("etc/systemd/system/nvidia-fabricmanager.service", "/dev/null"); /* masked */
+        struct facts *f = open_facts();
+        eq(f, "service.nvidia-persistenced.enabled", "true");
+        eq(f, "service.nvidia-persistenced.installed", "true");
+        eq(f, "service.nvidia-fabricmanager.enabled", "false");
+        eq(f, "service.sshd.enabled", "false");
+        eq(f, "service.sshd.installed", "false");
+        eq(f, "service.enabled", "nvidia-persistenced.service");
+        close_facts(f);
+}
+END_TEST
+
+START_TEST(services_absent_and_peermem)
+{
+        put("proc/modules", "nv_peer_mem 16384 0 - Live 0x0000000000000000 (OE)\n"
+                            "nvidia 56487936 1 nv_peer_mem, Live 0x0000000000000000 (POE)\n");
+        struct facts *f = open_facts();
+        get(f, "service.nvidia-persistenced.enabled", FACT_ABSENT);
+        eq(f, "gpudirect.peermem", "nv_peer_mem");
+        close_facts(f);
+
+        put("proc/modules", "nvidia 56487936 1 - Live 0x0000000000000000 (POE)\n");
+        f = open_facts();
+        eq(f, "gpudirect.peermem", "none");
+        close_facts(f);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("health");
+        TCase *tc = tcase_create("probes");
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_test(tc, memlock_precedence);
+        tcase_add_test(tc, memlock_defaults);
+        tcase_add_test(tc, memlock_no_systemd);
+        tcase_add_test(tc, edac_counters);
+        tcase_add_test(tc, edac_absent);
+        tcase_add_test(tc, iommu_modes);
+        tcase_add_test(tc, iommu_off_and_cmdline);
+        tcase_add_test(tc, services);
+        tcase_add_test(tc, services_absent_and_peermem);
+        suite_add_tcase(s, tc);
+        SRunner *sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
