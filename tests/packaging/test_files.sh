@@ -1,0 +1,197 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# What the packages install besides the binary, checked from the build tree (fast; suite
+# 'packaging'):
+#   - the man pages format without a warning (groff -ww), carry the project's version, and name
+#     every command and every option that `llmtune --help` and `llmtune COMMAND --help` list;
+#   - the bash completion completes commands, options, profile names (site profiles under
+#     --root too), rule ids and option values (compgen through the completion function);
+#   - the zsh completion parses, names every command and option, and (when zsh/zpty works)
+#     offers the same things in a real zsh;
+#   - `meson install` puts man pages, completions, units and the re-apply wrapper where the
+#     units expect them, and systemd-analyze accepts the units (when it is installed);
+#   - llmtune-reapply, on a copy of a fixture root: nothing to do before any apply; after an
+#     apply and a lost runtime value (a governor reset at boot) it writes it again and verify is
+#     clean; after a rollback it does nothing.
+# Usage: test_files.sh LLMTUNE SRCDIR BUILDDIR
+set -u
+llmtune=$1 src=$2 build=$3
+fails=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ok() { echo "ok: $*"; }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+skip() { echo "skip: $*"; }
+man_dir=$src/packaging/man comp_dir=$src/packaging/completions
+version=$("$llmtune" --version | awk '{ print $2 }')
+
+# --- man pages -------------------------------------------------------------------------------
+for page in llmtune.1 llmtune.profile.5 llmtune.rule.5; do
+        f=$man_dir/$page
+        grep -q "^\.TH .* \"llmtune $version\"" "$f" && ok "$page carries version $version" ||
+                fail "$page: .TH does not say \"llmtune $version\" (meson.build's version)"
+        if command -v groff >/dev/null; then
+                w=$(groff -man -Tutf8 -ww -z "$f" 2>&1)
+                [ -z "$w" ] && ok "$page: groff -ww clean" || fail "$page: groff warnings: $w"
+        else
+                skip "groff not installed: $page not formatted"
+        fi
+done
+# The option text of the page with roff escapes undone.
+man_text=$(sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' "$man_dir/llmtune.1")
+commands=$("$llmtune" --help | awk '/^Commands:/ { on = 1; next } on && NF == 0 { exit } on { print $1 }')
+[ -n "$commands" ] || fail "no commands in llmtune --help"
+for c in $commands; do
+        printf '%s\n' "$man_text" | grep -q "^\.SS \"llmtune $c\b" || fail "llmtune.1 has no section for '$c'"
+        grep -q "commands=\".*\b$c\b" "$comp_dir/llmtune.bash" || fail "bash completion lacks command '$c'"
+        grep -Eq "^ *['\"]$c:" "$comp_dir/_llmtune" || fail "zsh completion lacks command '$c'"
+        # options: the lines of the usage text that define one ("  -x, --long ..." / "  --long ...")
+        for o in $("$llmtune" "$c" --help | sed -nE 's/^ +(-[A-Za-z], )?(--[a-z][a-z-]*).*/\2/p' | sort -u); do
+                printf '%s\n' "$man_text" | grep -qF -- "$o" || fail "llmtune.1 lacks $c $o"
+                grep -qF -- "$o" "$comp_dir/llmtune.bash" || fail "bash completion lacks $c $o"
+                grep -qF -- "$o" "$comp_dir/_llmtune" || fail "zsh completion lacks $c $o"
+        done
+done
+ok "commands and options checked against --help: $(echo $commands)"
+
+# --- fixture: a site profile under a root ------------------------------------------------------
+mkdir -p "$tmp/root/etc/llmtune/profiles.d"
+printf '[profile]\nname = site-test\ninherits = base\n' >"$tmp/root/etc/llmtune/profiles.d/site-test.ini"
+bindir=$tmp/bin
+mkdir -p "$bindir"
+ln -s "$(realpath "$llmtune")" "$bindir/llmtune"
+
+# --- bash completion -------------------------------------------------------------------------
+out=$(PATH=$bindir:$PATH bash --norc --noprofile -c '
+        . "$1" || exit 1
+        complete -p llmtune || exit 1
+        t() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=(); _llmtune
+              echo "[$*] ${COMPREPLY[*]}"; }
+        t llmtune au
+        t llmtune ro
+        t llmtune audit --pro
+        t llmtune audit --profile ""
+        t llmtune --root "$2" apply --profile site
+        t llmtune --root = "$2" profiles show s
+        t llmtune audit --rule cpu-gov
+        t llmtune apply --rule cpu-governor thp-en
+        t llmtune explain swap-ac
+        t llmtune exec --policy share
+        t llmtune exec --mem p
+        t llmtune report --format c
+        t llmtune nccl ""
+        t llmtune help verif
+        t llmtune plan --profile = a100-8
+' _ "$comp_dir/llmtune.bash" "$tmp/root" 2>&1)
+expect_bash() {
+        printf '%s\n' "$out" | grep -qxF -- "$1" && ok "bash: $1" || fail "bash: expected '$1' in:
+$out"
+}
+expect_bash "complete -F _llmtune llmtune"
+expect_bash "[llmtune au] audit"
+expect_bash "[llmtune ro] rollback"
+expect_bash "[llmtune audit --pro] --profile"
+expect_bash "[llmtune audit --profile ] a100-8x a100-pcie-4x base h100-sxm-8x rtx4090-ws"
+expect_bash "[llmtune --root $tmp/root apply --profile site] site-test"
+expect_bash "[llmtune --root = $tmp/root profiles show s] site-test"
+expect_bash "[llmtune audit --rule cpu-gov] cpu-governor cpu-governor-offered"
+expect_bash "[llmtune apply --rule cpu-governor thp-en] thp-enabled"
+expect_bash "[llmtune explain swap-ac] swap-active"
+expect_bash "[llmtune exec --policy share] share share-nosmt"
+expect_bash "[llmtune exec --mem p] preferred"
+expect_bash "[llmtune report --format c] csv"
+expect_bash "[llmtune nccl ] lint env conf"
+expect_bash "[llmtune help verif] verify"
+expect_bash "[llmtune plan --profile = a100-8] a100-8x"
+
+# --- zsh completion --------------------------------------------------------------------------
+if command -v zsh >/dev/null; then
+        zsh -n "$comp_dir/_llmtune" && ok "zsh: _llmtune parses" || fail "zsh: _llmtune has a syntax error"
+        zc() { (cd "$tmp" && PATH=$bindir:$PATH timeout 30 zsh "$src/tests/packaging/zsh-complete.zsh" "$comp_dir" "$1" | sort -u | tr '\n' ' '); }
+        if [ "$(zc 'llmtune au')" = "audit " ]; then
+                expect_zsh() {
+                        got=$(zc "$1")
+                        for w in $2; do
+                                case " $got" in *" $w "*) ;; *) fail "zsh: '$1' does not offer $w (got: $got)"; return ;; esac
+                        done
+                        ok "zsh: '$1' offers $2"
+                }
+                expect_zsh 'llmtune ' "facts audit rollback report help"
+                expect_zsh 'llmtune audit --profile ' "a100-8x base rtx4090-ws"
+                expect_zsh "llmtune --root $tmp/root audit --profile s" "site-test"
+                expect_zsh "llmtune --root $tmp/root profiles show s" "site-test"
+                expect_zsh 'llmtune apply --rule cpu-g' "cpu-governor cpu-governor-offered"
+                expect_zsh 'llmtune explain swap-' "swap-active swap-fstab"
+                expect_zsh 'llmtune rollback --' "--last-run --to --all --force --wait"
+                expect_zsh 'llmtune exec --policy ' "node share share-nosmt"
+                expect_zsh 'llmtune report --format ' "table csv json html"
+                expect_zsh 'llmtune nccl ' "lint env conf"
+        else
+                skip "zsh completion not exercised: no zsh/zpty session here"
+        fi
+else
+        skip "zsh not installed: zsh completion not checked"
+fi
+
+# --- meson install: files where the units expect them -----------------------------------------
+dest=$tmp/dest
+if DESTDIR=$dest meson install -C "$build" --no-rebuild --quiet >"$tmp/install.log" 2>&1; then
+        prefix=$(meson introspect "$build" --buildoptions | python3 -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="prefix"][0])')
+        for f in bin/llmtune share/man/man1/llmtune.1 share/man/man5/llmtune.profile.5 share/man/man5/llmtune.rule.5 \
+                share/bash-completion/completions/llmtune share/zsh/site-functions/_llmtune \
+                lib/systemd/system/llmtune-apply.service lib/systemd/system/llmtune-verify.service \
+                lib/systemd/system/llmtune-verify.timer libexec/llmtune/llmtune-reapply \
+                share/llmtune/rules/cpu.ini share/llmtune/profiles/base.ini; do
+                [ -e "$dest$prefix/$f" ] || fail "meson install: no $prefix/$f"
+        done
+        [ -x "$dest$prefix/libexec/llmtune/llmtune-reapply" ] || fail "llmtune-reapply is not executable"
+        grep -qx "ExecStart=$prefix/libexec/llmtune/llmtune-reapply" "$dest$prefix/lib/systemd/system/llmtune-apply.service" ||
+                fail "llmtune-apply.service does not run the installed wrapper"
+        grep -qx "ExecStart=$prefix/bin/llmtune verify" "$dest$prefix/lib/systemd/system/llmtune-verify.service" ||
+                fail "llmtune-verify.service does not run the installed binary"
+        ok "meson install: man pages, completions, units, wrapper under $prefix"
+        if command -v systemd-analyze >/dev/null; then
+                # The units name installed paths, which do not exist outside the DESTDIR: that
+                # complaint is expected; any other (unknown key, bad value, no ExecStart) fails.
+                v=$(cd "$dest$prefix/lib/systemd/system" && systemd-analyze verify --man=no ./llmtune-apply.service \
+                        ./llmtune-verify.service ./llmtune-verify.timer 2>&1 |
+                        grep -v "Command $prefix/[a-z/-]* is not executable: No such file or directory")
+                [ -z "$v" ] && ok "systemd-analyze verify: units accepted" || fail "systemd-analyze verify: $v"
+        fi
+else
+        fail "meson install failed: $(cat "$tmp/install.log")"
+fi
+
+# --- llmtune-reapply on a copy of a fixture root ----------------------------------------------
+reapply() { sh "$build/packaging/llmtune-reapply" "$@"; } # configure_file drops the x bit
+root=$tmp/dgx
+cp -a "$build/tests/roots/dgx-a100" "$root"
+export LLMTUNE=$llmtune
+out=$(reapply --root "$root" 2>&1)
+[ $? -eq 0 ] && printf '%s' "$out" | grep -q 'nothing to re-apply' && ok "reapply: nothing to do before any apply" ||
+        fail "reapply before any apply: $out"
+"$llmtune" --root "$root" apply --profile a100-8x >"$tmp/apply.log" 2>&1 || fail "apply a100-8x on the fixture: $(tail -3 "$tmp/apply.log")"
+out=$(reapply --root "$root" 2>&1)
+[ $? -eq 0 ] && printf '%s' "$out" | grep -q '"changed": 0' && ok "reapply right after apply changes nothing" ||
+        fail "reapply after apply: $out"
+gov=$root/sys/devices/system/cpu/cpufreq/policy0/scaling_governor
+want=$(cat "$gov")
+echo powersave >"$gov" # what a cpufreq driver loaded after systemd-tmpfiles leaves behind
+"$llmtune" --root "$root" verify >/dev/null 2>&1
+[ $? -eq 2 ] && ok "verify sees the lost governor (exit 2)" || fail "verify did not report the lost governor"
+out=$(reapply --root "$root" 2>&1)
+rc=$?
+[ $rc -eq 0 ] && printf '%s' "$out" | grep -q 'llmtune-reapply: profile a100-8x, rules:.* cpu-governor' &&
+        printf '%s' "$out" | grep -q '"changed": [1-9]' && [ "$(cat "$gov")" = "$want" ] &&
+        ok "reapply writes the governor again ($want)" || fail "reapply after a lost governor (rc $rc): $out"
+"$llmtune" --root "$root" verify >/dev/null 2>&1
+[ $? -eq 0 ] && ok "verify clean after reapply" || fail "verify not clean after reapply"
+"$llmtune" --root "$root" rollback --all >/dev/null 2>&1 || fail "rollback --all on the fixture"
+out=$(reapply --root "$root" 2>&1)
+[ $? -eq 0 ] && printf '%s' "$out" | grep -q 'nothing to re-apply' && ok "reapply after rollback: nothing" ||
+        fail "reapply after rollback: $out"
+out=$(reapply --bogus 2>&1)
+[ $? -eq 1 ] && ok "reapply rejects an unknown argument" || fail "reapply --bogus: $out"
+
+echo "$fails failure(s)"
+[ "$fails" -eq 0 ]
