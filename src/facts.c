@@ -87,8 +87,19 @@ void *facts_handle(struct facts *f, const char *key)
         return NULL;
 }
 
+/* Process-wide, for the LLMTUNE_STATS report (main.c): stores come and go, the record stays. */
+static char handles_loaded[256];
+
+const char *facts_handles_loaded(void) { return handles_loaded; }
+
 void facts_set_handle(struct facts *f, const char *key, void *ptr, void (*destroy)(void *))
 {
+        size_t used = strlen(handles_loaded), kl = strlen(key);
+        bool seen = false;
+        for (const char *p = handles_loaded; *p; p += strcspn(p, ","), p += *p == ',')
+                seen |= strncmp(p, key, kl) == 0 && (p[kl] == ',' || p[kl] == '\0');
+        if (!seen)
+                snprintf(handles_loaded + used, sizeof(handles_loaded) - used, "%s%s", used ? "," : "", key);
         struct handle *h = xcalloc(1, sizeof(*h));
         h->key = xstrdup(key);
         h->h = ptr;
@@ -311,7 +322,9 @@ static bool prefix_overlap(const char *want, const char *have)
         return strncmp(want, have, a < b ? a : b) == 0;
 }
 
-static void run_probes(struct facts *f, const char *literal_prefix)
+/* Run the probes whose prefixes overlap LITERAL_PREFIX. With a PATTERN, a probe that has a
+ * match() hook produces only what the pattern can name (and is not marked as run). */
+static void run_probes(struct facts *f, const char *literal_prefix, const char *pattern)
 {
         for (size_t i = 0; i < probe_count; i++) {
                 const struct probe *p = probe_table[i];
@@ -319,10 +332,14 @@ static void run_probes(struct facts *f, const char *literal_prefix)
                         continue;
                 for (size_t k = 0; k < ARRAY_SIZE(p->prefixes) && p->prefixes[k]; k++)
                         if (prefix_overlap(literal_prefix, p->prefixes[k])) {
+                                bool partial = pattern && p->match;
                                 f->running[i] = true;
-                                p->run(f);
+                                if (partial)
+                                        p->match(f, pattern);
+                                else
+                                        p->run(f);
                                 f->running[i] = false;
-                                f->ran[i] = true;
+                                f->ran[i] = !partial;
                                 break;
                         }
         }
@@ -347,7 +364,7 @@ const struct fact *facts_get(struct facts *f, const char *name)
                                         return &e->fact;
                         }
         }
-        run_probes(f, name);
+        run_probes(f, name, NULL);
         e = find(f, name);
         return e ? &e->fact : NULL;
 }
@@ -397,7 +414,7 @@ size_t facts_match(struct facts *f, const char *pattern, const struct fact ***re
         if (lit == strlen(pattern))
                 facts_get(f, pattern);
         else
-                run_probes(f, prefix);
+                run_probes(f, prefix, pattern);
         const struct fact **out = xcalloc(f->n + 1, sizeof(*out));
         size_t n = 0;
         for (size_t i = 0; i < f->n; i++)
@@ -410,7 +427,7 @@ size_t facts_match(struct facts *f, const char *pattern, const struct fact ***re
 
 size_t facts_under(struct facts *f, const char *prefix, const struct fact ***ret)
 {
-        run_probes(f, prefix);
+        run_probes(f, prefix, NULL);
         const struct fact **out = xcalloc(f->n + 1, sizeof(*out));
         size_t n = 0, pl = strlen(prefix);
         for (size_t i = 0; i < f->n; i++) {

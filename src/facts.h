@@ -40,12 +40,15 @@ struct fact {
 struct facts;
 
 /* A probe provides every fact under its prefixes. run() enumerates them all; lookup(), when set,
- * produces one fact by name on demand (sysctl.* cannot be enumerated up front). */
+ * produces one fact by name on demand (sysctl.* cannot be enumerated up front); match(), when
+ * set, produces at least every fact whose name matches a glob pattern (fnmatch, no flags), so
+ * that "gpu.*.numa_node" need not run the stages that load libpci and hwloc. */
 struct probe {
         const char *name;
         const char *prefixes[6];
         int (*run)(struct facts *f);
         int (*lookup)(struct facts *f, const char *name);
+        int (*match)(struct facts *f, const char *pattern);
 };
 
 struct facts *facts_new(struct root *root);
@@ -91,6 +94,10 @@ int root_read_line(struct root *r, const char *path, char **ret);
 /* Library handles shared by several probes (libpci, hwloc, libkmod), opened once per run. */
 void *facts_handle(struct facts *f, const char *key);
 void facts_set_handle(struct facts *f, const char *key, void *h, void (*destroy)(void *));
+
+/* Every handle key set in this process so far, in order ("libpci,hwloc"; "" for none): what the
+ * LLMTUNE_STATS report calls the libraries loaded. Static storage. */
+const char *facts_handles_loaded(void);
 
 /* Text of an errno for reasons: "EACCES (Permission denied)". */
 const char *errno_name(int err);

@@ -10,10 +10,22 @@
 
 #define HANDLE_KEY "libpci"
 
+/* One PCI function, asked for once and kept: its config space comes from the root handle's
+ * cached read of ".../config" (pci_setup_cache), so libpci does not open that file again and the
+ * capability list is walked once however many registers are read. */
+struct pdev_cached {
+        unsigned dom, bus, dev, fn;
+        struct pci_dev *d;
+        uint8_t *cfg;
+};
+
 struct pcilib {
         struct pci_access *pacc; /* NULL when setup failed */
         char *setup_err;
         char last[256];
+        struct root *root;
+        struct pdev_cached *devs;
+        size_t ndevs, capdevs;
 };
 
 /* libpci's callbacks carry no context: the call in progress registers itself here. */
@@ -55,6 +67,12 @@ static void pcilib_free(void *ptr)
         struct pcilib *p = ptr;
         if (!p)
                 return;
+        for (size_t i = 0; i < p->ndevs; i++) {
+                if (p->devs[i].d)
+                        pci_free_dev(p->devs[i].d);
+                free(p->devs[i].cfg);
+        }
+        free(p->devs);
         if (p->pacc)
                 pci_cleanup(p->pacc);
         free(p->setup_err);
@@ -76,6 +94,7 @@ int pcilib_get(struct facts *f, struct pcilib **ret, const char **ret_err)
         struct pcilib *p = facts_handle(f, HANDLE_KEY);
         if (!p) {
                 p = xcalloc(1, sizeof(*p));
+                p->root = facts_root(f);
                 facts_set_handle(f, HANDLE_KEY, p, pcilib_free);
                 _cleanup_free_ char *sysfs = root_host_path(facts_root(f), "/sys/bus/pci");
                 struct pci_access *volatile pacc = pci_alloc();
@@ -133,6 +152,44 @@ int pcilib_names(struct pcilib *p, unsigned vendor, unsigned device, char **ret_
         return 0;
 }
 
+/*
+ * The function DDDD:BB:DD.F, with at most CFG_LEN bytes of the root's copy of its config space
+ * as libpci's cache (reads beyond it go to libpci's own method, as before). Called between
+ * ENTER and LEAVE: pci_get_dev may call the error handler. The entry is kept until the handle
+ * is freed.
+ */
+static struct pci_dev *get_dev(struct pcilib *p, unsigned domain, unsigned bus, unsigned dev, unsigned func,
+                               size_t cfg_len)
+{
+        for (size_t i = 0; i < p->ndevs; i++) {
+                struct pdev_cached *c = &p->devs[i];
+                if (c->dom == domain && c->bus == bus && c->dev == dev && c->fn == func)
+                        return c->d; /* NULL when pci_get_dev failed before */
+        }
+        if (p->ndevs == p->capdevs) {
+                p->capdevs = p->capdevs ? p->capdevs * 2 : 16;
+                p->devs = xrealloc(p->devs, p->capdevs * sizeof(*p->devs));
+        }
+        struct pdev_cached *c = &p->devs[p->ndevs];
+        *c = (struct pdev_cached){.dom = domain, .bus = bus, .dev = dev, .fn = func};
+        /* Counted before pci_get_dev can longjmp, so that pcilib_free sees every entry. */
+        p->ndevs++;
+        c->d = pci_get_dev(p->pacc, (int)domain, (int)bus, (int)dev, (int)func);
+        char path[96];
+        snprintf(path, sizeof(path), "/sys/bus/pci/devices/%04x:%02x:%02x.%u/config", domain, bus, dev, func);
+        const char *data;
+        size_t len = 0;
+        if (p->root && root_read(p->root, path, &data, &len) == 0 && len > 0) {
+                /* config space is 256 or 4096 bytes; more would be garbage */
+                len = len < cfg_len ? len : cfg_len;
+                len = len < 4096 ? len : 4096;
+                c->cfg = xmalloc(len);
+                memcpy(c->cfg, data, len);
+                pci_setup_cache(c->d, c->cfg, (int)len);
+        }
+        return c->d;
+}
+
 unsigned pcie_speed_mts(unsigned code)
 {
         /* PCIe Base Spec, Link Capabilities/Status: 1 = 2.5 GT/s ... 6 = 64 GT/s */
@@ -152,13 +209,15 @@ int pcilib_pcie_link(struct pcilib *p, unsigned domain, unsigned bus, unsigned d
         ENTER(p, jb);
         if (setjmp(jb)) {
                 LEAVE();
-                if (d)
-                        pci_free_dev(d);
                 return -EIO;
         }
         /* pci_get_dev, not pci_scan_bus: a scan stops at the first device missing a mandatory file
          * (the POWER9 corpus has PCI directories with only class and local_cpus). */
-        d = pci_get_dev(p->pacc, (int)domain, (int)bus, (int)dev, (int)func);
+        d = get_dev(p, domain, bus, dev, func, cfg_len);
+        if (!d) {
+                LEAVE();
+                return -EIO;
+        }
         struct pci_cap *cap = pci_find_cap(d, PCI_CAP_ID_EXP, PCI_CAP_NORMAL);
         if (!cap || cap->addr + PCI_EXP_LNKSTA + 2 > cfg_len)
                 rc = -ENOENT;
@@ -168,7 +227,6 @@ int pcilib_pcie_link(struct pcilib *p, unsigned domain, unsigned bus, unsigned d
                 lnksta = pci_read_word(d, (int)addr + PCI_EXP_LNKSTA);
                 flags = pci_read_word(d, (int)addr + PCI_EXP_FLAGS);
         }
-        pci_free_dev(d);
         LEAVE();
         if (rc < 0)
                 return rc;
@@ -194,11 +252,13 @@ int pcilib_acs_ctrl(struct pcilib *p, unsigned domain, unsigned bus, unsigned de
         ENTER(p, jb);
         if (setjmp(jb)) {
                 LEAVE();
-                if (d)
-                        pci_free_dev(d);
                 return -EIO;
         }
-        d = pci_get_dev(p->pacc, (int)domain, (int)bus, (int)dev, (int)func);
+        d = get_dev(p, domain, bus, dev, func, cfg_len);
+        if (!d) {
+                LEAVE();
+                return -EIO;
+        }
         struct pci_cap *cap = pci_find_cap(d, PCI_EXT_CAP_ID_ACS, PCI_CAP_EXTENDED);
         if (!cap)
                 rc = -ENOENT;
@@ -206,7 +266,6 @@ int pcilib_acs_ctrl(struct pcilib *p, unsigned domain, unsigned bus, unsigned de
                 rc = -ENODATA;
         else
                 ctrl = pci_read_word(d, (int)cap->addr + PCI_ACS_CTRL);
-        pci_free_dev(d);
         LEAVE();
         if (rc < 0)
                 return rc;

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "facts.h"
 #include "util.h"
 
 #ifndef LLMTUNE_VERSION
@@ -154,6 +155,12 @@ int main(int argc, char **argv)
                 if (cli_wants_help(cmd, argc - 1, argv + 1))
                         return EXIT_OK;
                 int rc = cmd->run(&cli, argc - 1, argv + 1);
+                /* For the benchmark (bench/README.md): files read through the root handle and the
+                 * library handles set up (libpci, hwloc, kmod, ...), one line on stderr. */
+                const char *st = getenv("LLMTUNE_STATS");
+                if (st && *st)
+                        fprintf(stderr, "llmtune-stats: files_opened=%u handles=%s\n",
+                                cli.root ? root_files_opened(cli.root) : 0u, facts_handles_loaded());
                 root_free(cli.root);
                 return rc;
         }

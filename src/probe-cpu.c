@@ -192,21 +192,80 @@ static void probe_cpufreq(struct facts *f, const unsigned *cpus, int n)
         fact_file_str(f, CPU_DIR "/amd_pstate/status", "amd_pstate not in use", "cpu.amd_pstate.status");
 }
 
-static int cpu_run(struct facts *f)
+/*
+ * Three parts, each run once: online CPUs and topology, the model, cpufreq. A profile's match
+ * block asks for cpu.sockets; that must not read five cpufreq files per CPU (1920 on a
+ * 384-CPU host).
+ */
+struct cpu_state {
+        bool topo, model, freq;
+        unsigned *cpus;
+        int n;
+};
+
+static void cpu_state_free(void *p)
 {
-        _cleanup_free_ unsigned *cpus = NULL;
-        int n = online_cpus(f, &cpus);
+        struct cpu_state *s = p;
+        if (s)
+                free(s->cpus);
+        free(s);
+}
+
+static struct cpu_state *cpu_state(struct facts *f)
+{
+        struct cpu_state *s = facts_handle(f, "probe-cpu");
+        if (!s) {
+                s = xcalloc(1, sizeof(*s));
+                facts_set_handle(f, "probe-cpu", s, cpu_state_free);
+        }
+        return s;
+}
+
+static void stage_topology(struct facts *f, struct cpu_state *s)
+{
+        s->topo = true;
+        int n = online_cpus(f, &s->cpus);
         if (n < 0) {
                 fact_absent(f, CPU_DIR, "no CPU information in sysfs", "cpu.online");
                 n = 0;
         } else {
-                _cleanup_free_ char *list = format_cpulist(cpus, (size_t)n);
+                _cleanup_free_ char *list = format_cpulist(s->cpus, (size_t)n);
                 fact_str(f, CPU_DIR "/online", list, "cpu.online");
                 fact_int(f, CPU_DIR "/online", n, "cpu.count");
         }
-        probe_topology(f, cpus, n);
-        probe_model(f);
-        probe_cpufreq(f, cpus, n);
+        s->n = n;
+        probe_topology(f, s->cpus, n);
+}
+
+static int cpu_run(struct facts *f)
+{
+        struct cpu_state *s = cpu_state(f);
+        if (!s->topo)
+                stage_topology(f, s);
+        if (!s->model) {
+                s->model = true;
+                probe_model(f);
+        }
+        if (!s->freq) {
+                s->freq = true;
+                probe_cpufreq(f, s->cpus, s->n);
+        }
+        return 0;
+}
+
+static int cpu_lookup(struct facts *f, const char *name)
+{
+        static const char *const topo[] = {"cpu.online", "cpu.count", "cpu.sockets", "cpu.cores",
+                                           "cpu.threads_per_core"};
+        struct cpu_state *s = cpu_state(f);
+        for (size_t i = 0; i < ARRAY_SIZE(topo); i++)
+                if (streq(name, topo[i]) && !s->topo)
+                        stage_topology(f, s);
+        if (streq(name, "cpu.model") && !s->model) {
+                s->model = true;
+                probe_model(f);
+        }
+        /* anything else: facts_get() falls through to cpu_run() */
         return 0;
 }
 
@@ -214,4 +273,5 @@ const struct probe probe_cpu = {
         .name = "cpu",
         .prefixes = {"cpu."},
         .run = cpu_run,
+        .lookup = cpu_lookup,
 };

@@ -227,6 +227,10 @@ static int read_fd(int fd, char **ret, size_t *ret_len)
                 len += (size_t)n;
         }
         buf[len] = '\0';
+        /* Cached for the run: most attributes are a few bytes, and 4 KiB each would make the
+         * cache of a 384-CPU host's ~4000 files 16 MB. */
+        if (len + 1 < cap / 2)
+                buf = xrealloc(buf, len + 1);
         *ret = buf;
         *ret_len = len;
         return 0;
@@ -255,11 +259,8 @@ int root_read(struct root *r, const char *path, const char **ret, size_t *ret_le
                         c->err = fd;
                 else {
                         r->opened++;
-                        struct stat st;
-                        if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
-                                c->err = -EISDIR;
-                        else
-                                c->err = read_fd(fd, &c->data, &c->len);
+                        /* read(2) of a directory fails with EISDIR: no fstat needed */
+                        c->err = read_fd(fd, &c->data, &c->len);
                         close(fd);
                 }
                 c->next = r->cache[h];

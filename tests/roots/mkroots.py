@@ -844,16 +844,28 @@ def ext4_image(md, tmpdir):
 
 
 def gen_md(t, d, devs, tmpdir):
-    md = d.get('md')
-    if not md:
+    """'md' is one array (a dict) or a list of them (md0, md1, ...: minor numbers in list order)."""
+    mds = d.get('md')
+    if not mds:
         t.write('/proc/mdstat', 'Personalities : \nunused devices: <none>\n', 0o444)
         return
-    name, members = md['name'], md['members']
+    if isinstance(mds, dict):
+        mds = [mds]
     sizes = {}
     for dev in devs:
         nv = dev.spec.get('nvme')
         if nv:
             sizes['nvme%sn1' % nv['name'][4:]] = nv['size']
+    stat = ''
+    for minor, md in enumerate(mds):
+        stat += gen_one_md(t, md, minor, sizes, tmpdir)
+    t.write('/proc/mdstat',
+            'Personalities : [raid0] [linear] [multipath] [raid1] [raid6] [raid5] [raid4] [raid10] \n'
+            '%sunused devices: <none>\n' % stat, 0o444)
+
+
+def gen_one_md(t, md, minor, sizes, tmpdir):
+    name, members = md['name'], md['members']
     chunk = md['chunk_kib'] * 1024
     data_offset = 262144  # sectors (128 MiB), mdadm 1.2 default for large members
     per = (sizes[members[0]] // 512 - data_offset) * 512 // chunk * chunk
@@ -879,7 +891,7 @@ def gen_md(t, d, devs, tmpdir):
         t.link('%s/rd%d' % (m, i), r)
         t.link('%s/slaves/%s' % (b, mem), target)
     t.attr(b + '/size', size // 512)
-    t.attr(b + '/dev', '9:0')
+    t.attr(b + '/dev', '9:%d' % minor)
     t.attr(b + '/queue/logical_block_size', 512)
     t.attr(b + '/queue/physical_block_size', 512)
     t.attr(b + '/queue/minimum_io_size', chunk)
@@ -888,17 +900,15 @@ def gen_md(t, d, devs, tmpdir):
     t.link('/sys/block/%s' % name, b)
     t.link('/sys/class/block/%s' % name, b)
     t.mkdir(b + '/holders')
-    # drivers/md/md.c md_seq_show(): members newest first, "N blocks super 1.2 512k chunks"
-    mem_s = ' '.join('%s[%d]' % (mem, i) for i, mem in reversed(list(enumerate(members))))
-    t.write('/proc/mdstat',
-            'Personalities : [raid0] [linear] [multipath] [raid1] [raid6] [raid5] [raid4] [raid10] \n'
-            '%s : active %s %s\n      %d blocks super 1.2 %dk chunks\n      \nunused devices: <none>\n' % (
-                name, md['level'], mem_s, size // 1024, md['chunk_kib']), 0o444)
     if md['fs'] == 'ext4':
         img = ext4_image(md, tmpdir)
     else:
         img = xfs_image(md, size)
     t.write('/dev/%s' % name, img, 0o660)
+    # drivers/md/md.c md_seq_show(): members newest first, "N blocks super 1.2 512k chunks"
+    mem_s = ' '.join('%s[%d]' % (mem, i) for i, mem in reversed(list(enumerate(members))))
+    return '%s : active %s %s\n      %d blocks super 1.2 %dk chunks\n      \n' % (
+        name, md['level'], mem_s, size // 1024, md['chunk_kib'])
 
 
 # ---------------------------------------------------------------------------------------------

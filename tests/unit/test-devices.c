@@ -427,9 +427,11 @@ START_TEST(libpci_error_handler)
         dev_config("0000:07:00.0", &c, 4096);
         dev_file("0000:07:00.0", "current_link_width", "16\n");
         struct ctx x = open_facts(deep);
-        /* the sysfs attribute still answers; the absent ones say why config space did not */
-        expect_str(&x, "gpu.0.link.width", "16");
-        expect_status(&x, "gpu.0.link.max_width", FACT_ABSENT, "File name too long");
+        /* lib-pci hands libpci the root handle's copy of config space (read relative to the root
+         * descriptor, so no PATH_MAX limit): libpci opens nothing and config space answers. The
+         * error callback's longjmp is no longer reached from here. */
+        expect_str(&x, "gpu.0.link.width", "8");
+        expect_str(&x, "gpu.0.link.max_width", "16");
         expect_str(&x, "gpu.0.numa_node", "0");
         close_facts(&x);
         top = saved;
