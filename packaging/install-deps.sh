@@ -13,12 +13,14 @@ if command -v apt-get >/dev/null 2>&1; then
         as_root apt-get install -y -qq --no-install-recommends \
                 build-essential meson ninja-build pkg-config python3 \
                 libpci-dev pciutils pci.ids libhwloc-dev hwloc-nox libkmod-dev libinih-dev \
-                libjson-c-dev libssl-dev check e2fsprogs strace time
+                libjson-c-dev libssl-dev check e2fsprogs strace time \
+                ansible-core chromium
 elif command -v dnf >/dev/null 2>&1; then
         as_root dnf install -y -q \
                 gcc meson ninja-build pkgconf-pkg-config python3 \
                 pciutils-devel pciutils hwloc-devel hwloc kmod-devel inih-devel \
-                json-c-devel openssl-devel check-devel e2fsprogs strace time
+                json-c-devel openssl-devel check-devel e2fsprogs strace time \
+                ansible-core chromium
 else
         echo "install-deps.sh: neither apt-get nor dnf found; install the packages listed in README.md" >&2
         exit 1
