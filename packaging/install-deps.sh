@@ -14,13 +14,15 @@ if command -v apt-get >/dev/null 2>&1; then
                 build-essential meson ninja-build pkg-config python3 \
                 libpci-dev pciutils pci.ids libhwloc-dev hwloc-nox libkmod-dev libinih-dev \
                 libjson-c-dev libssl-dev check e2fsprogs strace time \
-                ansible-core chromium
+                ansible-core chromium \
+                dpkg-dev debhelper fakeroot rpm groff-base zsh
 elif command -v dnf >/dev/null 2>&1; then
         as_root dnf install -y -q \
                 gcc meson ninja-build pkgconf-pkg-config python3 \
                 pciutils-devel pciutils hwloc-devel hwloc kmod-devel inih-devel \
                 json-c-devel openssl-devel check-devel e2fsprogs strace time \
-                ansible-core chromium
+                ansible-core chromium \
+                rpm-build systemd-rpm-macros groff-base zsh
 else
         echo "install-deps.sh: neither apt-get nor dnf found; install the packages listed in README.md" >&2
         exit 1
