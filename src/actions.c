@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "actions.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,20 +12,30 @@
 
 #include "mounts.h"
 #include "parse.h"
+#include "test-hooks.h"
 
-/* Split PATH into an open directory fd and its last component. */
-static int open_dir_of(struct root *r, const char *path, char **ret_base)
+/* Split PATH into an open directory fd and its last component. The directory is reached without
+ * following any symbolic link (root_open_nolinks) unless FOLLOW: a link planted in a parent of a
+ * managed path must not redirect a write. Only runtime values in a fixture tree follow links, the
+ * way the kernel's sysfs paths do. */
+static int open_dir_at(struct root *r, const char *path, char **ret_base, bool follow)
 {
         _cleanup_free_ char *p = xstrdup(path);
         char *slash = strrchr(p, '/');
         if (!slash || !slash[1])
                 return -EINVAL;
         *slash = '\0';
-        int fd = root_open(r, *p ? p : "/", O_RDONLY | O_DIRECTORY, 0);
+        int fd = follow ? root_open(r, *p ? p : "/", O_RDONLY | O_DIRECTORY, 0)
+                        : root_open_nolinks(r, *p ? p : "/", O_RDONLY | O_DIRECTORY, 0);
         if (fd < 0)
                 return fd;
         *ret_base = xstrdup(slash + 1);
         return fd;
+}
+
+static int open_dir_of(struct root *r, const char *path, char **ret_base)
+{
+        return open_dir_at(r, path, ret_base, false);
 }
 
 static int write_all(int fd, const char *data, size_t len)
@@ -42,20 +53,17 @@ static int write_all(int fd, const char *data, size_t len)
         return 0;
 }
 
-/* Test hook (documented in tests/README): make the write of one target fail like a full disk. */
-static int injected_failure(const char *path)
-{
-        const char *t = getenv("LLMTUNE_TEST_FAIL_WRITE");
-        return t && streq(t, path) ? -ENOSPC : 0;
-}
+/* Test hook (src/test-hooks.h): make changing one target fail with a chosen errno. */
+static int injected_failure(const char *path) { return test_fault(path); }
 
-int root_write_file(struct root *r, const char *path, const char *data, size_t len, mode_t mode_if_new)
+static int write_file(struct root *r, const char *path, const char *data, size_t len, mode_t mode_if_new,
+                      bool follow_dirs)
 {
         int rc = injected_failure(path);
         if (rc < 0)
                 return rc;
         _cleanup_free_ char *base = NULL;
-        int dfd = open_dir_of(r, path, &base);
+        int dfd = open_dir_at(r, path, &base, follow_dirs);
         if (dfd < 0)
                 return dfd;
         struct stat st;
@@ -82,6 +90,8 @@ int root_write_file(struct root *r, const char *path, const char *data, size_t l
                 rc = -errno;
         if (close(fd) < 0 && rc == 0)
                 rc = -errno;
+        if (rc == 0 && test_points_active())
+                test_point("before-rename", path); /* a crash here leaves the temporary file only */
         if (rc == 0 && renameat(dfd, tmp, dfd, base) < 0)
                 rc = -errno;
         if (rc < 0)
@@ -93,8 +103,16 @@ int root_write_file(struct root *r, const char *path, const char *data, size_t l
         return rc;
 }
 
+int root_write_file(struct root *r, const char *path, const char *data, size_t len, mode_t mode_if_new)
+{
+        return write_file(r, path, data, len, mode_if_new, false);
+}
+
 static int remove_file(struct root *r, const char *path)
 {
+        int rc0 = injected_failure(path);
+        if (rc0 < 0)
+                return rc0;
         _cleanup_free_ char *base = NULL;
         int dfd = open_dir_of(r, path, &base);
         if (dfd < 0)
@@ -174,7 +192,8 @@ static int apply_file(struct root *r, const struct change *c, const char *conten
         }
         int rc = content ? root_write_file(r, c->target, content, strlen(content), c->mode ? c->mode : 0644)
                          : remove_file(r, c->target);
-        if (rc == 0 && undo)
+        /* After an undo, or a failed write: the directories this change created go again. */
+        if ((rc == 0 && undo) || (rc < 0 && !undo))
                 remove_dirs(r, &c->mkdirs);
         return rc;
 }
@@ -213,12 +232,12 @@ static int write_value(struct root *r, const char *path, const char *value)
                 }
                 strv_free(&all);
                 sbuf_add(&b, "\n");
-                rc = found ? root_write_file(r, path, b.s, b.len, 0644) : -EINVAL; /* as the kernel: EINVAL */
+                rc = found ? write_file(r, path, b.s, b.len, 0644, true) : -EINVAL; /* as the kernel: EINVAL */
                 free(sbuf_steal(&b));
                 return rc;
         }
         _cleanup_free_ char *text = xasprintf("%s\n", value);
-        return root_write_file(r, path, text, strlen(text), 0644);
+        return write_file(r, path, text, strlen(text), 0644, true);
 }
 
 static char *read_value(struct root *r, const char *path)
@@ -363,9 +382,10 @@ static int run_command(struct root *r, const struct strv *argv, char **err)
 {
         if (argv->n == 0)
                 return 1;
-        if (injected_failure(argv->v[0]) < 0) {
-                *err = xasprintf("%s: injected failure", argv->v[0]);
-                return -EIO;
+        int fault = injected_failure(argv->v[0]);
+        if (fault < 0) {
+                *err = xasprintf("%s: %s (injected by LLMTUNE_TEST_FAULT)", argv->v[0], strerror(-fault));
+                return fault;
         }
         char **v = xcalloc(argv->n + 1, sizeof(char *));
         bool on_image = false;
@@ -389,14 +409,130 @@ static int run_command(struct root *r, const struct strv *argv, char **err)
         return rc;
 }
 
+/* --- leftovers of an interrupted run ----------------------------------------------------------- */
+
+/* Remove ".BASE.llmtune-PID" entries (write_file's and set_symlink's temporary names) beside PATH. */
+static void remove_temp_of(struct root *r, const char *path, bool follow)
+{
+        _cleanup_free_ char *base = NULL;
+        int dfd = open_dir_at(r, path, &base, follow);
+        if (dfd < 0)
+                return;
+        _cleanup_free_ char *prefix = xasprintf(".%s.llmtune-", base);
+        int lfd = dup(dfd);
+        DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+        if (!d) {
+                if (lfd >= 0)
+                        close(lfd);
+                close(dfd);
+                return;
+        }
+        struct strv victims = {0};
+        struct dirent *de;
+        while ((de = readdir(d)))
+                if (startswith(de->d_name, prefix) && de->d_name[strlen(prefix)] &&
+                    strspn(de->d_name + strlen(prefix), "0123456789") == strlen(de->d_name + strlen(prefix)))
+                        strv_add(&victims, de->d_name);
+        closedir(d);
+        for (size_t i = 0; i < victims.n; i++)
+                unlinkat(dfd, victims.v[i], 0);
+        if (victims.n)
+                fsync(dfd);
+        strv_free(&victims);
+        close(dfd);
+}
+
+void action_remove_leftovers(struct root *r, const struct change *c)
+{
+        if (!c->target)
+                return;
+        switch (c->type) {
+        case CHANGE_FILE:
+        case CHANGE_SYMLINK:
+                remove_temp_of(r, c->target, false);
+                break;
+        case CHANGE_VALUE:
+                if (!root_is_live(r))
+                        remove_temp_of(r, c->target, true);
+                break;
+        case CHANGE_SWAP:
+                if (!root_is_live(r))
+                        remove_temp_of(r, "/proc/swaps", false);
+                break;
+        case CHANGE_MOUNTOPT:
+                if (!root_is_live(r))
+                        remove_temp_of(r, "/proc/mounts", false);
+                break;
+        case CHANGE_COMMAND:
+        case CHANGE_NOTE:
+                break;
+        }
+}
+
 static char *errmsg(const struct change *c, const char *what, int rc)
 {
+        if (rc == -ELOOP)
+                return xasprintf("%s %s: refused: a symbolic link is at that path or in a directory above it "
+                                 "(it could point anywhere; replace it with a real file or directory)",
+                                 what, c->target);
         return xasprintf("%s %s: %s", what, c->target, strerror(-rc));
+}
+
+/*
+ * Where each kind of change may write (the confinement apply promises, whatever a rule or profile
+ * says): files and links only under /etc, runtime values only under /sys and /proc/sys; an
+ * absolute path without "." or ".." components or empty ones. Swap devices, mount points and
+ * commands name no file llmtune writes on the live system (under --root, the tree's /proc/swaps
+ * and /proc/mounts stand in for the kernel's tables).
+ */
+static bool clean_path(const char *p)
+{
+        if (!p || p[0] != '/' || strlen(p) >= 4096)
+                return false;
+        for (const char *s = p + 1;;) {
+                const char *e = strchrnul(s, '/');
+                size_t n = (size_t)(e - s);
+                if (n == 0 || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+                        return false;
+                if (!*e)
+                        return true;
+                s = e + 1;
+        }
+}
+
+bool action_target_allowed(const struct change *c)
+{
+        switch (c->type) {
+        case CHANGE_FILE:
+        case CHANGE_SYMLINK:
+                return clean_path(c->target) && startswith(c->target, "/etc/");
+        case CHANGE_VALUE:
+                return clean_path(c->target) && (startswith(c->target, "/sys/") || startswith(c->target, "/proc/sys/"));
+        case CHANGE_SWAP:
+        case CHANGE_MOUNTOPT:
+                return clean_path(c->target);
+        case CHANGE_COMMAND:
+        case CHANGE_NOTE:
+                return true;
+        }
+        return false;
+}
+
+static int refuse_target(const struct change *c, char **err)
+{
+        *err = xasprintf("refused to change %s: a %s change may only write %s", c->target ? c->target : "(none)",
+                         change_type_name(c->type),
+                         c->type == CHANGE_VALUE ? "under /sys or /proc/sys"
+                         : c->type == CHANGE_FILE || c->type == CHANGE_SYMLINK ? "under /etc"
+                                                                                : "a clean absolute path");
+        return -EPERM;
 }
 
 int action_apply(struct root *r, const struct change *c, char **err)
 {
         int rc = 0;
+        if (!action_target_allowed(c))
+                return refuse_target(c, err);
         switch (c->type) {
         case CHANGE_FILE:
                 rc = apply_file(r, c, c->after, false);
@@ -453,6 +589,8 @@ int action_apply(struct root *r, const struct change *c, char **err)
 int action_undo(struct root *r, const struct change *c, char **err)
 {
         int rc = 0;
+        if (!action_target_allowed(c))
+                return refuse_target(c, err);
         switch (c->type) {
         case CHANGE_FILE:
                 rc = apply_file(r, c, c->before, true);

@@ -12,6 +12,10 @@
 #include "plan.h"
 #include "root.h"
 
+/* May C's kind of change write its target? Files and links only under /etc, runtime values only
+ * under /sys and /proc/sys, no "."/".." components. action_apply/undo refuse others (-EPERM). */
+bool action_target_allowed(const struct change *c);
+
 /* Do C. On failure returns -errno and *err says what went wrong with which target. */
 int action_apply(struct root *r, const struct change *c, char **err);
 /* Reverse C (restore its before state). */
@@ -22,6 +26,9 @@ int action_current(struct root *r, const struct change *c, char **ret);
 
 /* Does a state read by action_current equal a before/after state of C? (NULL = absent.) */
 bool action_state_equal(const struct change *c, const char *current, const char *want);
+
+/* Remove the temporary files an interrupted replacement of C's target may have left beside it. */
+void action_remove_leftovers(struct root *r, const struct change *c);
 
 /* Atomic replacement of a file under the root (also used by the change log's backups). */
 int root_write_file(struct root *r, const char *path, const char *data, size_t len, mode_t mode_if_new);

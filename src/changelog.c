@@ -83,7 +83,7 @@ static int ensure_dir(struct root *r, const char *path, mode_t mode)
                 *s = '\0';
                 char *slash = strrchr(p, '/');
                 *slash = '\0';
-                int dfd = root_open(r, *p ? p : "/", O_PATH | O_DIRECTORY, 0);
+                int dfd = root_open_nolinks(r, *p ? p : "/", O_PATH | O_DIRECTORY, 0);
                 *slash = '/';
                 if (dfd < 0)
                         return dfd;
@@ -209,7 +209,7 @@ int changelog_open(struct root *r, struct changelog **ret)
         int rc = ensure_dir(r, BACKUP_DIR, 0755);
         if (rc < 0)
                 return rc;
-        int fd = root_open(r, CHANGELOG_PATH, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NOCTTY, 0644);
+        int fd = root_open_nolinks(r, CHANGELOG_PATH, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NOCTTY, 0644);
         if (fd < 0)
                 return fd;
         struct changelog *l = xcalloc(1, sizeof(*l));
@@ -264,7 +264,7 @@ int changelog_lock(struct root *r, bool wait, int *ret_fd)
         int rc = ensure_dir(r, CHANGELOG_DIR, 0755);
         if (rc < 0)
                 return rc;
-        int fd = root_open(r, CHANGELOG_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY, 0644);
+        int fd = root_open_nolinks(r, CHANGELOG_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY, 0644);
         if (fd < 0)
                 return fd;
         /* flock(2): the lock belongs to this open file description and goes away with it. */
@@ -272,6 +272,26 @@ int changelog_lock(struct root *r, bool wait, int *ret_fd)
                 if (errno == EINTR)
                         continue;
                 rc = errno == EWOULDBLOCK ? -EWOULDBLOCK : -errno;
+                close(fd);
+                return rc;
+        }
+        *ret_fd = fd;
+        return 0;
+}
+
+int changelog_lock_shared(struct root *r, bool wait, int *ret_fd)
+{
+        *ret_fd = -1;
+        /* O_RDONLY is enough for flock(2); no lock file means no apply ever ran: nothing to wait for. */
+        int fd = root_open_nolinks(r, CHANGELOG_LOCK, O_RDONLY | O_NOFOLLOW | O_NOCTTY, 0);
+        if (fd == -ENOENT || fd == -EACCES)
+                return 0;
+        if (fd < 0)
+                return fd;
+        while (flock(fd, LOCK_SH | (wait ? 0 : LOCK_NB)) < 0) {
+                if (errno == EINTR)
+                        continue;
+                int rc = errno == EWOULDBLOCK ? -EWOULDBLOCK : -errno;
                 close(fd);
                 return rc;
         }
@@ -515,7 +535,7 @@ static void record_clear(struct log_record *rec)
 int changelog_read(struct root *r, struct log_read *ret)
 {
         struct log_read lr = {0};
-        int fd = root_open(r, CHANGELOG_PATH, O_RDONLY | O_NOFOLLOW | O_NOCTTY, 0);
+        int fd = root_open_nolinks(r, CHANGELOG_PATH, O_RDONLY | O_NOFOLLOW | O_NOCTTY, 0);
         if (fd == -ENOENT) {
                 *ret = lr;
                 return 0;
@@ -645,4 +665,108 @@ size_t changelog_in_force(const struct log_read *lr, size_t **ret)
         free(live);
         *ret = out;
         return n;
+}
+
+/* ---- interrupted runs ---- */
+
+bool changelog_step_finished(const struct log_read *lr, size_t i)
+{
+        const struct log_record *in = &lr->v[i];
+        bool undo = streq(in->event, "undo-intent");
+        if (!undo && !streq(in->event, "intent"))
+                return true;
+        for (size_t j = i + 1; j < lr->n; j++) {
+                const struct log_record *o = &lr->v[j];
+                if (undo ? (streq(o->event, "undone") || streq(o->event, "undo-failed")) &&
+                                   (in->ref ? o->ref == in->ref : streq(o->change.target, in->change.target))
+                         : (streq(o->event, "done") || streq(o->event, "failed")) && o->ref == in->seq)
+                        return true;
+        }
+        return false;
+}
+
+size_t changelog_unfinished(const struct log_read *lr, size_t **ret)
+{
+        size_t *out = xcalloc(lr->n + 1, sizeof(size_t)), n = 0;
+        for (size_t i = 0; i < lr->n; i++)
+                if (!changelog_step_finished(lr, i))
+                        out[n++] = i;
+        *ret = out;
+        return n;
+}
+
+#define RECOVERED "recovered after an interrupted run: "
+
+int changelog_recover(struct changelog *l, const struct log_read *lr, struct strv *messages, char **ret_run)
+{
+        size_t *idx;
+        size_t n = changelog_unfinished(lr, &idx);
+        if (ret_run)
+                *ret_run = NULL;
+        int rc = 0;
+        for (size_t k = 0; k < n && rc >= 0; k++) {
+                const struct log_record *rec = &lr->v[idx[k]];
+                const struct change *c = &rec->change;
+                bool undo = streq(rec->event, "undo-intent");
+                struct log_context ctx = {.run = rec->run, .profile = rec->profile, .profile_hash = rec->profile_hash,
+                                          .host = rec->host};
+                /* A crash inside a file replacement leaves only its temporary file: remove it. */
+                action_remove_leftovers(l->root, c);
+                char *cur = NULL;
+                int st = action_current(l->root, c, &cur);
+                bool unknown = st < 0, at_after = !unknown && action_state_equal(c, cur, c->after),
+                     at_before = !unknown && action_state_equal(c, cur, c->before);
+                free(cur);
+                const char *event, *detail;
+                if (!undo) {
+                        if (unknown && c->undo.n > 0) {
+                                event = "done";
+                                detail = RECOVERED "whether the command ran is unknown; kept as done so that "
+                                                   "rollback runs its undo (which is safe either way)";
+                        } else if (unknown) {
+                                event = "failed";
+                                detail = RECOVERED "whether the command ran is unknown; apply plans it again if "
+                                                   "it is still needed";
+                        } else if (at_after) {
+                                event = "done";
+                                detail = RECOVERED "the target was found in its after state";
+                        } else if (at_before) {
+                                event = "failed";
+                                detail = RECOVERED "the change was not made (the target is in its before state)";
+                        } else {
+                                event = "failed";
+                                detail = RECOVERED "the target is in neither its before nor its after state "
+                                                   "(changed by someone else?)";
+                        }
+                } else {
+                        if (!unknown && at_before && !at_after) {
+                                event = "undone";
+                                detail = RECOVERED "the target was found in its before state";
+                        } else {
+                                event = "undo-failed";
+                                detail = unknown ? RECOVERED "whether the undo command ran is unknown; the change "
+                                                             "stays in force (rolling back again is safe)"
+                                         : at_after ? RECOVERED "not undone (the target is still in its after state)"
+                                                    : RECOVERED "the target is in neither its before nor its after "
+                                                                "state (changed by someone else?)";
+                        }
+                }
+                long s = changelog_append(l, &ctx, event, c, undo ? rec->ref : rec->seq, detail);
+                if (s < 0) {
+                        rc = (int)s;
+                        break;
+                }
+                if (messages)
+                        strv_push(messages, xasprintf("%s of run %s, change %ld (%s): %s -> %s",
+                                                      undo ? "rollback" : "apply", rec->run ? rec->run : "?",
+                                                      undo && rec->ref ? rec->ref : rec->seq,
+                                                      c->target ? c->target : "?", detail + strlen(RECOVERED), event));
+                if (!undo && ret_run && rec->run) {
+                        free(*ret_run);
+                        *ret_run = xstrdup(rec->run);
+                }
+                rc++;
+        }
+        free(idx);
+        return rc;
 }

@@ -29,6 +29,10 @@ struct changelog *changelog_close(struct changelog *l);
 /* Take the apply lock (flock on CHANGELOG_LOCK): wait when WAIT, else fail with -EWOULDBLOCK. */
 int changelog_lock(struct root *r, bool wait, int *ret_fd);
 
+/* Shared lock for readers (verify): waits while an apply or rollback holds the lock, so what is
+ * read is never a run in progress. No lock file (nothing ever applied): *ret_fd = -1, returns 0. */
+int changelog_lock_shared(struct root *r, bool wait, int *ret_fd);
+
 struct log_context {
         const char *run;          /* run id */
         const char *profile;      /* resolved profile name */
@@ -69,6 +73,25 @@ void log_read_free(struct log_read *lr);
 /* Changes still in force: "done" records whose change was not undone later, latest per target,
  * in log order. Indexes into lr->v. */
 size_t changelog_in_force(const struct log_read *lr, size_t **ret);
+
+/* Is the step at index I (an "intent" or "undo-intent") concluded by an outcome record? (Other
+ * events: true.) And the indexes of every step that is not: an apply or rollback that did not
+ * finish (killed, power lost) left its target in an unknown state. */
+bool changelog_step_finished(const struct log_read *lr, size_t i);
+size_t changelog_unfinished(const struct log_read *lr, size_t **ret);
+
+/*
+ * Close the unfinished steps of LR (read under the lock L's process holds): each target is read
+ * again and the step gets the outcome the machine shows, with a detail starting "recovered after an
+ * interrupted run: ". An apply step found in its after state becomes "done" (so rollback can undo
+ * it), one found in its before state or elsewhere "failed"; a command, whose effect cannot be read,
+ * is "done" when it has an undo command (its undo is safe to run either way) and "failed" otherwise.
+ * A rollback step becomes "undone" when the target is back in its before state, else "undo-failed".
+ * Leftover temporary files of an interrupted file replacement are removed. One line per step goes
+ * to MESSAGES; *ret_run (may be NULL) gets the run id of the last interrupted apply step.
+ * Returns the number of steps closed or -errno.
+ */
+int changelog_recover(struct changelog *l, const struct log_read *lr, struct strv *messages, char **ret_run);
 
 /* New run id: UTC time + pid. */
 char *changelog_run_id(void);

@@ -12,6 +12,7 @@
 #include "diff.h"
 #include "json-out.h"
 #include "plan.h"
+#include "test-hooks.h"
 
 struct apply_opts {
         const char *profile;
@@ -155,23 +156,66 @@ static void undo_run(struct root *r, struct changelog *log, const struct log_con
         }
 }
 
-static int carry_out(struct cli *cli, const struct rule_env *env, const struct plan *p, const struct apply_opts *o)
+/* Take the apply lock and open the change log; close what an interrupted apply or rollback left
+ * unfinished (see changelog_recover) before anything is planned, so the plan starts from a known
+ * state. *ret_run gets the interrupted run's id when it used PROFILE (this apply completes it). */
+static int begin_run(struct root *r, bool wait, int *ret_lock, struct changelog **ret_log, char **ret_run)
 {
-        struct root *r = cli->root;
+        *ret_run = NULL;
         int lock_fd = -1;
-        int rc = changelog_lock(r, o->wait, &lock_fd);
+        int rc = changelog_lock(r, wait, &lock_fd);
         if (rc == -EWOULDBLOCK)
                 return cli_error("another llmtune apply or rollback is running on %s (use --wait to wait for it)",
                                  root_path(r));
         if (rc < 0)
-                return cli_error("cannot take the lock %s: %s", CHANGELOG_LOCK, strerror(-rc));
+                return cli_error("cannot take the lock %s: %s", CHANGELOG_LOCK,
+                                 rc == -ELOOP ? "a symbolic link is on its path (refused)" : strerror(-rc));
         struct changelog *log = NULL;
         rc = changelog_open(r, &log);
         if (rc < 0) {
                 close(lock_fd);
-                return cli_error("cannot open the change log %s: %s", CHANGELOG_PATH, strerror(-rc));
+                return cli_error("cannot open the change log %s: %s", CHANGELOG_PATH,
+                                 rc == -EBADMSG ? "its last record is damaged (see `llmtune verify`)"
+                                 : rc == -ELOOP ? "a symbolic link is on its path (refused)"
+                                                : strerror(-rc));
         }
-        _cleanup_free_ char *run = changelog_run_id();
+        struct log_read lr;
+        rc = changelog_read(r, &lr);
+        if (rc == 0) {
+                size_t *idx;
+                size_t n = changelog_unfinished(&lr, &idx);
+                free(idx);
+                if (n > 0 && lr.n_problems == 0) {
+                        struct strv msgs = {0};
+                        char *run = NULL;
+                        int k = changelog_recover(log, &lr, &msgs, &run);
+                        for (size_t i = 0; i < msgs.n; i++)
+                                fprintf(stderr, "llmtune: recovered: %s\n", msgs.v[i]);
+                        strv_free(&msgs);
+                        if (k < 0) {
+                                free(run);
+                                log_read_free(&lr);
+                                changelog_close(log);
+                                close(lock_fd);
+                                return cli_error("cannot record the recovery of an interrupted run: %s", strerror(-k));
+                        }
+                        *ret_run = run;
+                } else if (n > 0)
+                        fprintf(stderr, "llmtune: the change log has unfinished steps but its chain is broken: "
+                                        "not recovering them (see `llmtune verify`)\n");
+                log_read_free(&lr);
+        }
+        *ret_lock = lock_fd;
+        *ret_log = log;
+        return EXIT_OK;
+}
+
+static int carry_out(struct cli *cli, const struct rule_env *env, const struct plan *p, const struct apply_opts *o,
+                     int lock_fd, struct changelog *log, const char *resume_run)
+{
+        struct root *r = cli->root;
+        int rc;
+        _cleanup_free_ char *run = resume_run ? xstrdup(resume_run) : changelog_run_id();
         _cleanup_free_ char *host = host_name(r);
         struct log_context ctx = {.run = run, .profile = env->profile.name, .profile_hash = env->profile.hash, .host = host};
         long *done = xcalloc(p->n + 1, sizeof(long));
@@ -192,8 +236,11 @@ static int carry_out(struct cli *cli, const struct rule_env *env, const struct p
                         undo_run(r, log, &ctx, p, done, i);
                         break;
                 }
+                test_point("intent-logged", c->target);
                 char *err = NULL;
+                test_points_in_action(1);
                 rc = action_apply(r, c, &err);
+                test_points_in_action(0);
                 if (rc == 0 && c->type != CHANGE_COMMAND) {
                         /* Re-read to confirm the change is what the machine now shows. */
                         char *now = NULL;
@@ -205,6 +252,7 @@ static int carry_out(struct cli *cli, const struct rule_env *env, const struct p
                         }
                         free(now);
                 }
+                test_point("changed", c->target);
                 if (rc < 0) {
                         changelog_append(log, &ctx, "failed", c, intent, err);
                         failure = xasprintf("%s (rule %s): %s", c->target, c->rule, err ? err : strerror(-rc));
@@ -302,6 +350,18 @@ static int run_apply(struct cli *cli, int argc, char **argv, bool plan_only)
                 strv_free(&o.only);
                 return cli_error("apply changes the live system and needs root (try --dry-run, or --root DIR for a tree)");
         }
+        /* The lock is taken before anything is read, so the plan is made from the state this run
+         * will change (a second apply that waited plans after the first one finished). */
+        int lock_fd = -1;
+        struct changelog *log = NULL;
+        _cleanup_free_ char *resume = NULL;
+        if (!o.dry_run) {
+                int brc = begin_run(root, o.wait, &lock_fd, &log, &resume);
+                if (brc != EXIT_OK) {
+                        strv_free(&o.only);
+                        return brc;
+                }
+        }
         struct rule_env env = {0};
         struct facts *f = cli_facts_new(cli);
         int rc = cli_load_env(cli, &env);
@@ -335,8 +395,26 @@ static int run_apply(struct cli *cli, int argc, char **argv, bool plan_only)
                         printf("%zu change%s planned (profile %s)%s\n", plan_changes(&p), plan_changes(&p) == 1 ? "" : "s",
                                env.profile.name, reboot_required(&p) ? ", reboot required" : "");
                 }
-        } else if (rc == EXIT_OK)
-                rc = carry_out(cli, &env, &p, &o);
+        } else if (rc == EXIT_OK) {
+                /* An interrupted run of the same profile is completed under its own run id. */
+                bool same = false;
+                if (resume) {
+                        struct log_read lr;
+                        if (changelog_read(root, &lr) == 0) {
+                                for (size_t i = 0; i < lr.n && !same; i++)
+                                        same = streq(lr.v[i].run, resume) && streq(lr.v[i].profile, env.profile.name);
+                                log_read_free(&lr);
+                        }
+                        if (same)
+                                fprintf(stderr, "llmtune: completing the interrupted run %s\n", resume);
+                }
+                rc = carry_out(cli, &env, &p, &o, lock_fd, log, same ? resume : NULL);
+                lock_fd = -1;
+                log = NULL;
+        }
+        changelog_close(log);
+        if (lock_fd >= 0)
+                close(lock_fd);
         plan_free(&p);
         audit_free(&a);
         facts_free(f);

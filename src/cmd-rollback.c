@@ -88,6 +88,30 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                 close(lock_fd);
                 return cli_error("cannot read the change log %s: %s", CHANGELOG_PATH, strerror(-rc));
         }
+        /* Steps an interrupted apply or rollback left open are closed first, after reading their
+         * targets again, so what is rolled back is what the machine shows. */
+        size_t *unf = NULL;
+        if (changelog_unfinished(&lr, &unf) > 0 && lr.n_problems == 0) {
+                struct changelog *rlog = NULL;
+                struct strv msgs = {0};
+                rc = changelog_open(r, &rlog);
+                if (rc == 0)
+                        rc = changelog_recover(rlog, &lr, &msgs, NULL);
+                changelog_close(rlog);
+                for (size_t i = 0; i < msgs.n; i++)
+                        fprintf(stderr, "llmtune: recovered: %s\n", msgs.v[i]);
+                strv_free(&msgs);
+                log_read_free(&lr);
+                if (rc >= 0)
+                        rc = changelog_read(r, &lr);
+                if (rc < 0) {
+                        free(unf);
+                        close(lock_fd);
+                        return cli_error("cannot recover the interrupted run in the change log %s: %s", CHANGELOG_PATH,
+                                         strerror(-rc));
+                }
+        }
+        free(unf);
         int exit_code = EXIT_OK;
         if (lr.n_problems && !force) {
                 for (size_t i = 0; i < lr.n_problems; i++)

@@ -9,6 +9,7 @@
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "actions.h"
 #include "changelog.h"
@@ -95,22 +96,6 @@ static void check_one(struct root *root, const struct log_record *rec, struct ch
                 _cleanup_free_ char *e = quote(c->after), *f = quote(ck->found);
                 ck->message = xasprintf("drift: %s: expected %s (set by change %ld), found %s", c->target, e, rec->seq, f);
         }
-}
-
-/* Is there an outcome for the step at index I (an intent, or an undo-intent)? See changelog.c
- * for what ref means per event. */
-static bool has_outcome(const struct log_read *lr, size_t i)
-{
-        const struct log_record *in = &lr->v[i];
-        bool undo = streq(in->event, "undo-intent");
-        for (size_t j = i + 1; j < lr->n; j++) {
-                const struct log_record *o = &lr->v[j];
-                if (undo ? (streq(o->event, "undone") || streq(o->event, "undo-failed")) &&
-                                   (in->ref ? o->ref == in->ref : streq(o->change.target, in->change.target))
-                         : (streq(o->event, "done") || streq(o->event, "failed")) && o->ref == in->seq)
-                        return true;
-        }
-        return false;
 }
 
 static char *unfinished_message(const struct log_record *rec)
@@ -219,15 +204,23 @@ static int verify_cmd(struct cli *cli, int argc, char **argv)
         struct root *root = cli_root(cli);
         if (!root)
                 return EXIT_ERROR;
+        /* A shared lock: a running apply or rollback is waited for, so its steps in progress are
+         * never reported as unfinished and the log is read whole. */
+        int lock_fd = -1;
+        int rc = changelog_lock_shared(root, true, &lock_fd);
+        if (rc < 0)
+                return cli_error("cannot take the lock %s under %s: %s", CHANGELOG_LOCK, root_path(root), strerror(-rc));
         struct log_read lr;
-        int rc = changelog_read(root, &lr);
+        rc = changelog_read(root, &lr);
+        if (lock_fd >= 0)
+                close(lock_fd);
         if (rc < 0)
                 return cli_error("cannot read %s under %s: %s", CHANGELOG_PATH, root_path(root), strerror(-rc));
 
         struct strv unfinished = {0};
         size_t *unf_idx = xcalloc(lr.n + 1, sizeof(size_t));
         for (size_t i = 0; i < lr.n; i++)
-                if ((streq(lr.v[i].event, "intent") || streq(lr.v[i].event, "undo-intent")) && !has_outcome(&lr, i)) {
+                if (!changelog_step_finished(&lr, i)) {
                         unf_idx[unfinished.n] = i;
                         strv_push(&unfinished, unfinished_message(&lr.v[i]));
                 }
@@ -296,6 +289,9 @@ const struct command cmd_verify = {
                  "target is in an unknown state); and every change still in force (applied and not rolled\n"
                  "back): its target is read again and compared with what apply left there. Drift is\n"
                  "reported per target, with a diff for files. Commands and notes cannot be checked.\n"
+                 "A running apply or rollback is waited for (a shared lock), so the log read is never a\n"
+                 "run in progress. The next apply or rollback closes unfinished steps after reading\n"
+                 "their targets again (records with \"recovered after an interrupted run\").\n"
                  "\n"
                  "  -v, --verbose  also list every change found as applied\n"
                  "  -j, --json     machine-readable output (every change, with its status)\n"

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "parse.h"
+#include "trust.h"
 
 static void settings_set(struct settings *s, const char *key, const char *value, const char *origin)
 {
@@ -162,6 +163,8 @@ static int load_one(struct profile_lib *lib, const char *file, const char *data,
 int profiles_load_file(struct profile_lib *lib, const char *path, struct diags *d)
 {
         struct sbuf b = {0};
+        if (trust_check_file(path, d) < 0) /* running as root: no file another user could edit */
+                return -EPERM;
         FILE *fp = fopen(path, "re");
         if (!fp) {
                 diag_add(d, path, 0, "cannot open: %s", strerror(errno));
@@ -210,6 +213,10 @@ int profiles_load(struct profile_lib *lib, const char *shipped_dir, struct root 
         for (size_t i = 0; i < names.n; i++) {
                 _cleanup_free_ char *p = xasprintf("%s/%s", shipped_dir, names.v[i]);
                 struct sbuf b = {0};
+                if (trust_check_file(p, d) < 0) {
+                        rc = -EINVAL;
+                        continue;
+                }
                 FILE *fp = fopen(p, "re");
                 if (!fp) {
                         diag_add(d, p, 0, "cannot open: %s", strerror(errno));
@@ -237,6 +244,11 @@ int profiles_load(struct profile_lib *lib, const char *shipped_dir, struct root 
                         _cleanup_free_ char *p = xasprintf(SITE_DIR "/%s", site.v[i]);
                         const char *data;
                         size_t len;
+                        _cleanup_free_ char *host = root_host_path(root, p);
+                        if (trust_check_file(host, d) < 0) {
+                                rc = -EINVAL;
+                                continue;
+                        }
                         int r = root_read(root, p, &data, &len);
                         if (r < 0) {
                                 diag_add(d, p, 0, "cannot read: %s", strerror(-r));

@@ -81,7 +81,7 @@ char *root_host_path(const struct root *r, const char *path)
  * Fallback for kernels without openat2 (before 5.6): walk the path one component at a time,
  * expanding symlinks ourselves with "/" and ".." clamped at the root, like RESOLVE_IN_ROOT.
  */
-static int walk_open(struct root *r, const char *path, int flags, mode_t mode)
+static int walk_open(struct root *r, const char *path, int flags, mode_t mode, bool no_links)
 {
         char *todo = xstrdup(path);
         int cur = dup(r->fd), links = 0, ret;
@@ -125,6 +125,10 @@ static int walk_open(struct root *r, const char *path, int flags, mode_t mode)
                                 ret = ret < 0 ? -errno : ret;
                         } else
                                 ret = -errno;
+                        break;
+                }
+                if (S_ISLNK(st.st_mode) && no_links) {
+                        ret = -ELOOP; /* RESOLVE_NO_SYMLINKS: no link anywhere on the way */
                         break;
                 }
                 if (S_ISLNK(st.st_mode) && (!last || !(flags & O_NOFOLLOW))) {
@@ -171,7 +175,7 @@ static int walk_open(struct root *r, const char *path, int flags, mode_t mode)
         return ret;
 }
 
-int root_open(struct root *r, const char *path, int flags, mode_t mode)
+static int open_in_root(struct root *r, const char *path, int flags, mode_t mode, bool no_links)
 {
         while (*path == '/')
                 path++;
@@ -181,7 +185,7 @@ int root_open(struct root *r, const char *path, int flags, mode_t mode)
                 struct open_how how = {
                         .flags = (uint64_t)(flags | O_CLOEXEC),
                         .mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
-                        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+                        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | (no_links ? RESOLVE_NO_SYMLINKS : 0),
                 };
                 long fd = syscall(SYS_openat2, r->fd, path, &how, sizeof(how));
                 if (fd >= 0)
@@ -190,7 +194,17 @@ int root_open(struct root *r, const char *path, int flags, mode_t mode)
                         return -errno;
                 r->no_openat2 = true; /* old kernel or a seccomp filter: fall back for good */
         }
-        return walk_open(r, path, flags, mode);
+        return walk_open(r, path, flags, mode, no_links);
+}
+
+int root_open(struct root *r, const char *path, int flags, mode_t mode)
+{
+        return open_in_root(r, path, flags, mode, false);
+}
+
+int root_open_nolinks(struct root *r, const char *path, int flags, mode_t mode)
+{
+        return open_in_root(r, path, flags, mode, true);
 }
 
 static unsigned hash_path(const char *s)

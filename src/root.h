@@ -33,6 +33,12 @@ char *root_host_path(const struct root *r, const char *path);
 /* openat-style open of PATH (absolute or relative, both taken from the root); returns fd or -errno. */
 int root_open(struct root *r, const char *path, int flags, mode_t mode);
 
+/* Like root_open, but no symbolic link may appear anywhere in PATH (-ELOOP): openat2's
+ * RESOLVE_NO_SYMLINKS inside the root. Every write to a managed path goes through this, so a link
+ * planted at the path or in a directory above it (/etc/sysctl.d -> /etc/shadow's directory) is
+ * refused rather than followed. Reads (sysfs is all links) keep using root_open. */
+int root_open_nolinks(struct root *r, const char *path, int flags, mode_t mode);
+
 /* Whole file, cached for the life of the handle (negative results too). *ret stays owned by the
  * handle and is NUL-terminated; embedded NULs are kept in *ret_len. Returns 0 or -errno. */
 int root_read(struct root *r, const char *path, const char **ret, size_t *ret_len);

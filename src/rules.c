@@ -5,6 +5,7 @@
 #include <errno.h>
 
 #include "remedy.h"
+#include "trust.h"
 
 static const char *const areas[] = {"cpu", "memory", "swap", "modules", "gpu", "numa", "storage", "nccl",
                                     "pcie", "infiniband", "limits", "driver"};
@@ -200,6 +201,8 @@ int rules_load_file(struct ruleset *rs, const char *path, struct diags *d)
 {
         struct loader l = {.rs = rs, .d = d, .file = path, .first = rs->n};
         size_t before = d->msgs.n;
+        if (trust_check_file(path, d) < 0) /* running as root: no file another user could edit */
+                return -EPERM;
         ini_load_file(path, on_key, &l, d);
         validate(&l);
         return d->msgs.n > before ? -EINVAL : 0;

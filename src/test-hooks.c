@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/* Test hooks (see test-hooks.h). Nothing here runs unless an LLMTUNE_TEST_* variable is set. */
+#include "test-hooks.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "util.h"
+
+static const struct {
+        const char *name;
+        int err;
+} errnos[] = {
+        {"ENOSPC", ENOSPC}, {"EROFS", EROFS}, {"EACCES", EACCES}, {"EIO", EIO},     {"EPERM", EPERM},
+        {"EDQUOT", EDQUOT}, {"EBUSY", EBUSY}, {"EINVAL", EINVAL}, {"ENOMEM", ENOMEM}, {"EXDEV", EXDEV},
+};
+
+static int errno_by_name(const char *s, size_t n)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(errnos); i++)
+                if (strlen(errnos[i].name) == n && strncmp(errnos[i].name, s, n) == 0)
+                        return errnos[i].err;
+        return EIO; /* an unknown name still fails, as an I/O error */
+}
+
+int test_fault(const char *target)
+{
+        if (!target)
+                return 0;
+        const char *old = getenv("LLMTUNE_TEST_FAIL_WRITE");
+        if (old && streq(old, target))
+                return -ENOSPC;
+        const char *spec = getenv("LLMTUNE_TEST_FAULT");
+        if (!spec)
+                return 0;
+        size_t tlen = strlen(target);
+        for (const char *p = spec; *p;) {
+                const char *end = strchr(p, ',');
+                size_t len = end ? (size_t)(end - p) : strlen(p);
+                const char *colon = memrchr(p, ':', len);
+                if (colon && (size_t)(colon - p) == tlen && strncmp(p, target, tlen) == 0)
+                        return -errno_by_name(colon + 1, len - (size_t)(colon + 1 - p));
+                p += len + (end ? 1 : 0);
+        }
+        return 0;
+}
+
+static int in_action;
+
+void test_points_in_action(int on) { in_action = on; }
+int test_points_active(void) { return in_action; }
+
+static long env_long(const char *name)
+{
+        const char *s = getenv(name);
+        if (!s || !*s)
+                return 0;
+        char *end;
+        long v = strtol(s, &end, 10);
+        return *end ? 0 : v;
+}
+
+void test_point(const char *what, const char *target)
+{
+        static long count;
+        long kill_at = env_long("LLMTUNE_TEST_KILL_AT"), stop_at = env_long("LLMTUNE_TEST_STOP_AT");
+        const char *trace = getenv("LLMTUNE_TEST_POINTS");
+        if (!kill_at && !stop_at && !trace)
+                return;
+        count++;
+        if (trace) {
+                int fd = open(trace, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+                if (fd >= 0) {
+                        dprintf(fd, "%ld %s %s\n", count, what, target ? target : "-");
+                        close(fd);
+                }
+        }
+        if (count == kill_at)
+                raise(SIGKILL);
+        if (count == stop_at)
+                raise(SIGSTOP);
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * TEST HOOKS. Environment variables that make llmtune fail or stop at a chosen point, so the test
+ * suite can show that faults and crashes never leave a machine half-changed (docs/RELIABILITY.md).
+ * They are compiled into every build on purpose: the binary that is tested is the binary that
+ * ships. A hook can only make llmtune fail (and undo its run) or stop; it can never widen what
+ * llmtune writes or where, and whoever sets a root process's environment controls it anyway.
+ *
+ *   LLMTUNE_TEST_FAULT=TARGET:ERRNO[,TARGET:ERRNO...]   changing TARGET fails with ERRNO (ENOSPC,
+ *       EROFS, EACCES, EIO, EPERM, ...); TARGET is a path, swap device, mount point or command.
+ *   LLMTUNE_TEST_FAIL_WRITE=TARGET                      the same with ENOSPC (older spelling).
+ *   LLMTUNE_TEST_KILL_AT=N    raise SIGKILL at the Nth crash point of an apply or rollback
+ *   LLMTUNE_TEST_STOP_AT=N    raise SIGSTOP there instead (the test sends SIGCONT)
+ *   LLMTUNE_TEST_POINTS=FILE  append one line per crash point reached ("N what target")
+ *
+ * Crash points are the moments between logging a change's intent and logging its outcome: right
+ * after the intent record, inside a file replacement between writing the temporary file and
+ * renaming it over the target, and after the change is made but before its outcome is logged.
+ */
+#pragma once
+
+/* The injected error for changing TARGET (-errno), or 0. */
+int test_fault(const char *target);
+
+/* A crash point: WHAT names the step, TARGET the change (for LLMTUNE_TEST_POINTS). */
+void test_point(const char *what, const char *target);
+
+/* Crash points inside file replacement count only while a change is being carried out (not for
+ * the change log's own backups). */
+void test_points_in_action(int on);
+int test_points_active(void);
