@@ -442,6 +442,12 @@ static void remove_temp_of(struct root *r, const char *path, bool follow)
         close(dfd);
 }
 
+void action_remove_created_dirs(struct root *r, const struct change *c)
+{
+        if (c->type == CHANGE_FILE || c->type == CHANGE_SYMLINK)
+                remove_dirs(r, &c->mkdirs);
+}
+
 void action_remove_leftovers(struct root *r, const struct change *c)
 {
         if (!c->target)

@@ -30,5 +30,9 @@ bool action_state_equal(const struct change *c, const char *current, const char 
 /* Remove the temporary files an interrupted replacement of C's target may have left beside it. */
 void action_remove_leftovers(struct root *r, const struct change *c);
 
+/* Remove the directories C would have created (its mkdirs), innermost first, if they are empty:
+ * what an interrupted change that never reached its target leaves. */
+void action_remove_created_dirs(struct root *r, const struct change *c);
+
 /* Atomic replacement of a file under the root (also used by the change log's backups). */
 int root_write_file(struct root *r, const char *path, const char *data, size_t len, mode_t mode_if_new);

@@ -751,6 +751,8 @@ int changelog_recover(struct changelog *l, const struct log_read *lr, struct str
                                                                 "state (changed by someone else?)";
                         }
                 }
+                if (!unknown && at_before && !at_after)
+                        action_remove_created_dirs(l->root, c); /* made before the write that never came */
                 long s = changelog_append(l, &ctx, event, c, undo ? rec->ref : rec->seq, detail);
                 if (s < 0) {
                         rc = (int)s;

@@ -9,6 +9,7 @@
 #include "changelog.h"
 #include "cli-data.h"
 #include "commands.h"
+#include "test-hooks.h"
 
 enum scope { SCOPE_NONE, SCOPE_ALL, SCOPE_LAST_RUN, SCOPE_TO };
 
@@ -197,8 +198,12 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                         continue;
                 }
                 changelog_append(log, &ctx, "undo-intent", ch, rec->seq, "rollback");
+                test_point("undo-intent-logged", ch->target);
                 char *err = NULL;
+                test_points_in_action(1);
                 rc = action_undo(r, ch, &err);
+                test_points_in_action(0);
+                test_point("undone", ch->target);
                 if (rc < 0) {
                         changelog_append(log, &ctx, "undo-failed", ch, rec->seq, err);
                         exit_code = cli_error("cannot roll back %s: %s", ch->target, err ? err : strerror(-rc));

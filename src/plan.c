@@ -442,6 +442,8 @@ static char *with_option(const char *options, const char *option)
         return s;
 }
 
+static void plan_fstab_option(struct planner *pl, const char *cur, const char *mp, const char *option);
+
 static void plan_mount_option(struct planner *pl)
 {
         const char *option = param(pl->res, "option");
@@ -460,51 +462,59 @@ static void plan_mount_option(struct planner *pl)
                                 has |= streq(t, option);
                         if (has)
                                 continue;
+                }
+                /* The same option in /etc/fstab, so it holds after the next mount. Planned before the
+                 * remount, as every persistent change is before its runtime one: an apply killed
+                 * between the two leaves the rule failing, so the next apply completes it. */
+                bool exists;
+                _cleanup_free_ char *cur = file_view(pl, "/etc/fstab", &exists);
+                if (!exists)
+                        note(pl, false, "no /etc/fstab: add %s to the mount options of %s where it is mounted", option, mp);
+                else
+                        plan_fstab_option(pl, cur, mp, option);
+                if (opts) {
                         struct change *c = add(pl, CHANGE_MOUNTOPT, mp);
                         c->before = xstrdup(opts->str);
                         c->after = with_option(opts->str, option);
                 }
-                /* the same option in /etc/fstab, so it holds after the next mount */
-                bool exists;
-                _cleanup_free_ char *cur = file_view(pl, "/etc/fstab", &exists);
-                if (!exists) {
-                        note(pl, false, "no /etc/fstab: add %s to the mount options of %s where it is mounted", option, mp);
-                        continue;
-                }
-                struct sbuf out = {0};
-                sbuf_add(&out, "");
-                bool found = false;
-                for (const char *p = cur; *p;) {
-                        const char *nl = strchr(p, '\n');
-                        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-                        _cleanup_free_ char *line = xstrndup(p, len);
-                        p += len + (nl ? 1 : 0);
-                        char f[4][1024];
-                        int k = line[strspn(line, " \t")] == '#' ? 0
-                                : sscanf(line, "%1023s %1023s %1023s %1023s", f[0], f[1], f[2], f[3]);
-                        if (k == 4 && streq(unescape_octal(f[1]), mp)) {
-                                /* rewrite the options field, keep the rest of the line as written */
-                                char *pos = strstr(line, f[3]);
-                                _cleanup_free_ char *newopts = with_option(f[3], option);
-                                if (pos) {
-                                        sbuf_addn(&out, line, (size_t)(pos - line));
-                                        sbuf_add(&out, newopts);
-                                        sbuf_add(&out, pos + strlen(f[3]));
-                                } else
-                                        sbuf_add(&out, line);
-                                found = true;
-                        } else
-                                sbuf_add(&out, line);
-                        if (nl)
-                                sbuf_add(&out, "\n");
-                }
-                if (found)
-                        want_file(pl, "/etc/fstab", out.s, 0644);
-                else
-                        note(pl, false, "%s is not in /etc/fstab: add %s where it is mounted", mp, option);
-                free(sbuf_steal(&out));
         }
         free(v);
+}
+
+static void plan_fstab_option(struct planner *pl, const char *cur, const char *mp, const char *option)
+{
+        struct sbuf out = {0};
+        sbuf_add(&out, "");
+        bool found = false;
+        for (const char *p = cur; *p;) {
+                const char *nl = strchr(p, '\n');
+                size_t len = nl ? (size_t)(nl - p) : strlen(p);
+                _cleanup_free_ char *line = xstrndup(p, len);
+                p += len + (nl ? 1 : 0);
+                char f[4][1024];
+                int k = line[strspn(line, " \t")] == '#' ? 0
+                        : sscanf(line, "%1023s %1023s %1023s %1023s", f[0], f[1], f[2], f[3]);
+                if (k == 4 && streq(unescape_octal(f[1]), mp)) {
+                        /* rewrite the options field, keep the rest of the line as written */
+                        char *pos = strstr(line, f[3]);
+                        _cleanup_free_ char *newopts = with_option(f[3], option);
+                        if (pos) {
+                                sbuf_addn(&out, line, (size_t)(pos - line));
+                                sbuf_add(&out, newopts);
+                                sbuf_add(&out, pos + strlen(f[3]));
+                        } else
+                                sbuf_add(&out, line);
+                        found = true;
+                } else
+                        sbuf_add(&out, line);
+                if (nl)
+                        sbuf_add(&out, "\n");
+        }
+        if (found)
+                want_file(pl, "/etc/fstab", out.s, 0644);
+        else
+                note(pl, false, "%s is not in /etc/fstab: add %s where it is mounted", mp, option);
+        free(sbuf_steal(&out));
 }
 
 static void plan_nccl_conf(struct planner *pl)

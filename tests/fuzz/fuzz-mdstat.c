@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/* /proc/mdstat. */
+#include "fuzz.h"
+#include "mdstat.h"
+#include "util.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        _cleanup_free_ char *text = fuzz_string(data, size);
+        struct mdstat_array *a = NULL;
+        size_t n = 0;
+        if (mdstat_parse(text, &a, &n) == 0)
+                mdstat_free(a, n);
+        return 0;
+}

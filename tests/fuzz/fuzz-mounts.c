@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* /proc/mounts and /etc/fstab (the same bytes as both), and mount option lookups. */
+#include "fuzz.h"
+#include "mounts.h"
+#include "root.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        fuzz_put("mounts/proc/mounts", data, size);
+        fuzz_put("mounts/etc/fstab", data, size);
+        _cleanup_free_ char *top = xasprintf("%s/mounts", fuzz_tmpdir());
+        struct root *r = NULL;
+        if (root_new(top, &r) < 0)
+                return 0;
+        struct mount_entry *m = NULL;
+        size_t n = 0;
+        if (mounts_read(r, &m, &n) == 0) {
+                for (size_t i = 0; i < n; i++)
+                        free(mount_option(m[i].options, "noatime"));
+                mounts_free(m, n);
+        }
+        if (fstab_read(r, &m, &n) == 0) {
+                for (size_t i = 0; i < n; i++)
+                        free(mount_option(m[i].options, "size"));
+                mounts_free(m, n);
+        }
+        root_free(r);
+        return 0;
+}
