@@ -129,6 +129,10 @@ char *changelog_run_id(void)
 
 static int read_fd_all(int fd, char **ret, size_t *ret_len)
 {
+        /* Refuse an oversized log before reading any of it (memory stays bounded by what is read). */
+        struct stat st;
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > CHANGELOG_READ_MAX)
+                return -EFBIG;
         struct sbuf b = {0};
         char buf[65536];
         for (;;) {

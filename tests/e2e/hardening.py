@@ -300,6 +300,10 @@ def confine(fx):
     os.chmod(shadow, 0o640)
     shadow_before = open(shadow).read()
     base_ignore = fx.ignore + fx.images + ['etc/shadow']
+    parent = os.path.dirname(rel)
+    if not os.path.isdir(os.path.join(w, parent)):
+        os.makedirs(os.path.join(w, parent))
+        base_ignore.append(parent)
 
     def refused(tag, must_say='symbolic link', extra_ignore=()):
         nonlocal cases
@@ -323,11 +327,7 @@ def confine(fx):
     os.unlink(os.path.join(w, rel))
     # 3. a parent directory replaced by a link to another directory of the tree
     d = os.path.dirname(os.path.join(w, rel))
-    had_dir = os.path.isdir(d)
-    if had_dir:
-        os.rename(d, d + '.real')
-    else:
-        os.makedirs(d + '.real')
+    os.rename(d, d + '.real')
     os.makedirs(os.path.join(w, 'elsewhere'), exist_ok=True)
     os.symlink('/elsewhere', d)
     drel = os.path.relpath(d, w)
@@ -338,7 +338,7 @@ def confine(fx):
     os.symlink('/../../../../../../tmp', d)
     refused('parent directory -> /../../../tmp (escape)', extra_ignore=[drel, drel + '.real', 'elsewhere'])
     os.unlink(d)
-    os.rename(d + '.real', d) if had_dir else os.rmdir(d + '.real')
+    os.rename(d + '.real', d)
     shutil.rmtree(os.path.join(w, 'elsewhere'))
     # 5. the change log's directory planted as a link
     logdir = os.path.join(w, LOG_DIR)
@@ -386,6 +386,8 @@ def confine(fx):
         d = tree_diff(fx.pristine, w, base_ignore)
         check(not d, f'hostile remedy: nothing changed (differs: {d[:5]})')
     os.unlink(shadow)
+    if parent in base_ignore:
+        os.rmdir(os.path.join(w, parent))
     # 8. what a full apply changed is what its kinds may write
     cases += 1
     allowed = ('etc' + os.sep, 'sys' + os.sep, os.path.join('proc', 'sys') + os.sep)
