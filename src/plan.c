@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "actions.h"
 #include "affinity.h"
 #include "mounts.h"
 #include "nccl-gen.h"
@@ -201,9 +202,19 @@ static void want_symlink(struct planner *pl, const char *path, const char *targe
 
 static void command(struct planner *pl, const char *label, const char *const *argv, const char *const *undo)
 {
-        struct change *c = add(pl, CHANGE_COMMAND, label);
+        struct strv v = {0};
         for (size_t i = 0; argv[i]; i++)
-                strv_add(&c->argv, argv[i]);
+                strv_add(&v, argv[i]);
+        /* Under --root a command that would act on this machine is never run: it is a step for the
+         * live system, reported, not a change (so a second apply does not plan it again). */
+        if (!action_command_runs(pl->r, &v)) {
+                _cleanup_free_ char *cmd = strv_join(&v, " ");
+                note(pl, false, "on the live system run: %s", cmd);
+                strv_free(&v);
+                return;
+        }
+        struct change *c = add(pl, CHANGE_COMMAND, label);
+        c->argv = v;
         for (size_t i = 0; undo && undo[i]; i++)
                 strv_add(&c->undo, undo[i]);
 }
