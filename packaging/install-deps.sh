@@ -14,6 +14,7 @@ if command -v apt-get >/dev/null 2>&1; then
                 build-essential meson ninja-build pkg-config python3 \
                 libpci-dev pciutils pci.ids libhwloc-dev hwloc-nox libkmod-dev libinih-dev \
                 libjson-c-dev libssl-dev check e2fsprogs strace time \
+                clang libclang-rt-dev xfsprogs \
                 ansible-core chromium \
                 dpkg-dev debhelper fakeroot rpm groff-base zsh
 elif command -v dnf >/dev/null 2>&1; then
@@ -21,6 +22,7 @@ elif command -v dnf >/dev/null 2>&1; then
                 gcc meson ninja-build pkgconf-pkg-config python3 \
                 pciutils-devel pciutils hwloc-devel hwloc kmod-devel inih-devel \
                 json-c-devel openssl-devel check-devel e2fsprogs strace time \
+                clang compiler-rt libasan libubsan xfsprogs \
                 ansible-core chromium \
                 rpm-build systemd-rpm-macros groff-base zsh
 else

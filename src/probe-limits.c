@@ -93,7 +93,7 @@ static void login_limits(struct root *r, struct pair *ret)
         if (root_read(r, LIMITS_CONF, &data, NULL) == 0)
                 parse_limits(LIMITS_CONF, data, ret);
         struct strv names = {0};
-        if (root_list(r, LIMITS_D, &names) == 0 && names.n < MAX_FILES) {
+        if (root_list(r, LIMITS_D, &names) == 0 && names.n > 0 && names.n < MAX_FILES) {
                 qsort(names.v, names.n, sizeof(*names.v), cmp_str);
                 for (size_t i = 0; i < names.n; i++) {
                         if (!endswith(names.v[i], ".conf") || names.v[i][0] == '.')

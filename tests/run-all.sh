@@ -1,27 +1,101 @@
 #!/bin/sh
-# The whole test suite: configure (once), build with warnings as errors, run every test, and end
-# with one summary line "N passed, N failed" (meson's own summary goes to its log).
+# The whole test suite, in up to three passes, each with its own build directory:
+#   plain  the release-like build (hardening flags), warnings as errors: every test
+#   asan   AddressSanitizer + UndefinedBehaviorSanitizer (leaks too): every test but the
+#          packaging, Ansible and benchmark suites (they test the packages, not the code)
+#   fuzz   clang + libFuzzer + ASan/UBSan: every fuzz target for $LLMTUNE_FUZZ_SECONDS (20) from
+#          its seeds, then the seeds and reproducers replayed (skipped when clang is missing,
+#          unless LLMTUNE_REQUIRE_ALL=1)
+# LLMTUNE_PASSES picks passes (default "plain asan fuzz"); arguments go to every `meson test`.
+# Prints one line per pass, then the closing line "N passed, N failed" over all of them.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$top/build}
+passes=${LLMTUNE_PASSES:-plain asan fuzz}
 cd "$top" || exit 1
-if [ ! -f "$build/build.ninja" ]; then
-        meson setup "$build" -Dwerror=true -Dtests=enabled || exit 1
-fi
-meson compile -C "$build" || exit 1
-meson test -C "$build" --print-errorlogs --num-processes 2 "$@"
-status=$?
-python3 - "$build/meson-logs/testlog.json" <<'PY'
+
+# Sanitizer runtime options: any report aborts the process, so the test that ran it fails.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:halt_on_error=1:print_summary=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:print_stacktrace=1:print_summary=1}
+
+status=0
+logs=""
+summary=""
+for pass in $passes; do
+        start=$(date +%s)
+        case $pass in
+        plain)
+                dir=$build
+                [ -f "$dir/build.ninja" ] || meson setup "$dir" -Dwerror=true -Dtests=enabled || exit 1
+                ;;
+        asan)
+                dir=$build-asan
+                [ -f "$dir/build.ninja" ] || meson setup "$dir" -Dwerror=true -Dtests=enabled \
+                        -Db_sanitize=address,undefined -Db_lundef=false || exit 1
+                ;;
+        fuzz)
+                dir=$build-fuzz
+                if ! command -v clang >/dev/null 2>&1; then
+                        if [ "${LLMTUNE_REQUIRE_ALL:-0}" = 1 ]; then
+                                echo "run-all.sh: clang is required for the fuzz pass" >&2
+                                status=1
+                                summary="$summary
+fuzz: clang missing (required)"
+                        else
+                                summary="$summary
+fuzz: skipped (no clang)"
+                        fi
+                        continue
+                fi
+                # Not -Dwerror: clang warns where gcc does not in library headers' callbacks.
+                [ -f "$dir/build.ninja" ] || CC=clang meson setup "$dir" -Dtests=enabled -Dfuzzing=true \
+                        -Db_sanitize=address,undefined -Db_lundef=false || exit 1
+                ;;
+        *)
+                echo "run-all.sh: unknown pass '$pass' (plain, asan, fuzz)" >&2
+                exit 1
+                ;;
+        esac
+        meson compile -C "$dir" || exit 1
+        case $pass in
+        plain) meson test -C "$dir" --print-errorlogs --num-processes 2 "$@" ;;
+        asan) meson test -C "$dir" --print-errorlogs --num-processes 2 --no-suite packaging \
+                --no-suite ansible --no-suite bench "$@" ;;
+        fuzz) meson test -C "$dir" --print-errorlogs --num-processes 2 --suite fuzz --suite fuzz-replay "$@" ;;
+        esac
+        rc=$?
+        [ $rc -ne 0 ] && status=$rc
+        logs="$logs $pass=$dir/meson-logs/testlog.json"
+        summary="$summary
+$pass: $(( $(date +%s) - start )) s"
+done
+
+python3 - "$summary" $logs <<'PY'
 import json, sys
-passed = failed = skipped = 0
-for line in open(sys.argv[1]):
-    r = json.loads(line)["result"]
-    if r in ("OK", "EXPECTEDFAIL"):
-        passed += 1
-    elif r == "SKIP":
-        skipped += 1
-    else:
-        failed += 1
-print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+notes = {}
+for line in sys.argv[1].strip().splitlines():
+    name, _, rest = line.partition(': ')
+    notes[name] = rest
+total_p = total_f = total_s = 0
+for arg in sys.argv[2:]:
+    name, _, path = arg.partition('=')
+    p = f = s = 0
+    try:
+        for line in open(path):
+            r = json.loads(line)["result"]
+            if r in ("OK", "EXPECTEDFAIL"):
+                p += 1
+            elif r == "SKIP":
+                s += 1
+            else:
+                f += 1
+    except OSError:
+        f += 1
+    total_p, total_f, total_s = total_p + p, total_f + f, total_s + s
+    print(f"{name}: {p} passed, {f} failed" + (f", {s} skipped" if s else "") + f" ({notes.pop(name, '')})")
+for name, note in notes.items():
+    print(f"{name}: {note}")
+    total_f += "required" in note
+print(f"{total_p} passed, {total_f} failed" + (f", {total_s} skipped" if total_s else ""))
 PY
 exit $status

@@ -293,15 +293,15 @@ static const char *rules_text = "[gov]\n"
 START_TEST(profiles_inheritance_and_errors)
 {
         char *rp = write_file("rules/r.ini", rules_text);
-        write_file("profiles/base.ini", "[profile]\nname = base\n[params]\ncpu_governor = performance\nshmmax_min = 64G\n");
-        write_file("profiles/big.ini", "[profile]\nname = big\ninherits = base\n[match]\nrequire = cpu.count >= 100\n"
-                                       "[params]\ncpu_governor = schedutil\n[rules]\nshm = critical\n");
-        write_file("profiles/loop-a.ini", "[profile]\nname = loop-a\ninherits = loop-b\n");
-        write_file("profiles/loop-b.ini", "[profile]\nname = loop-b\ninherits = loop-a\n");
-        write_file("profiles/typo.ini", "[profile]\nname = typo\ninherits = base\n[params]\ncpu_govenor = performance\n"
-                                        "shmmax_min = lots\n[rules]\nno-such-rule = off\n[colours]\nx = 1\n");
+        free(write_file("profiles/base.ini", "[profile]\nname = base\n[params]\ncpu_governor = performance\nshmmax_min = 64G\n"));
+        free(write_file("profiles/big.ini", "[profile]\nname = big\ninherits = base\n[match]\nrequire = cpu.count >= 100\n"
+                                            "[params]\ncpu_governor = schedutil\n[rules]\nshm = critical\n"));
+        free(write_file("profiles/loop-a.ini", "[profile]\nname = loop-a\ninherits = loop-b\n"));
+        free(write_file("profiles/loop-b.ini", "[profile]\nname = loop-b\ninherits = loop-a\n"));
+        free(write_file("profiles/typo.ini", "[profile]\nname = typo\ninherits = base\n[params]\ncpu_govenor = performance\n"
+                                        "shmmax_min = lots\n[rules]\nno-such-rule = off\n[colours]\nx = 1\n"));
         /* The site shadows "big" and changes one parameter of the shipped profile of the same name. */
-        write_file("root/etc/llmtune/profiles.d/big.ini", "[profile]\nname = big\ninherits = big\n[params]\nshmmax_min = 128G\n");
+        free(write_file("root/etc/llmtune/profiles.d/big.ini", "[profile]\nname = big\ninherits = big\n[params]\nshmmax_min = 128G\n"));
         struct ruleset rs = {0};
         struct diags d = {0};
         ck_assert_int_eq(rules_load_file(&rs, rp, &d), 0);
