@@ -242,14 +242,8 @@ static int write_value(struct root *r, const char *path, const char *value)
 
 static char *read_value(struct root *r, const char *path)
 {
-        root_forget(r, path);
-        _cleanup_free_ char *line = NULL;
-        if (root_read_line(r, path, &line) < 0)
-                return NULL;
-        char *active = NULL;
-        if (strchr(line, '[') && parse_bracketed(line, &active, NULL) == 0)
-                return active;
-        return xstrdup(line);
+        root_forget(r, path); /* the state now, not what this run read before changing it */
+        return root_read_active(r, path);
 }
 
 /* --- /proc/swaps and /proc/mounts of a fixture tree --------------------------------------------- */
@@ -487,6 +481,29 @@ void action_remove_leftovers(struct root *r, const struct change *c)
         }
 }
 
+static char *errmsg(const struct change *c, const char *what, int rc);
+
+/* Remount C's mount point with OPTIONS: mount(8) on the live system, /proc/mounts in a tree. */
+static int remount(struct root *r, const struct change *c, const char *options, char **err)
+{
+        int rc;
+        if (root_is_live(r)) {
+                _cleanup_free_ char *o = xasprintf("remount,%s", options);
+                struct strv argv = {0};
+                strv_add(&argv, "mount");
+                strv_add(&argv, "-o");
+                strv_add(&argv, o);
+                strv_add(&argv, c->target);
+                rc = run_argv(argv.v, err);
+                strv_free(&argv);
+                return rc;
+        }
+        rc = tree_remount(r, c->target, options);
+        if (rc < 0)
+                *err = errmsg(c, "cannot remount", rc);
+        return rc;
+}
+
 static char *errmsg(const struct change *c, const char *what, int rc)
 {
         if (rc == -ELOOP)
@@ -580,24 +597,10 @@ int action_apply(struct root *r, const struct change *c, char **err)
                         *err = errmsg(c, "cannot remount", rc);
                         return rc;
                 }
-                if (root_is_live(r)) {
-                        _cleanup_free_ char *o = xasprintf("remount,%s", c->after);
-                        struct strv argv = {0};
-                        strv_add(&argv, "mount");
-                        strv_add(&argv, "-o");
-                        strv_add(&argv, o);
-                        strv_add(&argv, c->target);
-                        rc = run_argv(argv.v, err);
-                        strv_free(&argv);
-                        return rc;
-                }
-                rc = tree_remount(r, c->target, c->after);
-                if (rc < 0)
-                        *err = errmsg(c, "cannot remount", rc);
-                return rc;
+                return remount(r, c, c->after, err);
         case CHANGE_COMMAND:
                 rc = run_command(r, &c->argv, err);
-                return rc < 0 ? rc : rc; /* 1: skipped under a foreign root */
+                return rc; /* 1: skipped under a foreign root */
         case CHANGE_NOTE:
                 return 0;
         }
@@ -645,21 +648,7 @@ int action_undo(struct root *r, const struct change *c, char **err)
                         *err = errmsg(c, "cannot swapon", rc);
                 return rc;
         case CHANGE_MOUNTOPT:
-                if (root_is_live(r)) {
-                        _cleanup_free_ char *o = xasprintf("remount,%s", c->before);
-                        struct strv argv = {0};
-                        strv_add(&argv, "mount");
-                        strv_add(&argv, "-o");
-                        strv_add(&argv, o);
-                        strv_add(&argv, c->target);
-                        rc = run_argv(argv.v, err);
-                        strv_free(&argv);
-                        return rc;
-                }
-                rc = tree_remount(r, c->target, c->before);
-                if (rc < 0)
-                        *err = errmsg(c, "cannot remount", rc);
-                return rc;
+                return remount(r, c, c->before, err);
         case CHANGE_COMMAND:
                 if (c->undo.n == 0)
                         return 1; /* nothing llmtune can run to reverse it */

@@ -251,6 +251,17 @@ int root_read_line(struct root *r, const char *path, char **ret)
         return 0;
 }
 
+char *root_read_active(struct root *r, const char *path)
+{
+        _cleanup_free_ char *line = NULL;
+        if (root_read_line(r, path, &line) < 0)
+                return NULL;
+        char *active = NULL;
+        if (strchr(line, '[') && parse_bracketed(line, &active, NULL) == 0)
+                return active;
+        return xstrdup(line);
+}
+
 static int file_common(struct facts *f, const char *path, const char *absent_reason, char *name, bool as_int)
 {
         _cleanup_free_ char *line = NULL;

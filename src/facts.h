@@ -91,6 +91,10 @@ int fact_file_int(struct facts *f, const char *path, const char *absent_reason, 
 /* Read PATH as one trimmed line; 0, -ENOENT..., or -EBADMSG for empty/NUL-bearing content. */
 int root_read_line(struct root *r, const char *path, char **ret);
 
+/* A sysfs value as the kernel means it: the bracketed word of a choice list ("always [madvise]
+ * never" -> "madvise"), else the trimmed line. NULL when unreadable. Caller frees. */
+char *root_read_active(struct root *r, const char *path);
+
 /* Library handles shared by several probes (libpci, hwloc, libkmod), opened once per run. */
 void *facts_handle(struct facts *f, const char *key);
 void facts_set_handle(struct facts *f, const char *key, void *h, void (*destroy)(void *));

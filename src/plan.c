@@ -225,18 +225,6 @@ static char *header(struct planner *pl, const char *comment)
                          comment, pl->res->rule->id, pl->profile->name);
 }
 
-/* The active word of a bracketed sysfs file ("always [madvise] never"), or the trimmed value. */
-static char *current_value(struct root *r, const char *path)
-{
-        _cleanup_free_ char *line = NULL;
-        if (root_read_line(r, path, &line) < 0)
-                return NULL;
-        char *active = NULL;
-        if (strchr(line, '[') && parse_bracketed(line, &active, NULL) == 0)
-                return active;
-        return xstrdup(line);
-}
-
 /* --- remedies ----------------------------------------------------------------------------------- */
 
 static void plan_sysfs(struct planner *pl)
@@ -249,7 +237,7 @@ static void plan_sysfs(struct planner *pl)
         _cleanup_free_ char *file = xasprintf("/etc/tmpfiles.d/llmtune-%s.conf", pl->res->rule->id);
         want_file(pl, file, conf, 0644);
         for (size_t i = 0; i < paths.n; i++) {
-                _cleanup_free_ char *cur = current_value(pl->r, paths.v[i]);
+                _cleanup_free_ char *cur = root_read_active(pl->r, paths.v[i]);
                 if (cur && streq(cur, value))
                         continue;
                 struct change *c = add(pl, CHANGE_VALUE, paths.v[i]);
@@ -268,7 +256,7 @@ static void plan_sysctl(struct planner *pl)
         for (char *p = path + strlen("/proc/sys/"); *p; p++)
                 if (*p == '.')
                         *p = '/';
-        _cleanup_free_ char *cur = current_value(pl->r, path);
+        _cleanup_free_ char *cur = root_read_active(pl->r, path);
         bool cn, wn;
         uint64_t cm, wm;
         /* "min": raise only. A value at or above the minimum is never written down (KNOBS.md). */
