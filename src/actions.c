@@ -370,18 +370,6 @@ static int run_argv(char *const *argv, char **err)
         return -EIO;
 }
 
-bool action_command_runs(struct root *r, const struct strv *argv)
-{
-        if (root_is_live(r))
-                return argv->n > 0;
-        for (size_t i = 0; i < argv->n; i++) {
-                struct stat st;
-                if (argv->v[i][0] == '/' && root_stat(r, argv->v[i], &st, false) == 0 && S_ISREG(st.st_mode))
-                        return true;
-        }
-        return false;
-}
-
 /* Under a foreign root a command runs only on image files inside the tree (tune2fs on a fixture's
  * dev/md0); anything else would act on this machine and is skipped. 1 = skipped. */
 static int run_command(struct root *r, const struct strv *argv, char **err)

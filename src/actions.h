@@ -24,10 +24,6 @@ int action_undo(struct root *r, const struct change *c, char **err);
  * "on"/"off", option list); *ret NULL when absent. -EOPNOTSUPP for commands and notes. */
 int action_current(struct root *r, const struct change *c, char **ret);
 
-/* Would this command run here? Always on the live system; under a foreign root only when it acts
- * on an image file inside the tree (the planner turns the others into notes). */
-bool action_command_runs(struct root *r, const struct strv *argv);
-
 /* Does a state read by action_current equal a before/after state of C? (NULL = absent.) */
 bool action_state_equal(const struct change *c, const char *current, const char *want);
 

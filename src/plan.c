@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include "actions.h"
 #include "affinity.h"
 #include "mounts.h"
 #include "nccl-gen.h"
@@ -59,6 +58,18 @@ size_t plan_changes(const struct plan *p)
         for (size_t i = 0; i < p->n; i++)
                 n += p->v[i].type != CHANGE_NOTE;
         return n;
+}
+
+bool plan_command_runs(struct root *r, const struct strv *argv)
+{
+        if (root_is_live(r))
+                return argv->n > 0;
+        for (size_t i = 0; i < argv->n; i++) {
+                struct stat st;
+                if (argv->v[i][0] == '/' && root_stat(r, argv->v[i], &st, false) == 0 && S_ISREG(st.st_mode))
+                        return true;
+        }
+        return false;
 }
 
 /* --- the planner ------------------------------------------------------------------------------ */
@@ -207,7 +218,7 @@ static void command(struct planner *pl, const char *label, const char *const *ar
                 strv_add(&v, argv[i]);
         /* Under --root a command that would act on this machine is never run: it is a step for the
          * live system, reported, not a change (so a second apply does not plan it again). */
-        if (!action_command_runs(pl->r, &v)) {
+        if (!plan_command_runs(pl->r, &v)) {
                 _cleanup_free_ char *cmd = strv_join(&v, " ");
                 note(pl, false, "on the live system run: %s", cmd);
                 strv_free(&v);
