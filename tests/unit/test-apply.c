@@ -10,49 +10,9 @@
 
 #include "actions.h"
 #include "diff.h"
+#include "tmptree.h"
 
-static char tmpdir[64];
-
-static void setup(void)
-{
-        strcpy(tmpdir, "/tmp/llmtune-apply-XXXXXX");
-        ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void teardown(void)
-{
-        char *cmd = xasprintf("rm -rf '%s'", tmpdir);
-        ck_assert_int_eq(system(cmd), 0);
-        free(cmd);
-}
-
-static void put(const char *rel, const char *text, mode_t mode)
-{
-        char *p = xasprintf("%s/%s", tmpdir, rel);
-        char *cmd = xasprintf("mkdir -p \"$(dirname '%s')\"", p);
-        ck_assert_int_eq(system(cmd), 0);
-        FILE *fp = fopen(p, "w");
-        ck_assert_ptr_nonnull(fp);
-        fputs(text, fp);
-        fclose(fp);
-        chmod(p, mode);
-        free(cmd);
-        free(p);
-}
-
-static char *get(const char *rel)
-{
-        char *p = xasprintf("%s/%s", tmpdir, rel);
-        FILE *fp = fopen(p, "r");
-        free(p);
-        if (!fp)
-                return NULL;
-        char buf[4096];
-        size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
-        fclose(fp);
-        buf[n] = '\0';
-        return xstrdup(buf);
-}
+static void setup(void) { tmptree_new("apply"); }
 
 START_TEST(diffs)
 {
@@ -76,44 +36,44 @@ END_TEST
 
 START_TEST(atomic_write_keeps_mode_and_refuses_links)
 {
-        put("etc/fstab", "old\n", 0640);
+        tmptree_put("etc/fstab", "old\n", 0640);
         struct root *r;
-        ck_assert_int_eq(root_new(tmpdir, &r), 0);
+        ck_assert_int_eq(root_new(tmptree_path(), &r), 0);
         ck_assert_int_eq(root_write_file(r, "/etc/fstab", "new\n", 4, 0644), 0);
-        char *s = get("etc/fstab");
+        char *s = tmptree_get("etc/fstab");
         ck_assert_str_eq(s, "new\n");
         free(s);
         struct stat st;
-        char *p = xasprintf("%s/etc/fstab", tmpdir);
+        char *p = xasprintf("%s/etc/fstab", tmptree_path());
         ck_assert_int_eq(stat(p, &st), 0);
         ck_assert_int_eq(st.st_mode & 07777, 0640);
         free(p);
         /* A link planted at a managed path is refused, never followed (it could point at /etc/shadow). */
-        p = xasprintf("%s/etc/sysctl.conf", tmpdir);
+        p = xasprintf("%s/etc/sysctl.conf", tmptree_path());
         ck_assert_int_eq(symlink("/etc/shadow", p), 0);
         ck_assert_int_eq(root_write_file(r, "/etc/sysctl.conf", "x\n", 2, 0644), -ELOOP);
         free(p);
         /* A link in a parent directory is refused too (RESOLVE_NO_SYMLINKS), even one that would
          * resolve inside the root: nothing is created through it. */
-        p = xasprintf("%s/etc/evil", tmpdir);
+        p = xasprintf("%s/etc/evil", tmptree_path());
         ck_assert_int_eq(symlink("/", p), 0);
         ck_assert_int_eq(root_write_file(r, "/etc/evil/etc/created-inside", "x\n", 2, 0644), -ELOOP);
         free(p);
-        ck_assert_ptr_null(get("etc/created-inside"));
+        ck_assert_ptr_null(tmptree_get("etc/created-inside"));
         root_free(r);
 }
 END_TEST
 
 START_TEST(tree_values_read_like_the_kernel)
 {
-        put("sys/kernel/mm/transparent_hugepage/enabled", "[always] madvise never\n", 0644);
+        tmptree_put("sys/kernel/mm/transparent_hugepage/enabled", "[always] madvise never\n", 0644);
         struct root *r;
-        ck_assert_int_eq(root_new(tmpdir, &r), 0);
+        ck_assert_int_eq(root_new(tmptree_path(), &r), 0);
         struct change c = {.type = CHANGE_VALUE, .target = "/sys/kernel/mm/transparent_hugepage/enabled",
                            .before = "always", .after = "madvise"};
         char *err = NULL, *now = NULL;
         ck_assert_int_eq(action_apply(r, &c, &err), 0);
-        char *s = get("sys/kernel/mm/transparent_hugepage/enabled");
+        char *s = tmptree_get("sys/kernel/mm/transparent_hugepage/enabled");
         ck_assert_str_eq(s, "always [madvise] never\n");
         free(s);
         ck_assert_int_eq(action_current(r, &c, &now), 0);
@@ -125,7 +85,7 @@ START_TEST(tree_values_read_like_the_kernel)
         ck_assert_ptr_nonnull(strstr(err, "transparent_hugepage/enabled"));
         free(err);
         ck_assert_int_eq(action_undo(r, &c, &err), 0);
-        s = get("sys/kernel/mm/transparent_hugepage/enabled");
+        s = tmptree_get("sys/kernel/mm/transparent_hugepage/enabled");
         ck_assert_str_eq(s, "[always] madvise never\n");
         free(s);
         root_free(r);
@@ -134,9 +94,9 @@ END_TEST
 
 START_TEST(tree_swapoff_and_back)
 {
-        put("proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n/swap\\040file file 1024 0 -2\n", 0444);
+        tmptree_put("proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n/swap\\040file file 1024 0 -2\n", 0444);
         struct root *r;
-        ck_assert_int_eq(root_new(tmpdir, &r), 0);
+        ck_assert_int_eq(root_new(tmptree_path(), &r), 0);
         struct change c = {.type = CHANGE_SWAP, .target = "/swap file", .before = "on", .after = "off",
                            .aux = "/swap\\040file file 1024 0 -2"};
         char *err = NULL, *now = NULL;
@@ -148,7 +108,7 @@ START_TEST(tree_swapoff_and_back)
         ck_assert_int_eq(action_current(r, &c, &now), 0);
         ck_assert_str_eq(now, "on");
         free(now);
-        char *s = get("proc/swaps");
+        char *s = tmptree_get("proc/swaps");
         ck_assert_str_eq(s, "Filename\tType\tSize\tUsed\tPriority\n/swap\\040file file 1024 0 -2\n");
         free(s);
         root_free(r);
@@ -158,9 +118,9 @@ END_TEST
 START_TEST(commands_never_run_on_this_machine_under_a_root)
 {
         struct root *r;
-        ck_assert_int_eq(root_new(tmpdir, &r), 0);
+        ck_assert_int_eq(root_new(tmptree_path(), &r), 0);
         struct change c = {.type = CHANGE_COMMAND, .target = "touch"};
-        char *marker = xasprintf("%s-marker", tmpdir);
+        char *marker = xasprintf("%s-marker", tmptree_path());
         strv_add(&c.argv, "touch");
         strv_add(&c.argv, marker);
         char *err = NULL;
@@ -176,7 +136,7 @@ int main(void)
 {
         Suite *s = suite_create("apply");
         TCase *tc = tcase_create("apply");
-        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_checked_fixture(tc, setup, tmptree_drop);
         tcase_add_test(tc, diffs);
         tcase_add_test(tc, atomic_write_keeps_mode_and_refuses_links);
         tcase_add_test(tc, tree_values_read_like_the_kernel);

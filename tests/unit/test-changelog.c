@@ -12,26 +12,17 @@
 #include <unistd.h>
 
 #include "changelog.h"
-
-static char tmpdir[64];
+#include "tmptree.h"
 
 static void setup(void)
 {
-        strcpy(tmpdir, "/tmp/llmtune-changelog-XXXXXX");
-        ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-        char *etc = xasprintf("%s/etc", tmpdir);
+        tmptree_new("changelog");
+        char *etc = xasprintf("%s/etc", tmptree_path());
         ck_assert_int_eq(mkdir(etc, 0755), 0);
         free(etc);
 }
 
-static void teardown(void)
-{
-        char *cmd = xasprintf("rm -rf '%s'", tmpdir);
-        ck_assert_int_eq(system(cmd), 0);
-        free(cmd);
-}
-
-static char *log_path(void) { return xasprintf("%s%s", tmpdir, CHANGELOG_PATH); }
+static char *log_path(void) { return xasprintf("%s%s", tmptree_path(), CHANGELOG_PATH); }
 
 static char *slurp(const char *path)
 {
@@ -102,7 +93,7 @@ static void write_sample(struct root *r)
 static struct root *open_root(void)
 {
         struct root *r;
-        ck_assert_int_eq(root_new(tmpdir, &r), 0);
+        ck_assert_int_eq(root_new(tmptree_path(), &r), 0);
         return r;
 }
 
@@ -117,7 +108,7 @@ static bool has_problem_at(const struct log_read *lr, long seq)
 START_TEST(append_and_read)
 {
         struct root *r = open_root();
-        char *hn = xasprintf("%s/etc/hostname", tmpdir);
+        char *hn = xasprintf("%s/etc/hostname", tmptree_path());
         spill(hn, "node17\n");
         free(hn);
         write_sample(r);
@@ -267,7 +258,7 @@ START_TEST(truncated_and_missing_backup)
         log_lines(&l);
         char *sha = strstr(l.v[1], "\"backup_after\":\"backups/");
         ck_assert_ptr_nonnull(sha);
-        char *bk = xasprintf("%s%s/backups/%.64s", tmpdir, CHANGELOG_DIR, sha + strlen("\"backup_after\":\"backups/"));
+        char *bk = xasprintf("%s%s/backups/%.64s", tmptree_path(), CHANGELOG_DIR, sha + strlen("\"backup_after\":\"backups/"));
         spill(bk, "vm.swappiness = 100\n");
         ck_assert_int_eq(changelog_read(r, &lr), 0);
         ck_assert(has_problem_at(&lr, 1));
@@ -389,7 +380,7 @@ int main(void)
 {
         Suite *s = suite_create("changelog");
         TCase *tc = tcase_create("changelog");
-        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_checked_fixture(tc, setup, tmptree_drop);
         tcase_add_test(tc, append_and_read);
         tcase_add_test(tc, edited_record);
         tcase_add_test(tc, removed_record);

@@ -12,42 +12,21 @@
 #include "nccl-lint.h"
 #include "profiles.h"
 #include "rules.h"
+#include "tmptree.h"
 
-static char tmpdir[64];
+static void setup(void) { tmptree_new("engine"); }
 
-static void setup(void)
-{
-        strcpy(tmpdir, "/tmp/llmtune-engine-XXXXXX");
-        ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void teardown(void)
-{
-        char *cmd = xasprintf("rm -rf '%s'", tmpdir);
-        ck_assert_int_eq(system(cmd), 0);
-        free(cmd);
-}
-
+/* NAME written under the tree; its absolute path (free it). */
 static char *write_file(const char *name, const char *text)
 {
-        char *p = xasprintf("%s/%s", tmpdir, name);
-        char *dir = xstrdup(p);
-        *strrchr(dir, '/') = '\0';
-        char *cmd = xasprintf("mkdir -p '%s'", dir);
-        ck_assert_int_eq(system(cmd), 0);
-        free(cmd);
-        free(dir);
-        FILE *fp = fopen(p, "w");
-        ck_assert_ptr_nonnull(fp);
-        fputs(text, fp);
-        fclose(fp);
-        return p;
+        tmptree_write(name, text, strlen(text));
+        return xasprintf("%s/%s", tmptree_path(), name);
 }
 
 /* An empty root: only the facts a test inserts exist (probes find nothing else). */
 static struct facts *empty_facts(struct root **r)
 {
-        ck_assert_int_eq(root_new(tmpdir, r), 0);
+        ck_assert_int_eq(root_new(tmptree_path(), r), 0);
         return facts_new(*r);
 }
 
@@ -306,7 +285,7 @@ START_TEST(profiles_inheritance_and_errors)
         struct diags d = {0};
         ck_assert_int_eq(rules_load_file(&rs, rp, &d), 0);
 
-        char *pdir = xasprintf("%s/profiles", tmpdir), *rootdir = xasprintf("%s/root", tmpdir);
+        char *pdir = xasprintf("%s/profiles", tmptree_path()), *rootdir = xasprintf("%s/root", tmptree_path());
         struct root *root;
         ck_assert_int_eq(root_new(rootdir, &root), 0);
         struct profile_lib lib = {0};
@@ -453,7 +432,7 @@ int main(void)
 {
         Suite *s = suite_create("engine");
         TCase *tc = tcase_create("engine");
-        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_checked_fixture(tc, setup, tmptree_drop);
         tcase_add_test(tc, parse_errors);
         tcase_add_test(tc, modern_shmmax_passes_minimum);
         tcase_add_test(tc, quantifiers_and_where);

@@ -13,64 +13,17 @@
 
 #include "facts.h"
 #include "root.h"
+#include "tmptree.h"
 
-static char tree[64];
+static void setup(void) { tmptree_new("health"); }
 
-static void setup(void)
-{
-        strcpy(tree, "/tmp/llmtune-health-XXXXXX");
-        ck_assert_ptr_nonnull(mkdtemp(tree));
-}
-
-static void teardown(void)
-{
-        char *cmd = xasprintf("rm -rf '%s'", tree);
-        ck_assert_int_eq(system(cmd), 0);
-        free(cmd);
-}
-
-static void mkparents(const char *path)
-{
-        char *p = xstrdup(path);
-        for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
-                *s = '\0';
-                mkdir(p, 0755);
-                *s = '/';
-        }
-        free(p);
-}
-
-static void put(const char *rel, const char *text)
-{
-        char *path = xasprintf("%s/%s", tree, rel);
-        mkparents(path);
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-        close(fd);
-        free(path);
-}
-
-static void link_(const char *rel, const char *target)
-{
-        char *path = xasprintf("%s/%s", tree, rel);
-        mkparents(path);
-        ck_assert_int_eq(symlink(target, path), 0);
-        free(path);
-}
-
-static void mkdir_(const char *rel)
-{
-        char *path = xasprintf("%s/%s/", tree, rel);
-        mkparents(path);
-        free(path);
-}
+static void put(const char *rel, const char *text) { tmptree_write(rel, text, strlen(text)); }
 
 static struct root *r;
 
 static struct facts *open_facts(void)
 {
-        ck_assert_int_eq(root_new(tree, &r), 0);
+        ck_assert_int_eq(root_new(tmptree_path(), &r), 0);
         return facts_new(r);
 }
 
@@ -151,7 +104,7 @@ START_TEST(edac_counters)
         put("sys/devices/system/edac/mc/mc0/ue_count", "0\n");
         put("sys/devices/system/edac/mc/mc1/ce_count", "three\n");
         put("sys/devices/system/edac/mc/mc1/ue_count", "2\n");
-        mkdir_("sys/devices/system/edac/mc/power");
+        tmptree_mkdir("sys/devices/system/edac/mc/power");
         struct facts *f = open_facts();
         eq(f, "edac.count", "2");
         eq(f, "edac.mc0.ce_count", "3");
@@ -164,7 +117,7 @@ END_TEST
 
 START_TEST(edac_absent)
 {
-        mkdir_("sys/devices/system");
+        tmptree_mkdir("sys/devices/system");
         struct facts *f = open_facts();
         get(f, "edac.ue_count", FACT_ABSENT);
         close_facts(f);
@@ -173,7 +126,7 @@ END_TEST
 
 START_TEST(iommu_modes)
 {
-        mkdir_("sys/class/iommu/dmar0");
+        tmptree_mkdir("sys/class/iommu/dmar0");
         put("sys/kernel/iommu_groups/0/type", "identity\n");
         put("sys/kernel/iommu_groups/1/type", "unmanaged\n");
         put("proc/cmdline", "root=/dev/sda1 intel_iommu=on\n");
@@ -191,13 +144,13 @@ END_TEST
 
 START_TEST(iommu_off_and_cmdline)
 {
-        mkdir_("sys/class/iommu");
+        tmptree_mkdir("sys/class/iommu");
         struct facts *f = open_facts();
         eq(f, "iommu.mode", "off");
         close_facts(f);
 
         /* no sysfs class at all (trimmed tree): only an explicit command line decides */
-        char *cls = xasprintf("%s/sys/class/iommu", tree);
+        char *cls = xasprintf("%s/sys/class/iommu", tmptree_path());
         ck_assert_int_eq(rmdir(cls), 0);
         free(cls);
         put("proc/cmdline", "quiet amd_iommu=off\n");
@@ -217,11 +170,11 @@ START_TEST(services)
 {
         put("usr/lib/systemd/system/nvidia-persistenced.service", "[Unit]\n");
         put("usr/lib/systemd/system/nvidia-fabricmanager.service", "[Unit]\n");
-        link_("etc/systemd/system/multi-user.target.wants/nvidia-persistenced.service",
-              "/usr/lib/systemd/system/nvidia-persistenced.service");
-        link_("etc/systemd/system/multi-user.target.wants/nvidia-fabricmanager.service",
-              "/usr/lib/systemd/system/nvidia-fabricmanager.service");
-        link_("etc/systemd/system/nvidia-fabricmanager.service", "/dev/null"); /* masked */
+        tmptree_link("etc/systemd/system/multi-user.target.wants/nvidia-persistenced.service",
+                     "/usr/lib/systemd/system/nvidia-persistenced.service");
+        tmptree_link("etc/systemd/system/multi-user.target.wants/nvidia-fabricmanager.service",
+                     "/usr/lib/systemd/system/nvidia-fabricmanager.service");
+        tmptree_link("etc/systemd/system/nvidia-fabricmanager.service", "/dev/null"); /* masked */
         struct facts *f = open_facts();
         eq(f, "service.nvidia-persistenced.enabled", "true");
         eq(f, "service.nvidia-persistenced.installed", "true");
@@ -253,7 +206,7 @@ int main(void)
 {
         Suite *s = suite_create("health");
         TCase *tc = tcase_create("probes");
-        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_checked_fixture(tc, setup, tmptree_drop);
         tcase_add_test(tc, memlock_precedence);
         tcase_add_test(tc, memlock_defaults);
         tcase_add_test(tc, memlock_no_systemd);

@@ -17,68 +17,14 @@
 #include "mdstat.h"
 #include "root.h"
 #include "superblock.h"
+#include "tmptree.h"
 
-static char *tree;
-
-static void mkparents(const char *path)
-{
-        char *p = xstrdup(path);
-        for (char *s = strchr(p + 1, '/'); s; s = strchr(s + 1, '/')) {
-                *s = '\0';
-                mkdir(p, 0755);
-                *s = '/';
-        }
-        free(p);
-}
-
-static void put(const char *rel, const void *data, size_t len)
-{
-        char *path = xasprintf("%s/%s", tree, rel);
-        mkparents(path);
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        ck_assert_int_ge(fd, 0);
-        ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
-        close(fd);
-        free(path);
-}
-
-static void puts_(const char *rel, const char *text) { put(rel, text, strlen(text)); }
-
-static void link_(const char *rel, const char *target)
-{
-        char *path = xasprintf("%s/%s", tree, rel);
-        mkparents(path);
-        ck_assert_int_eq(symlink(target, path), 0);
-        free(path);
-}
-
-static void mkdir_(const char *rel)
-{
-        char *path = xasprintf("%s/%s/", tree, rel);
-        mkparents(path);
-        free(path);
-}
-
-static void new_tree(void)
-{
-        char tmpl[] = "/tmp/llmtune-system-XXXXXX";
-        ck_assert_ptr_nonnull(mkdtemp(tmpl));
-        tree = xstrdup(tmpl);
-}
-
-static void drop_tree(void)
-{
-        char *cmd = xasprintf("rm -rf '%s'", tree);
-        ck_assert_int_eq(system(cmd), 0);
-        free(cmd);
-        free(tree);
-        tree = NULL;
-}
+static void puts_(const char *rel, const char *text) { tmptree_write(rel, text, strlen(text)); }
 
 static struct root *root;
 static struct facts *open_facts(void)
 {
-        ck_assert_int_eq(root_new(tree, &root), 0);
+        ck_assert_int_eq(root_new(tmptree_path(), &root), 0);
         return facts_new(root);
 }
 
@@ -115,17 +61,17 @@ static void assert_status(struct facts *f, const char *name, enum fact_status st
 
 START_TEST(swap_active_and_boot_sources)
 {
-        new_tree();
+        tmptree_new("system");
         puts_("proc/swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
                             "/swap\\040file                           file\t\t1048576\t\t0\t\t-2\n"
                             "/dev/zram0                              partition\t8388604\t\t76\t\t100\n");
         puts_("proc/meminfo", "MemTotal:       3742148 kB\nSwapTotal:       9436668 kB\n");
         puts_("etc/fstab", "# /etc/fstab\nUUID=abcd / ext4 defaults 0 1\n/swap.img\tnone\tswap\tsw\t0\t0\n"
                            "#/dev/sdb2 none swap sw 0 0\n/dev/sdb2 none swap sw 0 0\n");
-        link_("etc/systemd/zram-generator.conf", "/dev/null");
+        tmptree_link("etc/systemd/zram-generator.conf", "/dev/null");
         puts_("usr/lib/systemd/zram-generator.conf", "[zram0]\n");
         puts_("etc/systemd/system/dev-sdc1.swap", "[Swap]\nWhat=/dev/sdc1\n");
-        link_("etc/systemd/system/swapfile.swap", "/dev/null");
+        tmptree_link("etc/systemd/system/swapfile.swap", "/dev/null");
         puts_("etc/systemd/system/foo.service", "");
         struct facts *f = open_facts();
         assert_str(f, "swap.total", "9663148032");
@@ -146,13 +92,13 @@ START_TEST(swap_active_and_boot_sources)
         assert_str(f, "swap.units.count", "1");
         assert_str(f, "swap.units.names", "dev-sdc1.swap");
         close_facts(f);
-        drop_tree();
+        tmptree_drop();
 }
 END_TEST
 
 START_TEST(swap_generators)
 {
-        new_tree();
+        tmptree_new("system");
         puts_("proc/swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n");
         puts_("etc/default/zramswap", "ALGO=lz4\n");
         struct facts *f = open_facts();
@@ -163,13 +109,13 @@ START_TEST(swap_generators)
         assert_str(f, "swap.units.count", "0");
         assert_status(f, "swap.total", FACT_ABSENT, NULL);
         close_facts(f);
-        drop_tree();
+        tmptree_drop();
 }
 END_TEST
 
 START_TEST(swap_garbage)
 {
-        new_tree();
+        tmptree_new("system");
         struct facts *f = open_facts();
         assert_status(f, "swap.active.count", FACT_ABSENT, "no /proc/swaps");
         close_facts(f);
@@ -189,7 +135,7 @@ START_TEST(swap_garbage)
         assert_status(f, "swap.active.2.priority", FACT_UNREADABLE, "EINVAL");
         assert_status(f, "swap.total", FACT_UNREADABLE, NULL);
         close_facts(f);
-        drop_tree();
+        tmptree_drop();
 }
 END_TEST
 
@@ -197,7 +143,7 @@ END_TEST
 
 static void kernel_tree(void)
 {
-        new_tree();
+        tmptree_new("system");
         puts_("proc/sys/kernel/osrelease", "6.8.0-45-generic\n");
         puts_("proc/cmdline", "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro module_blacklist=nvidiafb,nouveau "
                               "modprobe.blacklist=foo-bar nvidia-drm.modeset=1 quiet opt=\"a b\" -- x.y=1\n");
@@ -233,7 +179,7 @@ START_TEST(kernel_and_modules)
         assert_str(f, "module.ext4.loaded", "false");
         ck_assert_ptr_null(facts_get(f, "module.bad/name.loaded"));
         close_facts(f);
-        drop_tree();
+        tmptree_drop();
 }
 END_TEST
 
@@ -273,16 +219,16 @@ START_TEST(modprobe_config)
         assert_status(f, "modprobe.rcupdate.options", FACT_ABSENT, NULL);
         ck_assert_ptr_nonnull(facts_handle(f, "kmod"));
         close_facts(f);
-        drop_tree();
+        tmptree_drop();
 }
 END_TEST
 
 START_TEST(modules_without_proc_modules)
 {
-        new_tree();
+        tmptree_new("system");
         puts_("proc/version", "Linux version 5.15.0-91-generic (buildd@lcy02) (gcc 11.4.0) #101-Ubuntu SMP\n");
         puts_("sys/module/nvidia/initstate", "live\n");
-        mkdir_("sys/module/nouveau/parameters");
+        tmptree_mkdir("sys/module/nouveau/parameters");
         struct facts *f = open_facts();
         assert_str(f, "kernel.release", "5.15.0-91-generic");
         assert_status(f, "kernel.cmdline", FACT_ABSENT, NULL);
@@ -296,13 +242,13 @@ START_TEST(modules_without_proc_modules)
         assert_status(f, "kernel.cmdline.module_blacklist", FACT_ABSENT, NULL);
         assert_str(f, "modprobe.blacklist", "");
         close_facts(f);
-        drop_tree();
+        tmptree_drop();
 }
 END_TEST
 
 START_TEST(modules_garbage)
 {
-        new_tree();
+        tmptree_new("system");
         puts_("proc/modules", "nvidia 56512512 45 - Live 0x0\nthis is not a module line\n");
         puts_("proc/driver/nvidia/version", "NVRM version: something odd\n");
         puts_("proc/sys/kernel/osrelease", "");
@@ -312,7 +258,7 @@ START_TEST(modules_garbage)
         assert_status(f, "nvidia.driver.version", FACT_UNREADABLE, "NVRM version");
         assert_status(f, "kernel.release", FACT_ABSENT, NULL);
         close_facts(f);
-        drop_tree();
+        tmptree_drop();
 }
 END_TEST
 
@@ -344,7 +290,7 @@ static void ext4_image(const char *rel, unsigned log, unsigned stride, uint32_t 
         le32(sb + 0x60, 0x0002 | 0x0040); /* filetype, extents */
         le16(sb + 0x164, stride);
         le32(sb + 0x170, width);
-        put(rel, img, 65536);
+        tmptree_write(rel, img, 65536);
         free(img);
 }
 
@@ -355,7 +301,7 @@ static void xfs_image(const char *rel, uint32_t bs, uint32_t unit, uint32_t widt
         be32(img + 4, bs);
         be32(img + 0xB8, unit);
         be32(img + 0xBC, width);
-        put(rel, img, 65536);
+        tmptree_write(rel, img, 65536);
         free(img);
 }
 
@@ -385,28 +331,28 @@ static void md_sysfs(const char *md, const char *level, const char *chunk, const
 
 START_TEST(md_alignment)
 {
-        new_tree();
+        tmptree_new("system");
         /* 4 x 512 KiB raid0, ext4 made with the folklore stride=16,stripe_width=64 */
         md_sysfs("md0", "raid0\n", "524288\n", "4\n", "sda sdb sdc sdd");
         ext4_image("dev/md0", 2, 16, 64);
         /* 3-disk raid5, XFS with su=512k,sw=2 (sunit/swidth in 4 KiB blocks) */
         md_sysfs("md1", "raid5\n", "524288\n", "3\n", "nvme0n1 nvme1n1 nvme2n1");
         xfs_image("dev/md1", 4096, 128, 256);
-        link_("dev/md/fast", "../md1");
+        tmptree_link("dev/md/fast", "../md1");
         /* garbage */
         md_sysfs("md2", "raid0\n", "big\n", "2\n", "sde sdf");
         ext4_image("dev/md2", 2, 128, 256);
         md_sysfs("md3", "raid0\n", "65536\n", "2\n", "sdg sdh");
-        put("dev/md3", "\x53\xef", 2);
+        tmptree_write("dev/md3", "\x53\xef", 2);
         md_sysfs("md4", "raid6\n", "65536\n", "6\n", "sdi sdj sdk sdl sdm sdn");
         ext4_image("dev/md4", 9, 16, 64);
         md_sysfs("md5", "raid1\n", "0\n", "2\n", "sdo sdp");
-        put("dev/md5", (char[4096]){0}, 4096);
+        tmptree_write("dev/md5", (char[4096]){0}, 4096);
         md_sysfs("md6", "raid10\n", "524288\n", "4\n", "sdq sdr sds sdt");
         /* reshapes print "NEW (OLD)" */
         md_sysfs("md7", "raid5\n", "1048576 (524288)\n", "5 (4)\n", "sdu sdv sdw sdx sdy");
         md_sysfs("md8", "raid5\n", "524288\n", "5 (4\n", "sdu sdv sdw sdx sdy");
-        put("dev/md6", (char[4096]){0}, 4096);
+        tmptree_write("dev/md6", (char[4096]){0}, 4096);
         puts_("proc/mounts", "sysfs /sys sysfs rw,nosuid 0 0\n"
                              "/dev/md0 /data ext4 rw,relatime,stripe=64 0 0\n"
                              "/dev/md/fast /scratch\\040space xfs rw,noatime,nobarrier 0 0\n"
@@ -473,13 +419,13 @@ START_TEST(md_alignment)
         assert_str(f, "mount.2.fstype", "xfs");
         assert_str(f, "mount.0.options", "rw,nosuid");
         close_facts(f);
-        drop_tree();
+        tmptree_drop();
 }
 END_TEST
 
 START_TEST(md_from_mdstat_only)
 {
-        new_tree();
+        tmptree_new("system");
         puts_("proc/mdstat", "Personalities : [raid0] [raid1] [raid6]\n"
                              "md127 : active raid0 nvme1n1[1] nvme0n1[0]\n"
                              "      7501209600 blocks super 1.2 512k chunks\n\n"
@@ -512,21 +458,21 @@ START_TEST(md_from_mdstat_only)
         assert_status(f, "md.count", FACT_UNREADABLE, "EBADMSG");
         assert_status(f, "md.mdstat", FACT_UNREADABLE, "Personalities");
         close_facts(f);
-        drop_tree();
+        tmptree_drop();
 }
 END_TEST
 
 /* A device node in a foreign tree is this machine's disk: never opened. */
 START_TEST(md_device_node_in_foreign_root)
 {
-        new_tree();
+        tmptree_new("system");
         md_sysfs("md0", "raid0\n", "524288\n", "2\n", "sda sdb");
-        mkdir_("dev");
-        char *p = xasprintf("%s/dev/md0", tree);
+        tmptree_mkdir("dev");
+        char *p = xasprintf("%s/dev/md0", tmptree_path());
         if (mknod(p, S_IFBLK | 0600, makedev(9, 0)) < 0) {
                 fprintf(stderr, "md_device_node_in_foreign_root: mknod: %s, skipped\n", strerror(errno));
                 free(p);
-                drop_tree();
+                tmptree_drop();
                 return;
         }
         free(p);
@@ -534,7 +480,7 @@ START_TEST(md_device_node_in_foreign_root)
         assert_status(f, "md.md0.fs.type", FACT_ABSENT, "foreign root");
         assert_status(f, "md.md0.fs.aligned", FACT_ABSENT, NULL);
         close_facts(f);
-        drop_tree();
+        tmptree_drop();
 }
 END_TEST
 
@@ -661,7 +607,7 @@ START_TEST(corpus_swaps)
                 ck_assert_msg(!getenv("LLMTUNE_REQUIRE_CORPUS"), "corpus missing and LLMTUNE_REQUIRE_CORPUS set");
                 return;
         }
-        new_tree();
+        tmptree_new("system");
         char *text = slurp(path);
         puts_("proc/swaps", text);
         free(text);
@@ -679,7 +625,7 @@ START_TEST(corpus_swaps)
         close_facts(f);
         free(text);
         free(path);
-        drop_tree();
+        tmptree_drop();
 }
 END_TEST
 
