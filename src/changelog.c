@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "actions.h"
+#include "facts.h"
 
 #define BACKUP_DIR CHANGELOG_DIR "/backups"
 /* Bound on the log read back in one piece (a log of millions of changes is not a real case). */
@@ -95,26 +96,6 @@ static int ensure_dir(struct root *r, const char *path, mode_t mode)
                         return 0;
                 *s = '/';
         }
-}
-
-/* The host name: the tree's /etc/hostname under a foreign root, the kernel's on the live one. */
-static char *host_name(struct root *r)
-{
-        if (root_is_live(r)) {
-                char buf[256] = "";
-                if (gethostname(buf, sizeof(buf) - 1) == 0 && buf[0])
-                        return xstrdup(buf);
-        }
-        const char *data;
-        size_t len;
-        if (root_read(r, "/etc/hostname", &data, &len) == 0) {
-                size_t n = strcspn(data, "\n");
-                _cleanup_free_ char *h = xstrndup(data, n);
-                strip_trailing(h);
-                if (*h && strlen(h) < 256)
-                        return xstrdup(h);
-        }
-        return xstrdup("unknown");
 }
 
 char *changelog_run_id(void)
@@ -247,7 +228,9 @@ int changelog_open(struct root *r, struct changelog **ret)
                 changelog_close(l);
                 return rc;
         }
-        l->host = host_name(r);
+        l->host = root_hostname(r);
+        if (!l->host)
+                l->host = xstrdup("unknown");
         *ret = l;
         return 0;
 }

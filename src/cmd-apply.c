@@ -125,18 +125,6 @@ static bool reboot_required(const struct plan *p)
         return false;
 }
 
-/* Host name of the machine the root is: its /etc/hostname, or this machine's when live. */
-static char *host_name(struct root *r)
-{
-        char buf[256];
-        if (root_is_live(r) && gethostname(buf, sizeof(buf)) == 0) {
-                buf[sizeof(buf) - 1] = '\0';
-                return xstrdup(buf);
-        }
-        char *line = NULL;
-        return root_read_line(r, "/etc/hostname", &line) == 0 ? line : xstrdup("unknown");
-}
-
 /* Undo the changes of this run that were done, newest first, logging each. */
 static void undo_run(struct root *r, struct changelog *log, const struct log_context *ctx, const struct plan *p,
                      const long *done_seq, size_t upto)
@@ -216,8 +204,8 @@ static int carry_out(struct cli *cli, const struct rule_env *env, const struct p
         struct root *r = cli->root;
         int rc;
         _cleanup_free_ char *run = resume_run ? xstrdup(resume_run) : changelog_run_id();
-        _cleanup_free_ char *host = host_name(r);
-        struct log_context ctx = {.run = run, .profile = env->profile.name, .profile_hash = env->profile.hash, .host = host};
+        /* host NULL: the change log records the host of the root it was opened on */
+        struct log_context ctx = {.run = run, .profile = env->profile.name, .profile_hash = env->profile.hash};
         long *done = xcalloc(p->n + 1, sizeof(long));
         const char **status = xcalloc(p->n + 1, sizeof(char *));
         size_t changed = 0;

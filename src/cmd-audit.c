@@ -62,24 +62,12 @@ static void print_human(struct cli *cli, const struct rule_env *env, const struc
 
 static json_object *str_or_null(const char *s) { return s ? json_object_new_string(s) : NULL; }
 
-/* The host the root is, for fleet reports: ROOT/etc/hostname under --root, gethostname() live. */
-static char *audit_host(struct root *r)
-{
-        char buf[256];
-        if (root_is_live(r) && gethostname(buf, sizeof(buf)) == 0) {
-                buf[sizeof(buf) - 1] = '\0';
-                return xstrdup(buf);
-        }
-        char *line = NULL;
-        return root_read_line(r, "/etc/hostname", &line) == 0 ? line : NULL;
-}
-
 static void print_json(struct cli *cli, const struct rule_env *env, const struct audit *a)
 {
         json_object *top = json_object_new_object();
         json_object_object_add(top, "format", json_object_new_int(1));
         json_object_object_add(top, "root", json_object_new_string(root_path(cli->root)));
-        char *host = audit_host(cli->root);
+        char *host = root_hostname(cli->root);
         json_object_object_add(top, "host", str_or_null(host));
         free(host);
         json_object *p = json_object_new_object();

@@ -13,17 +13,6 @@
 
 enum scope { SCOPE_NONE, SCOPE_ALL, SCOPE_LAST_RUN, SCOPE_TO };
 
-static char *host_of(struct root *r)
-{
-        char buf[256];
-        if (root_is_live(r) && gethostname(buf, sizeof(buf)) == 0) {
-                buf[sizeof(buf) - 1] = '\0';
-                return xstrdup(buf);
-        }
-        char *line = NULL;
-        return root_read_line(r, "/etc/hostname", &line) == 0 ? line : xstrdup("unknown");
-}
-
 static const char *show(const char *s) { return s ? s : "(absent)"; }
 
 /* Short form of a state for messages: file contents are summarised. */
@@ -47,7 +36,7 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                 {},
         };
         enum scope scope = SCOPE_NONE;
-        char *run = NULL, *host = NULL;
+        char *run = NULL;
         long to = 0;
         bool force = false, wait = false;
         int c;
@@ -184,14 +173,13 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                 goto out;
         }
         run = changelog_run_id();
-        host = host_of(r);
         size_t undone = 0;
         for (size_t i = n; i-- > 0;) {
                 if (!pick[i])
                         continue;
                 const struct log_record *rec = &lr.v[idx[i]];
                 const struct change *ch = &rec->change;
-                struct log_context ctx = {.run = run, .profile = rec->profile, .profile_hash = rec->profile_hash, .host = host};
+                struct log_context ctx = {.run = run, .profile = rec->profile, .profile_hash = rec->profile_hash};
                 if (skip[i]) {
                         changelog_append(log, &ctx, "undone", ch, rec->seq, "already in the before state");
                         printf("already  %-10s %s   (seq %ld)\n", change_type_name(ch->type), ch->target, rec->seq);
@@ -228,7 +216,6 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
         printf("%zu rolled back\n", undone);
 out:
         free(run);
-        free(host);
         free(pick);
         free(skip);
         free(idx);

@@ -6,6 +6,7 @@
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "parse.h"
 #include "probes.h"
@@ -260,6 +261,25 @@ char *root_read_active(struct root *r, const char *path)
         if (strchr(line, '[') && parse_bracketed(line, &active, NULL) == 0)
                 return active;
         return xstrdup(line);
+}
+
+char *root_hostname(struct root *r)
+{
+        if (root_is_live(r)) {
+                char buf[256] = "";
+                if (gethostname(buf, sizeof(buf) - 1) == 0 && buf[0])
+                        return xstrdup(buf);
+        }
+        char *line = NULL;
+        if (root_read_line(r, "/etc/hostname", &line) < 0)
+                return NULL;
+        line[strcspn(line, "\n")] = '\0';
+        strip_trailing(line);
+        if (!*line || strlen(line) >= 256) {
+                free(line);
+                return NULL;
+        }
+        return line;
 }
 
 static int file_common(struct facts *f, const char *path, const char *absent_reason, char *name, bool as_int)

@@ -95,6 +95,10 @@ int root_read_line(struct root *r, const char *path, char **ret);
  * never" -> "madvise"), else the trimmed line. NULL when unreadable. Caller frees. */
 char *root_read_active(struct root *r, const char *path);
 
+/* The host the root is: ROOT/etc/hostname under a foreign root, gethostname() on the live one.
+ * NULL when unknown. Caller frees. */
+char *root_hostname(struct root *r);
+
 /* Library handles shared by several probes (libpci, hwloc, libkmod), opened once per run. */
 void *facts_handle(struct facts *f, const char *key);
 void facts_set_handle(struct facts *f, const char *key, void *h, void (*destroy)(void *));
