@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "cli-data.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -65,6 +66,13 @@ int cli_load_env(struct cli *cli, struct rule_env *env)
         return cli_report_diags(&d);
 }
 
+int cli_detect_failed(const char *why)
+{
+        cli_error("cannot tell which profile fits this machine: a fact a profile's [match] needs is unreadable: %s", why);
+        fputs("llmtune: name the profile with --profile NAME, or pin it (`llmtune profile set NAME`)\n", stderr);
+        return EXIT_UNKNOWN;
+}
+
 int cli_pick_profile(struct cli *cli, struct rule_env *env, const char *wanted, struct facts *f)
 {
         struct diags d = {0};
@@ -78,7 +86,10 @@ int cli_pick_profile(struct cli *cli, struct rule_env *env, const char *wanted, 
         if (name)
                 env->picked_why = xstrdup("selected with --profile");
         else {
-                const struct profile *p = profile_detect(&env->lib, f, &env->picked_why);
+                const struct profile *p = NULL;
+                int r = profile_detect(&env->lib, f, &p, &env->picked_why);
+                if (r == -EIO)
+                        return cli_detect_failed(env->picked_why);
                 if (!p)
                         return cli_error("no profile matches this machine (is the 'base' profile missing?)");
                 name = p->name;

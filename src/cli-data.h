@@ -27,6 +27,9 @@ struct facts *cli_facts_new(struct cli *cli);
 int cli_load_env(struct cli *cli, struct rule_env *env);
 /* Resolve --profile (NAME or path to a .ini), or detect one from FACTS. */
 int cli_pick_profile(struct cli *cli, struct rule_env *env, const char *wanted, struct facts *f);
+/* Detection could not decide (profile_detect returned -EIO, WHY says what was unreadable): says
+ * so and returns EXIT_UNKNOWN. */
+int cli_detect_failed(const char *why);
 void rule_env_free(struct rule_env *env);
 /* Print and clear diagnostics; returns EXIT_ERROR when there were any. */
 int cli_report_diags(struct diags *d);

@@ -11,7 +11,8 @@
 enum {
         EXIT_OK = 0,
         EXIT_ERROR = 1,    /* usage, unreadable input, failed action */
-        EXIT_FINDINGS = 2, /* audit found deviations; verify found drift */
+        EXIT_FINDINGS = 2, /* audit found deviations; verify found drift; plan --exit-code: changes */
+        EXIT_UNKNOWN = 3,  /* could not evaluate: a fact a rule or a profile's [match] needs is unreadable */
 };
 
 struct cli {

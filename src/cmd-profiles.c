@@ -53,12 +53,14 @@ static int show_profile(struct rule_env *env, const char *name)
                 for (size_t i = 0; i < r.nccl.n; i++)
                         printf("  %s=%s    # %s\n", r.nccl.v[i].key, r.nccl.v[i].value, r.nccl.v[i].origin);
         }
-        const struct profile *leaf = r.leaf;
-        if (leaf->n_match) {
-                printf("match:\n");
-                for (size_t i = 0; i < leaf->n_match; i++)
-                        printf("  require = %s\n", leaf->match[i].text);
-        }
+        size_t n_match;
+        const struct expr *match = profile_match(&env->lib, r.leaf, &n_match);
+        if (n_match) {
+                printf("match%s:\n", match != r.leaf->match ? " (of the shipped profile it shadows)" : "");
+                for (size_t i = 0; i < n_match; i++)
+                        printf("  require = %s\n", match[i].text);
+        } else if (!profile_detectable(&env->lib, r.leaf))
+                printf("match: none (never chosen by detection: select it with --profile or pin it)\n");
         resolved_free(&r);
         return EXIT_OK;
 }

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* llmtune recommend: which profile fits this machine, and why. */
+#include <errno.h>
+
 #include "cli-data.h"
 #include "commands.h"
 
@@ -15,8 +17,11 @@ static int recommend_cmd(struct cli *cli, int argc, char **argv)
         if (rc == EXIT_OK) {
                 struct facts *f = cli_facts_new(cli);
                 char *why = NULL;
-                const struct profile *p = profile_detect(&env.lib, f, &why);
-                if (p)
+                const struct profile *p = NULL;
+                int r = profile_detect(&env.lib, f, &p, &why);
+                if (r == -EIO)
+                        rc = cli_detect_failed(why);
+                else if (p)
                         printf("%s\t%s\n", p->name, why);
                 else
                         rc = cli_error("no profile matches this machine");

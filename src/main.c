@@ -87,7 +87,8 @@ static void usage(FILE *out)
               "  -h, --help   show this help; `llmtune COMMAND --help` for a command\n"
               "  --version    print the version\n"
               "\n"
-              "Exit status: 0 success, 1 error, 2 findings (audit) or drift (verify).\n",
+              "Exit status: 0 success, 1 error, 2 findings (audit) or drift (verify), 3 could not\n"
+              "evaluate (a fact a [match] needs is unreadable).\n",
               out);
 }
 

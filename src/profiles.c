@@ -451,42 +451,98 @@ int profile_resolve(const struct profile_lib *lib, const char *name, const struc
 
 static const char *no_params(void *u, const char *n) { return NULL; }
 
-const struct profile *profile_detect(const struct profile_lib *lib, struct facts *f, char **why)
+const struct expr *profile_match(const struct profile_lib *lib, const struct profile *p, size_t *n)
+{
+        if (p->n_match || !p->site) {
+                *n = p->n_match;
+                return p->match;
+        }
+        /* A site profile that shadows a shipped one and says nothing about matching keeps the
+         * shipped profile's [match]: shadowing changes values, not which machines it is for. */
+        for (size_t i = 0; i < lib->n; i++)
+                if (!lib->v[i].site && streq(lib->v[i].name, p->name)) {
+                        *n = lib->v[i].n_match;
+                        return lib->v[i].match;
+                }
+        *n = 0;
+        return NULL;
+}
+
+bool profile_detectable(const struct profile_lib *lib, const struct profile *p)
+{
+        /* a shadowed shipped profile is not a candidate of its own */
+        if (!p->site)
+                return profile_find(lib, p->name, true) == p;
+        /* A site profile takes part only with a [match] of its own or of the shipped profile it
+         * shadows: one without would match every machine and could win over the right profile. */
+        size_t n;
+        profile_match(lib, p, &n);
+        if (n)
+                return true;
+        for (size_t i = 0; i < lib->n; i++)
+                if (!lib->v[i].site && streq(lib->v[i].name, p->name))
+                        return true; /* shadows a shipped profile without [match] (base): the fallback */
+        return false;
+}
+
+int profile_detect(const struct profile_lib *lib, struct facts *f, const struct profile **ret, char **why)
 {
         const struct profile *best = NULL;
         size_t best_score = 0;
-        struct sbuf b = {0};
+        struct sbuf b = {0}, unknown = {0};
+        *ret = NULL;
         for (size_t i = 0; i < lib->n; i++) {
                 const struct profile *p = &lib->v[i];
-                /* a shadowed shipped profile is not a candidate of its own */
-                if (!p->site && profile_find(lib, p->name, true) != p)
+                if (!profile_detectable(lib, p))
                         continue;
-                bool ok = true;
-                struct sbuf reasons = {0};
+                size_t n_match;
+                const struct expr *match = profile_match(lib, p, &n_match);
+                /* Every requirement is evaluated: one that is false rules the profile out even when
+                 * another could not be read; an unreadable one of a profile not ruled out leaves
+                 * the answer open, and detection must not pretend to know it. */
+                bool is_false = false;
+                struct sbuf reasons = {0}, errs = {0};
                 sbuf_add(&reasons, "");
-                for (size_t k = 0; k < p->n_match && ok; k++) {
+                for (size_t k = 0; k < n_match; k++) {
                         struct eval_result er;
-                        expr_eval(&p->match[k], f, no_params, NULL, &er);
-                        ok = er.status == EVAL_TRUE;
-                        sbuf_addf(&reasons, "%s%s [%s]", k ? "; " : "", p->match[k].text, er.observed ? er.observed : "");
+                        expr_eval(&match[k], f, no_params, NULL, &er);
+                        if (er.status == EVAL_ERROR)
+                                sbuf_addf(&errs, "%s%s: %s [%s]", errs.len ? "; " : "", p->name, match[k].text,
+                                          er.reason ? er.reason : er.observed ? er.observed : "unreadable");
+                        else if (er.status != EVAL_TRUE)
+                                is_false = true;
+                        sbuf_addf(&reasons, "%s%s [%s]", k ? "; " : "", match[k].text, er.observed ? er.observed : "");
                         eval_result_clear(&er);
                 }
-                if (ok && (!best || p->n_match > best_score ||
-                           (p->n_match == best_score && strcmp(p->name, best->name) < 0))) {
+                if (!is_false && errs.len)
+                        sbuf_addf(&unknown, "%s%s", unknown.len ? "; " : "", errs.s);
+                bool ok = !is_false && !errs.len;
+                free(errs.s);
+                if (ok && (!best || n_match > best_score ||
+                           (n_match == best_score && strcmp(p->name, best->name) < 0))) {
                         best = p;
-                        best_score = p->n_match;
+                        best_score = n_match;
                         free(b.s);
                         b = (struct sbuf){0};
-                        if (p->n_match)
+                        if (n_match)
                                 sbuf_addf(&b, "%s", reasons.s);
                         else
                                 sbuf_add(&b, "no more specific profile matches this machine");
                 }
                 free(reasons.s);
         }
+        if (unknown.len) {
+                free(b.s);
+                if (why)
+                        *why = sbuf_steal(&unknown);
+                else
+                        free(unknown.s);
+                return -EIO;
+        }
         if (why)
                 *why = sbuf_steal(&b);
         else
                 free(b.s);
-        return best;
+        *ret = best;
+        return best ? 0 : -ENOENT;
 }

@@ -63,8 +63,17 @@ const char *resolved_param(const struct resolved *r, const char *name);
 /* Is rule ID enabled for this profile, and with which severity? */
 bool resolved_rule_enabled(const struct resolved *r, const struct rule *rule, enum severity *sev);
 
+/* The [match] requirements that decide whether P fits a machine: its own, or, for a site profile
+ * without [match] that shadows a shipped profile, the shipped one's. */
+const struct expr *profile_match(const struct profile_lib *lib, const struct profile *p, size_t *n);
+/* Does P take part in detection? Not a shadowed shipped profile, and not a site profile without
+ * a [match] (its own or the shadowed shipped profile's). */
+bool profile_detectable(const struct profile_lib *lib, const struct profile *p);
+
 /* The best-matching profile for the facts: every `require` holds; most requirements wins.
- * *why gets "name: cond (observed); ..." text. Returns the profile or NULL. */
-const struct profile *profile_detect(const struct profile_lib *lib, struct facts *f, char **why);
+ * 0 and *ret set: *why gets "cond [observed]; ..." text. -EIO: a requirement of a profile not
+ * ruled out could not be evaluated (an unreadable fact); *why says which, nothing is chosen.
+ * -ENOENT: no profile matches. */
+int profile_detect(const struct profile_lib *lib, struct facts *f, const struct profile **ret, char **why);
 
 const struct profile *profile_find(const struct profile_lib *lib, const char *name, bool site_first);
