@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cpu-topo.h"
 #include "parse.h"
 
 #define CPU_DIR "/sys/devices/system/cpu"
@@ -71,34 +72,33 @@ struct core {
         size_t n;
 };
 
-/* Group the node's CPUs into cores by their sibling lists. A CPU without readable topology is its
- * own core (a VM without SMT looks like that too). Cores come in order of their lowest CPU. */
-static size_t node_cores(struct root *r, const unsigned *cpus, size_t n, struct core **ret)
+/* Group the node's CPUs into cores as the shared topology reader counts them (cpu-topo.c: sibling
+ * lists, else package/die/cluster/core ids). A CPU without readable topology is its own core (a VM
+ * without SMT looks like that too). Cores come in order of their lowest CPU. */
+static size_t node_cores(struct facts *f, const unsigned *cpus, size_t n, struct core **ret)
 {
+        const struct cpu_topo *t = cpu_topo_get(f);
         struct core *cores = xcalloc(n + 1, sizeof(*cores));
         size_t nc = 0;
         bool *taken = xcalloc(n + 1, sizeof(*taken));
+        int *key = xcalloc(n + 1, sizeof(*key));
+        for (size_t i = 0; i < n; i++) {
+                long k = cpu_topo_index(t, cpus[i]);
+                key[i] = k >= 0 ? t->core[k] : -1;
+        }
         for (size_t i = 0; i < n; i++) {
                 if (taken[i])
                         continue;
                 struct core *c = &cores[nc++];
                 c->cpus = xcalloc(n, sizeof(unsigned));
-                _cleanup_free_ unsigned *sib = NULL;
-                int ns = -ENOENT;
-                static const char *const files[] = {"core_cpus_list", "thread_siblings_list"};
-                for (size_t k = 0; k < ARRAY_SIZE(files) && ns < 0; k++) {
-                        _cleanup_free_ char *p = xasprintf(CPU_DIR "/cpu%u/topology/%s", cpus[i], files[k]);
-                        _cleanup_free_ char *line = NULL;
-                        if (root_read_line(r, p, &line) == 0)
-                                ns = parse_cpulist(line, &sib);
-                }
                 /* cpus[] is sorted, so walking it keeps the core's threads sorted. */
                 for (size_t j = i; j < n; j++)
-                        if (j == i || (ns > 0 && has_cpu(sib, (size_t)ns, cpus[j]))) {
+                        if (j == i || (key[i] >= 0 && key[j] == key[i])) {
                                 taken[j] = true;
                                 c->cpus[c->n++] = cpus[j];
                         }
         }
+        free(key);
         free(taken);
         *ret = cores;
         return nc;
@@ -144,7 +144,7 @@ static void place_node(struct facts *f, struct affinity_map *m, int node, const 
                 return;
         }
         struct core *cores;
-        size_t ncores = node_cores(facts_root(f), all, k, &cores);
+        size_t ncores = node_cores(f, all, k, &cores);
         size_t share = ncores / on_node, rank = 0;
         for (size_t i = 0; i < m->n; i++) {
                 struct gpu_affinity *g = &m->v[i];

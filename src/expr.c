@@ -437,6 +437,41 @@ static const char *describe(const struct fact *fc)
         return fc->status == FACT_OK ? fc->str : fc->reason;
 }
 
+/*
+ * The count fact of the collection a pattern ranges over: "mount.*.options" -> mount.count,
+ * "ib.*.port.*.state" -> ib.count. An empty match means "nothing there" only when that count is a
+ * value; when it is absent or unreadable the collection itself is unknown (no /proc/mounts, an
+ * unreadable /sys/bus/pci/devices) and the rule cannot say "nothing to check". NULL when the
+ * pattern has no such count (cpu.policy.*: the rules guard it with a when= instead).
+ */
+static const struct fact *collection_of(struct facts *f, const char *pattern)
+{
+        size_t lit = strcspn(pattern, "*?[");
+        if (lit == 0 || pattern[lit - 1] != '.' || lit != strcspn(pattern, ".") + 1)
+                return NULL;
+        _cleanup_free_ char *name = xasprintf("%.*scount", (int)lit, pattern);
+        return facts_get(f, name);
+}
+
+/* Fill RET for a collection that is not known: n/a with its reason when absent, error when
+ * unreadable. */
+static void collection_unknown(const struct expr *e, const struct fact *coll, struct eval_result *ret)
+{
+        free(ret->reason);
+        free(ret->observed);
+        bool unreadable = coll->status == FACT_UNREADABLE;
+        ret->status = unreadable ? EVAL_ERROR : EVAL_NA;
+        ret->reason = xasprintf("%s: collection %s: %s%s%s", e->fact, unreadable ? "unreadable" : "unknown",
+                                coll->name, coll->reason ? " " : "", coll->reason ? coll->reason : "");
+        if (coll->source) {
+                char *r = xasprintf("%s (%s)", ret->reason, coll->source);
+                free(ret->reason);
+                ret->reason = r;
+        }
+        ret->observed = xasprintf("%s %s", coll->name, unreadable ? "unreadable" : "absent");
+        ret->failing = 0;
+}
+
 void expr_eval(const struct expr *e, struct facts *f, param_fn params, void *userdata, struct eval_result *ret)
 {
         *ret = (struct eval_result){0};
@@ -525,6 +560,16 @@ void expr_eval(const struct expr *e, struct facts *f, param_fn params, void *use
                         _cleanup_free_ char *sib = sibling(e->fact, fc->name, e->where_field);
                         const struct fact *sf = facts_get(f, sib);
                         char *err = NULL;
+                        if (sf && sf->status == FACT_UNREADABLE) {
+                                /* An item whose kind cannot be read may be one the rule is about. */
+                                ret->status = EVAL_ERROR;
+                                ret->reason = xasprintf("%s unreadable (for where %s): %s%s%s", sf->name,
+                                                        e->where_field, sf->reason, sf->source ? " at " : "",
+                                                        sf->source ? sf->source : "");
+                                ret->observed = xasprintf("%s unreadable", sf->name);
+                                free(items);
+                                return;
+                        }
                         int t = sf && sf->status == FACT_OK ? test_fact(sf, e->where_op, where_want, &err) : 0;
                         free(err);
                         if (t <= 0)
@@ -565,6 +610,13 @@ void expr_eval(const struct expr *e, struct facts *f, param_fn params, void *use
         }
         free(items);
         ret->items = evaluated;
+        const struct fact *coll = collection_of(f, e->fact);
+        if (coll && coll->status == FACT_OK)
+                coll = NULL;
+        if (evaluated == 0 && coll) {
+                collection_unknown(e, coll, ret);
+                return;
+        }
         if (evaluated == 0) {
                 if (e->quant == Q_NONE) {
                         ret->status = EVAL_TRUE;
@@ -588,6 +640,12 @@ void expr_eval(const struct expr *e, struct facts *f, param_fn params, void *use
         default: ok = passing == evaluated; break;
         }
         ret->status = ok ? EVAL_TRUE : EVAL_FALSE;
+        /* With part of the collection unknown only a result the unknown items cannot change stands:
+         * "all"/"none" failing on a seen item, "any" passing on one. */
+        if (coll && coll->status == FACT_UNREADABLE && (e->quant == Q_ANY ? !ok : ok)) {
+                collection_unknown(e, coll, ret);
+                return;
+        }
         /* What to show: for "all", the first item that fails; for "none", the first that matches. */
         const struct fact *shown = e->quant == Q_NONE ? (first_pass ? first_pass : first_fail)
                                    : ok             ? (first_pass ? first_pass : first_fail)

@@ -2,8 +2,10 @@
 #include "mounts.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 
 #include "parse.h"
+#include "root.h"
 #include "util.h"
 
 static int parse_table(struct root *r, const char *path, struct mount_entry **ret, size_t *ret_n)
@@ -53,9 +55,20 @@ static int parse_table(struct root *r, const char *path, struct mount_entry **re
         return 0;
 }
 
+const char *mounts_source(struct root *r)
+{
+        struct stat st;
+        /* /proc/mounts is a link to self/mounts; a snapshot tool that copies files may keep only
+         * the target (proc(5): /proc/self/mounts, /proc/PID/mounts). */
+        if (!root_is_live(r) && root_stat(r, "/proc/mounts", &st, false) == -ENOENT &&
+            root_stat(r, "/proc/self/mounts", &st, true) == 0)
+                return "/proc/self/mounts";
+        return "/proc/mounts";
+}
+
 int mounts_read(struct root *r, struct mount_entry **ret, size_t *ret_n)
 {
-        return parse_table(r, "/proc/mounts", ret, ret_n);
+        return parse_table(r, mounts_source(r), ret, ret_n);
 }
 
 int fstab_read(struct root *r, struct mount_entry **ret, size_t *ret_n)

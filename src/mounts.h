@@ -15,7 +15,10 @@ struct mount_entry {
         char *raw;     /* the line as written (fstab edits keep it verbatim) */
 };
 
-/* Entries of ROOT/proc/mounts, in order. */
+/* The mount table of the root: /proc/mounts, or /proc/self/mounts in a foreign tree that has only
+ * that (the path mounts_read reads, for sources). */
+const char *mounts_source(struct root *r);
+/* Entries of ROOT/proc/mounts (see mounts_source), in order. */
 int mounts_read(struct root *r, struct mount_entry **ret, size_t *ret_n);
 /* Entries of ROOT/etc/fstab (comments and blank lines skipped), in order. */
 int fstab_read(struct root *r, struct mount_entry **ret, size_t *ret_n);

@@ -126,18 +126,44 @@ static void derive_socket_ifname(struct facts *f, struct nccl_settings *s)
         const struct fact **v;
         size_t n = facts_match(f, "net.*.up", &v);
         struct strv ifs = {0};
+        _cleanup_free_ char *unknown = NULL; /* why an interface's state or addresses are unknown */
+        const struct fact *cnt = facts_get(f, "net.count");
+        if (cnt && cnt->status != FACT_OK)
+                unknown = xasprintf("net.count: %s", cnt->reason);
         for (size_t i = 0; i < n; i++) {
                 _cleanup_free_ char *ifn = name_middle(v[i]->name, "net.", ".up");
-                if (!ifn || v[i]->status != FACT_OK || v[i]->type != FACT_BOOL || !v[i]->b)
+                if (!ifn)
                         continue;
                 bool skip = false;
                 for (size_t k = 0; k < ARRAY_SIZE(ifname_skip) && !skip; k++)
                         skip = streq(ifname_skip[k], "lo") ? streq(ifn, "lo") : startswith(ifn, ifname_skip[k]);
+                if (skip)
+                        continue;
+                if (v[i]->status != FACT_OK) {
+                        if (!unknown)
+                                unknown = xasprintf("%s: %s", v[i]->name, v[i]->reason);
+                        continue;
+                }
+                if (v[i]->type != FACT_BOOL || !v[i]->b)
+                        continue;
                 _cleanup_free_ char *addr = xasprintf("net.%s.has_address", ifn);
-                if (!skip && fact_true(f, addr))
+                const struct fact *af = facts_get(f, addr);
+                if (af && af->status != FACT_OK) {
+                        if (!unknown)
+                                unknown = xasprintf("%s: %s", addr, af->reason);
+                        continue;
+                }
+                if (fact_true(f, addr))
                         strv_add(&ifs, ifn);
         }
         free(v);
+        if (!ifs.n && unknown) {
+                /* Not "no interface": the interfaces or their addresses could not be read. */
+                strv_push(&s->notes, xasprintf("NCCL_SOCKET_IFNAME: not set: the interfaces that are up with an "
+                                               "address are unknown (%s)",
+                                               unknown));
+                return;
+        }
         if (!ifs.n) {
                 strv_add(&s->notes, "NCCL_SOCKET_IFNAME: no interface is up with an address (lo, docker*, virbr*, "
                                     "veth*, br-* and ib* do not count)");

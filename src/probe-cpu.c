@@ -6,88 +6,36 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "cpu-topo.h"
 #include "facts.h"
 #include "parse.h"
 #include "probes.h"
 
 #define CPU_DIR "/sys/devices/system/cpu"
 
-/* CPUs that are online: the "online" list, else every cpuN directory whose own online is not 0. */
-static int online_cpus(struct facts *f, unsigned **ret)
+static void probe_topology(struct facts *f, const struct cpu_topo *t)
 {
-        struct root *r = facts_root(f);
-        _cleanup_free_ char *line = NULL;
-        int rc = root_read_line(r, CPU_DIR "/online", &line);
-        if (rc == 0) {
-                rc = parse_cpulist(line, ret);
-                if (rc < 0)
-                        fact_unreadable(f, CPU_DIR "/online", rc, line, "cpu.online");
-                return rc;
-        }
-        struct strv names = {0};
-        if (root_list(r, CPU_DIR, &names) < 0)
-                return -ENOENT;
-        unsigned *v = xcalloc(names.n + 1, sizeof(*v));
-        int n = 0;
-        for (size_t i = 0; i < names.n; i++) {
-                unsigned c;
-                char tail;
-                if (sscanf(names.v[i], "cpu%u%c", &c, &tail) != 1)
-                        continue;
-                _cleanup_free_ char *p = xasprintf(CPU_DIR "/cpu%u/online", c);
-                _cleanup_free_ char *on = NULL;
-                if (root_read_line(r, p, &on) == 0 && streq(on, "0"))
-                        continue;
-                v[n++] = c;
-        }
-        strv_free(&names);
-        /* cpuN directories list in name order; the facts want numeric order */
-        for (int i = 1; i < n; i++)
-                for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-                        unsigned t = v[j];
-                        v[j] = v[j - 1];
-                        v[j - 1] = t;
-                }
-        *ret = v;
-        return n;
-}
-
-static void probe_topology(struct facts *f, const unsigned *cpus, int n)
-{
-        struct root *r = facts_root(f);
-        int64_t *pkg = xcalloc((size_t)n + 1, sizeof(*pkg)), *core = xcalloc((size_t)n + 1, sizeof(*core));
-        int known = 0;
-        for (int i = 0; i < n; i++) {
-                _cleanup_free_ char *pp = xasprintf(CPU_DIR "/cpu%u/topology/physical_package_id", cpus[i]);
-                _cleanup_free_ char *cp = xasprintf(CPU_DIR "/cpu%u/topology/core_id", cpus[i]);
-                _cleanup_free_ char *a = NULL, *b = NULL;
-                if (root_read_line(r, pp, &a) < 0 || root_read_line(r, cp, &b) < 0 || parse_i64(a, &pkg[known]) < 0 ||
-                    parse_i64(b, &core[known]) < 0)
-                        continue; /* hwloc's trimmed tarballs keep CPUs without topology */
-                known++;
-        }
-        if (known == 0) {
+        if (t->nsockets == 0) {
                 const char *why = "no CPU topology in sysfs (cpuN/topology/physical_package_id)";
-                fact_absent(f, CPU_DIR, why, "cpu.sockets");
-                fact_absent(f, CPU_DIR, why, "cpu.cores");
-                fact_absent(f, CPU_DIR, why, "cpu.threads_per_core");
-        } else {
-                int sockets = 0, cores = 0;
-                for (int i = 0; i < known; i++) {
-                        bool seen_pkg = false, seen_core = false;
-                        for (int j = 0; j < i; j++) {
-                                seen_pkg |= pkg[j] == pkg[i];
-                                seen_core |= pkg[j] == pkg[i] && core[j] == core[i];
-                        }
-                        sockets += !seen_pkg;
-                        cores += !seen_core;
-                }
-                fact_int(f, CPU_DIR "/cpu*/topology", sockets, "cpu.sockets");
-                fact_int(f, CPU_DIR "/cpu*/topology", cores, "cpu.cores");
-                fact_int(f, CPU_DIR "/cpu*/topology", cores ? known / cores : 0, "cpu.threads_per_core");
+                fact_absent(f, CPU_DIR "/cpu0/topology/physical_package_id", why, "cpu.sockets");
+                fact_absent(f, CPU_DIR "/cpu0/topology/physical_package_id", why, "cpu.cores");
+                fact_absent(f, CPU_DIR "/cpu0/topology/physical_package_id", why, "cpu.threads_per_core");
+                return;
         }
-        free(pkg);
-        free(core);
+        const char *src = CPU_DIR "/cpu*/topology";
+        fact_int(f, src, t->nsockets, "cpu.sockets");
+        size_t with_core = 0;
+        for (size_t i = 0; i < t->n; i++)
+                with_core += t->core[i] >= 0;
+        if (t->ncores == 0) {
+                fact_absent(f, src, "no core_cpus_list, thread_siblings_list or core_id in cpuN/topology",
+                            "cpu.cores");
+                fact_absent(f, src, "no core_cpus_list, thread_siblings_list or core_id in cpuN/topology",
+                            "cpu.threads_per_core");
+                return;
+        }
+        fact_int(f, src, t->ncores, "cpu.cores");
+        fact_int(f, src, (int64_t)with_core / t->ncores, "cpu.threads_per_core");
 }
 
 static void probe_model(struct facts *f)
@@ -224,17 +172,27 @@ static struct cpu_state *cpu_state(struct facts *f)
 static void stage_topology(struct facts *f, struct cpu_state *s)
 {
         s->topo = true;
-        int n = online_cpus(f, &s->cpus);
-        if (n < 0) {
-                fact_absent(f, CPU_DIR, "no CPU information in sysfs", "cpu.online");
-                n = 0;
-        } else {
-                _cleanup_free_ char *list = format_cpulist(s->cpus, (size_t)n);
-                fact_str(f, CPU_DIR "/online", list, "cpu.online");
-                fact_int(f, CPU_DIR "/online", n, "cpu.count");
+        const struct cpu_topo *t = cpu_topo_get(f);
+        if (t->err == -ENOENT)
+                fact_absent(f, CPU_DIR, "no " CPU_DIR "/online and no cpuN directories", "cpu.online");
+        else if (t->err < 0)
+                fact_unreadable(f, t->online_src ? t->online_src : CPU_DIR, t->err, NULL, "cpu.online");
+        else {
+                _cleanup_free_ char *list = format_cpulist(t->cpus, t->n);
+                fact_str(f, t->online_src, list, "cpu.online");
+                fact_int(f, t->online_src, (int64_t)t->n, "cpu.count");
         }
-        s->n = n;
-        probe_topology(f, s->cpus, n);
+        if (t->err < 0) {
+                const struct fact *on = facts_get(f, "cpu.online");
+                if (t->err == -ENOENT)
+                        fact_absent(f, on->source, on->reason, "cpu.count");
+                else
+                        fact_unreadable(f, on->source, 0, on->reason, "cpu.count");
+        }
+        s->cpus = xcalloc(t->n + 1, sizeof(*s->cpus));
+        memcpy(s->cpus, t->cpus, t->n * sizeof(*s->cpus));
+        s->n = (int)t->n;
+        probe_topology(f, t);
 }
 
 static int cpu_run(struct facts *f)

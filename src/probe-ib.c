@@ -169,12 +169,44 @@ static void probe_dev(struct facts *f, const char *dev, struct counts *c)
         strv_free(&ports);
 }
 
+/* PCI functions of class 0x0207 (InfiniBand controller): an HCA the RDMA core should list. The
+ * first one's address in *ret; how many (0 when the bus cannot be listed). */
+static int ib_functions_on_pci(struct root *r, char **ret)
+{
+        struct strv names = {0};
+        if (root_list(r, "/sys/bus/pci/devices", &names) < 0)
+                return 0;
+        int n = 0;
+        for (size_t i = 0; i < names.n; i++) {
+                _cleanup_free_ char *p = xasprintf("/sys/bus/pci/devices/%s/class", names.v[i]);
+                _cleanup_free_ char *line = NULL;
+                uint64_t cls;
+                if (root_read_line(r, p, &line) < 0 || parse_u64(line, &cls) < 0 || (cls >> 8) != 0x0207)
+                        continue;
+                if (n++ == 0)
+                        *ret = xstrdup(names.v[i]);
+        }
+        strv_free(&names);
+        return n;
+}
+
 static int ib_run(struct facts *f)
 {
         struct strv devs = {0};
         int rc = root_list(facts_root(f), IB_DIR, &devs);
         if (rc < 0) {
-                if (rc == -ENOENT) {
+                _cleanup_free_ char *first = NULL;
+                int on_pci = rc == -ENOENT ? ib_functions_on_pci(facts_root(f), &first) : 0;
+                if (rc == -ENOENT && on_pci > 0) {
+                        /* No class directory is not "no HCA" when the bus shows them. */
+                        _cleanup_free_ char *why = xasprintf(
+                                "RDMA devices present on PCI but not in " IB_DIR
+                                " (rdma drivers not loaded?): %d InfiniBand controller%s (class 0x0207), first %s",
+                                on_pci, on_pci == 1 ? "" : "s", first);
+                        fact_absent(f, IB_DIR, why, "ib.count");
+                        fact_absent(f, IB_DIR, why, "ib.infiniband_ports");
+                        fact_absent(f, IB_DIR, why, "ib.active_ports");
+                } else if (rc == -ENOENT) {
                         fact_int(f, IB_DIR, 0, "ib.count");
                         fact_int(f, IB_DIR, 0, "ib.infiniband_ports");
                         fact_int(f, IB_DIR, 0, "ib.active_ports");

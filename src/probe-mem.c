@@ -66,11 +66,15 @@ static void probe_shm(struct facts *f)
                 if (streq(m[i].target, "/dev/shm"))
                         shm = &m[i]; /* the last mount on a path is the visible one */
         if (!shm) {
-                fact_absent(f, "/proc/mounts", rc < 0 ? "no /proc/mounts" : "/dev/shm is not a mount", "mem.shm.size");
+                if (rc < 0 && rc != -ENOENT)
+                        fact_unreadable(f, mounts_source(r), rc, NULL, "mem.shm.size");
+                else
+                        fact_absent(f, mounts_source(r), rc < 0 ? "no /proc/mounts" : "/dev/shm is not a mount",
+                                    "mem.shm.size");
                 mounts_free(m, n);
                 return;
         }
-        fact_str(f, "/proc/mounts", shm->fstype, "mem.shm.fstype");
+        fact_str(f, mounts_source(r), shm->fstype, "mem.shm.fstype");
         struct statvfs sv;
         if (root_is_live(r) && statvfs("/dev/shm", &sv) == 0) {
                 fact_uint(f, "statvfs(/dev/shm)", (uint64_t)sv.f_blocks * sv.f_frsize, "mem.shm.size");
@@ -83,13 +87,13 @@ static void probe_shm(struct facts *f)
         if (size) {
                 rc = parse_size(size, total, &bytes);
                 if (rc < 0 || (endswith(size, "%") && !have_total))
-                        fact_unreadable(f, "/proc/mounts", rc < 0 ? rc : -ENODATA, size, "mem.shm.size");
+                        fact_unreadable(f, mounts_source(r), rc < 0 ? rc : -ENODATA, size, "mem.shm.size");
                 else
-                        fact_uint(f, "/proc/mounts", bytes, "mem.shm.size");
+                        fact_uint(f, mounts_source(r), bytes, "mem.shm.size");
         } else if (streq(shm->fstype, "tmpfs") && have_total)
                 fact_uint(f, "/proc/mounts (tmpfs default: half of MemTotal)", total / 2, "mem.shm.size");
         else
-                fact_unreadable(f, "/proc/mounts", 0, "no size= option and no MemTotal", "mem.shm.size");
+                fact_unreadable(f, mounts_source(r), 0, "no size= option and no MemTotal", "mem.shm.size");
         mounts_free(m, n);
 }
 

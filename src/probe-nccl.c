@@ -5,6 +5,7 @@
  * offending keys, "none" when clean, so rules can compare and the audit can show what is wrong.
  */
 #include <errno.h>
+#include <sys/stat.h>
 
 #include "facts.h"
 #include "nccl-gen.h"
@@ -56,7 +57,7 @@ static void list_fact(struct facts *f, const struct nccl_lint *l, enum nccl_prob
  * /etc/nccl.conf, so a user's file overrides the site's). One fact for every problem of every file. */
 static void user_confs(struct facts *f, const struct nccl_catalog *c)
 {
-        struct strv paths = {0}, found = {0};
+        struct strv paths = {0}, found = {0}, hidden = {0};
         struct sbuf problems = {0};
         nccl_conf_paths(facts_root(f), &paths);
         for (size_t i = 0; i < paths.n; i++) {
@@ -67,6 +68,13 @@ static void user_confs(struct facts *f, const struct nccl_catalog *c)
                 int rc = root_read(facts_root(f), paths.v[i], &data, &len);
                 if (rc == -ENOENT)
                         continue;
+                struct stat st;
+                if (rc == -EACCES && root_stat(facts_root(f), paths.v[i], &st, true) == -EACCES) {
+                        /* The home cannot be searched (a non-root audit of /root): whether the
+                         * file exists is unknown, which is not a problem in a file. */
+                        strv_add(&hidden, paths.v[i]);
+                        continue;
+                }
                 strv_add(&found, paths.v[i]);
                 if (rc < 0) {
                         sbuf_addf(&problems, "%s%s: %s", problems.len ? "; " : "", paths.v[i], errno_name(-rc));
@@ -82,13 +90,21 @@ static void user_confs(struct facts *f, const struct nccl_catalog *c)
                 nccl_lint_free(&l);
         }
         _cleanup_free_ char *files = found.n ? strv_join(&found, ",") : xstrdup("none");
-        fact_str(f, "/root, /home", files, "nccl.user_conf.files");
+        if (!found.n && hidden.n) {
+                _cleanup_free_ char *h = strv_join(&hidden, ",");
+                _cleanup_free_ char *why = xasprintf("none found, but whether %s exist%s is unknown: its "
+                                                     "directory is not searchable (EACCES; run as root)",
+                                                     h, hidden.n == 1 ? "s" : "");
+                fact_absent(f, "/root, /home", why, "nccl.user_conf.files");
+        } else
+                fact_str(f, "/root, /home", files, "nccl.user_conf.files");
         if (found.n && !c)
                 fact_unreadable(f, "rules/nccl-catalog.tsv", 0, "NCCL catalog not found", "nccl.user_conf.problems");
         else
                 fact_str(f, "/root, /home", problems.len ? problems.s : "none", "nccl.user_conf.problems");
         free(sbuf_steal(&problems));
         strv_free(&found);
+        strv_free(&hidden);
         strv_free(&paths);
 }
 

@@ -167,16 +167,24 @@ static int net_run(struct facts *f)
         bool *route_only = xcalloc(ifs.n + 1, sizeof(bool));
         const char *src;
         _cleanup_free_ char *addr_err = NULL;
+        bool addr_unreadable = false; /* could not be read, as against not in the tree */
         if (root_is_live(r)) {
                 src = "getifaddrs";
                 rc = addrs_live(&ifs, info);
-                if (rc < 0)
+                if (rc < 0) {
                         addr_err = xasprintf("getifaddrs: %s", errno_name(rc));
+                        addr_unreadable = true;
+                }
         } else {
                 src = IF_INET6 ", " ROUTE;
                 int a = addrs_if_inet6(r, &ifs, info);
                 int b = addrs_route(r, &ifs, info, route_only);
-                if (a < 0 && b < 0)
+                if ((a < 0 && a != -ENOENT) || (b < 0 && b != -ENOENT)) {
+                        /* one source unreadable: what the other says is not the whole answer */
+                        int e = a < 0 && a != -ENOENT ? a : b;
+                        addr_err = xasprintf("%s: %s", e == a ? IF_INET6 : ROUTE, errno_name(e));
+                        addr_unreadable = true;
+                } else if (a < 0 && b < 0)
                         addr_err = xstrdup("no /proc/net/if_inet6 or /proc/net/route under the root");
         }
 
@@ -198,6 +206,11 @@ static int net_run(struct facts *f)
                 else
                         fact_unreadable(f, fp, rc, line, "net.%s.up", n);
 
+                if (addr_err && addr_unreadable) {
+                        fact_unreadable(f, src, 0, addr_err, "net.%s.has_address", n);
+                        fact_unreadable(f, src, 0, addr_err, "net.%s.addresses", n);
+                        continue;
+                }
                 if (addr_err) {
                         fact_absent(f, src, addr_err, "net.%s.has_address", n);
                         fact_absent(f, src, addr_err, "net.%s.addresses", n);

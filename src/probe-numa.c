@@ -81,9 +81,18 @@ static int numa_run(struct facts *f)
 {
         struct root *r = facts_root(f);
         struct strv names = {0}, gpu_nodes = {0};
-        if (root_list(r, NODE_DIR, &names) < 0) {
-                /* Kernels built without NUMA have no node directory: one node holds everything. */
-                fact_absent(f, NODE_DIR, "kernel without NUMA support (no " NODE_DIR ")", "numa.nodes");
+        int rc = root_list(r, NODE_DIR, &names);
+        if (rc == -ENOENT || rc == -ENOTDIR) {
+                /* Kernels built without NUMA have no node directory: one node holds everything. A
+                 * foreign tree may just not have copied it. */
+                fact_absent(f, NODE_DIR,
+                            root_is_live(r) ? "kernel without NUMA support (no " NODE_DIR ")"
+                                            : "no " NODE_DIR " in this tree",
+                            "numa.nodes");
+                return 0;
+        }
+        if (rc < 0) {
+                fact_unreadable(f, NODE_DIR, rc, NULL, "numa.nodes");
                 return 0;
         }
         gpu_memory_nodes(r, &gpu_nodes);

@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "cpu-topo.h"
 #include "facts.h"
 #include "lib-hwloc.h"
 #include "lib-pci.h"
@@ -63,11 +64,8 @@ struct state {
         size_t ndevs;
         struct gpu *gpus;
         size_t ngpus;
-        /* CPU -> socket index, from physical_package_id (dense: sorted distinct package ids) */
-        unsigned *cpus;
-        int *cpu_socket;
-        size_t ncpus;
-        int nsockets; /* 0 when no topology */
+        const struct cpu_topo *topo; /* owned by the store */
+        int nsockets;                /* 0 when no topology */
 };
 
 static void state_free(void *p)
@@ -79,8 +77,6 @@ static void state_free(void *p)
                 free(s->devs[i].addr);
         free(s->devs);
         free(s->gpus);
-        free(s->cpus);
-        free(s->cpu_socket);
         free(s);
 }
 
@@ -135,100 +131,17 @@ static int read_hex(struct root *r, const char *path, uint64_t max, uint64_t *re
         return rc;
 }
 
-/* --- CPU topology: socket of a CPU ------------------------------------------------------------ */
-
-static int cmp_i64(const void *x, const void *y)
-{
-        int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-        return a < b ? -1 : a > b;
-}
-
-struct cpu_pkg {
-        unsigned cpu;
-        int64_t pkg;
-};
-
-static int cmp_cpu_pkg(const void *x, const void *y)
-{
-        const struct cpu_pkg *a = x, *b = y;
-        return a->cpu < b->cpu ? -1 : a->cpu > b->cpu;
-}
-
-static int cmp_uint(const void *x, const void *y)
-{
-        unsigned a = *(const unsigned *)x, b = *(const unsigned *)y;
-        return a < b ? -1 : a > b;
-}
-
-static void load_sockets(struct facts *f, struct state *s)
-{
-        struct root *r = facts_root(f);
-        _cleanup_free_ char *line = NULL;
-        unsigned *cpus = NULL;
-        if (root_read_line(r, CPU_DIR "/online", &line) < 0)
-                return;
-        int n = parse_cpulist(line, &cpus);
-        if (n <= 0) {
-                free(cpus);
-                return;
-        }
-        int64_t *pkg = xcalloc((size_t)n, sizeof(*pkg));
-        size_t known = 0;
-        s->cpus = xcalloc((size_t)n, sizeof(*s->cpus));
-        for (int i = 0; i < n; i++) {
-                _cleanup_free_ char *p = xasprintf(CPU_DIR "/cpu%u/topology/physical_package_id", cpus[i]);
-                _cleanup_free_ char *v = NULL;
-                int64_t id;
-                if (root_read_line(r, p, &v) < 0 || parse_i64(v, &id) < 0)
-                        continue; /* trimmed trees keep CPUs without topology */
-                s->cpus[known] = cpus[i];
-                pkg[known++] = id;
-        }
-        s->ncpus = known;
-        s->cpu_socket = xcalloc(known + 1, sizeof(int));
-        /* Dense index: rank of the package id among the distinct ids (POWER9 numbers chips 0, 8),
-         * by sorting a copy: n log n, not n^3 (384 CPUs are 28M steps the naive way). */
-        /* socket_of() looks CPUs up by binary search: sort the pairs by CPU ("online" may be
-         * written out of order) */
-        for (size_t i = 1; i < known; i++)
-                if (s->cpus[i - 1] > s->cpus[i]) {
-                        struct cpu_pkg *pairs = xcalloc(known, sizeof(*pairs));
-                        for (size_t k = 0; k < known; k++)
-                                pairs[k] = (struct cpu_pkg){s->cpus[k], pkg[k]};
-                        qsort(pairs, known, sizeof(*pairs), cmp_cpu_pkg);
-                        for (size_t k = 0; k < known; k++) {
-                                s->cpus[k] = pairs[k].cpu;
-                                pkg[k] = pairs[k].pkg;
-                        }
-                        free(pairs);
-                        break;
-                }
-        int64_t *ids = xmalloc((known + 1) * sizeof(*ids));
-        memcpy(ids, pkg, known * sizeof(*ids));
-        qsort(ids, known, sizeof(*ids), cmp_i64);
-        size_t distinct = 0;
-        for (size_t i = 0; i < known; i++)
-                if (i == 0 || ids[i] != ids[distinct - 1])
-                        ids[distinct++] = ids[i];
-        for (size_t i = 0; i < known; i++) {
-                const int64_t *hit = bsearch(&pkg[i], ids, distinct, sizeof(*ids), cmp_i64);
-                s->cpu_socket[i] = (int)(hit - ids);
-        }
-        s->nsockets = (int)distinct;
-        free(ids);
-        free(pkg);
-        free(cpus);
-}
+/* --- CPU topology: socket of a CPU (cpu-topo.c, shared with the cpu probe) --------------------- */
 
 /* The single socket of a set of CPUs: >= 0, -ENOENT (none known), -E2BIG (several). */
-static int socket_of(const struct state *s, const unsigned *cpus, int n)
+static int socket_of(const struct cpu_topo *t, const unsigned *cpus, int n)
 {
         int found = -ENOENT;
         for (int i = 0; i < n; i++) {
-                const unsigned *hit = bsearch(&cpus[i], s->cpus, s->ncpus, sizeof(*s->cpus), cmp_uint);
-                if (!hit)
+                long k = cpu_topo_index(t, cpus[i]);
+                if (k < 0 || t->socket[k] < 0)
                         continue;
-                int sock = s->cpu_socket[hit - s->cpus];
+                int sock = t->socket[k];
                 if (found >= 0 && found != sock)
                         return -E2BIG;
                 found = sock;
@@ -289,12 +202,15 @@ static int parse_cpumask(const char *str, unsigned **ret)
 
 /* --- sysfs stage ------------------------------------------------------------------------------ */
 
-static void scan_devices(struct facts *f, struct state *s)
+/* Lists the PCI functions. Returns 0, or -errno of the listing; *ret_bad names the first function
+ * whose class could not be read (it may be a GPU: the counts cannot be known). */
+static int scan_devices(struct facts *f, struct state *s, char **ret_bad)
 {
         struct root *r = facts_root(f);
         struct strv names = {0};
-        if (root_list(r, PCI_DEVS, &names) < 0)
-                return;
+        int lrc = root_list(r, PCI_DEVS, &names);
+        if (lrc < 0)
+                return lrc;
         s->devs = xcalloc(names.n + 1, sizeof(*s->devs));
         for (size_t i = 0; i < names.n; i++) {
                 struct pdev d = {.vendor = -1, .device = -1};
@@ -305,10 +221,13 @@ static void scan_devices(struct facts *f, struct state *s)
                 _cleanup_free_ char *cp = dev_path(&d, "class");
                 _cleanup_free_ char *vp = dev_path(&d, "vendor");
                 _cleanup_free_ char *dp = dev_path(&d, "device");
-                if (read_hex(r, cp, 0xffffff, &v, NULL) == 0) {
+                int crc = read_hex(r, cp, 0xffffff, &v, NULL);
+                if (crc == 0) {
                         d.cls = (uint32_t)v;
                         d.has_class = true;
-                }
+                } else if (crc != -ENOENT && !*ret_bad)
+                        /* a trimmed tree without class files is not this: the file is there */
+                        *ret_bad = xasprintf("%s: %s", cp, errno_name(crc));
                 if (read_hex(r, vp, 0xffff, &v, NULL) == 0) {
                         d.vendor = (int)v;
                         d.vendor_src = "vendor";
@@ -328,6 +247,7 @@ static void scan_devices(struct facts *f, struct state *s)
         }
         strv_free(&names);
         qsort(s->devs, s->ndevs, sizeof(*s->devs), cmp_pdev);
+        return 0;
 }
 
 /* vendor_id / device_id: "10de" (4 lowercase hex digits). */
@@ -448,7 +368,7 @@ static void fact_socket(struct facts *f, struct state *s, const char *prefix, st
                         fact_unreadable(f, p, n, line, "%s.socket", prefix);
                         return;
                 }
-                int sock = socket_of(s, cpus, n);
+                int sock = socket_of(s->topo, cpus, n);
                 if (n == 0)
                         fact_absent(f, p, "the GPU's NUMA node has no CPUs (memory-only node)", "%s.socket", prefix);
                 else if (sock == -E2BIG)
@@ -466,7 +386,7 @@ static void fact_socket(struct facts *f, struct state *s, const char *prefix, st
                 fact_absent(f, src, "numa_node unknown and no local_cpus", "%s.socket", prefix);
                 return;
         }
-        int sock = socket_of(s, lcpus, nl);
+        int sock = socket_of(s->topo, lcpus, nl);
         if (sock == -E2BIG)
                 fact_absent(f, src, "numa_node is -1 and local_cpus spans sockets: locality unknown", "%s.socket",
                             prefix);
@@ -639,16 +559,23 @@ static void nvme_sysfs(struct facts *f, struct state *s)
 static void stage_sysfs(struct facts *f, struct state *s)
 {
         s->sysfs = true;
-        struct root *r = facts_root(f);
-        struct stat st;
-        if (root_stat(r, PCI_DEVS, &st, true) < 0) {
+        _cleanup_free_ char *bad = NULL;
+        int lrc = scan_devices(f, s, &bad);
+        if (lrc == -ENOENT || lrc == -ENOTDIR) {
                 const char *why = "no " PCI_DEVS " under the root";
                 fact_absent(f, PCI_DEVS, why, "gpu.count");
                 fact_absent(f, PCI_DEVS, why, "gpu.nvidia_count");
                 fact_absent(f, PCI_DEVS, why, "nvswitch.count");
+        } else if (lrc < 0 || bad) {
+                /* Unreadable is never "no GPU": a listing that fails, or a function whose class
+                 * cannot be read, leaves the counts unknown. */
+                _cleanup_free_ char *why = lrc < 0 ? xasprintf("listing failed") : xasprintf("class of %s", bad);
+                fact_unreadable(f, PCI_DEVS, lrc < 0 ? lrc : 0, why, "gpu.count");
+                fact_unreadable(f, PCI_DEVS, lrc < 0 ? lrc : 0, why, "gpu.nvidia_count");
+                fact_unreadable(f, PCI_DEVS, lrc < 0 ? lrc : 0, why, "nvswitch.count");
         }
-        scan_devices(f, s);
-        load_sockets(f, s);
+        s->topo = cpu_topo_get(f);
+        s->nsockets = s->topo->nsockets;
 
         s->gpus = xcalloc(s->ndevs + 1, sizeof(*s->gpus));
         size_t nvidia = 0, nvswitch = 0;

@@ -209,6 +209,8 @@ static void md_data_disks(struct facts *f, struct md *m, uint64_t *ret, bool *ok
         *ok = true;
 }
 
+static const char *msrc(struct facts *f) { return mounts_source(facts_root(f)); }
+
 /* The first mount of the array (a bind mount of it comes later in /proc/mounts). */
 static const struct mount_entry *md_mount(struct root *r, const char *name, const struct mount_entry *mt, size_t n)
 {
@@ -235,26 +237,29 @@ static const struct mount_entry *md_mount(struct root *r, const char *name, cons
 static void md_mount_facts(struct facts *f, const char *name, const struct mount_entry *me, int mrc)
 {
         if (!me) {
-                fact_absent(f, "/proc/mounts", mrc < 0 ? "no /proc/mounts" : "array not mounted", "md.%s.mount.point",
-                            name);
+                if (mrc < 0 && mrc != -ENOENT)
+                        fact_unreadable(f, msrc(f), mrc, NULL, "md.%s.mount.point", name);
+                else
+                        fact_absent(f, msrc(f), mrc < 0 ? "no /proc/mounts" : "array not mounted",
+                                    "md.%s.mount.point", name);
                 return;
         }
-        fact_str(f, "/proc/mounts", me->target, "md.%s.mount.point", name);
-        fact_str(f, "/proc/mounts", me->fstype, "md.%s.mount.fstype", name);
-        fact_str(f, "/proc/mounts", me->options, "md.%s.mount.options", name);
+        fact_str(f, msrc(f), me->target, "md.%s.mount.point", name);
+        fact_str(f, msrc(f), me->fstype, "md.%s.mount.fstype", name);
+        fact_str(f, msrc(f), me->options, "md.%s.mount.options", name);
         /* relatime is not noatime; noatime implies nodiratime (mount(8)). */
         _cleanup_free_ char *noatime = mount_option(me->options, "noatime");
-        fact_bool(f, "/proc/mounts", noatime != NULL, "md.%s.mount.noatime", name);
+        fact_bool(f, msrc(f), noatime != NULL, "md.%s.mount.noatime", name);
         _cleanup_free_ char *nob = mount_option(me->options, "nobarrier");
         _cleanup_free_ char *bar = mount_option(me->options, "barrier");
-        fact_bool(f, "/proc/mounts", nob != NULL || streq(bar, "0"), "md.%s.mount.nobarrier", name);
+        fact_bool(f, msrc(f), nob != NULL || streq(bar, "0"), "md.%s.mount.nobarrier", name);
         /* ext4's stripe= (filesystem blocks) overrides the superblock's stripe width (ext4(5)). */
         _cleanup_free_ char *stripe = mount_option(me->options, "stripe");
         uint64_t sw;
         if (stripe && parse_u64(stripe, &sw) == 0)
-                fact_uint(f, "/proc/mounts", sw, "md.%s.mount.stripe", name);
+                fact_uint(f, msrc(f), sw, "md.%s.mount.stripe", name);
         else if (stripe)
-                fact_unreadable(f, "/proc/mounts", -EINVAL, stripe, "md.%s.mount.stripe", name);
+                fact_unreadable(f, msrc(f), -EINVAL, stripe, "md.%s.mount.stripe", name);
 }
 
 static void md_fs(struct facts *f, struct md *m, const struct mount_entry *me, uint64_t ddisks, bool have_dd)
@@ -381,19 +386,20 @@ static void probe_md(struct facts *f, const struct mount_entry *mt, size_t mn, i
 static void probe_mounts(struct facts *f, const struct mount_entry *mt, size_t n, int rc)
 {
         if (rc == -ENOENT) {
-                fact_absent(f, "/proc/mounts", "no /proc/mounts", "mount.count");
+                fact_absent(f, msrc(f), "no /proc/mounts", "mount.count");
                 return;
         }
         if (rc < 0) {
-                fact_unreadable(f, "/proc/mounts", rc, NULL, "mount.count");
+                fact_unreadable(f, msrc(f), rc, NULL, "mount.count");
                 return;
         }
-        fact_uint(f, "/proc/mounts", n, "mount.count");
+        const char *src = msrc(f);
+        fact_uint(f, src, n, "mount.count");
         for (size_t i = 0; i < n; i++) {
-                fact_str(f, "/proc/mounts", mt[i].source, "mount.%zu.source", i);
-                fact_str(f, "/proc/mounts", mt[i].target, "mount.%zu.target", i);
-                fact_str(f, "/proc/mounts", mt[i].fstype, "mount.%zu.fstype", i);
-                fact_str(f, "/proc/mounts", mt[i].options, "mount.%zu.options", i);
+                fact_str(f, src, mt[i].source, "mount.%zu.source", i);
+                fact_str(f, src, mt[i].target, "mount.%zu.target", i);
+                fact_str(f, src, mt[i].fstype, "mount.%zu.fstype", i);
+                fact_str(f, src, mt[i].options, "mount.%zu.options", i);
         }
 }
 

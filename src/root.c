@@ -374,10 +374,20 @@ int root_list(struct root *r, const char *dir, struct strv *ret)
         }
         struct strv out = {0};
         struct dirent *de;
-        while ((de = readdir(d)))
+        /* readdir() returns NULL at the end and on an error alike: errno tells them apart, and a
+         * listing cut short (EIO) must not read as a shorter directory. */
+        errno = 0;
+        while ((de = readdir(d))) {
                 if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
                         strv_add(&out, de->d_name);
+                errno = 0;
+        }
+        int e = errno;
         closedir(d);
+        if (e) {
+                strv_free(&out);
+                return -e;
+        }
         strv_sort(&out);
         *ret = out;
         return 0;

@@ -381,7 +381,7 @@ START_TEST(gpu_broken_files)
         pci_dev("0000:08:00.0", "0x10de\n", "0x2330\n", "0x030200\n", "abc\n", "zz\n");
         config_pcie(&c, 0x10de, 0x2330, 5, 16, 4, 8);
         dev_config("0000:08:00.0", &c, 0x70);
-        /* empty class: not counted as a GPU */
+        /* empty class: it may be a GPU, so the counts are unknown (unreadable is never "none") */
         pci_dev("0000:09:00.0", "0x10de\n", "0x2330\n", "", "0\n", "0-3\n");
         /* 64-byte config, no sysfs link files */
         pci_dev("0000:0a:00.0", "0x10de\n", "0x2330\n", "0x030000\n", "0\n", "0-3\n");
@@ -391,7 +391,10 @@ START_TEST(gpu_broken_files)
         put("sys/bus/pci/devices/garbage/class", "0x030000\n");
 
         struct ctx x = open_facts(top);
-        expect_str(&x, "gpu.count", "3");
+        expect_status(&x, "gpu.count", FACT_UNREADABLE, "0000:09:00.0/class: ENODATA");
+        expect_status(&x, "gpu.nvidia_count", FACT_UNREADABLE, "0000:09:00.0/class");
+        expect_str(&x, "gpu.2.address", "0000:0a:00.0");
+        expect_status(&x, "gpu.3.address", FACT_ABSENT, "no such GPU");
         expect_status(&x, "gpu.0.device_id", FACT_UNREADABLE, "banana");
         expect_status(&x, "gpu.0.numa_node", FACT_UNREADABLE, "ENODATA");
         expect_status(&x, "gpu.0.large_bar", FACT_UNREADABLE, "truncated");
@@ -449,6 +452,149 @@ START_TEST(no_pci_at_all)
         expect_str(&c, "ib.count", "0");
         expect_status(&c, "net.count", FACT_ABSENT, NULL);
         close_facts(&c);
+}
+END_TEST
+
+
+/* --- partial and unreadable trees (issue 13.2, 13.3, 13.4; 14.2) ---------------------------- */
+
+/* A listing or file that cannot be read: a link to itself (ELOOP), which fails for root too. */
+static void loop_at(const char *rel)
+{
+        const char *base = strrchr(rel, '/');
+        link_to(rel, base ? base + 1 : rel);
+}
+
+START_TEST(pci_unreadable_is_not_nothing)
+{
+        two_sockets();
+        loop_at("sys/bus/pci/devices");
+        struct ctx c = open_facts(top);
+        expect_status(&c, "gpu.count", FACT_UNREADABLE, "ELOOP");
+        expect_status(&c, "gpu.nvidia_count", FACT_UNREADABLE, "listing failed");
+        close_facts(&c);
+}
+END_TEST
+
+START_TEST(pci_unreadable_class)
+{
+        three_gpus();
+        pci_dev("0000:e1:00.0", "0x10de\n", "0x2330\n", NULL, "1\n", "4-7\n");
+        loop_at("sys/devices/pci0000:00/0000:e1:00.0/class");
+        struct ctx c = open_facts(top);
+        expect_status(&c, "gpu.count", FACT_UNREADABLE, "0000:e1:00.0/class");
+        expect_status(&c, "gpu.nvidia_count", FACT_UNREADABLE, "ELOOP");
+        /* the GPUs that could be read are still there */
+        expect_str(&c, "gpu.0.address", "0000:07:00.0");
+        close_facts(&c);
+}
+END_TEST
+
+START_TEST(ib_class_missing_with_hcas_on_pci)
+{
+        pci_dev("0000:82:00.0", "0x15b3\n", "0x101b\n", "0x020700\n", "1\n", "4-7\n");
+        pci_dev("0000:83:00.0", "0x15b3\n", "0x101b\n", "0x020700\n", "1\n", "4-7\n");
+        link_to("sys/devices/pci0000:00/0000:82:00.0/driver", "../../../bus/pci/drivers/mlx5_core");
+        struct ctx c = open_facts(top);
+        expect_status(&c, "ib.count", FACT_ABSENT, "RDMA devices present on PCI but not in /sys/class/infiniband");
+        expect_status(&c, "ib.count", FACT_ABSENT, "2 InfiniBand controllers");
+        expect_status(&c, "ib.active_ports", FACT_ABSENT, "rdma drivers not loaded");
+        close_facts(&c);
+        /* an Ethernet NIC (class 0x0200) is no HCA: the count is 0 */
+        teardown();
+        setup();
+        pci_dev("0000:82:00.0", "0x8086\n", "0x37d2\n", "0x020000\n", "0\n", "0-3\n");
+        c = open_facts(top);
+        expect_str(&c, "ib.count", "0");
+        close_facts(&c);
+}
+END_TEST
+
+/* Without cpu/online the CPUs come from the cpuN directories, for the PCI probe too. */
+START_TEST(topology_without_online)
+{
+        three_gpus();
+        char *p = xasprintf("%s/sys/devices/system/cpu/online", top);
+        ck_assert_int_eq(unlink(p), 0);
+        free(p);
+        struct ctx c = open_facts(top);
+        expect_str(&c, "cpu.online", "0-7");
+        const struct fact *fc = get(&c, "cpu.online");
+        ck_assert_str_eq(fc->source, "/sys/devices/system/cpu/cpu*");
+        expect_str(&c, "cpu.sockets", "2");
+        expect_str(&c, "gpu.0.socket", "0");
+        expect_str(&c, "gpu.1.socket", "1");
+        expect_str(&c, "gpu.per_socket", "1,1");
+        expect_str(&c, "gpu.sockets_used", "2");
+        expect_str(&c, "gpu.balanced", "true");
+        close_facts(&c);
+}
+END_TEST
+
+/* One package of DIES dies x CORES cores x THREADS threads; CPU numbering as Linux gives it on
+ * AMD (the second threads after all first threads). SIBLINGS: write thread_siblings_list. */
+static void multi_die(int dies, int cores, int threads, bool siblings, const char *id_file, int online_threads)
+{
+        int per_thread = dies * cores;
+        char *p;
+        put("sys/devices/system/cpu/online",
+            (p = xasprintf("0-%d\n", per_thread * online_threads - 1)));
+        free(p);
+        for (int t = 0; t < threads; t++)
+                for (int d = 0; d < dies; d++)
+                        for (int k = 0; k < cores; k++) {
+                                int cpu = t * per_thread + d * cores + k;
+                                char *dir = xasprintf("sys/devices/system/cpu/cpu%d/topology", cpu);
+                                put((p = xasprintf("%s/physical_package_id", dir)), "0\n");
+                                free(p);
+                                char *v = xasprintf("%d\n", k);
+                                put((p = xasprintf("%s/core_id", dir)), v);
+                                free(p);
+                                free(v);
+                                if (id_file) {
+                                        v = xasprintf("%d\n", d);
+                                        put((p = xasprintf("%s/%s", dir, id_file)), v);
+                                        free(p);
+                                        free(v);
+                                }
+                                if (siblings) {
+                                        struct sbuf b = {0};
+                                        for (int u = 0; u < threads; u++)
+                                                sbuf_addf(&b, "%s%d", u ? "," : "", u * per_thread + d * cores + k);
+                                        sbuf_add(&b, "\n");
+                                        put((p = xasprintf("%s/thread_siblings_list", dir)), b.s);
+                                        free(p);
+                                        free(sbuf_steal(&b));
+                                }
+                                free(dir);
+                        }
+}
+
+static void expect_cores(const char *cores, const char *tpc)
+{
+        struct ctx c = open_facts(top);
+        expect_str(&c, "cpu.sockets", "1");
+        expect_str(&c, "cpu.cores", cores);
+        expect_str(&c, "cpu.threads_per_core", tpc);
+        close_facts(&c);
+        teardown();
+        setup();
+}
+
+START_TEST(multi_die_cores)
+{
+        /* Threadripper 2990WX: 4 dies x 8 cores (core_id 0-7 on each) x 2 threads */
+        multi_die(4, 8, 2, true, NULL, 2);
+        expect_cores("32", "2");
+        /* no sibling lists: package + die_id + core_id */
+        multi_die(4, 8, 2, false, "die_id", 2);
+        expect_cores("32", "2");
+        /* Arm clusters of 4 with core_id repeating per cluster, no SMT */
+        multi_die(8, 4, 1, false, "cluster_id", 1);
+        expect_cores("32", "1");
+        /* SMT off: the second threads are offline, the sibling lists still name them */
+        multi_die(4, 8, 2, true, NULL, 1);
+        expect_cores("32", "1");
 }
 END_TEST
 
@@ -678,6 +824,11 @@ static Suite *suite(void)
         tcase_add_test(t, nvme_controllers);
         tcase_add_test(t, ib_ports);
         tcase_add_test(t, net_foreign_root);
+        tcase_add_test(t, pci_unreadable_is_not_nothing);
+        tcase_add_test(t, pci_unreadable_class);
+        tcase_add_test(t, ib_class_missing_with_hcas_on_pci);
+        tcase_add_test(t, topology_without_online);
+        tcase_add_test(t, multi_die_cores);
         suite_add_tcase(s, t);
         TCase *k = tcase_create("corpus");
         tcase_add_checked_fixture(k, setup, teardown);

@@ -145,6 +145,47 @@ START_TEST(absent_unreadable_and_types)
 }
 END_TEST
 
+/* A wildcard over a collection that could not be read is not "nothing there" (issue 13.2, 14.2). */
+START_TEST(empty_versus_unknown_collection)
+{
+        struct root *r;
+        char *obs = NULL;
+        /* No mount table in the tree: the collection is unknown, not empty. */
+        struct facts *f = empty_facts(&r);
+        ck_assert_int_eq(eval(f, "none mount.*.options contains nobarrier", &obs), EVAL_NA);
+        ck_assert_str_eq(obs, "mount.count absent");
+        free(obs);
+        facts_free(f);
+        root_free(r);
+        /* An empty mount table: nothing there, and "none" holds. */
+        write_file("proc/mounts", "");
+        f = empty_facts(&r);
+        ck_assert_int_eq(eval(f, "none mount.*.options contains nobarrier", NULL), EVAL_TRUE);
+        facts_free(f);
+        root_free(r);
+
+        /* A collection read in part: only what the unseen items cannot change stands. */
+        f = empty_facts(&r);
+        fact_unreadable(f, "/sys/bus/pci/devices", -EIO, "listing failed", "gpu.count");
+        fact_int(f, "t", 3, "gpu.0.numa_node");
+        ck_assert_int_eq(eval(f, "all gpu.*.numa_node >= 0", NULL), EVAL_ERROR);
+        ck_assert_int_eq(eval(f, "all gpu.*.numa_node >= 5", NULL), EVAL_FALSE);
+        ck_assert_int_eq(eval(f, "any gpu.*.numa_node == 3", NULL), EVAL_TRUE);
+        ck_assert_int_eq(eval(f, "none gpu.*.numa_node == 7", NULL), EVAL_ERROR);
+        ck_assert_int_eq(eval(f, "all gpu.*.large_bar == true", NULL), EVAL_ERROR);
+
+        /* where: an item whose field is unreadable may be one the rule is about. */
+        fact_int(f, "t", 1, "md.count");
+        fact_unreadable(f, "/dev/md0", -EACCES, NULL, "md.md0.fs.type");
+        fact_bool(f, "t", false, "md.md0.fs.aligned");
+        ck_assert_int_eq(eval(f, "all md.*.fs.aligned == true where fs.type == ext4", &obs), EVAL_ERROR);
+        ck_assert_str_eq(obs, "md.md0.fs.type unreadable");
+        free(obs);
+        facts_free(f);
+        root_free(r);
+}
+END_TEST
+
 /* Hardware health rules: driver versions, "unlimited" limits, products of parameters. */
 START_TEST(versions_unlimited_products)
 {
@@ -437,6 +478,7 @@ int main(void)
         tcase_add_test(tc, modern_shmmax_passes_minimum);
         tcase_add_test(tc, quantifiers_and_where);
         tcase_add_test(tc, absent_unreadable_and_types);
+        tcase_add_test(tc, empty_versus_unknown_collection);
         tcase_add_test(tc, versions_unlimited_products);
         tcase_add_test(tc, rule_file_errors);
         tcase_add_test(tc, profiles_inheritance_and_errors);

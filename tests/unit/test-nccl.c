@@ -7,10 +7,15 @@
  */
 #include <check.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "facts.h"
 #include "nccl-gen.h"
 #include "nccl-lint.h"
+#include "tmptree.h"
 
 static struct nccl_catalog cat;
 static struct root *root;
@@ -279,6 +284,84 @@ START_TEST(env_lines)
 }
 END_TEST
 
+/* Interfaces up whose addresses the tree does not hold: "unknown", never "no interface" (13.2). */
+START_TEST(socket_ifname_unknown_addresses)
+{
+        tmptree_new("nccl");
+        tmptree_put("sys/class/net/eth0/operstate", "up\n", 0644);
+        tmptree_put("sys/class/net/eth0/flags", "0x1003\n", 0644);
+        tmptree_put("sys/class/net/lo/flags", "0x9\n", 0644);
+        facts = facts_free(facts);
+        root = root_free(root);
+        ck_assert_int_eq(root_new(tmptree_path(), &root), 0);
+        facts = facts_new(root);
+        struct resolved p = profile_with("p", NULL);
+        struct nccl_settings s;
+        nccl_settings_build(facts, &p, NULL, &s);
+        _cleanup_free_ char *notes = strv_join(&s.notes, "|");
+        ck_assert_msg(!strstr(notes, "no interface is up"), "%s", notes);
+        ck_assert_msg(strstr(notes, "NCCL_SOCKET_IFNAME: not set: the interfaces that are up with an address are "
+                                    "unknown (net.eth0.has_address: no /proc/net/if_inet6 or /proc/net/route"),
+                      "%s", notes);
+        nccl_settings_free(&s);
+        profile_free(&p);
+        /* with a route for eth0 the interface is known to have an address */
+        tmptree_put("proc/net/route", "Iface\tDestination\nBOGUS\neth0\t0000000A\n", 0644);
+        facts = facts_free(facts);
+        root = root_free(root);
+        ck_assert_int_eq(root_new(tmptree_path(), &root), 0);
+        facts = facts_new(root);
+        nccl_settings_build(facts, &p, NULL, &s);
+        bool set = false;
+        for (size_t i = 0; i < s.n; i++)
+                set |= streq(s.v[i].key, "NCCL_SOCKET_IFNAME") && streq(s.v[i].value, "=eth0");
+        ck_assert(set);
+        nccl_settings_free(&s);
+        facts = facts_free(facts);
+        root = root_free(root);
+        tmptree_drop();
+}
+END_TEST
+
+/* A home that cannot be searched (a non-root audit of /root) hides whether ~/.nccl.conf exists:
+ * that is not a problem in a file (14.2). As root the check runs in a child that drops to nobody. */
+START_TEST(user_conf_unsearchable_home)
+{
+        tmptree_new("nccl");
+        tmptree_mkdir("root");
+        tmptree_mkdir("home/alice");
+        ck_assert_int_eq(chmod(tmptree_path(), 0755), 0);
+        _cleanup_free_ char *home = xasprintf("%s/root", tmptree_path());
+        ck_assert_int_eq(chmod(home, geteuid() == 0 ? 0700 : 0), 0);
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+                if (geteuid() == 0 && (setgid(65534) < 0 || setuid(65534) < 0))
+                        _exit(2);
+                struct root *r = NULL;
+                if (root_new(tmptree_path(), &r) < 0)
+                        _exit(3);
+                struct facts *f = facts_new(r);
+                const struct fact *fc = facts_get(f, "nccl.user_conf.files");
+                int bad = !fc || fc->status != FACT_ABSENT || !strstr(fc->reason, "/root/.nccl.conf") ||
+                          !strstr(fc->reason, "not searchable");
+                const struct fact *pr = facts_get(f, "nccl.user_conf.problems");
+                bad |= (!pr || pr->status != FACT_OK || !streq(pr->str, "none")) << 1;
+                if (bad)
+                        fprintf(stderr, "files: %s / problems: %s\n", fc ? (fc->str ? fc->str : fc->reason) : "-",
+                                pr ? (pr->str ? pr->str : pr->reason) : "-");
+                facts_free(f);
+                root_free(r);
+                _exit(bad ? 10 + bad : 0);
+        }
+        int st = 0;
+        ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+        ck_assert_int_eq(chmod(home, 0755), 0);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: status %d", st);
+        tmptree_drop();
+}
+END_TEST
+
 static Suite *suite(void)
 {
         Suite *s = suite_create("nccl");
@@ -292,6 +375,8 @@ static Suite *suite(void)
         tcase_add_test(tc, ws_4090_and_vm);
         tcase_add_test(tc, existing_blocks);
         tcase_add_test(tc, env_lines);
+        tcase_add_test(tc, socket_ifname_unknown_addresses);
+        tcase_add_test(tc, user_conf_unsearchable_home);
         suite_add_tcase(s, tc);
         return s;
 }

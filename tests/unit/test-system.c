@@ -329,6 +329,29 @@ static void md_sysfs(const char *md, const char *level, const char *chunk, const
         free(copy);
 }
 
+/* A snapshot that copied /proc/self/mounts but not the /proc/mounts link (13.8); a mount table that
+ * cannot be read is unreadable, not "no mounts" (14.2). */
+START_TEST(mounts_fallback_and_unreadable)
+{
+        tmptree_new("system");
+        puts_("proc/self/mounts", "/dev/md0 /data ext4 rw,nobarrier 0 0\ntmpfs /dev/shm tmpfs rw,size=1024k 0 0\n");
+        struct facts *f = open_facts();
+        assert_str(f, "mount.count", "2");
+        ck_assert_str_eq(get(f, "mount.0.options")->source, "/proc/self/mounts");
+        assert_str(f, "mem.shm.size", "1048576");
+        close_facts(f);
+        tmptree_drop();
+
+        tmptree_new("system");
+        tmptree_link("proc/mounts", "mounts"); /* ELOOP, for root too */
+        f = open_facts();
+        assert_status(f, "mount.count", FACT_UNREADABLE, "ELOOP");
+        assert_status(f, "mem.shm.size", FACT_UNREADABLE, "ELOOP");
+        close_facts(f);
+        tmptree_drop();
+}
+END_TEST
+
 START_TEST(md_alignment)
 {
         tmptree_new("system");
@@ -640,6 +663,7 @@ int main(void)
         tcase_add_test(tc, modprobe_config);
         tcase_add_test(tc, modules_without_proc_modules);
         tcase_add_test(tc, modules_garbage);
+        tcase_add_test(tc, mounts_fallback_and_unreadable);
         tcase_add_test(tc, md_alignment);
         tcase_add_test(tc, md_from_mdstat_only);
         tcase_add_test(tc, md_device_node_in_foreign_root);
