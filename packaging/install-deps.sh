@@ -16,7 +16,8 @@ if command -v apt-get >/dev/null 2>&1; then
                 libjson-c-dev libssl-dev check e2fsprogs strace time \
                 clang libclang-rt-dev xfsprogs \
                 ansible-core chromium \
-                dpkg-dev debhelper fakeroot rpm groff-base zsh
+                dpkg-dev debhelper fakeroot rpm groff-base zsh \
+                prometheus yamllint python3-yaml
 elif command -v dnf >/dev/null 2>&1; then
         as_root dnf install -y -q \
                 gcc meson ninja-build pkgconf-pkg-config python3 \
@@ -24,7 +25,8 @@ elif command -v dnf >/dev/null 2>&1; then
                 json-c-devel openssl-devel check-devel e2fsprogs strace time \
                 clang compiler-rt libasan libubsan xfsprogs \
                 ansible-core chromium \
-                rpm-build systemd-rpm-macros groff-base zsh
+                rpm-build systemd-rpm-macros groff-base zsh \
+                golang-github-prometheus yamllint python3-pyyaml
 else
         echo "install-deps.sh: neither apt-get nor dnf found; install the packages listed in README.md" >&2
         exit 1

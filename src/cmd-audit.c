@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* llmtune audit: what on this machine deviates from a profile, why it matters, and the fix. */
+#include <errno.h>
 #include <getopt.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "audit-export.h"
 #include "cli-data.h"
 #include "commands.h"
 #include "json-out.h"
@@ -111,25 +114,110 @@ static void print_json(struct cli *cli, const struct rule_env *env, const struct
         json_object_put(top);
 }
 
+enum audit_format { FMT_HUMAN, FMT_JSON, FMT_PROMETHEUS, FMT_NFD };
+
+struct render_ctx {
+        enum audit_format fmt;
+        struct audit_export *x;
+        struct facts *f;
+};
+
+static void render_export(FILE *out, void *ud)
+{
+        const struct render_ctx *c = ud;
+        if (c->fmt == FMT_PROMETHEUS)
+                audit_print_prometheus(out, c->x);
+        else
+                audit_print_nfd(out, c->x, c->f);
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+        struct timespec t1;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* --format prometheus|nfd: to standard output, or atomically to --output. */
+static int print_export(struct cli *cli, const struct rule_env *env, const struct audit *a, struct facts *f,
+                        enum audit_format fmt, const char *output, const struct timespec *started,
+                        const struct timespec *mono0)
+{
+        struct verify_state vs;
+        struct audit_export x = {
+                .profile = env->profile.name,
+                .selected = env->auto_picked ? "detected" : "option",
+                .audit = a,
+                .started = *started,
+                .duration = seconds_since(mono0),
+        };
+        if (fmt == FMT_PROMETHEUS) {
+                x.log_err = verify_state_read(cli->root, &vs);
+                x.log = x.log_err < 0 ? NULL : &vs;
+                if (x.log_err < 0)
+                        fprintf(stderr, "llmtune: cannot read the change log under %s: %s\n", root_path(cli->root),
+                                strerror(-x.log_err));
+        }
+        struct render_ctx ctx = {.fmt = fmt, .x = &x, .f = f};
+        if (!output) {
+                render_export(stdout, &ctx);
+                if (fflush(stdout) != 0 || ferror(stdout))
+                        return cli_error("cannot write standard output: %s", strerror(errno));
+                return EXIT_OK;
+        }
+        int rc = write_file_atomic(output, render_export, &ctx);
+        if (rc < 0)
+                return cli_error("cannot write %s: %s", output, strerror(-rc));
+        return EXIT_OK;
+}
+
+static int parse_audit_format(const char *s, enum audit_format *f)
+{
+        static const char *const names[] = {"human", "json", "prometheus", "nfd"};
+        for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+                if (streq(s, names[i])) {
+                        *f = (enum audit_format)i;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
 static int audit_cmd(struct cli *cli, int argc, char **argv)
 {
         static const struct option opts[] = {
                 {"profile", required_argument, NULL, 'p'},
                 {"rule", required_argument, NULL, 'r'},
                 {"json", no_argument, NULL, 'j'},
+                {"format", required_argument, NULL, 'f'},
+                {"output", required_argument, NULL, 'o'},
                 {},
         };
-        const char *profile = NULL;
+        const char *profile = NULL, *output = NULL;
         struct strv only = {0};
-        bool json = false;
+        enum audit_format fmt = FMT_HUMAN;
         int c;
-        while ((c = getopt_long(argc, argv, "p:r:j", opts, NULL)) != -1)
+        while ((c = getopt_long(argc, argv, "p:r:jf:o:", opts, NULL)) != -1)
                 switch (c) {
                 case 'p': profile = optarg; break;
                 case 'r': strv_add(&only, optarg); break;
-                case 'j': json = true; break;
+                case 'j': fmt = FMT_JSON; break;
+                case 'f':
+                        if (parse_audit_format(optarg, &fmt) < 0) {
+                                strv_free(&only);
+                                return cli_error("--format takes human, json, prometheus or nfd, not '%s'", optarg);
+                        }
+                        break;
+                case 'o': output = optarg; break;
                 default: strv_free(&only); return EXIT_ERROR;
                 }
+        if (output && fmt != FMT_PROMETHEUS && fmt != FMT_NFD) {
+                strv_free(&only);
+                return cli_error("--output applies to --format prometheus and nfd");
+        }
+        /* The audit's time and duration (--format prometheus): from before the facts are read. */
+        struct timespec started, mono0;
+        clock_gettime(CLOCK_REALTIME, &started);
+        clock_gettime(CLOCK_MONOTONIC, &mono0);
         /* --rule may also take the ids as the following operands: --rule a b c */
         for (int i = optind; i < argc; i++)
                 if (only.n)
@@ -154,11 +242,16 @@ static int audit_cmd(struct cli *cli, int argc, char **argv)
                 if (engine_run(&env.rules, &env.profile, f, &only, &a, &bad) < 0)
                         rc = cli_error("unknown rule '%s' (see `llmtune explain --list`)", bad);
                 else {
-                        if (json)
+                        int wrc = EXIT_OK;
+                        if (fmt == FMT_JSON)
                                 print_json(cli, &env, &a);
-                        else
+                        else if (fmt == FMT_HUMAN)
                                 print_human(cli, &env, &a);
-                        rc = a.count[RES_FAIL] || a.count[RES_ERROR] ? EXIT_FINDINGS : EXIT_OK;
+                        else
+                                wrc = print_export(cli, &env, &a, f, fmt, output, &started, &mono0);
+                        rc = wrc != EXIT_OK                               ? wrc
+                             : a.count[RES_FAIL] || a.count[RES_ERROR] ? EXIT_FINDINGS
+                                                                          : EXIT_OK;
                         audit_free(&a);
                 }
         }
@@ -171,7 +264,8 @@ static int audit_cmd(struct cli *cli, int argc, char **argv)
 const struct command cmd_audit = {
         .name = "audit",
         .summary = "check this machine against a profile and explain every deviation",
-        .usage = "Usage: llmtune [--root DIR] audit [--profile NAME|FILE] [--rule ID...] [--json]\n"
+        .usage = "Usage: llmtune [--root DIR] audit [--profile NAME|FILE] [--rule ID...]\n"
+                 "           [--json | --format human|json|prometheus|nfd [--output FILE]]\n"
                  "\n"
                  "Evaluate every rule the profile enables and print, per rule: PASS, FAIL (with the observed\n"
                  "and expected values and the fix), N/A (with the reason: no cpufreq driver, no GPU...) or\n"
@@ -181,6 +275,13 @@ const struct command cmd_audit = {
                  "  -p, --profile NAME|FILE  profile name (see `llmtune profiles`) or path to a .ini file\n"
                  "  -r, --rule ID...         only these rules (repeat, or list ids after it)\n"
                  "  -j, --json               machine-readable output (shape documented in the README)\n"
+                 "  -f, --format FMT         human (default), json (as --json), prometheus (text exposition\n"
+                 "                           format for node_exporter's textfile collector: one series per\n"
+                 "                           rule, counts per severity, audit time and duration, the change\n"
+                 "                           log's verify state and last apply) or nfd (node-feature-discovery\n"
+                 "                           feature file: profile, audit result, GPU model and count, IB rate)\n"
+                 "  -o, --output FILE        with prometheus or nfd: write FILE atomically (a temporary file\n"
+                 "                           in its directory renamed over it) instead of standard output\n"
                  "\n"
                  "Colour is used only on a terminal and never when NO_COLOR is set.\n"
                  "Exit status: 0 every rule passed or is not applicable, 2 at least one rule failed or could not\n"

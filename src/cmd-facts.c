@@ -73,6 +73,10 @@ static int facts_cmd(struct cli *cli, int argc, char **argv)
                 json_object *top = json_object_new_object(), *all = json_object_new_object();
                 json_object_object_add(top, "format", json_object_new_int(1));
                 json_object_object_add(top, "root", json_object_new_string(root_path(root)));
+                /* The host, as audit --json names it: `report --consistency` matches files by it. */
+                char *host = root_hostname(root);
+                json_object_object_add(top, "host", host ? json_object_new_string(host) : NULL);
+                free(host);
                 for (size_t i = 0; i < n; i++)
                         json_object_object_add(all, sel[i]->name, fact_to_json(sel[i]));
                 json_object_object_add(top, "facts", all);

@@ -4,7 +4,9 @@
 #include <getopt.h>
 #include <string.h>
 
+#include "cli-data.h"
 #include "commands.h"
+#include "consistency.h"
 #include "report-render.h"
 #include "report.h"
 
@@ -21,6 +23,60 @@ static int parse_format(const char *s, enum format *f)
         return -EINVAL;
 }
 
+/* --consistency: which hosts differ in facts that must agree (rules/consistency.conf). */
+static int consistency_run(char **files, int nfiles, enum format fmt, const char *rules_path, const char *output,
+                           bool keep_going)
+{
+        if (fmt != FMT_TABLE && fmt != FMT_JSON)
+                return cli_error("--consistency prints a table or --json");
+        _cleanup_free_ char *def = xasprintf("%s/rules/consistency.conf", cli_data_dir());
+        struct cons_rules rules = {0};
+        struct diags d = {0};
+        if (cons_rules_load(rules_path ? rules_path : def, &rules, &d) < 0) {
+                cli_report_diags(&d);
+                cons_rules_free(&rules);
+                return EXIT_ERROR;
+        }
+        struct cons_fleet fl = {.rules = &rules};
+        size_t skipped = 0;
+        int rc = EXIT_OK;
+        for (int i = 0; i < nfiles && rc == EXIT_OK; i++) {
+                char *err = NULL;
+                if (cons_add_file(&fl, files[i], &err) < 0) {
+                        if (keep_going) {
+                                fprintf(stderr, "llmtune: skipped %s\n", err);
+                                skipped++;
+                        } else
+                                rc = cli_error("%s", err);
+                }
+                free(err);
+        }
+        char *err = NULL;
+        if (rc == EXIT_OK && fl.nhosts == 0)
+                rc = cli_error("no facts file could be read (%zu skipped)", skipped);
+        else if (rc == EXIT_OK && cons_finish(&fl, &err) < 0)
+                rc = cli_error("%s", err);
+        free(err);
+        FILE *out = stdout;
+        if (rc == EXIT_OK && output && !(out = fopen(output, "we")))
+                rc = cli_error("cannot write %s: %s", output, strerror(errno));
+        if (rc == EXIT_OK) {
+                if (fmt == FMT_JSON)
+                        cons_print_json(out, &fl);
+                else
+                        cons_print_table(out, &fl);
+                if (fflush(out) != 0 || ferror(out))
+                        rc = cli_error("cannot write %s: %s", output ? output : "standard output", strerror(errno));
+                if (output && fclose(out) != 0 && rc == EXIT_OK)
+                        rc = cli_error("cannot write %s: %s", output, strerror(errno));
+                if (rc == EXIT_OK && cons_not_uniform(&fl))
+                        rc = EXIT_FINDINGS;
+        }
+        cons_fleet_free(&fl);
+        cons_rules_free(&rules);
+        return rc;
+}
+
 static int report_cmd(struct cli *cli, int argc, char **argv)
 {
         (void)cli; /* the report reads files, not a machine: --root does not apply */
@@ -32,8 +88,12 @@ static int report_cmd(struct cli *cli, int argc, char **argv)
                 {"by-host", no_argument, NULL, 'b'},
                 {"output", required_argument, NULL, 'o'},
                 {"keep-going", no_argument, NULL, 'k'},
+                {"consistency", no_argument, NULL, 'C'},
+                {"consistency-rules", required_argument, NULL, 'R'},
                 {},
         };
+        bool consistency = false;
+        const char *cons_rules = NULL;
         enum format fmt = FMT_TABLE;
         bool by_host = false, keep_going = false;
         const char *output = NULL;
@@ -50,8 +110,20 @@ static int report_cmd(struct cli *cli, int argc, char **argv)
                 case 'b': by_host = true; break;
                 case 'o': output = optarg; break;
                 case 'k': keep_going = true; break;
+                case 'C': consistency = true; break;
+                case 'R': cons_rules = optarg; break;
                 default: return EXIT_ERROR;
                 }
+        if (consistency) {
+                if (optind >= argc)
+                        return cli_error("name the facts files: llmtune report --consistency FILE... (the output of "
+                                         "`llmtune facts --json`, optionally with `llmtune audit --json`)");
+                if (by_host)
+                        return cli_error("--by-host applies to --csv only");
+                return consistency_run(argv + optind, argc - optind, fmt, cons_rules, output, keep_going);
+        }
+        if (cons_rules)
+                return cli_error("--consistency-rules applies to --consistency only");
         if (optind >= argc)
                 return cli_error("name the audit files: llmtune report FILE... (the output of `llmtune audit --json`)");
         if (by_host && fmt != FMT_CSV)
@@ -109,6 +181,7 @@ const struct command cmd_report = {
         .name = "report",
         .summary = "merge the audits of many hosts into one fleet report",
         .usage = "Usage: llmtune report [--format table|csv|json|html] [--by-host] [-o FILE] [--keep-going] FILE...\n"
+                 "       llmtune report --consistency [--json] [--consistency-rules FILE] [-o FILE] [-k] FILE...\n"
                  "\n"
                  "Read the output of `llmtune audit --json` of many hosts (one file per host, as Ansible's\n"
                  "fetch collects them) and show which rules fail on how many hosts and on which, and the\n"
@@ -124,8 +197,17 @@ const struct command cmd_report = {
                  "                     with the failing rules, the groups and a hosts x rules grid\n"
                  "  -o, --output FILE  write to FILE instead of standard output\n"
                  "  -k, --keep-going   skip unreadable or malformed files (named on stderr) instead of failing\n"
+                 "  -C, --consistency  fleet consistency instead: FILEs are `llmtune facts --json` outputs (and\n"
+                 "                     optionally `llmtune audit --json`, for the profile), one per host; for\n"
+                 "                     each group of facts that must agree across the nodes of a job (NVIDIA\n"
+                 "                     driver, GPUs, NCCL config keys, RDMA adapters and rates, NCCL socket\n"
+                 "                     interfaces, kernel, THP, OS, profile), the hosts that differ from the\n"
+                 "                     rest and in which facts. Table or --json. Exit 2 when a group differs\n"
+                 "  -R, --consistency-rules FILE  which facts must agree (default: rules/consistency.conf\n"
+                 "                     of the data directory)\n"
                  "\n"
                  "Exit status: 0 report written, 1 a file could not be read or is not an audit (without\n"
-                 "--keep-going), two files name the same host, or the output could not be written.\n",
+                 "--keep-going), two files name the same host, or the output could not be written; with\n"
+                 "--consistency also 2 when some group of facts is not uniform.\n",
         .run = report_cmd,
 };

@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "diff.h"
 #include "json-out.h"
+#include "verify-state.h"
 
 #define DIFF_LINES_SHOWN 20
 
@@ -276,6 +277,67 @@ static int verify_cmd(struct cli *cli, int argc, char **argv)
         strv_free(&unfinished);
         log_read_free(&lr);
         return findings ? EXIT_FINDINGS : count[CHECK_ERROR] ? EXIT_ERROR : EXIT_OK;
+}
+
+const char *const verify_state_names[] = {"clean", "drift", "unfinished", "tampered", "error", NULL};
+
+/* "2026-11-30T07:47:32Z" (the log's time format) as seconds since the epoch; 0 when malformed. */
+static time_t log_time(const char *s)
+{
+        struct tm tm = {0};
+        const char *end = s ? strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm) : NULL;
+        if (!end || *end)
+                return 0;
+        time_t t = timegm(&tm);
+        return t < 0 ? 0 : t;
+}
+
+int verify_state_read(struct root *root, struct verify_state *ret)
+{
+        *ret = (struct verify_state){.status = "error"};
+        int lock_fd = -1;
+        int rc = changelog_lock_shared(root, true, &lock_fd);
+        if (rc < 0)
+                return rc;
+        struct log_read lr;
+        rc = changelog_read(root, &lr);
+        if (lock_fd >= 0)
+                close(lock_fd);
+        if (rc < 0)
+                return rc;
+        ret->records = lr.n;
+        ret->chain_problems = lr.n_problems;
+        for (size_t i = 0; i < lr.n; i++) {
+                if (!changelog_step_finished(&lr, i))
+                        ret->unfinished++;
+                if (streq(lr.v[i].event, "done")) {
+                        time_t t = log_time(lr.v[i].time);
+                        if (t > ret->last_apply)
+                                ret->last_apply = t;
+                }
+        }
+        size_t *idx;
+        size_t n_ck = changelog_in_force(&lr, &idx);
+        ret->in_force = n_ck;
+        for (size_t i = 0; i < n_ck; i++) {
+                struct check ck = {0};
+                check_one(root, &lr.v[idx[i]], &ck);
+                ret->drifted += ck.status == CHECK_DRIFT;
+                ret->uncheckable += ck.status == CHECK_UNCHECKABLE;
+                ret->check_errors += ck.status == CHECK_ERROR;
+                free(ck.found);
+                free(ck.message);
+                free(ck.diff);
+        }
+        free(idx);
+        log_read_free(&lr);
+        /* The same precedence as verify's "status". */
+        ret->status = ret->chain_problems ? "tampered"
+                      : ret->unfinished   ? "unfinished"
+                      : ret->drifted      ? "drift"
+                      : ret->check_errors ? "error"
+                                          : "clean";
+        return 0;
 }
 
 const struct command cmd_verify = {

@@ -24,7 +24,7 @@ _llmtune_options()
 {
         case $1 in
         facts) echo "--json -j" ;;
-        audit) echo "--profile -p --rule -r --json -j" ;;
+        audit) echo "--profile -p --rule -r --json -j --format -f --output -o" ;;
         plan) echo "--profile -p --rule -r --json -j" ;;
         apply) echo "--profile -p --rule -r --dry-run -n --json -j --wait -w" ;;
         rollback) echo "--last-run -l --to -t --all -a --force -f --wait -w" ;;
@@ -34,7 +34,7 @@ _llmtune_options()
         exec) echo "--gpu -g --local-rank -l --node -N --policy -p --mem -m --strict -s --dry-run -n --verbose -v" ;;
         affinity) echo "--gpu -g --policy -p --installed -i" ;;
         nccl) echo "--profile -p" ;;
-        report) echo "--format -f --csv -c --by-host -b --json -j --html -H --output -o --keep-going -k" ;;
+        report) echo "--format -f --csv -c --by-host -b --json -j --html -H --output -o --keep-going -k --consistency -C --consistency-rules -R" ;;
         esac
         echo "--help -h"
 }
@@ -124,9 +124,12 @@ _llmtune()
                 if [[ $cmd == report ]]; then
                         mapfile -t COMPREPLY < <(compgen -W "table csv json html" -- "$cur")
                         return 0
+                elif [[ $cmd == audit ]]; then
+                        mapfile -t COMPREPLY < <(compgen -W "human json prometheus nfd" -- "$cur")
+                        return 0
                 fi
                 ;;
-        --output | -o)
+        --output | -o | --consistency-rules | -R)
                 mapfile -t COMPREPLY < <(compgen -f -- "$cur")
                 return 0
                 ;;

@@ -96,7 +96,8 @@ expect_files() { # LISTING UNITDIR ZSHDIR
                 /usr/share/llmtune/profiles/a100-8x.ini /usr/share/man/man1/llmtune.1 \
                 /usr/share/man/man5/llmtune.profile.5 /usr/share/man/man5/llmtune.rule.5 \
                 /usr/share/bash-completion/completions/llmtune "$3/_llmtune" "$2/llmtune-apply.service" \
-                "$2/llmtune-verify.service" "$2/llmtune-verify.timer"; do
+                "$2/llmtune-verify.service" "$2/llmtune-verify.timer" "$2/llmtune-metrics.service" \
+                "$2/llmtune-metrics.timer"; do
                 grep -Eq "^$f(\.gz)?$" "$1" || fail "$(basename "$1"): no $f"
         done
 }
@@ -110,6 +111,8 @@ dpkg-deb -f "$deb" Depends | grep -q 'libhwloc' && ok ".deb Depends: $(dpkg-deb 
 dpkg-deb -e "$deb" "$tmp/deb-control"
 grep -q "deb-systemd-helper enable 'llmtune-verify.timer'" "$tmp/deb-control/postinst" && ok "postinst enables llmtune-verify.timer" ||
         fail "postinst does not enable llmtune-verify.timer"
+grep -q "deb-systemd-helper enable 'llmtune-metrics.timer'" "$tmp/deb-control/postinst" && ok "postinst enables llmtune-metrics.timer" ||
+        fail "postinst does not enable llmtune-metrics.timer"
 grep -q "deb-systemd-helper --quiet was-enabled 'llmtune-apply.service'" "$tmp/deb-control/postinst" &&
         ! grep -q "deb-systemd-invoke.*start.*llmtune-apply" "$tmp/deb-control/postinst" &&
         ok "postinst leaves llmtune-apply.service disabled" || fail "postinst enables or starts llmtune-apply.service"

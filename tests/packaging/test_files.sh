@@ -141,6 +141,7 @@ if DESTDIR=$dest meson install -C "$build" --no-rebuild --quiet >"$tmp/install.l
                 share/bash-completion/completions/llmtune share/zsh/site-functions/_llmtune \
                 lib/systemd/system/llmtune-apply.service lib/systemd/system/llmtune-verify.service \
                 lib/systemd/system/llmtune-verify.timer libexec/llmtune/llmtune-reapply \
+                lib/systemd/system/llmtune-metrics.service lib/systemd/system/llmtune-metrics.timer \
                 share/llmtune/rules/cpu.ini share/llmtune/profiles/base.ini; do
                 [ -e "$dest$prefix/$f" ] || fail "meson install: no $prefix/$f"
         done
@@ -149,12 +150,16 @@ if DESTDIR=$dest meson install -C "$build" --no-rebuild --quiet >"$tmp/install.l
                 fail "llmtune-apply.service does not run the installed wrapper"
         grep -qx "ExecStart=$prefix/bin/llmtune verify" "$dest$prefix/lib/systemd/system/llmtune-verify.service" ||
                 fail "llmtune-verify.service does not run the installed binary"
+        grep -qx "ExecStart=$prefix/bin/llmtune audit --format prometheus --output /var/lib/prometheus/node-exporter/llmtune.prom" \
+                "$dest$prefix/lib/systemd/system/llmtune-metrics.service" ||
+                fail "llmtune-metrics.service does not run the installed binary into node_exporter's directory"
         ok "meson install: man pages, completions, units, wrapper under $prefix"
         if command -v systemd-analyze >/dev/null; then
                 # The units name installed paths, which do not exist outside the DESTDIR: that
                 # complaint is expected; any other (unknown key, bad value, no ExecStart) fails.
                 v=$(cd "$dest$prefix/lib/systemd/system" && systemd-analyze verify --man=no ./llmtune-apply.service \
-                        ./llmtune-verify.service ./llmtune-verify.timer 2>&1 |
+                        ./llmtune-verify.service ./llmtune-verify.timer ./llmtune-metrics.service \
+                        ./llmtune-metrics.timer 2>&1 |
                         grep -v "Command $prefix/[a-z/-]* is not executable: No such file or directory")
                 [ -z "$v" ] && ok "systemd-analyze verify: units accepted" || fail "systemd-analyze verify: $v"
         fi

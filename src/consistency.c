@@ -1,0 +1,673 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Fleet consistency (consistency.h): which hosts differ from the rest in facts that must agree. */
+#include "consistency.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <json-c/json.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "facts.h"
+#include "json-out.h"
+
+/* Largest input file: a facts --json of a 384-CPU machine is well under 2 MiB. */
+#define CONS_FILE_MAX (64u << 20)
+/* Differences shown per host in the table; JSON has them all. */
+#define DIFFS_SHOWN 6
+
+/* --- the rules file ----------------------------------------------------------------------- */
+
+struct loader {
+        struct cons_rules *rs;
+        const char *file;
+        struct diags *d;
+};
+
+static bool valid_id(const char *s)
+{
+        if (!*s)
+                return false;
+        for (; *s; s++)
+                if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-'))
+                        return false;
+        return true;
+}
+
+static void split_patterns(struct strv *l, const char *value)
+{
+        _cleanup_free_ char *copy = xstrdup(value);
+        char *save = NULL;
+        for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                while (isspace((unsigned char)*t))
+                        t++;
+                strip_trailing(t);
+                if (*t)
+                        strv_add(l, t);
+        }
+}
+
+static void on_key(void *user, const char *section, unsigned section_line, const char *key, const char *value,
+                   unsigned line)
+{
+        struct loader *l = user;
+        if (!section || !*section) {
+                diag_add(l->d, l->file, line, "key '%s' outside a [check-id] section", key);
+                return;
+        }
+        if (!valid_id(section)) {
+                diag_add(l->d, l->file, section_line, "check id '%s': use lowercase letters, digits and '-'", section);
+                return;
+        }
+        struct cons_check *c = NULL;
+        for (size_t i = 0; i < l->rs->n; i++)
+                if (streq(l->rs->v[i].id, section) && streq(l->rs->v[i].file, l->file))
+                        c = &l->rs->v[i];
+        if (!c) {
+                for (size_t i = 0; i < l->rs->n; i++)
+                        if (streq(l->rs->v[i].id, section))
+                                diag_add(l->d, l->file, section_line, "check '%s' already defined", section);
+                l->rs->v = xrealloc(l->rs->v, (l->rs->n + 1) * sizeof(*l->rs->v));
+                c = &l->rs->v[l->rs->n++];
+                *c = (struct cons_check){.id = xstrdup(section), .file = xstrdup(l->file), .line = section_line};
+        }
+        char **slot = streq(key, "title") ? &c->title : streq(key, "why") ? &c->why : streq(key, "source") ? &c->source : NULL;
+        if (slot) {
+                if (*slot)
+                        diag_add(l->d, l->file, line, "'%s' given twice in [%s]", key, section);
+                else
+                        *slot = xstrdup(value);
+        } else if (streq(key, "facts"))
+                split_patterns(&c->facts, value);
+        else if (streq(key, "ignore"))
+                split_patterns(&c->ignore, value);
+        else
+                diag_add(l->d, l->file, line, "unknown key '%s' (title, facts, ignore, why, source)", key);
+}
+
+int cons_rules_load(const char *path, struct cons_rules *rs, struct diags *d)
+{
+        size_t before = d->msgs.n;
+        struct loader l = {.rs = rs, .file = path, .d = d};
+        int rc = ini_load_file(path, on_key, &l, d);
+        for (size_t i = 0; i < rs->n; i++) {
+                const struct cons_check *c = &rs->v[i];
+                if (!c->title)
+                        diag_add(d, c->file, c->line, "check '%s' has no title", c->id);
+                if (!c->facts.n)
+                        diag_add(d, c->file, c->line, "check '%s' has no facts", c->id);
+                if (!c->why)
+                        diag_add(d, c->file, c->line, "check '%s' has no why", c->id);
+        }
+        if (rc == 0 && rs->n == 0)
+                diag_add(d, path, 0, "no checks");
+        return rc < 0 ? rc : d->msgs.n > before ? -EINVAL : 0;
+}
+
+void cons_rules_free(struct cons_rules *rs)
+{
+        for (size_t i = 0; i < rs->n; i++) {
+                struct cons_check *c = &rs->v[i];
+                free(c->id);
+                free(c->title);
+                free(c->why);
+                free(c->source);
+                free(c->file);
+                strv_free(&c->facts);
+                strv_free(&c->ignore);
+        }
+        free(rs->v);
+        *rs = (struct cons_rules){0};
+}
+
+/* --- input -------------------------------------------------------------------------------- */
+
+static bool check_wants(const struct cons_check *c, const char *name)
+{
+        bool in = false;
+        for (size_t i = 0; i < c->facts.n && !in; i++)
+                in = fnmatch(c->facts.v[i], name, 0) == 0;
+        for (size_t i = 0; i < c->ignore.n && in; i++)
+                in = fnmatch(c->ignore.v[i], name, 0) != 0;
+        return in;
+}
+
+static bool any_wants(const struct cons_rules *rs, const char *name)
+{
+        for (size_t i = 0; i < rs->n; i++)
+                if (check_wants(&rs->v[i], name))
+                        return true;
+        return false;
+}
+
+/* Names end up on a terminal: control characters become '?'. */
+static char *clean(const char *s)
+{
+        char *d = xstrdup(s);
+        for (char *p = d; *p; p++)
+                if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                        *p = '?';
+        return d;
+}
+
+static char *name_from_file(const char *file)
+{
+        const char *b = strrchr(file, '/');
+        b = b ? b + 1 : file;
+        size_t n = strlen(b);
+        if (n > 5 && endswith(b, ".json"))
+                n -= 5;
+        _cleanup_free_ char *s = xstrndup(b, n);
+        return clean(s);
+}
+
+static const char *get_str(json_object *o, const char *key)
+{
+        json_object *v;
+        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+                return NULL;
+        return json_object_get_string(v);
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+        return natcmp(((const struct cons_entry *)a)->name, ((const struct cons_entry *)b)->name);
+}
+
+static void entry_free(struct cons_entry *e)
+{
+        free(e->name);
+        free(e->value);
+}
+
+static void host_free(struct cons_host *h)
+{
+        for (size_t i = 0; i < h->n; i++)
+                entry_free(&h->v[i]);
+        free(h->v);
+        free(h->name);
+        free(h->facts_file);
+        free(h->audit_file);
+}
+
+static void add_entry(struct cons_entry **v, size_t *n, const char *name, enum cons_state st, const char *value)
+{
+        *v = xrealloc(*v, (*n + 1) * sizeof(**v));
+        (*v)[(*n)++] = (struct cons_entry){.name = clean(name), .state = st, .value = value ? clean(value) : NULL};
+}
+
+/* One fact of facts --json: {"status": "ok", "value": V, ...} or {"status": "absent"|"unreadable",
+ * "reason": "..."}. Returns false when it has neither shape. */
+static bool fact_entry(json_object *o, enum cons_state *st, const char **value)
+{
+        const char *s = json_object_is_type(o, json_type_object) ? get_str(o, "status") : NULL;
+        json_object *v;
+        if (streq(s, "ok") && json_object_object_get_ex(o, "value", &v) && v &&
+            !json_object_is_type(v, json_type_object) && !json_object_is_type(v, json_type_array)) {
+                *st = CONS_OK;
+                *value = json_object_get_string(v);
+                return true;
+        }
+        if (streq(s, "absent") || streq(s, "unreadable")) {
+                *st = streq(s, "absent") ? CONS_ABSENT : CONS_UNREADABLE;
+                *value = get_str(o, "reason");
+                return true;
+        }
+        return false;
+}
+
+static struct cons_host *find_host(struct cons_fleet *fl, const char *name)
+{
+        for (size_t i = 0; i < fl->nhosts; i++)
+                if (streq(fl->hosts[i].name, name))
+                        return &fl->hosts[i];
+        return NULL;
+}
+
+int cons_add_json(struct cons_fleet *fl, const char *file, const char *text, size_t len, char **err)
+{
+        *err = NULL;
+        json_tokener *tok = json_tokener_new();
+        json_object *top = json_tokener_parse_ex(tok, text, (int)len);
+        enum json_tokener_error jerr = json_tokener_get_error(tok);
+        size_t used = tok->char_offset;
+        json_tokener_free(tok);
+        while (top && used < len && isspace((unsigned char)text[used]))
+                used++;
+        json_object *facts = NULL, *results = NULL, *format = NULL, *prof = NULL;
+        if (!top || jerr != json_tokener_success || used < len) {
+                *err = xasprintf("%s: not JSON (%s)", file,
+                                 !top || jerr != json_tokener_success ? json_tokener_error_desc(jerr)
+                                                                      : "text after the document");
+                json_object_put(top);
+                return -EINVAL;
+        }
+        if (!json_object_is_type(top, json_type_object) || !json_object_object_get_ex(top, "format", &format) ||
+            json_object_get_int(format) != 1 ||
+            (!(json_object_object_get_ex(top, "facts", &facts) && json_object_is_type(facts, json_type_object)) &&
+             !(json_object_object_get_ex(top, "results", &results) && json_object_is_type(results, json_type_array)))) {
+                *err = xasprintf("%s: not the output of `llmtune facts --json` or `llmtune audit --json` (format 1)", file);
+                json_object_put(top);
+                return -EINVAL;
+        }
+        const char *hn = get_str(top, "host");
+        _cleanup_free_ char *name = hn && *hn ? clean(hn) : name_from_file(file);
+        struct cons_entry *v = NULL;
+        size_t n = 0;
+        if (facts) {
+                json_object_object_foreach(facts, key, val)
+                {
+                        if (!any_wants(fl->rules, key))
+                                continue;
+                        enum cons_state st;
+                        const char *value;
+                        if (!fact_entry(val, &st, &value)) {
+                                *err = xasprintf("%s: fact %s is neither a value nor absent/unreadable", file, key);
+                                for (size_t i = 0; i < n; i++)
+                                        entry_free(&v[i]);
+                                free(v);
+                                json_object_put(top);
+                                return -EINVAL;
+                        }
+                        add_entry(&v, &n, key, st, value);
+                }
+        } else {
+                /* An audit: the profile it used is the host's "profile" fact. */
+                if (json_object_object_get_ex(top, "profile", &prof) && get_str(prof, "name"))
+                        add_entry(&v, &n, "profile", CONS_OK, get_str(prof, "name"));
+                else
+                        add_entry(&v, &n, "profile", CONS_UNREADABLE, "the audit names no profile");
+        }
+        json_object_put(top);
+
+        struct cons_host *h = find_host(fl, name);
+        if (h && ((facts && h->facts_file) || (!facts && h->audit_file))) {
+                *err = xasprintf("host %s is in both %s and %s (one %s file per host)", name,
+                                 facts ? h->facts_file : h->audit_file, file, facts ? "facts" : "audit");
+                for (size_t i = 0; i < n; i++)
+                        entry_free(&v[i]);
+                free(v);
+                return -EEXIST;
+        }
+        if (!h) {
+                fl->hosts = xrealloc(fl->hosts, (fl->nhosts + 1) * sizeof(*fl->hosts));
+                h = &fl->hosts[fl->nhosts++];
+                *h = (struct cons_host){.name = xstrdup(name)};
+        }
+        if (facts)
+                h->facts_file = xstrdup(file);
+        else
+                h->audit_file = xstrdup(file);
+        h->v = xrealloc(h->v, (h->n + n + 1) * sizeof(*h->v));
+        memcpy(h->v + h->n, v, n * sizeof(*v));
+        h->n += n;
+        free(v);
+        return 0;
+}
+
+int cons_add_file(struct cons_fleet *fl, const char *file, char **err)
+{
+        *err = NULL;
+        int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0) {
+                int e = errno;
+                *err = xasprintf("%s: %s", file, strerror(e));
+                return -e;
+        }
+        struct stat st;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                close(fd);
+                *err = xasprintf("%s: not a regular file", file);
+                return -EINVAL;
+        }
+        size_t cap = 65536, len = 0;
+        char *buf = xmalloc(cap);
+        for (;;) {
+                if (len == cap) {
+                        if (cap > CONS_FILE_MAX)
+                                break;
+                        cap *= 2;
+                        buf = xrealloc(buf, cap);
+                }
+                ssize_t k = read(fd, buf + len, cap - len);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0) {
+                        int e = errno;
+                        close(fd);
+                        free(buf);
+                        *err = xasprintf("%s: %s", file, strerror(e));
+                        return -e;
+                }
+                if (k == 0)
+                        break;
+                len += (size_t)k;
+        }
+        close(fd);
+        int rc;
+        if (len > CONS_FILE_MAX) {
+                *err = xasprintf("%s: larger than %u MiB: not a facts or audit file", file, CONS_FILE_MAX >> 20);
+                rc = -EFBIG;
+        } else
+                rc = cons_add_json(fl, file, buf, len, err);
+        free(buf);
+        return rc;
+}
+
+/* --- grouping ----------------------------------------------------------------------------- */
+
+static int natural_cmp(const char *a, const char *b)
+{
+        int c = natcmp(a, b);
+        return c ? c : strcmp(a, b);
+}
+
+static int host_cmp(const void *x, const void *y)
+{
+        return natural_cmp(((const struct cons_host *)x)->name, ((const struct cons_host *)y)->name);
+}
+
+static const char *const state_names[] = {"ok", "absent", "unreadable"};
+
+/* The host's facts for check C as "name\tstate\tvalue\n" lines, in name order. Absent facts are
+ * part of it: a host that lacks what the others have differs. */
+static char *signature(const struct cons_host *h, const struct cons_check *c, bool *unreadable)
+{
+        struct sbuf b = {0};
+        sbuf_add(&b, "");
+        for (size_t i = 0; i < h->n; i++) {
+                const struct cons_entry *e = &h->v[i];
+                if (!check_wants(c, e->name))
+                        continue;
+                if (e->state == CONS_UNREADABLE)
+                        *unreadable = true;
+                /* The reason of an absent fact is not part of the value: only that it is absent. */
+                sbuf_addf(&b, "%s\t%s\t%s\n", e->name, state_names[e->state], e->state == CONS_OK ? e->value : "");
+        }
+        return sbuf_steal(&b);
+}
+
+static int group_cmp(const void *x, const void *y)
+{
+        const struct cons_group *a = x, *b = y;
+        if (a->n != b->n)
+                return a->n > b->n ? -1 : 1;
+        return a->hosts[0] < b->hosts[0] ? -1 : a->hosts[0] > b->hosts[0];
+}
+
+int cons_finish(struct cons_fleet *fl, char **err)
+{
+        *err = NULL;
+        for (size_t i = 0; i < fl->nhosts; i++)
+                if (!fl->hosts[i].facts_file) {
+                        *err = xasprintf("host %s: an audit (%s) but no facts file", fl->hosts[i].name,
+                                         fl->hosts[i].audit_file);
+                        return -EINVAL;
+                }
+        if (fl->nhosts)
+                qsort(fl->hosts, fl->nhosts, sizeof(*fl->hosts), host_cmp);
+        for (size_t i = 0; i < fl->nhosts; i++)
+                if (fl->hosts[i].n)
+                        qsort(fl->hosts[i].v, fl->hosts[i].n, sizeof(*fl->hosts[i].v), entry_cmp);
+        fl->results = xcalloc(fl->rules->n + 1, sizeof(*fl->results));
+        for (size_t k = 0; k < fl->rules->n; k++) {
+                struct cons_result *r = &fl->results[k];
+                r->check = &fl->rules->v[k];
+                for (size_t i = 0; i < fl->nhosts; i++) {
+                        bool unreadable = false;
+                        char *key = signature(&fl->hosts[i], r->check, &unreadable);
+                        r->unreadable_hosts += unreadable;
+                        size_t g = 0;
+                        while (g < r->ngroups && !streq(r->groups[g].key, key))
+                                g++;
+                        if (g == r->ngroups) {
+                                r->groups = xrealloc(r->groups, (r->ngroups + 1) * sizeof(*r->groups));
+                                r->groups[r->ngroups++] = (struct cons_group){.key = key};
+                        } else
+                                free(key);
+                        struct cons_group *gr = &r->groups[g];
+                        gr->hosts = xrealloc(gr->hosts, (gr->n + 1) * sizeof(size_t));
+                        gr->hosts[gr->n++] = i;
+                }
+                if (r->ngroups)
+                        qsort(r->groups, r->ngroups, sizeof(*r->groups), group_cmp);
+                r->norm = r->ngroups == 1 || (r->ngroups > 1 && r->groups[0].n > r->groups[1].n);
+        }
+        return 0;
+}
+
+size_t cons_not_uniform(const struct cons_fleet *fl)
+{
+        size_t n = 0;
+        for (size_t k = 0; k < fl->rules->n; k++)
+                n += fl->results && fl->results[k].ngroups > 1;
+        return n;
+}
+
+/* --- differences from the norm ------------------------------------------------------------ */
+
+struct diff {
+        const char *name;
+        const struct cons_entry *here, *norm; /* NULL: the fact is not there */
+};
+
+static const struct cons_entry *find_entry(const struct cons_host *h, const struct cons_check *c, const char *name)
+{
+        for (size_t i = 0; i < h->n; i++)
+                if (streq(h->v[i].name, name) && check_wants(c, name))
+                        return &h->v[i];
+        return NULL;
+}
+
+static bool entry_same(const struct cons_entry *a, const struct cons_entry *b)
+{
+        if (!a || !b)
+                return !a && !b;
+        return a->state == b->state && (a->state != CONS_OK || streq(a->value, b->value));
+}
+
+static int diff_cmp(const void *a, const void *b)
+{
+        return natcmp(((const struct diff *)a)->name, ((const struct diff *)b)->name);
+}
+
+/* Facts of check C in which host H differs from host N (a host of the norm), in name order. */
+static size_t diffs(const struct cons_host *h, const struct cons_host *n, const struct cons_check *c, struct diff **ret)
+{
+        struct diff *v = NULL;
+        size_t cnt = 0;
+        const struct cons_host *both[2] = {h, n};
+        for (int s = 0; s < 2; s++)
+                for (size_t i = 0; i < both[s]->n; i++) {
+                        const char *name = both[s]->v[i].name;
+                        if (!check_wants(c, name))
+                                continue;
+                        const struct cons_entry *a = find_entry(h, c, name), *b = find_entry(n, c, name);
+                        if (s == 1 && a)
+                                continue; /* seen from h's side */
+                        if (entry_same(a, b))
+                                continue;
+                        v = xrealloc(v, (cnt + 1) * sizeof(*v));
+                        v[cnt++] = (struct diff){.name = name, .here = a, .norm = b};
+                }
+        if (cnt)
+                qsort(v, cnt, sizeof(*v), diff_cmp);
+        *ret = v;
+        return cnt;
+}
+
+static char *entry_text(const struct cons_entry *e)
+{
+        if (!e)
+                return xstrdup("(not there)");
+        if (e->state == CONS_OK)
+                return xstrdup(e->value);
+        return e->value ? xasprintf("(%s: %s)", state_names[e->state], e->value) : xasprintf("(%s)", state_names[e->state]);
+}
+
+/* "name=value, name=value (+N more)" of a group's facts. */
+static char *summary(const struct cons_host *h, const struct cons_check *c, size_t max)
+{
+        struct strv l = {0};
+        size_t total = 0;
+        for (size_t i = 0; i < h->n; i++) {
+                if (!check_wants(c, h->v[i].name))
+                        continue;
+                if (total++ < max) {
+                        _cleanup_free_ char *t = entry_text(&h->v[i]);
+                        strv_push(&l, xasprintf("%s=%s", h->v[i].name, t));
+                }
+        }
+        if (total > max)
+                strv_push(&l, xasprintf("(+%zu more)", total - max));
+        char *s = total ? strv_join(&l, ", ") : xstrdup("(no such facts)");
+        strv_free(&l);
+        return s;
+}
+
+static void print_hosts(FILE *out, const struct cons_fleet *fl, const struct cons_group *g)
+{
+        for (size_t j = 0; j < g->n; j++)
+                fprintf(out, "%s%s", j ? ", " : "", fl->hosts[g->hosts[j]].name);
+}
+
+void cons_print_table(FILE *out, const struct cons_fleet *fl)
+{
+        size_t bad = cons_not_uniform(fl);
+        fprintf(out, "Fleet consistency: %zu hosts, %zu checks: %zu uniform, %zu not uniform\n", fl->nhosts,
+                fl->rules->n, fl->rules->n - bad, bad);
+        for (size_t k = 0; k < fl->rules->n; k++) {
+                const struct cons_result *r = &fl->results[k];
+                const struct cons_check *c = r->check;
+                if (r->ngroups <= 1) {
+                        /* Uniform only when there was something to compare. */
+                        bool none = !r->ngroups || !*r->groups[0].key;
+                        _cleanup_free_ char *s = none ? NULL : summary(&fl->hosts[r->groups[0].hosts[0]], c, 3);
+                        fprintf(out, "\n%s %s: %s\n  %s\n", none ? "not compared " : "uniform      ", c->id, c->title,
+                                s ? s : "no host has these facts");
+                        continue;
+                }
+                fprintf(out, "\nNOT UNIFORM   %s: %s\n", c->id, c->title);
+                fprintf(out, "  why: %s\n", c->why);
+                const struct cons_group *norm = r->norm ? &r->groups[0] : NULL;
+                const struct cons_host *nh = norm ? &fl->hosts[norm->hosts[0]] : NULL;
+                if (norm) {
+                        _cleanup_free_ char *s = summary(nh, c, 3);
+                        fprintf(out, "  %zu of %zu hosts agree: %s\n", norm->n, fl->nhosts, s);
+                } else
+                        fprintf(out, "  no majority: the %zu hosts fall into %zu groups of which the largest are the same size\n",
+                                fl->nhosts, r->ngroups);
+                for (size_t g = norm ? 1 : 0; g < r->ngroups; g++) {
+                        const struct cons_group *gr = &r->groups[g];
+                        const struct cons_host *h = &fl->hosts[gr->hosts[0]];
+                        fprintf(out, "  %s %zu host%s: ", norm ? "differ," : "group,", gr->n, gr->n == 1 ? "" : "s");
+                        print_hosts(out, fl, gr);
+                        fputc('\n', out);
+                        if (!norm) {
+                                _cleanup_free_ char *s = summary(h, c, 3);
+                                fprintf(out, "    %s\n", s);
+                                continue;
+                        }
+                        struct diff *d;
+                        size_t nd = diffs(h, nh, c, &d);
+                        for (size_t i = 0; i < nd && i < DIFFS_SHOWN; i++) {
+                                _cleanup_free_ char *a = entry_text(d[i].here), *b = entry_text(d[i].norm);
+                                fprintf(out, "    %s: %s (the others: %s)\n", d[i].name, a, b);
+                        }
+                        if (nd > DIFFS_SHOWN)
+                                fprintf(out, "    ... and %zu more\n", nd - DIFFS_SHOWN);
+                        free(d);
+                }
+        }
+}
+
+static json_object *entry_json(const struct cons_entry *e)
+{
+        if (!e)
+                return NULL;
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "status", json_object_new_string(state_names[e->state]));
+        json_object_object_add(o, e->state == CONS_OK ? "value" : "reason",
+                               e->value ? json_object_new_string(e->value) : NULL);
+        return o;
+}
+
+static json_object *facts_json(const struct cons_host *h, const struct cons_check *c)
+{
+        json_object *o = json_object_new_object();
+        for (size_t i = 0; i < h->n; i++)
+                if (check_wants(c, h->v[i].name))
+                        json_object_object_add(o, h->v[i].name, entry_json(&h->v[i]));
+        return o;
+}
+
+void cons_print_json(FILE *out, const struct cons_fleet *fl)
+{
+        json_object *top = json_object_new_object();
+        json_object_object_add(top, "format", json_object_new_int(1));
+        json_object_object_add(top, "hosts", json_object_new_int64((int64_t)fl->nhosts));
+        json_object_object_add(top, "not_uniform", json_object_new_int64((int64_t)cons_not_uniform(fl)));
+        json_object *checks = json_object_new_array();
+        for (size_t k = 0; k < fl->rules->n; k++) {
+                const struct cons_result *r = &fl->results[k];
+                const struct cons_check *c = r->check;
+                json_object *o = json_object_new_object();
+                json_object_object_add(o, "id", json_object_new_string(c->id));
+                json_object_object_add(o, "title", json_object_new_string(c->title));
+                json_object_object_add(o, "uniform", json_object_new_boolean(r->ngroups <= 1));
+                json_object_object_add(o, "compared", json_object_new_boolean(r->ngroups > 1 || (r->ngroups && *r->groups[0].key)));
+                json_object_object_add(o, "norm", json_object_new_boolean(r->norm));
+                json_object_object_add(o, "unreadable_hosts", json_object_new_int64((int64_t)r->unreadable_hosts));
+                const struct cons_host *nh = r->norm && r->ngroups ? &fl->hosts[r->groups[0].hosts[0]] : NULL;
+                json_object *groups = json_object_new_array();
+                for (size_t g = 0; g < r->ngroups; g++) {
+                        const struct cons_group *gr = &r->groups[g];
+                        const struct cons_host *h = &fl->hosts[gr->hosts[0]];
+                        json_object *go = json_object_new_object(), *hosts = json_object_new_array();
+                        for (size_t j = 0; j < gr->n; j++)
+                                json_object_array_add(hosts, json_object_new_string(fl->hosts[gr->hosts[j]].name));
+                        json_object_object_add(go, "hosts", hosts);
+                        json_object_object_add(go, "facts", facts_json(h, c));
+                        if (nh && g > 0) {
+                                struct diff *d;
+                                size_t nd = diffs(h, nh, c, &d);
+                                json_object *da = json_object_new_array();
+                                for (size_t i = 0; i < nd; i++) {
+                                        json_object *x = json_object_new_object();
+                                        json_object_object_add(x, "fact", json_object_new_string(d[i].name));
+                                        json_object_object_add(x, "here", entry_json(d[i].here));
+                                        json_object_object_add(x, "norm", entry_json(d[i].norm));
+                                        json_object_array_add(da, x);
+                                }
+                                free(d);
+                                json_object_object_add(go, "differences", da);
+                        }
+                        json_object_array_add(groups, go);
+                }
+                json_object_object_add(o, "groups", groups);
+                json_object_array_add(checks, o);
+        }
+        json_object_object_add(top, "checks", checks);
+        json_print(out, top);
+        json_object_put(top);
+}
+
+void cons_fleet_free(struct cons_fleet *fl)
+{
+        for (size_t i = 0; i < fl->nhosts; i++)
+                host_free(&fl->hosts[i]);
+        free(fl->hosts);
+        if (fl->results)
+                for (size_t k = 0; k < fl->rules->n; k++) {
+                        for (size_t g = 0; g < fl->results[k].ngroups; g++) {
+                                free(fl->results[k].groups[g].hosts);
+                                free(fl->results[k].groups[g].key);
+                        }
+                        free(fl->results[k].groups);
+                }
+        free(fl->results);
+        *fl = (struct cons_fleet){.rules = fl->rules};
+}

@@ -1,0 +1,524 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""
+llmtune's exports for the systems that watch a fleet, checked against the real consumers' tools.
+
+    test_metrics.py --llmtune BIN --roots DIR --source SRC --build BUILD prometheus
+        `llmtune audit --format prometheus` on every fixture root: accepted by `promtool check
+        metrics`; parsed here (an independent parser of the text format) and compared with
+        `audit --json`; hostile rule text escaped (promtool accepts it, the label reads back);
+        the change log's state after apply, drift and tampering, as `verify --json` says;
+        --output atomic (a reader never sees half a file); the metrics unit's command line run;
+        the example alerting rules accepted by `promtool check rules` and their unit tests
+        (`promtool test rules`). Skips (77) without promtool unless LLMTUNE_REQUIRE_ALL=1.
+
+    test_metrics.py ... nfd
+        `llmtune audit --format nfd` on every fixture root: every line a valid
+        node-feature-discovery feature (Kubernetes label name and value syntax), the values the
+        facts hold (GPU model and count, IB rate), unreadable facts give no label; the DaemonSet
+        example (packaging/kubernetes/) linted by yamllint and checked against the fields the
+        Kubernetes apps/v1 DaemonSet schema requires, with /sys, /proc and /etc mounted read-only
+        and --root pointing at them. Skips (77) without yamllint unless LLMTUNE_REQUIRE_ALL=1.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+SKIP = 77
+ROOTS = {'dgx-a100': 'a100-8x', 'hgx-h100': 'h100-sxm-8x', 'ws-4090': 'rtx4090-ws', 'vm-nogpu': 'base'}
+problems = []
+
+
+def check(cond, msg):
+    if not cond:
+        problems.append(msg)
+        print('  FAIL: ' + msg)
+    return cond
+
+
+def run(cmd, env=None, **kw):
+    e = dict(os.environ, NO_COLOR='1', LC_ALL='C')
+    e.update(env or {})
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e, timeout=120, **kw)
+
+
+def need(tool):
+    path = shutil.which(tool)
+    if path:
+        return path
+    if os.environ.get('LLMTUNE_REQUIRE_ALL') == '1':
+        sys.exit('%s not found and LLMTUNE_REQUIRE_ALL=1 (packaging/install-deps.sh installs it)' % tool)
+    print('SKIP: %s not found (packaging/install-deps.sh installs it)' % tool)
+    sys.exit(SKIP)
+
+
+# --- Prometheus text format, parsed here -----------------------------------------------------
+
+LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
+
+
+def parse_labels(s):
+    """'a="x\\"y",b="z"' -> {'a': 'x"y', 'b': 'z'}; raises on bad syntax."""
+    out, i = {}, 0
+    while i < len(s):
+        m = re.match(r'([a-zA-Z_][a-zA-Z0-9_]*)="', s[i:])
+        if not m:
+            raise ValueError('bad label at %r' % s[i:])
+        name, i = m.group(1), i + m.end()
+        val = []
+        while s[i] != '"':
+            if s[i] == '\\':
+                nxt = s[i + 1]
+                val.append({'\\': '\\', '"': '"', 'n': '\n'}[nxt])
+                i += 2
+            else:
+                val.append(s[i])
+                i += 1
+        out[name] = ''.join(val)
+        i += 1
+        if i < len(s):
+            if s[i] != ',':
+                raise ValueError('expected , at %r' % s[i:])
+            i += 1
+    return out
+
+
+def parse_prom(text):
+    """-> list of (name, labels, value) and {name: type}."""
+    series, types = [], {}
+    for line in text.splitlines():
+        if line.startswith('# TYPE '):
+            _, _, name, typ = line.split(' ', 3)
+            types[name] = typ
+            continue
+        if line.startswith('#') or not line:
+            continue
+        m = LINE.match(line)
+        if not m:
+            raise ValueError('bad line %r' % line)
+        series.append((m.group(1), parse_labels(m.group(3) or ''), float(m.group(4))))
+    return series, types
+
+
+def one(series, name, **labels):
+    got = [v for n, lab, v in series if n == name and all(lab.get(k) == w for k, w in labels.items())]
+    if len(got) != 1:
+        raise KeyError('%s%r: %d series' % (name, labels, len(got)))
+    return got[0]
+
+
+def promtool_metrics(promtool, text, what):
+    r = subprocess.run([promtool, 'check', 'metrics'], input=text.encode(), stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=60)
+    return check(r.returncode == 0, '%s: promtool check metrics rejects it: %s' % (what, r.stdout.decode()[:600]))
+
+
+def prom_audit(a, root, *extra, env=None):
+    t0 = time.time()
+    r = run([a.llmtune, '--root', root, 'audit', '--format', 'prometheus', *extra], env=env)
+    t1 = time.time()
+    return r, t0, t1
+
+
+def test_roots(a, promtool):
+    for name, profile in ROOTS.items():
+        root = os.path.join(a.roots, name)
+        # Until openat2's EAGAIN (a rename anywhere on a busy machine) is retried by the root
+        # reader, one read in a few hundred can fail on a loaded machine: the pair is taken
+        # again (at most 5 times) when the two audits' results differ, and must agree then.
+        for attempt in range(5):
+            r, t0, t1 = prom_audit(a, root, '--profile', profile)
+            j = run([a.llmtune, '--root', root, 'audit', '--profile', profile, '--json'])
+            statuses = {lab['rule']: lab['status'] for n, lab, v in parse_prom(r.stdout.decode())[0]
+                        if n == 'llmtune_rule_result'}
+            if statuses == {x['rule']: x['status'] for x in json.loads(j.stdout)['results']}:
+                break
+            print('note: %s: prometheus and json audits differ (attempt %d); again' % (name, attempt + 1))
+        check(r.returncode == j.returncode, '%s: prometheus exit %d, json exit %d' % (name, r.returncode, j.returncode))
+        text = r.stdout.decode()
+        if not promtool_metrics(promtool, text, name):
+            continue
+        series, types = parse_prom(text)
+        doc = json.loads(j.stdout)
+        check(all(t == 'gauge' for t in types.values()), '%s: every metric is a gauge: %r' % (name, types))
+        rules = {lab['rule']: (lab, v) for n, lab, v in series if n == 'llmtune_rule_result'}
+        check(len(rules) == len(doc['results']) == len([s for s in series if s[0] == 'llmtune_rule_result']),
+              '%s: one series per rule (%d series, %d rules)' % (name, len(rules), len(doc['results'])))
+        for res in doc['results']:
+            lab, v = rules.get(res['rule'], ({}, None))
+            want = {'title': res['title'], 'area': res['area'], 'severity': res['severity'], 'status': res['status'],
+                    'profile': doc['profile']['name']}
+            check(all(lab.get(k) == w for k, w in want.items()),
+                  '%s: %s labels %r, audit --json says %r' % (name, res['rule'], lab, want))
+            check(v == (1 if res['status'] in ('fail', 'error') else 0), '%s: %s value %r' % (name, res['rule'], v))
+        for st, key in (('pass', 'pass'), ('fail', 'fail'), ('n/a', 'na'), ('error', 'error')):
+            check(one(series, 'llmtune_audit_rules', status=st) == doc['summary'][key],
+                  '%s: llmtune_audit_rules{status=%s}' % (name, st))
+        for sev in ('info', 'warning', 'critical'):
+            for st in ('fail', 'error'):
+                want = sum(1 for x in doc['results'] if x['severity'] == sev and x['status'] == st)
+                check(one(series, 'llmtune_audit_findings', severity=sev, status=st) == want,
+                      '%s: findings %s/%s = %d' % (name, sev, st, want))
+        ts = one(series, 'llmtune_audit_timestamp_seconds')
+        check(t0 - 1 <= ts <= t1 + 1, '%s: audit timestamp %f outside [%f, %f]' % (name, ts, t0, t1))
+        dur = one(series, 'llmtune_audit_duration_seconds')
+        check(0 < dur <= t1 - t0, '%s: duration %f not in (0, %f]' % (name, dur, t1 - t0))
+        check(one(series, 'llmtune_changelog_verify_status', status='clean') == 1 and
+              one(series, 'llmtune_changelog_records') == 0, '%s: a fixture root has an empty, clean change log' % name)
+        check(not [s for s in series if s[0] == 'llmtune_changelog_last_apply_timestamp_seconds'],
+              '%s: no last-apply series when nothing was applied' % name)
+        print('ok: %s: %d rule series, promtool accepts, values as audit --json, took %.3f s' % (name, len(rules), dur))
+
+
+HOSTILE_TITLE = (b'quote " backslash \\ {brace="x"} \\n not a newline, comma, equals= '
+                 b'utf8 \xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac bad \xff\xfe \xc0\xaf overlong \x01ctl end')
+HOSTILE_READ_BACK = ('quote " backslash \\ {brace="x"} \\n not a newline, comma, equals= '
+                     'utf8 \u00e9 \u65e5\u672c bad ?? ?? overlong ?ctl end')
+
+
+def test_hostile(a, promtool, tmp):
+    data = os.path.join(tmp, 'data')
+    shutil.copytree(os.path.join(a.source, 'rules'), os.path.join(data, 'rules'))
+    shutil.copytree(os.path.join(a.source, 'profiles'), os.path.join(data, 'profiles'))
+    with open(os.path.join(data, 'rules', 'zz-hostile.ini'), 'wb') as f:
+        f.write(b'[zz-hostile]\ntitle = ' + HOSTILE_TITLE + b'\narea = memory\nseverity = critical\n'
+                b'rationale = escaping test\nsource = tests/metrics\ncheck = thp.enabled == never\n')
+    r, _, _ = prom_audit(a, os.path.join(a.roots, 'ws-4090'), '--profile', 'rtx4090-ws', env={'LLMTUNE_DATADIR': data})
+    text = r.stdout.decode('utf-8')  # must be valid UTF-8
+    if not check(r.returncode == 2, 'hostile: audit exits 2 (%s)' % r.stderr.decode()[:300]):
+        return
+    promtool_metrics(promtool, text, 'hostile rule text')
+    series, _ = parse_prom(text)
+    lab = [lab for n, lab, v in series if n == 'llmtune_rule_result' and lab['rule'] == 'zz-hostile']
+    check(len(lab) == 1 and lab[0]['title'] == HOSTILE_READ_BACK,
+          'hostile: title reads back as %r, expected %r' % (lab and lab[0].get('title'), HOSTILE_READ_BACK))
+    check(len(lab) == 1 and lab[0]['status'] == 'fail' and lab[0]['severity'] == 'critical',
+          'hostile: the rule is a critical failure: %r' % lab)
+    print('ok: hostile rule title escaped, promtool accepts, reads back as written (bad bytes as ?)')
+
+
+def test_changelog(a, promtool, tmp):
+    root = os.path.join(tmp, 'ws')
+    shutil.copytree(os.path.join(a.roots, 'ws-4090'), root, symlinks=True)
+    t0 = time.time()
+    r = run([a.llmtune, '--root', root, 'apply', '--profile', 'rtx4090-ws', '--json'])
+    t1 = time.time()
+    if not check(r.returncode == 0, 'apply on a copy of ws-4090: %s' % r.stderr.decode()[:300]):
+        return
+
+    def state():
+        r, _, _ = prom_audit(a, root, '--profile', 'rtx4090-ws')
+        promtool_metrics(promtool, r.stdout.decode(), 'change log')
+        series, _ = parse_prom(r.stdout.decode())
+        v = json.loads(run([a.llmtune, '--root', root, 'verify', '--json']).stdout)
+        cur = [lab['status'] for n, lab, val in series if n == 'llmtune_changelog_verify_status' and val == 1]
+        return series, v, cur
+
+    series, v, cur = state()
+    check(cur == ['clean'] and v['status'] == 'clean', 'after apply: state %r, verify says %s' % (cur, v['status']))
+    check(one(series, 'llmtune_changelog_records') == v['records'] > 0, 'after apply: records as verify')
+    check(one(series, 'llmtune_changelog_changes_in_force') == len(v['changes']) > 0, 'after apply: changes in force')
+    last = one(series, 'llmtune_changelog_last_apply_timestamp_seconds')
+    check(int(t0) <= last <= t1 + 1, 'last apply %f outside the apply [%f, %f]' % (last, t0, t1))
+    # Drift: a file apply wrote, changed behind llmtune's back.
+    f = [c for c in v['changes'] if c['type'] == 'file' and c['status'] == 'ok']
+    if check(f, 'apply wrote at least one file'):
+        with open(root + f[0]['target'], 'a') as fh:
+            fh.write('# edited by hand\n')
+        series, v, cur = state()
+        check(cur == ['drift'] and v['status'] == 'drift', 'after an edit: state %r, verify %s' % (cur, v['status']))
+        check(one(series, 'llmtune_changelog_drifted_changes') == 1, 'after an edit: one drifted change')
+    # Tampering: a record of the log edited.
+    log = os.path.join(root, 'var/lib/llmtune/changelog.jsonl')
+    with open(log) as fh:
+        lines = fh.readlines()
+    edited = re.sub(r'"time":"(\d{4})', lambda m: '"time":"%d' % (int(m.group(1)) - 1), lines[0], count=1)
+    check(edited != lines[0], 'the first record has a time to edit')
+    lines[0] = edited
+    with open(log, 'w') as fh:
+        fh.writelines(lines)
+    series, v, cur = state()
+    check(cur == ['tampered'] and v['status'] == 'tampered', 'after tampering: state %r, verify %s' % (cur, v['status']))
+    check(one(series, 'llmtune_changelog_chain_problems') >= 1, 'after tampering: chain problems counted')
+    print('ok: change log state clean -> drift -> tampered as verify says; last apply within the apply')
+
+
+def test_output(a, promtool, tmp):
+    d = os.path.join(tmp, 'textfile')
+    os.mkdir(d)
+    out = os.path.join(d, 'llmtune.prom')
+    root = os.path.join(a.roots, 'dgx-a100')
+    # The profile is given: detection, which fails when a fact it needs cannot be read, is not
+    # what is tested here.
+    r, _, _ = prom_audit(a, root, '--profile', 'a100-8x', '--output', out)
+    check(r.returncode == 2 and r.stdout == b'', 'audit --output: exit 2 (findings), nothing on stdout (%d)' % r.returncode)
+    check(os.path.isfile(out) and stat.S_IMODE(os.stat(out).st_mode) == 0o644, '--output: file with mode 0644')
+    check(sorted(os.listdir(d)) == ['llmtune.prom'], '--output leaves no temporary file: %r' % os.listdir(d))
+    with open(out) as fh:
+        promtool_metrics(promtool, fh.read(), '--output file')
+    # A reader polling the file while it is rewritten must only ever see whole files.
+    stop, torn, reads = threading.Event(), [], [0]
+
+    def reader():
+        while not stop.is_set():
+            with open(out) as fh:
+                t = fh.read()
+            reads[0] += 1
+            if not t.rstrip().endswith('llmtune_changelog_chain_problems 0'):
+                torn.append(t[-80:])
+
+    th = threading.Thread(target=reader)
+    th.start()
+    for _ in range(15):
+        prom_audit(a, root, '--profile', 'a100-8x', '--output', out)
+    stop.set()
+    th.join()
+    check(not torn and reads[0] > 0, '--output: %d of %d reads saw a partial file' % (len(torn), reads[0]))
+    check(sorted(os.listdir(d)) == ['llmtune.prom'], 'no temporary file after 15 rewrites: %r' % os.listdir(d))
+    r, _, _ = prom_audit(a, root, '--profile', 'a100-8x', '--output', os.path.join(tmp, 'missing', 'x.prom'))
+    check(r.returncode == 1 and b'missing/x.prom' in r.stderr, '--output into a missing directory: exit 1 naming it')
+    r = run([a.llmtune, '--root', root, 'audit', '--output', out])
+    check(r.returncode == 1, '--output without --format prometheus|nfd is a usage error')
+    print('ok: --output atomic: %d concurrent reads during 15 rewrites, none partial; mode 0644' % reads[0])
+
+    # The unit's command line, as installed, run against a fixture root into a temporary directory.
+    unit = os.path.join(a.build, 'packaging', 'llmtune-metrics.service')
+    with open(unit) as fh:
+        text = fh.read()
+    cond = re.search(r'^ConditionPathIsDirectory=(.*)$', text, re.M)
+    exe = re.search(r'^ExecStart=(\S+) (.*)$', text, re.M)
+    check(cond and cond.group(1) == '/var/lib/prometheus/node-exporter',
+          'llmtune-metrics.service runs only when node_exporter\'s textfile directory exists')
+    check(re.search(r'^SuccessExitStatus=2$', text, re.M), 'llmtune-metrics.service: findings (exit 2) are success')
+    if check(exe and '--output /var/lib/prometheus/node-exporter/llmtune.prom' in exe.group(2),
+             'llmtune-metrics.service writes llmtune.prom into the textfile directory'):
+        args = exe.group(2).replace('/var/lib/prometheus/node-exporter', d).split()
+        os.unlink(out)
+        r = run([a.llmtune, '--root', root] + args + ['--profile', 'a100-8x'])
+        check(r.returncode in (0, 2) and os.path.exists(out), 'the unit\'s ExecStart writes the file (%d)' % r.returncode)
+    print('ok: llmtune-metrics.service command line writes the textfile')
+
+
+def test_rules(a, promtool):
+    rules = os.path.join(a.source, 'packaging', 'prometheus', 'llmtune-alerts.yml')
+    r = run([promtool, 'check', 'rules', rules])
+    check(r.returncode == 0, 'promtool check rules: %s' % (r.stdout + r.stderr).decode()[:600])
+    tests = os.path.join(a.source, 'tests', 'metrics', 'llmtune-alerts.test.yml')
+    r = run([promtool, 'test', 'rules', os.path.basename(tests)], cwd=os.path.dirname(tests))
+    check(r.returncode == 0, 'promtool test rules: %s' % (r.stdout + r.stderr).decode()[:900])
+    print('ok: alerting rules accepted and their unit tests pass')
+
+
+def prometheus(a):
+    promtool = need('promtool')
+    with tempfile.TemporaryDirectory() as tmp:
+        test_roots(a, promtool)
+        test_hostile(a, promtool, tmp)
+        test_changelog(a, promtool, tmp)
+        test_output(a, promtool, tmp)
+        test_rules(a, promtool)
+
+
+# --- node-feature-discovery ------------------------------------------------------------------
+
+# Kubernetes label syntax (k8s.io/apimachinery validation: qualified names and label values).
+LABEL_NAME = re.compile(r'^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$')
+LABEL_VALUE = re.compile(r'^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$')
+
+
+def parse_nfd(text, what):
+    labels = {}
+    for line in text.splitlines():
+        if not line or line.startswith('#'):
+            continue
+        name, eq, value = line.partition('=')
+        check(eq and LABEL_NAME.match(name) and LABEL_VALUE.match(value),
+              '%s: %r is not a valid NFD feature line (label name=value)' % (what, line))
+        check(name not in labels, '%s: %s twice' % (what, name))
+        labels[name] = value
+    return labels
+
+
+def facts_json(a, root):
+    return json.loads(run([a.llmtune, '--root', root, 'facts', '--json']).stdout)['facts']
+
+
+def fact_value(facts, name):
+    v = facts.get(name) if isinstance(facts, dict) else None
+    if isinstance(v, dict):
+        return v.get('value') if v.get('status') == 'ok' else None
+    return v
+
+
+def expected_labels(facts, doc):
+    """The labels computed here from facts --json and audit --json."""
+    want = {'llmtune-profile': doc['profile']['name']}
+    res = [x['status'] for x in doc['results']]
+    want['llmtune-audit'] = 'fail' if 'fail' in res else 'error' if 'error' in res else 'pass'
+    want['llmtune-audit-failed'] = str(res.count('fail'))
+    want['llmtune-audit-critical'] = str(sum(1 for x in doc['results']
+                                             if x['status'] == 'fail' and x['severity'] == 'critical'))
+    n = fact_value(facts, 'gpu.count')
+    want['llmtune-gpu-count'] = str(n)
+    models = set()
+    for i in range(n):
+        name = fact_value(facts, 'gpu.%d.name' % i)
+        m = re.search(r'\[([^\]]+)\]', name)
+        models.add(re.sub(r'[^A-Za-z0-9]+', '-', m.group(1) if m else name).strip('-'))
+    if models:
+        want['llmtune-gpu-model'] = models.pop() if len(models) == 1 else 'mixed'
+    rates = []
+    for k in facts:
+        m = re.match(r'^(ib\.[^.]+\.port\.\d+\.)rate_gbps$', k)
+        if m and fact_value(facts, m.group(1) + 'state') == 'ACTIVE':
+            rates.append(fact_value(facts, k))
+    want['llmtune-ib-active-ports'] = str(len(rates))
+    if rates:
+        low = min(float(r) for r in rates)
+        want['llmtune-ib-rate'] = '%d' % low if low == int(low) else str(low)
+    return want
+
+
+def test_nfd_roots(a):
+    figures = {'dgx-a100': ('8', 'A100-SXM4-40GB', '200'), 'hgx-h100': ('8', 'H100-SXM5-80GB', '400'),
+               'ws-4090': ('2', 'GeForce-RTX-4090', None), 'vm-nogpu': ('0', None, None)}
+    for name, profile in ROOTS.items():
+        root = os.path.join(a.roots, name)
+        for attempt in range(5):  # see test_roots: a read failing under load gives another audit
+            r = run([a.llmtune, '--root', root, 'audit', '--format', 'nfd'])
+            j = run([a.llmtune, '--root', root, 'audit', '--json'])
+            facts = facts_json(a, root)
+            labels = parse_nfd(r.stdout.decode(), name)
+            want = expected_labels(facts, json.loads(j.stdout))
+            if labels == want:
+                break
+            print('note: %s: labels and facts differ (attempt %d); again' % (name, attempt + 1))
+        check(r.returncode == j.returncode, '%s: nfd exit %d, json exit %d' % (name, r.returncode, j.returncode))
+        check(labels == want, '%s: labels %r, expected from facts and audit %r' % (name, labels, want))
+        cnt, model, rate = figures[name]
+        check(labels.get('llmtune-gpu-count') == cnt and labels.get('llmtune-gpu-model') == model and
+              labels.get('llmtune-ib-rate') == rate and labels.get('llmtune-profile') == profile,
+              '%s: GPU %s x %s, IB %s Gb/s, profile %s expected: %r' % (name, cnt, model, rate, profile, labels))
+        print('ok: %s: %s' % (name, ' '.join('%s=%s' % kv for kv in sorted(labels.items()))))
+
+
+def test_nfd_unreadable(a, tmp):
+    """An IB port rate that cannot be read gives no rate label, never a guess."""
+    root = os.path.join(tmp, 'h100')
+    shutil.copytree(os.path.join(a.roots, 'hgx-h100'), root, symlinks=True)
+    ports = sorted(glob.glob(root + '/sys/class/infiniband/*/ports/1/rate'))
+    if not check(ports, 'hgx-h100 has InfiniBand port rate files'):
+        return
+    real = os.path.realpath(ports[0])
+    os.unlink(real)
+    os.mkdir(real)  # a directory where the rate file should be: unreadable
+    r = run([a.llmtune, '--root', root, 'audit', '--format', 'nfd'])
+    labels = parse_nfd(r.stdout.decode(), 'unreadable rate')
+    check('llmtune-ib-rate' not in labels and 'llmtune-ib-active-ports' not in labels and
+          b'# llmtune-ib-rate: not labelled' in r.stdout,
+          'an unreadable IB rate gives no IB label and says why: %r' % r.stdout.decode())
+    print('ok: unreadable IB rate: no IB label, a comment says why')
+
+
+def test_nfd_output(a, tmp):
+    d = os.path.join(tmp, 'features.d')
+    os.mkdir(d)
+    out = os.path.join(d, 'llmtune')
+    r = run([a.llmtune, '--root', os.path.join(a.roots, 'ws-4090'), 'audit', '--format', 'nfd', '--output', out])
+    check(r.returncode == 2 and os.path.isfile(out) and os.listdir(d) == ['llmtune'],
+          'nfd --output writes the feature file and nothing else (%d, %r)' % (r.returncode, os.listdir(d)))
+
+
+def test_daemonset(a, tmp):
+    import yaml
+    yamllint = need('yamllint')
+    path = os.path.join(a.source, 'packaging', 'kubernetes', 'llmtune-nfd.yaml')
+    r = run([yamllint, '--strict', '-d', '{extends: default, rules: {line-length: {max: 120}}}', path])
+    check(r.returncode == 0, 'yamllint: %s' % r.stdout.decode()[:600])
+    with open(path) as fh:
+        docs = [d for d in yaml.safe_load_all(fh) if d]
+    check(len(docs) == 1, 'one document')
+    ds = docs[0]
+    # The fields the apps/v1 DaemonSet schema requires, and what this example promises.
+    check(ds.get('apiVersion') == 'apps/v1' and ds.get('kind') == 'DaemonSet', 'apps/v1 DaemonSet')
+    check(LABEL_NAME.match(ds['metadata']['name'].replace('.', '-')), 'metadata.name')
+    sel = ds['spec']['selector']['matchLabels']
+    tpl = ds['spec']['template']
+    check(all(tpl['metadata']['labels'].get(k) == v for k, v in sel.items()),
+          'spec.selector.matchLabels selects the template\'s labels (the API server refuses otherwise)')
+    pod = tpl['spec']
+    vols = {v['name']: v for v in pod['volumes']}
+    check(len(vols) == len(pod['volumes']), 'volume names unique')
+    (c,) = pod['containers']
+    check(c.get('name') and c.get('image'), 'container name and image')
+    mounts = {m['mountPath']: m for m in c['volumeMounts']}
+    check(all(m['name'] in vols for m in c['volumeMounts']), 'every volumeMount names a volume')
+    for host in ('/sys', '/proc', '/etc'):
+        m = [m for m in c['volumeMounts'] if vols[m['name']].get('hostPath', {}).get('path') == host]
+        check(len(m) == 1 and m[0].get('readOnly') is True and m[0]['mountPath'] == '/host' + host,
+              'host %s mounted read-only at /host%s' % (host, host))
+    feat = [m for m in c['volumeMounts']
+            if vols[m['name']].get('hostPath', {}).get('path') == '/etc/kubernetes/node-feature-discovery/features.d']
+    check(len(feat) == 1 and not feat[0].get('readOnly'), 'NFD features.d mounted writable')
+    sc = c.get('securityContext', {})
+    check(sc.get('readOnlyRootFilesystem') is True and sc.get('allowPrivilegeEscalation') is False and
+          not sc.get('privileged'), 'container read-only, not privileged')
+    script = c['args'][0]
+    check(c['command'] == ['/bin/sh', '-c'] and '--root /host' in script and '--format nfd' in script,
+          'the container runs llmtune --root /host audit --format nfd')
+    # Run the container's script once, as the pod would, on a fixture root standing for /host.
+    bindir = os.path.join(tmp, 'bin')
+    os.mkdir(bindir)
+    os.symlink(os.path.abspath(a.llmtune), os.path.join(bindir, 'llmtune'))
+    fd = os.path.join(tmp, 'features-pod')
+    os.mkdir(fd)
+    host = os.path.join(a.roots, 'hgx-h100')
+    body = script.replace('--root /host', '--root ' + host).replace(feat[0]['mountPath'], fd)
+    r = subprocess.run(['/bin/sh', '-c', 'sleep() { exit 0; }\n' + body], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, env=dict(os.environ, PATH=bindir + ':' + os.environ['PATH']),
+                       timeout=60)
+    out = os.path.join(fd, 'llmtune')
+    check(r.returncode == 0 and os.path.exists(out), 'the DaemonSet script writes features.d/llmtune (%s)' %
+          r.stderr.decode()[:300])
+    if os.path.exists(out):
+        with open(out) as fh:
+            labels = parse_nfd(fh.read(), 'daemonset')
+        check(labels.get('llmtune-gpu-model') == 'H100-SXM5-80GB', 'the pod\'s file labels the H100s: %r' % labels)
+    print('ok: DaemonSet: yamllint, apps/v1 fields, read-only host mounts, its script writes the feature file')
+
+
+def nfd(a):
+    need('yamllint')
+    with tempfile.TemporaryDirectory() as tmp:
+        test_nfd_roots(a)
+        test_nfd_unreadable(a, tmp)
+        test_nfd_output(a, tmp)
+        test_daemonset(a, tmp)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--llmtune', required=True)
+    ap.add_argument('--roots', required=True)
+    ap.add_argument('--source', required=True)
+    ap.add_argument('--build', required=True)
+    ap.add_argument('what', choices=['prometheus', 'nfd'])
+    a = ap.parse_args()
+    {'prometheus': prometheus, 'nfd': nfd}[a.what](a)
+    if problems:
+        print('%d problem(s)' % len(problems))
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
