@@ -17,7 +17,8 @@ if command -v apt-get >/dev/null 2>&1; then
                 clang libclang-rt-dev xfsprogs \
                 ansible-core chromium \
                 dpkg-dev debhelper fakeroot rpm groff-base zsh \
-                prometheus yamllint python3-yaml
+                prometheus yamllint python3-yaml \
+                slurmctld slurmd slurm-client munge
 elif command -v dnf >/dev/null 2>&1; then
         as_root dnf install -y -q \
                 gcc meson ninja-build pkgconf-pkg-config python3 \
@@ -26,7 +27,8 @@ elif command -v dnf >/dev/null 2>&1; then
                 clang compiler-rt libasan libubsan xfsprogs \
                 ansible-core chromium \
                 rpm-build systemd-rpm-macros groff-base zsh \
-                golang-github-prometheus yamllint python3-pyyaml
+                golang-github-prometheus yamllint python3-pyyaml \
+                slurm slurm-slurmctld slurm-slurmd munge
 else
         echo "install-deps.sh: neither apt-get nor dnf found; install the packages listed in README.md" >&2
         exit 1

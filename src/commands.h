@@ -19,3 +19,4 @@ extern const struct command cmd_exec;
 extern const struct command cmd_affinity;
 extern const struct command cmd_nccl;
 extern const struct command cmd_report;
+extern const struct command cmd_health_check;

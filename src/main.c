@@ -32,6 +32,7 @@ const struct command *const command_table[] = {
         &cmd_affinity,
         &cmd_nccl,
         &cmd_report,
+        &cmd_health_check,
         NULL,
 };
 

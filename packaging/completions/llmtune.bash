@@ -35,13 +35,14 @@ _llmtune_options()
         affinity) echo "--gpu -g --policy -p --installed -i" ;;
         nccl) echo "--profile -p" ;;
         report) echo "--format -f --csv -c --by-host -b --json -j --html -H --output -o --keep-going -k --consistency -C --consistency-rules -R" ;;
+        health-check) echo "--slurm -s --severity -S --drain-on-error -E --node -n --profile -p --config -c --verbose -v" ;;
         esac
         echo "--help -h"
 }
 
 _llmtune()
 {
-        local commands="facts audit recommend profiles explain lint plan apply rollback log verify exec affinity nccl report help"
+        local commands="facts audit recommend profiles explain lint plan apply rollback log verify exec affinity nccl report health-check help"
         local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
         local i w cmd="" root="" sub="" dashdash=0 nargs=0
         COMPREPLY=()
@@ -126,6 +127,18 @@ _llmtune()
                         return 0
                 elif [[ $cmd == audit ]]; then
                         mapfile -t COMPREPLY < <(compgen -W "human json prometheus nfd" -- "$cur")
+                        return 0
+                fi
+                ;;
+        --severity | -S)
+                if [[ $cmd == health-check ]]; then
+                        mapfile -t COMPREPLY < <(compgen -W "info warning critical" -- "$cur")
+                        return 0
+                fi
+                ;;
+        --config | -c)
+                if [[ $cmd == health-check ]]; then
+                        mapfile -t COMPREPLY < <(compgen -f -- "$cur")
                         return 0
                 fi
                 ;;

@@ -91,7 +91,8 @@ ok "built $(basename "$deb")"
 # What every package must hold (paths after the distribution's unit and zsh directories).
 expect_files() { # LISTING UNITDIR ZSHDIR
         local f
-        for f in /usr/bin/llmtune /usr/libexec/llmtune/llmtune-reapply /usr/share/llmtune/rules/cpu.ini \
+        for f in /usr/bin/llmtune /usr/libexec/llmtune/llmtune-reapply /usr/libexec/llmtune/slurm-health-check \
+                /usr/share/llmtune/rules/cpu.ini \
                 /usr/share/llmtune/rules/nccl-catalog.tsv /usr/share/llmtune/profiles/base.ini \
                 /usr/share/llmtune/profiles/a100-8x.ini /usr/share/man/man1/llmtune.1 \
                 /usr/share/man/man5/llmtune.profile.5 /usr/share/man/man5/llmtune.rule.5 \

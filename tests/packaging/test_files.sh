@@ -146,6 +146,9 @@ if DESTDIR=$dest meson install -C "$build" --no-rebuild --quiet >"$tmp/install.l
                 [ -e "$dest$prefix/$f" ] || fail "meson install: no $prefix/$f"
         done
         [ -x "$dest$prefix/libexec/llmtune/llmtune-reapply" ] || fail "llmtune-reapply is not executable"
+        [ -x "$dest$prefix/libexec/llmtune/slurm-health-check" ] &&
+                grep -q "^exec \"\${LLMTUNE:-$prefix/bin/llmtune}\" health-check --slurm" "$dest$prefix/libexec/llmtune/slurm-health-check" ||
+                fail "slurm-health-check is not installed executable, running the installed llmtune health-check --slurm"
         grep -qx "ExecStart=$prefix/libexec/llmtune/llmtune-reapply" "$dest$prefix/lib/systemd/system/llmtune-apply.service" ||
                 fail "llmtune-apply.service does not run the installed wrapper"
         grep -qx "ExecStart=$prefix/bin/llmtune verify" "$dest$prefix/lib/systemd/system/llmtune-verify.service" ||

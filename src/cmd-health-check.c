@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * llmtune health-check: the audit as a node health check, for Slurm's HealthCheckProgram (the role
+ * NHC, LBNL's Node Health Check, usually plays; slurm.conf(5) HealthCheckProgram,
+ * HealthCheckInterval, HealthCheckNodeState).
+ *
+ * A failing rule at or above the configured severity makes the node unhealthy. With --slurm the
+ * node is drained with `scontrol update NodeName=N State=DRAIN Reason="llmtune: RULE OBSERVED"`;
+ * once healthy again it is resumed, but only when the drain reason starts with "llmtune:" (as NHC
+ * resumes only nodes whose note starts with its "NHC:" leader), so a node an operator drained for
+ * another reason stays drained. Rules that cannot be evaluated (a fact unreadable) never drain
+ * unless drain-on-error is set; rules that do not apply never do.
+ *
+ * HealthCheckProgram takes no arguments, so the settings also come from a file,
+ * /etc/llmtune/health-check.conf (under --root: the root's), which the options override:
+ *   [health-check]
+ *   severity = critical        (info, warning or critical)
+ *   drain-on-error = false
+ *   node = NAME                (the Slurm node name; default: this host's short name)
+ *   profile = NAME             (default: detected, as audit does)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli-data.h"
+#include "commands.h"
+
+#define HC_CONFIG "/etc/llmtune/health-check.conf"
+#define REASON_LEADER "llmtune:"
+/* Slurm shows reasons in sinfo columns; keep them short. */
+#define REASON_MAX 120
+/* scontrol talks to slurmctld; never wait longer than this for it. */
+#define SCONTROL_TIMEOUT_MS 20000
+
+/* NHC's convention: 0 healthy, non-zero not; 2 is ours for "could not check". */
+enum { HC_HEALTHY = 0, HC_UNHEALTHY = 1, HC_ERROR = 2 };
+
+struct hc_conf {
+        enum severity severity;
+        bool drain_on_error;
+        char *node, *profile;
+};
+
+static int parse_bool(const char *v, bool *ret)
+{
+        if (streq(v, "true") || streq(v, "yes") || streq(v, "1"))
+                *ret = true;
+        else if (streq(v, "false") || streq(v, "no") || streq(v, "0"))
+                *ret = false;
+        else
+                return -EINVAL;
+        return 0;
+}
+
+struct conf_loader {
+        struct hc_conf *c;
+        struct diags *d;
+        const char *file;
+};
+
+static void on_conf_key(void *user, const char *section, unsigned section_line, const char *key, const char *value,
+                        unsigned line)
+{
+        (void)section_line;
+        struct conf_loader *l = user;
+        if (!streq(section, "health-check")) {
+                diag_add(l->d, l->file, line, "key '%s' outside [health-check]", key);
+                return;
+        }
+        if (streq(key, "severity")) {
+                if (severity_parse(value, &l->c->severity) < 0)
+                        diag_add(l->d, l->file, line, "severity: info, warning or critical, not '%s'", value);
+        } else if (streq(key, "drain-on-error")) {
+                if (parse_bool(value, &l->c->drain_on_error) < 0)
+                        diag_add(l->d, l->file, line, "drain-on-error: true or false, not '%s'", value);
+        } else if (streq(key, "node")) {
+                free(l->c->node);
+                l->c->node = xstrdup(value);
+        } else if (streq(key, "profile")) {
+                free(l->c->profile);
+                l->c->profile = xstrdup(value);
+        } else
+                diag_add(l->d, l->file, line, "unknown key '%s' (severity, drain-on-error, node, profile)", key);
+}
+
+/* The config file: PATH given on the command line (a host path), else HC_CONFIG in the root. A
+ * missing default file is no error; an unreadable or invalid one is (the check must not run with
+ * settings other than the operator's). */
+static int load_conf(struct root *root, const char *path, struct hc_conf *c)
+{
+        struct diags d = {0};
+        struct conf_loader l = {.c = c, .d = &d, .file = path ? path : HC_CONFIG};
+        if (path)
+                ini_load_file(path, on_conf_key, &l, &d);
+        else {
+                const char *text;
+                size_t len;
+                int rc = root_read(root, HC_CONFIG, &text, &len);
+                if (rc == -ENOENT)
+                        return 0;
+                if (rc < 0) {
+                        cli_error("cannot read %s under %s: %s", HC_CONFIG, root_path(root), strerror(-rc));
+                        return -EIO;
+                }
+                ini_load_buffer(HC_CONFIG, text, len, on_conf_key, &l, &d);
+        }
+        return cli_report_diags(&d) == EXIT_OK ? 0 : -EINVAL;
+}
+
+/* Run ARGV (no shell), capture stdout (stderr is passed through), at most SCONTROL_TIMEOUT_MS.
+ * Returns the exit status, or -errno / -ETIMEDOUT. */
+static int run_capture(char *const argv[], char **out)
+{
+        int pfd[2];
+        *out = NULL;
+        if (pipe2(pfd, O_CLOEXEC) < 0)
+                return -errno;
+        pid_t pid = fork();
+        if (pid < 0) {
+                int e = errno;
+                close(pfd[0]);
+                close(pfd[1]);
+                return -e;
+        }
+        if (pid == 0) {
+                dup2(pfd[1], STDOUT_FILENO);
+                int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                if (null >= 0)
+                        dup2(null, STDIN_FILENO);
+                execvp(argv[0], argv);
+                fprintf(stderr, "llmtune: cannot run %s: %s\n", argv[0], strerror(errno));
+                _exit(127);
+        }
+        close(pfd[1]);
+        struct sbuf b = {0};
+        sbuf_add(&b, "");
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        bool timed_out = false;
+        for (;;) {
+                clock_gettime(CLOCK_MONOTONIC, &t1);
+                long left = SCONTROL_TIMEOUT_MS - ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+                if (left <= 0) {
+                        timed_out = true;
+                        break;
+                }
+                struct pollfd p = {.fd = pfd[0], .events = POLLIN};
+                int k = poll(&p, 1, (int)left);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0) {
+                        timed_out = k == 0;
+                        break;
+                }
+                char buf[4096];
+                ssize_t n = read(pfd[0], buf, sizeof(buf));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        break;
+                sbuf_addn(&b, buf, (size_t)n);
+        }
+        close(pfd[0]);
+        if (timed_out)
+                kill(pid, SIGKILL);
+        int status;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        *out = sbuf_steal(&b);
+        if (timed_out)
+                return -ETIMEDOUT;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+struct node_state {
+        char *state;  /* "IDLE+DRAIN", "MIXED", "DOWN*+DRAIN"... */
+        char *reason; /* without scontrol's " [user@time]" suffix; NULL when none */
+};
+
+static bool is_drained(const struct node_state *ns) { return ns->state && strstr(ns->state, "DRAIN"); }
+static bool ours(const struct node_state *ns) { return ns->reason && startswith(ns->reason, REASON_LEADER); }
+
+/* `scontrol show node NAME`: "   State=IDLE+DRAIN ThreadsPerCore=1 ..." and
+ * "   Reason=text [user@2026-11-30T08:00:00]" lines (slurm 22.05). */
+static int node_query(const char *node, struct node_state *ns)
+{
+        *ns = (struct node_state){0};
+        char *argv[] = {"scontrol", "show", "node", (char *)node, NULL};
+        _cleanup_free_ char *out = NULL;
+        int rc = run_capture(argv, &out);
+        if (rc != 0) {
+                if (rc == -ETIMEDOUT)
+                        cli_error("scontrol show node %s: no answer within %d s", node, SCONTROL_TIMEOUT_MS / 1000);
+                else if (rc > 0)
+                        cli_error("scontrol show node %s failed (exit status %d)", node, rc);
+                else
+                        cli_error("cannot run scontrol: %s", strerror(-rc));
+                return -EIO;
+        }
+        char *save = NULL;
+        for (char *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                while (*line == ' ')
+                        line++;
+                if (startswith(line, "Reason=")) {
+                        char *v = line + strlen("Reason=");
+                        char *br = strrchr(v, '[');
+                        if (br && br > v && br[-1] == ' ' && strchr(br, '@') && endswith(br, "]"))
+                                br[-1] = '\0';
+                        free(ns->reason);
+                        ns->reason = streq(v, "(null)") || !*v ? NULL : xstrdup(v);
+                        continue;
+                }
+                for (char *t = line; t && *t; t = strchr(t, ' ') ? strchr(t, ' ') + 1 : NULL)
+                        if (startswith(t, "State=")) {
+                                const char *v = t + strlen("State=");
+                                free(ns->state);
+                                ns->state = xstrndup(v, strcspn(v, " "));
+                        }
+        }
+        if (!ns->state) {
+                cli_error("scontrol show node %s: no State= in its output", node);
+                return -EIO;
+        }
+        return 0;
+}
+
+static int scontrol_update(const char *node, const char *state, const char *reason)
+{
+        _cleanup_free_ char *n = xasprintf("NodeName=%s", node), *s = xasprintf("State=%s", state),
+                            *r = reason ? xasprintf("Reason=%s", reason) : NULL;
+        char *argv[] = {"scontrol", "update", n, s, r, NULL};
+        _cleanup_free_ char *out = NULL;
+        int rc = run_capture(argv, &out);
+        if (rc != 0) {
+                cli_error("scontrol update %s %s failed (%s)", n, s,
+                          rc == -ETIMEDOUT ? "no answer" : rc > 0 ? "non-zero exit status" : strerror(-rc));
+                return -EIO;
+        }
+        return 0;
+}
+
+/* "llmtune: RULE OBSERVED (+N more)", printable ASCII, at most REASON_MAX bytes. */
+static char *drain_reason(const struct result *first, size_t more)
+{
+        _cleanup_free_ char *obs = first->status == RES_FAIL ? xstrdup(first->observed ? first->observed : "?")
+                                                              : xasprintf("cannot be evaluated: %s",
+                                                                          first->reason ? first->reason : "?");
+        _cleanup_free_ char *tail = more ? xasprintf(" (+%zu more)", more) : xstrdup("");
+        char *r = xasprintf("%s %s %s", REASON_LEADER, first->rule->id, obs);
+        /* scontrol takes quotes in a reason as quoting (they vanish): use apostrophes. */
+        for (char *p = r; *p; p++)
+                if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+                        *p = '?';
+                else if (*p == '"')
+                        *p = '\'';
+        size_t max = REASON_MAX - strlen(tail);
+        if (strlen(r) > max)
+                strcpy(r + max - 3, "...");
+        char *full = xasprintf("%s%s", r, tail);
+        free(r);
+        return full;
+}
+
+static char *short_hostname(void)
+{
+        char h[256] = "";
+        if (gethostname(h, sizeof(h) - 1) < 0 || !*h)
+                return NULL;
+        h[strcspn(h, ".")] = '\0';
+        return xstrdup(h);
+}
+
+static double since(const struct timespec *t0)
+{
+        struct timespec t1;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static int health_check_cmd(struct cli *cli, int argc, char **argv)
+{
+        static const struct option opts[] = {
+                {"slurm", no_argument, NULL, 's'},
+                {"severity", required_argument, NULL, 'S'},
+                {"drain-on-error", no_argument, NULL, 'E'},
+                {"node", required_argument, NULL, 'n'},
+                {"profile", required_argument, NULL, 'p'},
+                {"config", required_argument, NULL, 'c'},
+                {"verbose", no_argument, NULL, 'v'},
+                {},
+        };
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        bool slurm = false, verbose = false, drain_on_error = false, have_sev = false;
+        enum severity sev = SEV_CRITICAL;
+        const char *node = NULL, *profile = NULL, *config = NULL;
+        int c;
+        while ((c = getopt_long(argc, argv, "sS:En:p:c:v", opts, NULL)) != -1)
+                switch (c) {
+                case 's': slurm = true; break;
+                case 'S':
+                        if (severity_parse(optarg, &sev) < 0)
+                                return cli_error("--severity takes info, warning or critical, not '%s'", optarg), HC_ERROR;
+                        have_sev = true;
+                        break;
+                case 'E': drain_on_error = true; break;
+                case 'n': node = optarg; break;
+                case 'p': profile = optarg; break;
+                case 'c': config = optarg; break;
+                case 'v': verbose = true; break;
+                default: return HC_ERROR;
+                }
+        if (optind < argc)
+                return cli_error("unexpected argument '%s' (see llmtune health-check --help)", argv[optind]), HC_ERROR;
+        struct root *root = cli_root(cli);
+        if (!root)
+                return HC_ERROR;
+        struct hc_conf conf = {.severity = SEV_CRITICAL};
+        if (load_conf(root, config, &conf) < 0) {
+                free(conf.node);
+                free(conf.profile);
+                return HC_ERROR;
+        }
+        if (have_sev)
+                conf.severity = sev;
+        conf.drain_on_error = conf.drain_on_error || drain_on_error;
+        /* slurmd sets SLURMD_NODENAME for the programs it runs (the name may differ from the
+         * host's, as with slurmd -N). */
+        _cleanup_free_ char *host = NULL;
+        const char *env_node = getenv("SLURMD_NODENAME");
+        if (!node)
+                node = conf.node ? conf.node : env_node && *env_node ? env_node : (host = short_hostname());
+        if (slurm && !node) {
+                free(conf.node);
+                free(conf.profile);
+                return cli_error("cannot tell the Slurm node name: give --node or node= in " HC_CONFIG), HC_ERROR;
+        }
+
+        struct rule_env env = {0};
+        struct facts *f = cli_facts_new(cli);
+        int rc = cli_load_env(cli, &env);
+        if (rc == EXIT_OK)
+                rc = cli_pick_profile(cli, &env, profile ? profile : conf.profile, f);
+        struct audit a = {0};
+        const char *bad = NULL;
+        if (rc == EXIT_OK && engine_run(&env.rules, &env.profile, f, NULL, &a, &bad) < 0)
+                rc = cli_error("unknown rule '%s'", bad);
+        if (rc != EXIT_OK) {
+                /* Could not check: say so the NHC way, change nothing in Slurm. */
+                fprintf(stderr, "ERROR:  llmtune:  Health check could not run (see above); node state left as it is\n");
+                facts_free(f);
+                rule_env_free(&env);
+                free(conf.node);
+                free(conf.profile);
+                return HC_ERROR;
+        }
+        /* The findings that count: failures at or above the severity; with drain-on-error also
+         * rules that could not be evaluated. N/A never counts. */
+        const struct result *first = NULL;
+        size_t n_bad = 0, n_error_ignored = 0;
+        for (size_t i = 0; i < a.n; i++) {
+                const struct result *r = &a.v[i];
+                if (r->severity < conf.severity)
+                        continue;
+                bool counts = r->status == RES_FAIL || (r->status == RES_ERROR && conf.drain_on_error);
+                if (r->status == RES_ERROR && !conf.drain_on_error)
+                        n_error_ignored++;
+                if (!counts)
+                        continue;
+                if (!first)
+                        first = r;
+                n_bad++;
+                fprintf(stderr, "ERROR:  llmtune:  Health check failed:  %s %s (%s)\n", r->rule->id,
+                        r->status == RES_FAIL ? (r->observed ? r->observed : "?") : "cannot be evaluated",
+                        severity_name(r->severity));
+        }
+        for (size_t i = 0; i < a.n && n_error_ignored; i++)
+                if (a.v[i].status == RES_ERROR && a.v[i].severity >= conf.severity && !conf.drain_on_error)
+                        fprintf(stderr, "WARNING:  llmtune:  %s cannot be evaluated (%s); not counted (drain-on-error is off)\n",
+                                a.v[i].rule->id, a.v[i].reason ? a.v[i].reason : "?");
+
+        int ret = n_bad ? HC_UNHEALTHY : HC_HEALTHY;
+        if (slurm) {
+                struct node_state ns;
+                if (node_query(node, &ns) < 0)
+                        ret = HC_ERROR;
+                else if (n_bad) {
+                        _cleanup_free_ char *reason = drain_reason(first, n_bad - 1);
+                        if (is_drained(&ns) && !ours(&ns))
+                                fprintf(stderr, "llmtune: node %s is already drained by someone else (%s); left as it is\n",
+                                        node, ns.reason ? ns.reason : "no reason");
+                        else if (is_drained(&ns) && streq(ns.reason, reason))
+                                fprintf(stderr, "llmtune: node %s stays drained: %s\n", node, reason);
+                        else if (scontrol_update(node, "DRAIN", reason) < 0)
+                                ret = HC_ERROR;
+                        else
+                                fprintf(stderr, "llmtune: drained node %s: %s\n", node, reason);
+                } else if (is_drained(&ns) && ours(&ns)) {
+                        if (scontrol_update(node, "RESUME", NULL) < 0)
+                                ret = HC_ERROR;
+                        else
+                                fprintf(stderr, "llmtune: resumed node %s (was: %s)\n", node, ns.reason);
+                } else if (is_drained(&ns) && verbose)
+                        fprintf(stderr, "llmtune: node %s is healthy but drained by someone else (%s); left drained\n",
+                                node, ns.reason ? ns.reason : "no reason");
+                free(ns.state);
+                free(ns.reason);
+        }
+        if (verbose)
+                fprintf(stderr, "llmtune: health check of %s with profile %s, severity %s and above: %zu rules, %zu counted; %.3f s\n",
+                        node ? node : "this host", env.profile.name, severity_name(conf.severity), a.n, n_bad, since(&t0));
+        audit_free(&a);
+        facts_free(f);
+        rule_env_free(&env);
+        free(conf.node);
+        free(conf.profile);
+        return ret;
+}
+
+const struct command cmd_health_check = {
+        .name = "health-check",
+        .summary = "the audit as a node health check (Slurm HealthCheckProgram: drain and resume)",
+        .usage = "Usage: llmtune [--root DIR] health-check [--slurm] [--severity LEVEL] [--drain-on-error]\n"
+                 "           [--node NAME] [--profile NAME|FILE] [--config FILE] [--verbose]\n"
+                 "\n"
+                 "Run the audit and judge the node: unhealthy when a rule fails at or above the severity\n"
+                 "(default critical). Rules that do not apply never count; rules that cannot be evaluated\n"
+                 "(a fact unreadable) count only with --drain-on-error. Each counted finding is printed on\n"
+                 "stderr as \"ERROR:  llmtune:  Health check failed:  RULE OBSERVED (SEVERITY)\", as NHC does.\n"
+                 "\n"
+                 "With --slurm (for slurm.conf's HealthCheckProgram, through\n"
+                 "/usr/libexec/llmtune/slurm-health-check, which takes no arguments): an unhealthy node is\n"
+                 "drained with `scontrol update NodeName=NAME State=DRAIN Reason=\"llmtune: RULE OBSERVED\"`;\n"
+                 "a healthy node is resumed only when its drain reason starts with \"llmtune:\", so a node\n"
+                 "drained by an operator for another reason is left alone (and never re-labelled). Under\n"
+                 "--root the audit reads DIR; scontrol still acts on the Slurm cluster of SLURM_CONF.\n"
+                 "\n"
+                 "  -s, --slurm           drain and resume the node through scontrol\n"
+                 "  -S, --severity LEVEL  info, warning or critical: the least severe failure that counts\n"
+                 "  -E, --drain-on-error  also count rules that cannot be evaluated\n"
+                 "  -n, --node NAME       the Slurm node name (default: node= of the config, else\n"
+                 "                        $SLURMD_NODENAME, else this host's short name)\n"
+                 "  -p, --profile NAME|FILE  the profile (default: profile= of the config, else detected)\n"
+                 "  -c, --config FILE     settings file instead of " HC_CONFIG " (under the root):\n"
+                 "                        [health-check] severity, drain-on-error, node, profile\n"
+                 "  -v, --verbose         also say what was decided and how long the check took\n"
+                 "\n"
+                 "Exit status (NHC's convention: 0 healthy): 0 healthy, 1 unhealthy (drained, or left\n"
+                 "drained by someone else), 2 the check could not run or scontrol failed (nothing changed).\n",
+        .run = health_check_cmd,
+};
