@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "lib-pci.h"
 #include "parse.h"
@@ -122,7 +123,8 @@ static void read_link(struct facts *f, struct pcilib *p, const char *pci_err, co
                 return;
         }
         _cleanup_free_ char *why =
-                crc < 0      ? xasprintf("config space unreadable (%s) and no sysfs link attributes", errno_name(crc))
+                crc == -ENOENT ? xstrdup("no config space file in the tree and no sysfs link attributes")
+                : crc < 0    ? xasprintf("config space unreadable (%s) and no sysfs link attributes", errno_name(crc))
                 : len <= 64  ? xstrdup("config space holds only the 64-byte header (unprivileged reads stop there) "
                                        "and no sysfs link attributes")
                 : rc == -EIO ? xasprintf("libpci failed on the config space (%s) and no sysfs link attributes",
@@ -233,17 +235,24 @@ static void acs_facts(struct facts *f, struct pcilib *p, const char *pci_err, co
                 size_t len = 0;
                 unsigned dom, bus, dev, fn, ctrl;
                 struct pcie_link l;
-                if (root_read(r, cfg, &data, &len) < 0)
+                int crc = root_read(r, cfg, &data, &len);
+                if (crc < 0)
                         len = 0;
                 int rc = parse_addr(a, &dom, &bus, &dev, &fn) ? pcilib_pcie_link(p, dom, bus, dev, fn, len, &l)
                                                               : -EINVAL;
                 if (rc == -ENOENT && len > 64)
                         continue; /* a conventional PCI bridge: no ACS */
                 if (rc < 0) {
+                        /* Say what is missing: no file at all (a trimmed tree), a file that could not
+                         * be read, or a 64-byte one (what an unprivileged read of sysfs returns). */
                         _cleanup_free_ char *why =
-                                len <= 64 ? xasprintf("config space of %s holds only the 64-byte header (run as root)", a)
-                                          : xasprintf("config space of %s not decodable (%s)", a,
-                                                      p ? pcilib_last_error(p) : pci_err);
+                                crc == -ENOENT ? xasprintf("no config space file for %s in the tree", a)
+                                : crc < 0      ? xasprintf("config space of %s unreadable (%s)", a, errno_name(crc))
+                                : len <= 64    ? xasprintf("config space of %s holds only the 64-byte header%s", a,
+                                                           geteuid() == 0 ? " (the file was captured unprivileged)"
+                                                                          : " (run as root)")
+                                               : xasprintf("config space of %s not decodable (%s)", a,
+                                                           p ? pcilib_last_error(p) : pci_err);
                         fact_absent(f, cfg, why, "%s.acs_redirect", prefix);
                         strv_free(&hits);
                         return;

@@ -74,16 +74,21 @@ static int iommu_run(struct facts *f)
                 fact_str(f, src, "passthrough", "iommu.mode");
         else if (urc == 0 && units.n == 0 && (grc < 0 || groups.n == 0))
                 fact_str(f, CLASS_DIR, "off", "iommu.mode");
-        else if (cmd && (urc == 0 || streq(cmd, "off")))
+        /* A foreign tree without /sys/class/iommu (not copied) still has the command line the
+         * machine booted with; on the live system a missing class directory means no IOMMU driver,
+         * whatever the command line asks for. */
+        else if (cmd && (urc == 0 || streq(cmd, "off") || (urc == -ENOENT && !root_is_live(r))))
                 fact_str(f, "/proc/cmdline", cmd, "iommu.mode");
         else if (urc == 0)
                 fact_absent(f, GROUPS_DIR,
                             "an IOMMU is registered but the groups' default domain type is not exported (kernel "
                             "before 5.11) and the command line does not say",
                             "iommu.mode");
-        else
-                fact_absent(f, CLASS_DIR, "no " CLASS_DIR " under the root and nothing on the command line",
+        else if (urc == -ENOENT)
+                fact_absent(f, CLASS_DIR, "no " CLASS_DIR " under the root and no iommu mode on its /proc/cmdline",
                             "iommu.mode");
+        else
+                fact_unreadable(f, CLASS_DIR, urc, NULL, "iommu.mode");
         strv_free(&units);
         strv_free(&groups);
         return 0;

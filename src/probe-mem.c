@@ -16,7 +16,8 @@
 #define THP_DIR "/sys/kernel/mm/transparent_hugepage"
 
 /* Value of "Key:   N kB" in /proc/meminfo, in bytes. */
-int meminfo_bytes(struct root *r, const char *key, uint64_t *ret)
+/* One "Key: value [kB]" line: the number, and whether it carried the kB unit. */
+static int meminfo_value(struct root *r, const char *key, uint64_t *ret, bool *kb_unit)
 {
         const char *data;
         int rc = root_read(r, "/proc/meminfo", &data, NULL);
@@ -27,10 +28,13 @@ int meminfo_bytes(struct root *r, const char *key, uint64_t *ret)
                 if (strncmp(p, key, kl) == 0 && p[kl] == ':') {
                         uint64_t kb;
                         char unit[4] = "";
-                        int n = sscanf(p + kl + 1, " %" SCNu64 " %3s", &kb, unit);
-                        if (n < 1 || (n == 2 && !streq(unit, "kB")) || kb > UINT64_MAX / 1024)
+                        const char *nl = strchr(p, '\n');
+                        _cleanup_free_ char *line = nl ? xstrndup(p, (size_t)(nl - p)) : xstrdup(p);
+                        int n = sscanf(line + kl + 1, " %" SCNu64 " %3s", &kb, unit);
+                        if (n < 1 || (n == 2 && !streq(unit, "kB")))
                                 return -EBADMSG;
-                        *ret = kb * 1024;
+                        *ret = kb;
+                        *kb_unit = n == 2;
                         return 0;
                 }
                 const char *nl = strchr(p, '\n');
@@ -39,6 +43,26 @@ int meminfo_bytes(struct root *r, const char *key, uint64_t *ret)
                 p = nl + 1;
         }
         return -ENOENT;
+}
+
+int meminfo_bytes(struct root *r, const char *key, uint64_t *ret)
+{
+        uint64_t v;
+        bool kb = false;
+        int rc = meminfo_value(r, key, &v, &kb);
+        if (rc < 0)
+                return rc;
+        if (v > UINT64_MAX / 1024) /* a line without a unit has always been read as kB */
+                return -EBADMSG;
+        *ret = v * 1024;
+        return 0;
+}
+
+int meminfo_count(struct root *r, const char *key, uint64_t *ret)
+{
+        bool kb = false;
+        int rc = meminfo_value(r, key, ret, &kb);
+        return rc < 0 ? rc : kb ? -EBADMSG : 0;
 }
 
 static void mem_fact(struct facts *f, const char *key, const char *name)
@@ -103,7 +127,16 @@ static void probe_thp_file(struct facts *f, const char *file)
         _cleanup_free_ char *line = NULL;
         int rc = root_read_line(facts_root(f), path, &line);
         if (rc == -ENOENT || rc == -ENOTDIR) {
-                fact_absent(f, path, "kernel without transparent hugepages", "thp.%s", file);
+                /* Only the live system may conclude anything about the kernel; meminfo's
+                 * AnonHugePages line exists only on kernels with THP. */
+                uint64_t anon;
+                const char *why = !root_is_live(facts_root(f))
+                                          ? meminfo_bytes(facts_root(f), "AnonHugePages", &anon) == 0
+                                                    ? "no " THP_DIR " in this tree (/proc/meminfo shows "
+                                                      "AnonHugePages: the kernel has THP, its mode is unknown)"
+                                                    : "no " THP_DIR " in this tree"
+                                          : "kernel without transparent hugepages";
+                fact_absent(f, path, why, "thp.%s", file);
                 return;
         }
         if (rc < 0) {

@@ -398,6 +398,15 @@ static void fact_socket(struct facts *f, struct state *s, const char *prefix, st
         }
 }
 
+/* Whether the root has exactly one NUMA node (numa.nodes == 1). */
+static bool single_node(struct facts *f)
+{
+        const struct fact *n = facts_get(f, "numa.nodes");
+        bool neg;
+        uint64_t v;
+        return n && fact_number(n, &neg, &v) && !neg && v == 1;
+}
+
 static void gpu_sysfs(struct facts *f, struct state *s, size_t i)
 {
         struct root *r = facts_root(f);
@@ -428,9 +437,15 @@ static void gpu_sysfs(struct facts *f, struct state *s, size_t i)
         _cleanup_free_ char *np = dev_path(d, "numa_node");
         _cleanup_free_ char *nl = NULL;
         int64_t node;
-        if (fact_file_int(f, np, "no numa_node attribute (kernel without NUMA, or trimmed tree)", "%s.numa_node",
-                          prefix) == 0 &&
-            root_read_line(r, np, &nl) == 0 && parse_i64(nl, &node) == 0 && node >= -1 && node < INT32_MAX) {
+        if (root_read_line(r, np, &nl) == 0 && parse_i64(nl, &node) == 0 && node == -1 && single_node(f)) {
+                /* -1 is "the firmware does not say"; with one NUMA node there is only one answer. */
+                _cleanup_free_ char *src = xasprintf("%s (-1 on a machine with one NUMA node)", np);
+                fact_int(f, src, 0, "%s.numa_node", prefix);
+                g->numa_known = true;
+                g->numa_node = 0;
+        } else if (fact_file_int(f, np, "no numa_node attribute (kernel without NUMA, or trimmed tree)",
+                                 "%s.numa_node", prefix) == 0 &&
+                   nl && parse_i64(nl, &node) == 0 && node >= -1 && node < INT32_MAX) {
                 g->numa_known = true;
                 g->numa_node = (int)node;
         }

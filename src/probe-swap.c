@@ -63,14 +63,30 @@ static void probe_active(struct facts *f)
         const char *data;
         size_t len;
         int rc = root_read(facts_root(f), SWAPS, &data, &len);
-        const char *count_names[] = {"swap.active.count", "swap.zram.active"};
+        const char *count_names[] = {"swap.active.count", "swap.zram.active", "swap.active"};
+        if (rc == -ENOENT) {
+                /* A fact has more than one source: /proc/meminfo's SwapTotal says whether swap is
+                 * on (and how much), though not which areas. */
+                uint64_t total;
+                int mrc = meminfo_bytes(facts_root(f), "SwapTotal", &total);
+                _cleanup_free_ char *why =
+                        root_is_live(facts_root(f)) ? xstrdup("no /proc/swaps (kernel without swap support)")
+                        : mrc == 0 ? xasprintf("no /proc/swaps in this tree (/proc/meminfo SwapTotal: %" PRIu64 " kB)",
+                                               total / 1024)
+                                   : xstrdup("no /proc/swaps in this tree");
+                fact_absent(f, SWAPS, why, "swap.active.count");
+                fact_absent(f, SWAPS, why, "swap.zram.active");
+                if (mrc == 0)
+                        fact_bool(f, "/proc/meminfo", total > 0, "swap.active");
+                else if (mrc == -ENOENT)
+                        fact_absent(f, SWAPS, "no /proc/swaps and no SwapTotal in /proc/meminfo", "swap.active");
+                else
+                        fact_unreadable(f, "/proc/meminfo", mrc, "SwapTotal", "swap.active");
+                return;
+        }
         if (rc < 0 || memchr(data, '\0', len)) {
                 for (size_t i = 0; i < ARRAY_SIZE(count_names); i++)
-                        if (rc == -ENOENT)
-                                fact_absent(f, SWAPS, "no /proc/swaps (kernel without swap support)", "%s",
-                                            count_names[i]);
-                        else
-                                fact_unreadable(f, SWAPS, rc < 0 ? rc : -EBADMSG, NULL, "%s", count_names[i]);
+                        fact_unreadable(f, SWAPS, rc < 0 ? rc : -EBADMSG, NULL, "%s", count_names[i]);
                 return;
         }
         if (!startswith(data, "Filename")) {
@@ -93,6 +109,7 @@ static void probe_active(struct facts *f)
         }
         fact_uint(f, SWAPS, n, "swap.active.count");
         fact_uint(f, SWAPS, zram, "swap.zram.active");
+        fact_bool(f, SWAPS, n > 0, "swap.active");
 }
 
 static void probe_fstab(struct facts *f)

@@ -4,6 +4,7 @@
  * Listing all facts shows the ones training hosts care about; any other is read on demand.
  */
 #include <errno.h>
+#include <sys/stat.h>
 
 #include "facts.h"
 #include "parse.h"
@@ -29,7 +30,18 @@ static int sysctl_lookup(struct facts *f, const char *name)
         _cleanup_free_ char *line = NULL;
         int rc = root_read_line(facts_root(f), path, &line);
         if (rc == -ENOENT || rc == -ENOTDIR) {
-                fact_absent(f, path, "no such sysctl on this kernel", "%s", name);
+                /* vm.nr_hugepages is the default-size pool that /proc/meminfo counts as
+                 * HugePages_Total (Documentation/admin-guide/mm/hugetlbpage.rst): a tree without
+                 * /proc/sys still says it there. */
+                uint64_t pages;
+                if (streq(name, "sysctl.vm.nr_hugepages") && meminfo_count(facts_root(f), "HugePages_Total", &pages) == 0) {
+                        fact_uint(f, "/proc/meminfo", pages, "%s", name);
+                        return 0;
+                }
+                struct stat st;
+                bool in_tree = root_is_live(facts_root(f)) || root_stat(facts_root(f), "/proc/sys", &st, true) == 0;
+                fact_absent(f, path, in_tree ? "no such sysctl on this kernel" : "no /proc/sys in this tree", "%s",
+                            name);
                 return rc;
         }
         if (rc == -ENODATA) {

@@ -30,6 +30,8 @@ extern const size_t probe_count;
 
 /* Shared by probes that need /proc/meminfo values (probe-mem.c). */
 int meminfo_bytes(struct root *r, const char *key, uint64_t *ret);
+/* A unitless /proc/meminfo count (HugePages_Total). */
+int meminfo_count(struct root *r, const char *key, uint64_t *ret);
 
 /* The NCCL catalog for this run (probe-nccl.c); NULL when the data directory is unknown. */
 struct nccl_catalog;

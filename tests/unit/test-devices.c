@@ -531,6 +531,32 @@ START_TEST(topology_without_online)
 }
 END_TEST
 
+/* numa_node -1 with one NUMA node means node 0; with several it stays unknown (13.10). */
+START_TEST(numa_minus_one_single_node)
+{
+        put("sys/devices/system/cpu/online", "0-3\n");
+        for (int c = 0; c < 4; c++) {
+                char *p = xasprintf("sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
+                put(p, "0\n");
+                free(p);
+        }
+        put("sys/devices/system/node/node0/cpulist", "0-3\n");
+        pci_dev("0000:04:00.0", "0x10de\n", "0x15f8\n", "0x030200\n", "-1\n", "0-3\n");
+        struct ctx c = open_facts(top);
+        expect_str(&c, "gpu.0.numa_node", "0");
+        ck_assert_ptr_nonnull(strstr(get(&c, "gpu.0.numa_node")->source, "one NUMA node"));
+        expect_str(&c, "gpu.0.socket", "0");
+        close_facts(&c);
+        teardown();
+        setup();
+        two_sockets();
+        pci_dev("0000:04:00.0", "0x10de\n", "0x15f8\n", "0x030200\n", "-1\n", "0-7\n");
+        c = open_facts(top);
+        expect_str(&c, "gpu.0.numa_node", "-1");
+        close_facts(&c);
+}
+END_TEST
+
 /* One package of DIES dies x CORES cores x THREADS threads; CPU numbering as Linux gives it on
  * AMD (the second threads after all first threads). SIBLINGS: write thread_siblings_list. */
 static void multi_die(int dies, int cores, int threads, bool siblings, const char *id_file, int online_threads)
@@ -829,6 +855,7 @@ static Suite *suite(void)
         tcase_add_test(t, ib_class_missing_with_hcas_on_pci);
         tcase_add_test(t, topology_without_online);
         tcase_add_test(t, multi_die_cores);
+        tcase_add_test(t, numa_minus_one_single_node);
         suite_add_tcase(s, t);
         TCase *k = tcase_create("corpus");
         tcase_add_checked_fixture(k, setup, teardown);

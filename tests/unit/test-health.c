@@ -159,7 +159,22 @@ START_TEST(iommu_off_and_cmdline)
         get(f, "iommu.units", FACT_ABSENT);
         close_facts(f);
 
-        put("proc/cmdline", "quiet iommu=pt\n");
+        /* a foreign tree without /sys/class/iommu: the mode comes from its command line (13.5) */
+        static const char *const cases[][2] = {
+                {"quiet iommu=pt\n", "passthrough"},
+                {"quiet iommu.passthrough=1\n", "passthrough"},
+                {"quiet iommu.passthrough=0\n", "translated"},
+                {"quiet intel_iommu=on\n", "translated"},
+                {"quiet intel_iommu=on iommu=pt\n", "passthrough"},
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                put("proc/cmdline", cases[i][0]);
+                f = open_facts();
+                eq(f, "iommu.mode", cases[i][1]);
+                ck_assert_str_eq(facts_get(f, "iommu.mode")->source, "/proc/cmdline");
+                close_facts(f);
+        }
+        put("proc/cmdline", "quiet\n");
         f = open_facts();
         get(f, "iommu.mode", FACT_ABSENT);
         close_facts(f);

@@ -236,7 +236,7 @@ START_TEST(modules_without_proc_modules)
         assert_str(f, "module.nvidia.state", "live");
         assert_str(f, "module.nouveau.loaded", "true");
         assert_str(f, "module.nouveau.state", "builtin");
-        assert_status(f, "module.ib_core.loaded", FACT_ABSENT, "no /proc/modules: kernel without loadable module support");
+        assert_status(f, "module.ib_core.loaded", FACT_ABSENT, "no /proc/modules in this tree");
         assert_str(f, "module.loaded", "nvidia");
         assert_status(f, "nvidia.driver.version", FACT_ABSENT, "no NVIDIA driver loaded");
         assert_status(f, "kernel.cmdline.module_blacklist", FACT_ABSENT, NULL);
@@ -347,6 +347,48 @@ START_TEST(mounts_fallback_and_unreadable)
         f = open_facts();
         assert_status(f, "mount.count", FACT_UNREADABLE, "ELOOP");
         assert_status(f, "mem.shm.size", FACT_UNREADABLE, "ELOOP");
+        close_facts(f);
+        tmptree_drop();
+}
+END_TEST
+
+/* A tree without /proc/swaps, /proc/modules, the THP directory or /proc/sys: the second source where
+ * there is one (meminfo), else a reason that names what the tree lacks (13.1, 13.6). */
+START_TEST(partial_tree_second_sources)
+{
+        tmptree_new("system");
+        puts_("proc/meminfo", "MemTotal:       3742148 kB\nSwapTotal:       8388604 kB\nSwapFree:        8388604 kB\n"
+                              "AnonHugePages:     26624 kB\nHugePages_Total:    4096\nHugePages_Free:     4096\n");
+        puts_("proc/sys/vm/swappiness", "60\n");
+        struct facts *f = open_facts();
+        assert_str(f, "swap.active", "true");
+        ck_assert_str_eq(get(f, "swap.active")->source, "/proc/meminfo");
+        assert_status(f, "swap.active.count", FACT_ABSENT, "no /proc/swaps in this tree (/proc/meminfo SwapTotal: 8388604 kB)");
+        assert_status(f, "module.loaded", FACT_ABSENT, "no /proc/modules in this tree");
+        assert_status(f, "module.nvidia.loaded", FACT_ABSENT, "no /proc/modules in this tree");
+        assert_status(f, "thp.enabled", FACT_ABSENT, "AnonHugePages");
+        assert_str(f, "sysctl.vm.nr_hugepages", "4096");
+        ck_assert_str_eq(get(f, "sysctl.vm.nr_hugepages")->source, "/proc/meminfo");
+        close_facts(f);
+        tmptree_drop();
+
+        /* no swap by meminfo, and no /proc/sys at all */
+        tmptree_new("system");
+        puts_("proc/meminfo", "MemTotal:       3742148 kB\nSwapTotal:             0 kB\n");
+        f = open_facts();
+        assert_str(f, "swap.active", "false");
+        assert_status(f, "sysctl.vm.swappiness", FACT_ABSENT, "no /proc/sys in this tree");
+        assert_status(f, "thp.enabled", FACT_ABSENT, "no /sys/kernel/mm/transparent_hugepage in this tree");
+        close_facts(f);
+        tmptree_drop();
+
+        /* with /proc/swaps, swap.active follows it */
+        tmptree_new("system");
+        puts_("proc/swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n");
+        puts_("proc/meminfo", "SwapTotal:       8388604 kB\n");
+        f = open_facts();
+        assert_str(f, "swap.active", "false");
+        assert_str(f, "swap.active.count", "0");
         close_facts(f);
         tmptree_drop();
 }
@@ -664,6 +706,7 @@ int main(void)
         tcase_add_test(tc, modules_without_proc_modules);
         tcase_add_test(tc, modules_garbage);
         tcase_add_test(tc, mounts_fallback_and_unreadable);
+        tcase_add_test(tc, partial_tree_second_sources);
         tcase_add_test(tc, md_alignment);
         tcase_add_test(tc, md_from_mdstat_only);
         tcase_add_test(tc, md_device_node_in_foreign_root);
