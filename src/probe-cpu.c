@@ -4,6 +4,7 @@
  * policies (Documentation/admin-guide/pm/cpufreq.rst) with the intel_pstate/amd_pstate mode.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 
 #include "cpu-topo.h"
@@ -38,6 +39,105 @@ static void probe_topology(struct facts *f, const struct cpu_topo *t)
         fact_int(f, src, (int64_t)with_core / t->ncores, "cpu.threads_per_core");
 }
 
+/*
+ * Arm: /proc/cpuinfo has no model name, only "CPU implementer" and "CPU part" per CPU (the MIDR
+ * fields, arch/arm64/kernel/cpuinfo.c). Named as lscpu names them; the parts of the Arm and NVIDIA
+ * cores found in GPU hosts, others as "IMPLEMENTER part 0xNNN".
+ */
+static const struct {
+        unsigned impl;
+        const char *vendor;
+} arm_vendors[] = {
+        {0x41, "ARM"},     {0x42, "Broadcom"}, {0x43, "Cavium"},  {0x46, "Fujitsu"}, {0x48, "HiSilicon"},
+        {0x4e, "NVIDIA"},  {0x50, "APM"},      {0x51, "Qualcomm"}, {0x61, "Apple"},  {0x6d, "Microsoft"},
+        {0xc0, "Ampere"},
+};
+
+static const struct {
+        unsigned impl, part;
+        const char *name;
+} arm_parts[] = {
+        {0x41, 0xd03, "Cortex-A53"},   {0x41, 0xd05, "Cortex-A55"},   {0x41, 0xd07, "Cortex-A57"},
+        {0x41, 0xd08, "Cortex-A72"},   {0x41, 0xd09, "Cortex-A73"},   {0x41, 0xd0a, "Cortex-A75"},
+        {0x41, 0xd0b, "Cortex-A76"},   {0x41, 0xd0c, "Neoverse-N1"},  {0x41, 0xd0d, "Cortex-A77"},
+        {0x41, 0xd40, "Neoverse-V1"},  {0x41, 0xd41, "Cortex-A78"},   {0x41, 0xd42, "Cortex-A78AE"},
+        {0x41, 0xd44, "Cortex-X1"},    {0x41, 0xd46, "Cortex-A510"},  {0x41, 0xd47, "Cortex-A710"},
+        {0x41, 0xd48, "Cortex-X2"},    {0x41, 0xd49, "Neoverse-N2"},  {0x41, 0xd4a, "Neoverse-E1"},
+        {0x41, 0xd4b, "Cortex-A78C"},  {0x41, 0xd4c, "Cortex-X1C"},   {0x41, 0xd4d, "Cortex-A715"},
+        {0x41, 0xd4e, "Cortex-X3"},    {0x41, 0xd4f, "Neoverse-V2"},  {0x41, 0xd80, "Cortex-A520"},
+        {0x41, 0xd81, "Cortex-A720"},  {0x41, 0xd82, "Cortex-X4"},    {0x41, 0xd84, "Neoverse-V3"},
+        {0x41, 0xd85, "Cortex-X925"},  {0x41, 0xd87, "Cortex-A725"},  {0x41, 0xd8e, "Neoverse-N3"},
+        {0x4e, 0x003, "Denver 2"},     {0x4e, 0x004, "Carmel"},       {0x46, 0x001, "A64FX"},
+        {0x48, 0xd01, "TaiShan-v110"}, {0xc0, 0xac3, "Ampere-1"},     {0xc0, 0xac4, "Ampere-1a"},
+};
+
+/* The value of "KEY<spaces>: VALUE" on the line at P, or NULL. */
+static char *line_value(const char *p, const char *key)
+{
+        size_t kl = strlen(key);
+        if (strncmp(p, key, kl) != 0 || (p[kl] != '\t' && p[kl] != ' ' && p[kl] != ':'))
+                return NULL;
+        const char *colon = strchr(p, ':'), *nl = strchr(p, '\n');
+        if (!colon || (nl && colon > nl))
+                return NULL;
+        colon++;
+        while (*colon == ' ' || *colon == '\t')
+                colon++;
+        char *v = xstrndup(colon, nl ? (size_t)(nl - colon) : strlen(colon));
+        return strip_trailing(v);
+}
+
+static bool arm_model(struct facts *f, const char *data)
+{
+        struct strv names = {0};
+        uint64_t impl = UINT64_MAX;
+        for (const char *p = data; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+                _cleanup_free_ char *iv = line_value(p, "CPU implementer");
+                _cleanup_free_ char *pv = line_value(p, "CPU part");
+                uint64_t v;
+                if (iv && parse_u64(iv, &v) == 0)
+                        impl = v;
+                if (!pv || impl == UINT64_MAX || parse_u64(pv, &v) < 0)
+                        continue;
+                const char *vendor = NULL, *part = NULL;
+                for (size_t i = 0; i < ARRAY_SIZE(arm_vendors); i++)
+                        if (arm_vendors[i].impl == impl)
+                                vendor = arm_vendors[i].vendor;
+                for (size_t i = 0; i < ARRAY_SIZE(arm_parts); i++)
+                        if (arm_parts[i].impl == impl && arm_parts[i].part == v)
+                                part = arm_parts[i].name;
+                _cleanup_free_ char *vbuf = vendor ? NULL : xasprintf("implementer 0x%02" PRIx64, impl);
+                char *name = part ? xasprintf("%s %s", vendor ? vendor : vbuf, part)
+                                  : xasprintf("%s part 0x%03" PRIx64, vendor ? vendor : vbuf, v);
+                if (!strv_contains(&names, name))
+                        strv_add(&names, name);
+                free(name);
+        }
+        if (names.n) {
+                /* big.LITTLE and DynamIQ systems have several core types: name each once */
+                _cleanup_free_ char *joined = strv_join(&names, " + ");
+                fact_str(f, "/proc/cpuinfo (CPU implementer, CPU part)", joined, "cpu.model");
+                strv_free(&names);
+                return true;
+        }
+        /* No MIDR fields: the board's own name (device tree, then DMI) */
+        static const char *const boards[] = {"/proc/device-tree/model", "/sys/firmware/devicetree/base/model",
+                                             "/sys/class/dmi/id/product_name"};
+        for (size_t i = 0; i < ARRAY_SIZE(boards); i++) {
+                const char *d;
+                size_t len;
+                if (root_read(facts_root(f), boards[i], &d, &len) < 0 || len == 0)
+                        continue;
+                /* the device-tree property is NUL-terminated */
+                _cleanup_free_ char *v = xstrndup(d, strnlen(d, len));
+                if (!*strip_trailing(v))
+                        continue;
+                fact_str(f, boards[i], v, "cpu.model");
+                return true;
+        }
+        return false;
+}
+
 static void probe_model(struct facts *f)
 {
         const char *data;
@@ -45,6 +145,9 @@ static void probe_model(struct facts *f)
                 fact_absent(f, "/proc/cpuinfo", "no /proc/cpuinfo", "cpu.model");
                 return;
         }
+        /* Arm: the implementer/part names, not the "Processor : AArch64 Processor rev 4" of old kernels */
+        if (strstr(data, "CPU implementer") && arm_model(f, data))
+                return;
         /* x86 says "model name", POWER says "cpu", Arm often only "CPU implementer". */
         static const char *const keys[] = {"model name", "cpu", "Processor"};
         for (size_t k = 0; k < ARRAY_SIZE(keys); k++)
@@ -62,7 +165,10 @@ static void probe_model(struct facts *f)
                         fact_str(f, "/proc/cpuinfo", strip_trailing(v), "cpu.model");
                         return;
                 }
-        fact_absent(f, "/proc/cpuinfo", "no model line in /proc/cpuinfo", "cpu.model");
+        if (arm_model(f, data))
+                return;
+        fact_absent(f, "/proc/cpuinfo", "no model line in /proc/cpuinfo, no device-tree model, no DMI product name",
+                    "cpu.model");
 }
 
 /* One cpufreq policy directory: cpufreq/policyN on current kernels, cpuN/cpufreq on old ones. */

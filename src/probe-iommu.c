@@ -85,7 +85,7 @@ static int iommu_run(struct facts *f)
                             "before 5.11) and the command line does not say",
                             "iommu.mode");
         else if (urc == -ENOENT)
-                fact_absent(f, CLASS_DIR, "no " CLASS_DIR " under the root and no iommu mode on its /proc/cmdline",
+                fact_absent(f, CLASS_DIR, "no " CLASS_DIR " under the root and nothing on the command line",
                             "iommu.mode");
         else
                 fact_unreadable(f, CLASS_DIR, urc, NULL, "iommu.mode");

@@ -394,6 +394,42 @@ START_TEST(partial_tree_second_sources)
 }
 END_TEST
 
+/* aarch64: cpu.model from the implementer/part fields, as lscpu names them (13.11). */
+START_TEST(arm_cpu_model)
+{
+        tmptree_new("system");
+        /* a GB10-style desktop: 10 Cortex-X925 + 10 Cortex-A725, old "Processor" line too */
+        struct sbuf b = {0};
+        sbuf_add(&b, "Processor\t: AArch64 Processor rev 1 (aarch64)\n");
+        for (int i = 0; i < 4; i++)
+                sbuf_addf(&b, "processor\t: %d\nBogoMIPS\t: 2000.00\nCPU implementer\t: 0x41\nCPU architecture: 8\n"
+                              "CPU variant\t: 0x0\nCPU part\t: %s\nCPU revision\t: 1\n\n",
+                          i, i < 2 ? "0xd85" : "0xd87");
+        puts_("proc/cpuinfo", b.s);
+        free(sbuf_steal(&b));
+        struct facts *f = open_facts();
+        assert_str(f, "cpu.model", "ARM Cortex-X925 + ARM Cortex-A725");
+        close_facts(f);
+        /* Grace (Neoverse-V2), and a part not in the table */
+        puts_("proc/cpuinfo", "processor\t: 0\nCPU implementer\t: 0x41\nCPU part\t: 0xd4f\n\n"
+                              "processor\t: 1\nCPU implementer\t: 0x41\nCPU part\t: 0xd4f\n");
+        f = open_facts();
+        assert_str(f, "cpu.model", "ARM Neoverse-V2");
+        close_facts(f);
+        puts_("proc/cpuinfo", "processor\t: 0\nCPU implementer\t: 0x4e\nCPU part\t: 0x0ff\n");
+        f = open_facts();
+        assert_str(f, "cpu.model", "NVIDIA part 0x0ff");
+        close_facts(f);
+        /* no MIDR fields: the device-tree model */
+        puts_("proc/cpuinfo", "processor\t: 0\nBogoMIPS\t: 50.00\n");
+        tmptree_write("proc/device-tree/model", "NVIDIA Jetson AGX Orin Developer Kit", 37);
+        f = open_facts();
+        assert_str(f, "cpu.model", "NVIDIA Jetson AGX Orin Developer Kit");
+        close_facts(f);
+        tmptree_drop();
+}
+END_TEST
+
 START_TEST(md_alignment)
 {
         tmptree_new("system");
@@ -707,6 +743,7 @@ int main(void)
         tcase_add_test(tc, modules_garbage);
         tcase_add_test(tc, mounts_fallback_and_unreadable);
         tcase_add_test(tc, partial_tree_second_sources);
+        tcase_add_test(tc, arm_cpu_model);
         tcase_add_test(tc, md_alignment);
         tcase_add_test(tc, md_from_mdstat_only);
         tcase_add_test(tc, md_device_node_in_foreign_root);
