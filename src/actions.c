@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "affinity.h"
+#include "command.h"
 #include "mounts.h"
 #include "parse.h"
 #include "test-hooks.h"
@@ -18,6 +20,37 @@
  * following any symbolic link (root_open_nolinks) unless FOLLOW: a link planted in a parent of a
  * managed path must not redirect a write. Only runtime values in a fixture tree follow links, the
  * way the kernel's sysfs paths do. */
+/* Where FD is, as the kernel names it (NULL if it cannot say). */
+static char *fd_path(int fd)
+{
+        char link[64], buf[4096];
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, buf, sizeof(buf) - 1);
+        if (n <= 0)
+                return NULL;
+        buf[n] = '\0';
+        return xstrdup(buf);
+}
+
+/* Is the directory DFD, wherever links led, under /sys or /proc/sys of the root? Runtime values
+ * follow links (sysfs is made of them) but must not be led anywhere else: a link planted in a tree
+ * (policy0 -> /etc/cron.d) would turn a value write into a file in another area. */
+static bool in_value_area(struct root *r, int dfd)
+{
+        int rfd = root_open(r, "/", O_PATH | O_DIRECTORY, 0);
+        if (rfd < 0)
+                return false;
+        _cleanup_free_ char *top = fd_path(rfd), *dir = fd_path(dfd);
+        close(rfd);
+        if (!top || !dir)
+                return false;
+        size_t n = streq(top, "/") ? 0 : strlen(top);
+        if (strncmp(dir, top, n) != 0)
+                return false;
+        const char *rel = dir + n;
+        return streq(rel, "/sys") || startswith(rel, "/sys/") || streq(rel, "/proc/sys") || startswith(rel, "/proc/sys/");
+}
+
 static int open_dir_at(struct root *r, const char *path, char **ret_base, bool follow)
 {
         _cleanup_free_ char *p = xstrdup(path);
@@ -29,6 +62,10 @@ static int open_dir_at(struct root *r, const char *path, char **ret_base, bool f
                         : root_open_nolinks(r, *p ? p : "/", O_RDONLY | O_DIRECTORY, 0);
         if (fd < 0)
                 return fd;
+        if (follow && !in_value_area(r, fd)) {
+                close(fd);
+                return -EXDEV;
+        }
         *ret_base = xstrdup(slash + 1);
         return fd;
 }
@@ -206,7 +243,13 @@ static int write_value(struct root *r, const char *path, const char *value)
         if (rc < 0)
                 return rc;
         if (root_is_live(r)) {
-                int fd = root_open(r, path, O_WRONLY | O_TRUNC, 0);
+                _cleanup_free_ char *base = NULL;
+                int dfd = open_dir_at(r, path, &base, true);
+                if (dfd < 0)
+                        return dfd;
+                int fd = openat(dfd, base, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+                fd = fd < 0 ? -errno : fd;
+                close(dfd);
                 if (fd < 0)
                         return fd;
                 rc = write_all(fd, value, strlen(value));
@@ -345,7 +388,8 @@ static int tree_remount(struct root *r, const char *mp, const char *options)
 
 /* --- commands ---------------------------------------------------------------------------------- */
 
-static int run_argv(char *const *argv, char **err)
+/* KEEP_FD (or -1) stays open in the child: the image a command is handed as /proc/self/fd/N. */
+static int run_argv(char *const *argv, int keep_fd, char **err)
 {
         pid_t pid = fork();
         if (pid < 0)
@@ -355,6 +399,8 @@ static int run_argv(char *const *argv, char **err)
                 if (devnull >= 0)
                         dup2(devnull, STDIN_FILENO);
                 dup2(STDERR_FILENO, STDOUT_FILENO); /* our stdout may be JSON */
+                if (keep_fd >= 0)
+                        fcntl(keep_fd, F_SETFD, 0);
                 execvp(argv[0], argv);
                 _exit(127);
         }
@@ -370,36 +416,53 @@ static int run_argv(char *const *argv, char **err)
         return -EIO;
 }
 
-/* Under a foreign root a command runs only on image files inside the tree (tune2fs on a fixture's
- * dev/md0); anything else would act on this machine and is skipped. 1 = skipped. */
+/*
+ * Run one of llmtune's commands (command.h): ARGV is parsed into typed fields and the argv that
+ * runs is built from them, never taken as it stands (it may come from the change log). Under a
+ * foreign root only tune2fs on an image inside the tree runs, handed the image as /proc/self/fd/N
+ * of a file opened through the root handle; anything else would act on this machine and is
+ * skipped. 1 = skipped.
+ */
 static int run_command(struct root *r, const struct strv *argv, char **err)
 {
         if (argv->n == 0)
                 return 1;
+        struct cmd c;
+        int rc = cmd_parse(argv, &c, err);
+        if (rc < 0)
+                return -EPERM;
         int fault = injected_failure(argv->v[0]);
         if (fault < 0) {
                 *err = xasprintf("%s: %s (injected by LLMTUNE_TEST_FAULT)", argv->v[0], strerror(-fault));
+                cmd_clear(&c);
                 return fault;
         }
-        char **v = xcalloc(argv->n + 1, sizeof(char *));
-        bool on_image = false;
-        for (size_t i = 0; i < argv->n; i++) {
-                v[i] = xstrdup(argv->v[i]);
-                if (!root_is_live(r) && argv->v[i][0] == '/') {
-                        struct stat st;
-                        if (root_stat(r, argv->v[i], &st, false) == 0 && S_ISREG(st.st_mode)) {
-                                free(v[i]);
-                                v[i] = root_host_path(r, argv->v[i]);
-                                on_image = true;
-                        }
+        int fd = -1;
+        _cleanup_free_ char *devarg = NULL;
+        rc = 0;
+        if (!root_is_live(r)) {
+                if (c.tool != CMD_TUNE2FS)
+                        rc = 1;
+                else if ((fd = cmd_open_image(r, c.device, err)) < 0)
+                        rc = fd;
+                else
+                        devarg = xasprintf("/proc/self/fd/%d", fd);
+        } else if (c.tool == CMD_TUNE2FS) {
+                struct stat st;
+                if (stat(c.device, &st) < 0 || !S_ISBLK(st.st_mode)) {
+                        *err = xasprintf("tune2fs: %s is not a block device", c.device);
+                        rc = -EPERM;
                 }
         }
-        int rc = 1;
-        if (root_is_live(r) || on_image)
-                rc = run_argv(v, err);
-        for (size_t i = 0; i < argv->n; i++)
-                free(v[i]);
-        free(v);
+        if (rc == 0) {
+                struct strv v = {0};
+                cmd_argv(&c, devarg, &v);
+                rc = run_argv(v.v, fd, err);
+                strv_free(&v);
+        }
+        if (fd >= 0)
+                close(fd);
+        cmd_clear(&c);
         return rc;
 }
 
@@ -482,7 +545,7 @@ static int remount(struct root *r, const struct change *c, const char *options, 
                 strv_add(&argv, "-o");
                 strv_add(&argv, o);
                 strv_add(&argv, c->target);
-                rc = run_argv(argv.v, err);
+                rc = run_argv(argv.v, -1, err);
                 strv_free(&argv);
                 return rc;
         }
@@ -494,6 +557,8 @@ static int remount(struct root *r, const struct change *c, const char *options, 
 
 static char *errmsg(const struct change *c, const char *what, int rc)
 {
+        if (rc == -EXDEV && c->type == CHANGE_VALUE)
+                return xasprintf("%s %s: refused: a link on the way leads out of /sys and /proc/sys", what, c->target);
         if (rc == -ELOOP)
                 return xasprintf("%s %s: refused: a symbolic link is at that path or in a directory above it "
                                  "(it could point anywhere; replace it with a real file or directory)",
@@ -523,14 +588,98 @@ static bool clean_path(const char *p)
         }
 }
 
+/* Directories where a file change may put a file named "*llmtune*": the drop-in directories a
+ * remedy writes (sysctl.d, tmpfiles.d, modprobe.d, the rules' "dropin" paths). Not cron.d,
+ * sudoers.d, profile.d or any other place whose files run something for someone. */
+static const char *const dropin_dirs[] = {
+        "/etc/sysctl.d/",           "/etc/tmpfiles.d/",        "/etc/modprobe.d/",
+        "/etc/modules-load.d/",     "/etc/security/limits.d/", "/etc/systemd/system.conf.d/",
+        "/etc/systemd/user.conf.d/", "/etc/udev/rules.d/",     "/etc/default/grub.d/",
+        "/etc/dracut.conf.d/",      "/etc/initramfs-tools/conf.d/",
+};
+
+/* Files a remedy writes in place, and the unit files and configuration a link masks (a real file
+ * in the way of such a link is removed first, and put back by rollback). */
+static const char *const fixed_files[] = {
+        "/etc/fstab", "/etc/nccl.conf", AFFINITY_CONF, "/etc/systemd/zram-generator.conf",
+        "/etc/systemd/system/zramswap.service",
+};
+
+#define WANTS_DIR "/etc/systemd/system/multi-user.target.wants/"
+
+static bool file_target_allowed(const char *t)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(fixed_files); i++)
+                if (streq(t, fixed_files[i]))
+                        return true;
+        const char *base = strrchr(t, '/') + 1;
+        /* a file in the way of the link service-enable makes */
+        if (startswith(t, WANTS_DIR) && base == t + strlen(WANTS_DIR))
+                return true;
+        if (!strstr(base, "llmtune"))
+                return false;
+        for (size_t i = 0; i < ARRAY_SIZE(dropin_dirs); i++)
+                if (startswith(t, dropin_dirs[i]) && base == t + strlen(dropin_dirs[i]))
+                        return true;
+        /* a unit drop-in: /etc/systemd/system/UNIT.d/NAME.conf */
+        if (startswith(t, "/etc/systemd/system/") && endswith(base, ".conf")) {
+                const char *d = t + strlen("/etc/systemd/system/");
+                const char *slash = strchr(d, '/');
+                if (slash && slash + 1 == base && slash - d > 2 && strncmp(slash - 2, ".d", 2) == 0)
+                        return true;
+        }
+        return false;
+}
+
+/* Link targets llmtune writes: /dev/null (masking) or a unit file (enabling). */
+static bool link_value_allowed(const char *v)
+{
+        return !v || streq(v, "/dev/null") ||
+               (clean_path(v) && (startswith(v, "/etc/systemd/system/") || startswith(v, "/usr/lib/systemd/system/") ||
+                                  startswith(v, "/lib/systemd/system/")));
+}
+
+/* Values naming a program the kernel runs on its own: never a runtime value llmtune sets. */
+static const char *const exec_values[] = {
+        "/proc/sys/kernel/core_pattern", "/proc/sys/kernel/modprobe", "/proc/sys/kernel/poweroff_cmd",
+        "/proc/sys/kernel/hotplug",      "/sys/kernel/uevent_helper", "/proc/sys/fs/binfmt_misc/",
+};
+
+/* Tabs separate the fields of kernel tables and multi-number sysctls ("4096\t131072\t6291456"). */
+static bool has_control(const char *s)
+{
+        for (; s && *s; s++)
+                if (((unsigned char)*s < 0x20 && *s != '\t') || *s == 0x7f)
+                        return true;
+        return false;
+}
+
+/* A mount option list as /proc/mounts prints it: no spaces, quotes or control characters. */
+static bool options_ok(const char *s)
+{
+        if (!s || !*s)
+                return false;
+        for (; *s; s++)
+                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+                      strchr("_=,.:/@+-", *s)))
+                        return false;
+        return true;
+}
+
 bool action_target_allowed(const struct change *c)
 {
         switch (c->type) {
         case CHANGE_FILE:
+                return clean_path(c->target) && file_target_allowed(c->target);
         case CHANGE_SYMLINK:
-                return clean_path(c->target) && startswith(c->target, "/etc/");
+                return clean_path(c->target) && startswith(c->target, "/etc/systemd/");
         case CHANGE_VALUE:
-                return clean_path(c->target) && (startswith(c->target, "/sys/") || startswith(c->target, "/proc/sys/"));
+                if (!clean_path(c->target) || !(startswith(c->target, "/sys/") || startswith(c->target, "/proc/sys/")))
+                        return false;
+                for (size_t i = 0; i < ARRAY_SIZE(exec_values); i++)
+                        if (startswith(c->target, exec_values[i]))
+                                return false;
+                return true;
         case CHANGE_SWAP:
         case CHANGE_MOUNTOPT:
                 return clean_path(c->target);
@@ -545,17 +694,77 @@ static int refuse_target(const struct change *c, char **err)
 {
         *err = xasprintf("refused to change %s: a %s change may only write %s", c->target ? c->target : "(none)",
                          change_type_name(c->type),
-                         c->type == CHANGE_VALUE ? "under /sys or /proc/sys"
-                         : c->type == CHANGE_FILE || c->type == CHANGE_SYMLINK ? "under /etc"
-                                                                                : "a clean absolute path");
+                         c->type == CHANGE_VALUE ? "under /sys or /proc/sys (not a file naming a program the kernel runs)"
+                         : c->type == CHANGE_FILE
+                                 ? "/etc/fstab, /etc/nccl.conf, " AFFINITY_CONF
+                                   " or a file named *llmtune* in a drop-in directory (sysctl.d, tmpfiles.d, "
+                                   "modprobe.d, ...)"
+                         : c->type == CHANGE_SYMLINK ? "under /etc/systemd"
+                                                     : "a clean absolute path");
         return -EPERM;
+}
+
+int action_check(const struct change *c, char **why)
+{
+        *why = NULL;
+        if (!action_target_allowed(c))
+                return refuse_target(c, why);
+        switch (c->type) {
+        case CHANGE_FILE:
+        case CHANGE_SYMLINK:
+                /* Directories created for the target are its own parents under /etc. */
+                for (size_t i = 0; i < c->mkdirs.n; i++) {
+                        const char *d = c->mkdirs.v[i];
+                        size_t n = strlen(d);
+                        if (!clean_path(d) || !startswith(d, "/etc/") || strncmp(c->target, d, n) != 0 ||
+                            c->target[n] != '/') {
+                                *why = xasprintf("refused to change %s: directory %s is not a parent of it", c->target, d);
+                                return -EPERM;
+                        }
+                }
+                if (c->type == CHANGE_SYMLINK && (!link_value_allowed(c->before) || !link_value_allowed(c->after))) {
+                        *why = xasprintf("refused to change %s: a link llmtune writes points at /dev/null or a unit file",
+                                         c->target);
+                        return -EPERM;
+                }
+                if (c->type == CHANGE_FILE && (c->mode & 07022)) {
+                        *why = xasprintf("refused to change %s: mode %04o is writable by others or set-id", c->target,
+                                         (unsigned)(c->mode & 07777));
+                        return -EPERM;
+                }
+                return 0;
+        case CHANGE_VALUE:
+                if (has_control(c->before) || has_control(c->after)) {
+                        *why = xasprintf("refused to change %s: the value holds a control character", c->target);
+                        return -EPERM;
+                }
+                return 0;
+        case CHANGE_SWAP:
+                if (has_control(c->aux)) {
+                        *why = xasprintf("refused to change %s: the swap line holds a control character", c->target);
+                        return -EPERM;
+                }
+                return 0;
+        case CHANGE_MOUNTOPT:
+                if (!options_ok(c->before) || !options_ok(c->after)) {
+                        *why = xasprintf("refused to change %s: the mount options hold characters no option has",
+                                         c->target);
+                        return -EPERM;
+                }
+                return 0;
+        case CHANGE_COMMAND:
+                return cmd_check_undo(&c->argv, &c->undo, why) < 0 ? -EPERM : 0;
+        case CHANGE_NOTE:
+                return 0;
+        }
+        return -EINVAL;
 }
 
 int action_apply(struct root *r, const struct change *c, char **err)
 {
-        int rc = 0;
-        if (!action_target_allowed(c))
-                return refuse_target(c, err);
+        int rc = action_check(c, err);
+        if (rc < 0)
+                return rc;
         switch (c->type) {
         case CHANGE_FILE:
                 rc = apply_file(r, c, c->after, false);
@@ -597,9 +806,9 @@ int action_apply(struct root *r, const struct change *c, char **err)
 
 int action_undo(struct root *r, const struct change *c, char **err)
 {
-        int rc = 0;
-        if (!action_target_allowed(c))
-                return refuse_target(c, err);
+        int rc = action_check(c, err);
+        if (rc < 0)
+                return rc;
         switch (c->type) {
         case CHANGE_FILE:
                 rc = apply_file(r, c, c->before, true);
@@ -638,6 +847,7 @@ int action_undo(struct root *r, const struct change *c, char **err)
         case CHANGE_MOUNTOPT:
                 return remount(r, c, c->before, err);
         case CHANGE_COMMAND:
+                /* action_check: the undo is the inverse llmtune plans for the command */
                 if (c->undo.n == 0)
                         return 1; /* nothing llmtune can run to reverse it */
                 return run_command(r, &c->undo, err);

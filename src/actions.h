@@ -12,9 +12,18 @@
 #include "plan.h"
 #include "root.h"
 
-/* May C's kind of change write its target? Files and links only under /etc, runtime values only
- * under /sys and /proc/sys, no "."/".." components. action_apply/undo refuse others (-EPERM). */
+/* May C's kind of change write its target? Files only where a remedy writes one (/etc/fstab,
+ * /etc/nccl.conf, the affinity map, files named *llmtune* in drop-in directories, unit files a link
+ * replaces), links only under /etc/systemd, runtime values only under /sys and /proc/sys (never one
+ * naming a program the kernel runs), no "."/".." components. */
 bool action_target_allowed(const struct change *c);
+
+/* The whole check of a change before it is done or undone, whether it comes from the plan or from
+ * a change log record: its target (action_target_allowed), the directories it creates (parents of
+ * the target), link targets, values and options without control characters, a command and its
+ * undo in the typed forms of command.h. 0, or -EPERM with *why (caller frees).
+ * action_apply/undo refuse what fails it. */
+int action_check(const struct change *c, char **why);
 
 /* Do C. On failure returns -errno and *err says what went wrong with which target. */
 int action_apply(struct root *r, const struct change *c, char **err);

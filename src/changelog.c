@@ -597,7 +597,13 @@ int changelog_read(struct root *r, struct log_read *ret)
                 struct log_record rec = {.json = o};
                 _cleanup_free_ char *why = record_from_json(r, o, &rec);
                 rec.seq = seq;
-                if (why)
+                /* A step that recovery or rollback would act on must be one llmtune could have
+                 * made (action_check): a forged command or a target outside its kind's area is
+                 * reported where it stands. */
+                if (!why && (streq(rec.event, "intent") || streq(rec.event, "done") || streq(rec.event, "undo-intent")) &&
+                    action_check(&rec.change, &why) < 0)
+                        add_problem(&lr, seq, "record %ld (line %zu) fails validation: %s", seq, lineno, why);
+                else if (why)
                         add_problem(&lr, seq, "record %ld (line %zu): %s", seq, lineno, why);
                 lr.v = xrealloc(lr.v, (lr.n + 1) * sizeof(*lr.v));
                 lr.v[lr.n++] = rec;

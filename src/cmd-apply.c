@@ -217,6 +217,16 @@ static int carry_out(struct cli *cli, const struct rule_env *env, const struct p
                         status[i] = c->reboot ? "reboot-required" : "manual";
                         continue;
                 }
+                /* A change its kind may not make (a remedy aimed outside its area, a value that is
+                 * syntax) is refused before it is logged: the log holds only changes rollback may undo. */
+                char *why = NULL;
+                if (action_check(c, &why) < 0) {
+                        failure = xasprintf("%s (rule %s): %s", c->target, c->rule, why);
+                        free(why);
+                        status[i] = "failed";
+                        undo_run(r, log, &ctx, p, done, i);
+                        break;
+                }
                 /* Intent first: a crash between here and the outcome leaves a record verify reports. */
                 long intent = changelog_append(log, &ctx, "intent", c, 0, NULL);
                 if (intent < 0) {

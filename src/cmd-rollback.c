@@ -180,6 +180,16 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                 const struct log_record *rec = &lr.v[idx[i]];
                 const struct change *ch = &rec->change;
                 struct log_context ctx = {.run = run, .profile = rec->profile, .profile_hash = rec->profile_hash};
+                /* A record is undone only as llmtune would have made it: a target its kind may write,
+                 * a command in the typed form llmtune runs (never an argv as the log spells it). The
+                 * first one that is not stops the rollback there, --force or not. */
+                char *why = NULL;
+                if (action_check(ch, &why) < 0) {
+                        exit_code = cli_error("change log record %ld fails validation: %s; rollback stops at seq %ld",
+                                              rec->seq, why, rec->seq);
+                        free(why);
+                        break;
+                }
                 if (skip[i]) {
                         changelog_append(log, &ctx, "undone", ch, rec->seq, "already in the before state");
                         printf("already  %-10s %s   (seq %ld)\n", change_type_name(ch->type), ch->target, rec->seq);

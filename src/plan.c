@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "affinity.h"
+#include "command.h"
 #include "mounts.h"
 #include "nccl-gen.h"
 #include "parse.h"
@@ -60,17 +61,7 @@ size_t plan_changes(const struct plan *p)
         return n;
 }
 
-bool plan_command_runs(struct root *r, const struct strv *argv)
-{
-        if (root_is_live(r))
-                return argv->n > 0;
-        for (size_t i = 0; i < argv->n; i++) {
-                struct stat st;
-                if (argv->v[i][0] == '/' && root_stat(r, argv->v[i], &st, false) == 0 && S_ISREG(st.st_mode))
-                        return true;
-        }
-        return false;
-}
+bool plan_command_runs(struct root *r, const struct strv *argv) { return cmd_runs_here(r, argv); }
 
 /* --- the planner ------------------------------------------------------------------------------ */
 
@@ -610,11 +601,84 @@ static void plan_service_enable(struct planner *pl)
         command(pl, "systemctl start", argv, undo);
 }
 
+/*
+ * Per remedy kind, the characters that are syntax in the file or command a parameter reaches:
+ * whitespace, '%' (a specifier) and '\\' (an escape) in a tmpfiles.d path, '%' and '\\' in its
+ * argument; ',' in a mount option (a second option); anything but a name's alphabet in a module,
+ * unit or sysctl key. Control characters are refused everywhere (profiles refuse them on loading).
+ * NULL when every value is data, else why not.
+ */
+static const struct {
+        const char *kind, *param, *bad; /* bad: characters refused; NULL: only NAME_CHARS allowed */
+} syntax[] = {
+        {"sysfs", "path", " \t%\\"},
+        {"sysfs", "value", "%\\"},
+        {"sysctl", "key", NULL},
+        {"modprobe-blacklist", "module", NULL},
+        {"modules-load", "module", NULL},
+        {"service-enable", "unit", NULL},
+        {"mount-option", "option", " \t,\\'\""},
+};
+#define NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:@/*"
+
+static char *value_origin(struct planner *pl, const char *key)
+{
+        const struct rule *r = pl->res->rule;
+        for (size_t i = 0; i < r->remedy_keys.n; i++) {
+                if (!streq(r->remedy_keys.v[i], key))
+                        continue;
+                for (const char *p = strstr(r->remedy_vals.v[i], "${"); p; p = strstr(p + 2, "${")) {
+                        const char *end = strchr(p, '}');
+                        if (!end)
+                                break;
+                        for (size_t k = 0; k < pl->profile->params.n; k++)
+                                if (strlen(pl->profile->params.v[k].key) == (size_t)(end - p - 2) &&
+                                    strncmp(pl->profile->params.v[k].key, p + 2, (size_t)(end - p - 2)) == 0)
+                                        return xasprintf("parameter '%s' at %s", pl->profile->params.v[k].key,
+                                                         pl->profile->params.v[k].origin);
+                }
+                return xasprintf("rule %s at %s:%u", r->id, r->file ? r->file : "?", r->line);
+        }
+        return xstrdup("?");
+}
+
+static char *remedy_values_problem(struct planner *pl)
+{
+        const struct result *res = pl->res;
+        for (size_t i = 0; i < res->remedy_keys.n; i++) {
+                const char *key = res->remedy_keys.v[i], *v = res->remedy_vals.v[i];
+                const char *bad = NULL;
+                for (const char *c = v; *c && !bad; c++)
+                        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                                bad = c;
+                for (size_t k = 0; k < ARRAY_SIZE(syntax) && !bad; k++) {
+                        if (!streq(syntax[k].kind, res->rule->remedy) || !streq(syntax[k].param, key))
+                                continue;
+                        for (const char *c = v; *c && !bad; c++)
+                                if (syntax[k].bad ? strchr(syntax[k].bad, *c) != NULL : strchr(NAME_CHARS, *c) == NULL)
+                                        bad = c;
+                        if (!bad && !syntax[k].bad && (!*v || v[0] == '-'))
+                                bad = v;
+                }
+                if (bad) {
+                        _cleanup_free_ char *from = value_origin(pl, key);
+                        return xasprintf("refused: remedy.%s of rule %s is '%s', which holds %s 0x%02x: syntax in "
+                                         "what a %s remedy writes, never data (from %s)",
+                                         key, res->rule->id, v, *bad ? "the character" : "nothing, or a leading '-'",
+                                         (unsigned)(unsigned char)*bad, res->rule->remedy, from);
+                }
+        }
+        return NULL;
+}
+
 static void plan_result(struct planner *pl)
 {
         const struct rule *r = pl->res->rule;
         const char *k = r->remedy;
-        if (!k)
+        _cleanup_free_ char *problem = k ? remedy_values_problem(pl) : NULL;
+        if (problem)
+                note(pl, false, "%s", problem);
+        else if (!k)
                 note(pl, false, "%s: no remedy; see `llmtune explain %s`", r->title, r->id);
         else if (streq(k, "sysfs"))
                 plan_sysfs(pl);

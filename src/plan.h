@@ -50,9 +50,10 @@ void change_clear(struct change *c);
 const char *change_type_name(enum change_type t);
 int change_type_parse(const char *s, enum change_type *ret);
 
-/* Would this command run here? Always on the live system; under a foreign root only when it acts
- * on an image file inside the tree (tune2fs on a fixture's dev/md0). The planner turns the others
- * into steps for the live system; actions run only what this allows. */
+/* Would this command run here? On the live system when it is one of llmtune's commands
+ * (command.h); under a foreign root only tune2fs on an image file inside the tree that is a regular
+ * file with one link reached without links. The planner turns the others into steps for the live
+ * system; actions run only what this allows. */
 bool plan_command_runs(struct root *r, const struct strv *argv);
 
 /* Number of changes that would alter the machine (notes excluded). */

@@ -88,6 +88,16 @@ static void on_key(void *user, const char *section, unsigned section_line, const
         struct ploader *l = user;
         struct profile *p = l->p;
         _cleanup_free_ char *origin = xasprintf("%s:%u", l->file, line);
+        /* Values are data: a CR or any other control character would become syntax in the files
+         * remedies write (a tmpfiles.d line split in two by systemd-tmpfiles). */
+        for (const char *c = value; *c; c++)
+                if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+                        diag_add(l->d, l->file, line,
+                                 "the value of '%s' holds a control character (0x%02x): profile values are data, "
+                                 "never line breaks or control characters",
+                                 key, (unsigned)(unsigned char)*c);
+                        return;
+                }
         if (streq(section, "profile")) {
                 char **slot = streq(key, "name") ? &p->name : streq(key, "description") ? &p->description
                             : streq(key, "inherits") ? &p->inherits : NULL;

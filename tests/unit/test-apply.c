@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "actions.h"
+#include "command.h"
 #include "diff.h"
 #include "tmptree.h"
 
@@ -124,11 +125,166 @@ START_TEST(commands_never_run_on_this_machine_under_a_root)
         strv_add(&c.argv, "touch");
         strv_add(&c.argv, marker);
         char *err = NULL;
-        ck_assert_int_eq(action_apply(r, &c, &err), 1); /* skipped */
+        ck_assert_int_eq(action_apply(r, &c, &err), -EPERM); /* not one of llmtune's commands */
+        ck_assert_ptr_nonnull(strstr(err, "not a command llmtune runs"));
+        free(err);
         ck_assert_int_ne(access(marker, F_OK), 0);
         strv_free(&c.argv);
+        /* One of llmtune's own commands that would act on this machine: skipped under a root. */
+        struct change d = {.type = CHANGE_COMMAND, .target = "systemctl daemon-reload"};
+        strv_add(&d.argv, "systemctl");
+        strv_add(&d.argv, "daemon-reload");
+        err = NULL;
+        ck_assert_int_eq(action_apply(r, &d, &err), 1);
+        strv_free(&d.argv);
         free(marker);
         root_free(r);
+}
+END_TEST
+
+
+static struct strv words(const char *s)
+{
+        struct strv v = {0};
+        char *copy = xstrdup(s), *save = NULL;
+        for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save))
+                strv_add(&v, t);
+        free(copy);
+        return v;
+}
+
+static int parse(const char *s)
+{
+        struct strv v = words(s);
+        struct cmd c;
+        char *why = NULL;
+        int rc = cmd_parse(&v, &c, &why);
+        cmd_clear(&c);
+        free(why);
+        strv_free(&v);
+        return rc;
+}
+
+static int undo_ok(const char *fwd, const char *undo)
+{
+        struct strv f = words(fwd), u = words(undo);
+        char *why = NULL;
+        int rc = cmd_check_undo(&f, &u, &why);
+        free(why);
+        strv_free(&f);
+        strv_free(&u);
+        return rc;
+}
+
+/* A command is one of the planner's forms with typed fields, never an argv as a log spells it. */
+START_TEST(commands_are_typed)
+{
+        ck_assert_int_eq(parse("tune2fs -E stride=128,stripe_width=512 /dev/md0"), 0);
+        ck_assert_int_eq(parse("systemctl daemon-reload"), 0);
+        ck_assert_int_eq(parse("update-initramfs -u -k all"), 0);
+        ck_assert_int_eq(parse("dracut -f --regenerate-all"), 0);
+        ck_assert_int_eq(parse("modprobe nvidia_peermem"), 0);
+        ck_assert_int_eq(parse("systemctl start nvidia-persistenced.service"), 0);
+        ck_assert_int_eq(parse("sh -c id /dev/md0"), -EINVAL);
+        ck_assert_int_eq(parse("tune2fs -E stride=1,stripe_width=2,mount_opts=x /dev/md0"), -EINVAL);
+        ck_assert_int_eq(parse("tune2fs -E stride=-1,stripe_width=2 /dev/md0"), -EINVAL);
+        ck_assert_int_eq(parse("tune2fs -E stride=1,stripe_width=2 /etc/shadow"), -EINVAL);
+        ck_assert_int_eq(parse("tune2fs -E stride=1,stripe_width=2 /dev/../etc/shadow"), -EINVAL);
+        ck_assert_int_eq(parse("modprobe -r"), -EINVAL);
+        ck_assert_int_eq(parse("modprobe a;b"), -EINVAL);
+        ck_assert_int_eq(parse("systemctl start --now"), -EINVAL);
+        ck_assert_int_eq(parse("systemctl daemon-reload extra"), -EINVAL);
+        /* the argv that runs is built from the fields */
+        struct strv v = words("tune2fs -E stride=16,stripe_width=64 /dev/md0"), out = {0};
+        struct cmd c;
+        char *why = NULL;
+        ck_assert_int_eq(cmd_parse(&v, &c, &why), 0);
+        cmd_argv(&c, "/proc/self/fd/9", &out);
+        char *joined = strv_join(&out, " ");
+        ck_assert_str_eq(joined, "tune2fs -E stride=16,stripe_width=64 /proc/self/fd/9");
+        free(joined);
+        cmd_clear(&c);
+        strv_free(&v);
+        strv_free(&out);
+        /* an undo is the inverse llmtune plans, nothing else */
+        ck_assert_int_eq(undo_ok("tune2fs -E stride=128,stripe_width=512 /dev/md0", "tune2fs -E stride=16,stripe_width=64 /dev/md0"), 0);
+        ck_assert_int_eq(undo_ok("tune2fs -E stride=128,stripe_width=512 /dev/md0", "tune2fs -E stride=16,stripe_width=64 /dev/md1"), -EINVAL);
+        ck_assert_int_eq(undo_ok("tune2fs -E stride=128,stripe_width=512 /dev/md0", "sh -c id /dev/md0"), -EINVAL);
+        ck_assert_int_eq(undo_ok("systemctl start a.service", "systemctl stop a.service"), 0);
+        ck_assert_int_eq(undo_ok("systemctl start a.service", "systemctl stop b.service"), -EINVAL);
+        ck_assert_int_eq(undo_ok("modprobe nvidia_peermem", "modprobe nouveau"), -EINVAL);
+        ck_assert_int_eq(undo_ok("systemctl daemon-reload", "systemctl daemon-reload"), 0);
+}
+END_TEST
+
+/* An image for a command under --root: reached without links, a regular file, one link, and a
+ * FIFO in its place does not hang the open. */
+START_TEST(images_through_the_root_handle)
+{
+        tmptree_put("dev/md0", "image", 0660);
+        tmptree_put("elsewhere/md1", "image", 0660);
+        tmptree_link("dev/md1", "/elsewhere/md1");
+        char *a = xasprintf("%s/elsewhere/md1", tmptree_path()), *b = xasprintf("%s/dev/md2", tmptree_path()),
+             *fifo = xasprintf("%s/dev/md3", tmptree_path());
+        ck_assert_int_eq(link(a, b), 0);
+        ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+        struct root *r;
+        ck_assert_int_eq(root_new(tmptree_path(), &r), 0);
+        char *why = NULL;
+        int fd = cmd_open_image(r, "/dev/md0", &why);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        ck_assert_int_eq(cmd_open_image(r, "/dev/md1", &why), -ELOOP);
+        free(why);
+        why = NULL;
+        ck_assert_int_eq(cmd_open_image(r, "/dev/md2", &why), -EMLINK);
+        ck_assert_ptr_nonnull(strstr(why, "hard links"));
+        free(why);
+        why = NULL;
+        ck_assert_int_eq(cmd_open_image(r, "/dev/md3", &why), -EPERM);
+        free(why);
+        /* the planner turns what cannot be opened so into a step for the live system */
+        struct strv v = words("tune2fs -E stride=1,stripe_width=2 /dev/md2");
+        ck_assert(!cmd_runs_here(r, &v));
+        strv_free(&v);
+        v = words("tune2fs -E stride=1,stripe_width=2 /dev/md0");
+        ck_assert(cmd_runs_here(r, &v));
+        strv_free(&v);
+        free(a);
+        free(b);
+        free(fifo);
+        root_free(r);
+}
+END_TEST
+
+/* A change log record is checked as llmtune would have made the change. */
+START_TEST(records_are_checked)
+{
+        char *why = NULL;
+        struct change f = {.type = CHANGE_FILE, .target = "/etc/shadow"};
+        ck_assert_int_eq(action_check(&f, &why), -EPERM);
+        free(why);
+        f.target = "/etc/cron.d/llmtune-x";
+        ck_assert_int_eq(action_check(&f, &why), -EPERM);
+        free(why);
+        f.target = "/etc/sysctl.d/90-llmtune-x.conf";
+        ck_assert_int_eq(action_check(&f, &why), 0);
+        strv_add(&f.mkdirs, "/var/spool");
+        ck_assert_int_eq(action_check(&f, &why), -EPERM);
+        free(why);
+        strv_free(&f.mkdirs);
+        struct change v = {.type = CHANGE_VALUE, .target = "/proc/sys/kernel/core_pattern", .after = "|/bin/sh"};
+        ck_assert_int_eq(action_check(&v, &why), -EPERM);
+        free(why);
+        v.target = "/proc/sys/vm/swappiness";
+        v.after = "1\nkernel.x = 1";
+        ck_assert_int_eq(action_check(&v, &why), -EPERM);
+        free(why);
+        v.after = "4096\t131072\t6291456";
+        ck_assert_int_eq(action_check(&v, &why), 0);
+        struct change m = {.type = CHANGE_MOUNTOPT, .target = "/raid", .before = "rw,relatime", .after = "rw noexec"};
+        ck_assert_int_eq(action_check(&m, &why), -EPERM);
+        free(why);
 }
 END_TEST
 
@@ -142,6 +298,9 @@ int main(void)
         tcase_add_test(tc, tree_values_read_like_the_kernel);
         tcase_add_test(tc, tree_swapoff_and_back);
         tcase_add_test(tc, commands_never_run_on_this_machine_under_a_root);
+        tcase_add_test(tc, commands_are_typed);
+        tcase_add_test(tc, images_through_the_root_handle);
+        tcase_add_test(tc, records_are_checked);
         suite_add_tcase(s, tc);
         SRunner *sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
