@@ -98,6 +98,101 @@ static int ensure_dir(struct root *r, const char *path, mode_t mode)
         }
 }
 
+/* ---- trust in the log's own files ---- */
+
+/* Why the last file of the log was refused (changelog_strerror), with the code it was refused with. */
+static char refusal[512];
+static int refusal_code;
+
+static int refuse(int code, const char *fmt, ...) _printf_(2, 3);
+static int refuse(int code, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(refusal, sizeof(refusal), fmt, ap);
+        va_end(ap);
+        refusal_code = code;
+        return code;
+}
+
+const char *changelog_strerror(int rc)
+{
+        if (rc == refusal_code && refusal[0])
+                return refusal;
+        if (rc == -EBADMSG)
+                return "its last record is damaged (see `llmtune verify`)";
+        if (rc == -ELOOP)
+                return "a symbolic link is on its path (refused)";
+        return strerror(-rc);
+}
+
+/* Who may own the log, its lock and backups: root, or the user running llmtune on a tree of their own. */
+static bool owner_ok(uid_t uid) { return uid == 0 || uid == geteuid(); }
+
+/*
+ * The trust checks profiles get, for the log's files: the file must be a regular file (O_NONBLOCK
+ * first, so a FIFO planted in its place cannot hang the open; read(2) then waits as usual), owned
+ * by root (or the user running llmtune), writable by no group or other user, and have one link (a
+ * hard link would make appends and reads reach a file outside the tree). STRICT false (the lock):
+ * only the kind of file is checked.
+ */
+static int open_trusted(struct root *r, const char *path, int flags, mode_t mode, bool strict)
+{
+        int fd = root_open_nolinks(r, path, flags | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, mode);
+        if (fd < 0)
+                return fd;
+        struct stat st;
+        int rc = 0;
+        if (fstat(fd, &st) < 0)
+                rc = -errno;
+        else if (!S_ISREG(st.st_mode))
+                rc = refuse(-EINVAL, "%s is not a regular file (a FIFO, device or socket is never used as the change log)",
+                            path);
+        else if (strict && !owner_ok(st.st_uid))
+                rc = refuse(-EPERM, "%s is owned by uid %u, neither root nor the user running llmtune", path,
+                            (unsigned)st.st_uid);
+        else if (strict && (st.st_mode & (S_IWGRP | S_IWOTH)))
+                rc = refuse(-EPERM, "%s is writable by its group or by others (mode %04o): anyone could forge records",
+                            path, (unsigned)(st.st_mode & 07777));
+        else if (strict && st.st_nlink != 1)
+                rc = refuse(-EMLINK, "%s has %lu hard links: it may be a file outside the tree", path,
+                            (unsigned long)st.st_nlink);
+        else {
+                int fl = fcntl(fd, F_GETFL);
+                if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+                        rc = -errno;
+        }
+        if (rc < 0) {
+                close(fd);
+                return rc;
+        }
+        return fd;
+}
+
+/* The log's directory and its backups directory: owned by root (or the user), not writable by others. */
+static int check_dir(struct root *r, const char *path)
+{
+        int fd = root_open_nolinks(r, path, O_PATH | O_DIRECTORY, 0);
+        if (fd < 0)
+                return fd == -ENOENT ? 0 : fd;
+        struct stat st;
+        int rc = fstat(fd, &st) < 0 ? -errno : 0;
+        close(fd);
+        if (rc == 0 && !owner_ok(st.st_uid))
+                rc = refuse(-EPERM, "%s is owned by uid %u, neither root nor the user running llmtune", path,
+                            (unsigned)st.st_uid);
+        else if (rc == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)))
+                rc = refuse(-EPERM, "%s is writable by its group or by others (mode %04o)", path,
+                            (unsigned)(st.st_mode & 07777));
+        return rc;
+}
+
+static int check_dirs(struct root *r)
+{
+        int rc = check_dir(r, CHANGELOG_DIR);
+        return rc < 0 ? rc : check_dir(r, BACKUP_DIR);
+}
+
 char *changelog_run_id(void)
 {
         time_t t = time(NULL);
@@ -192,9 +287,11 @@ static long get_long(json_object *o, const char *key)
 int changelog_open(struct root *r, struct changelog **ret)
 {
         int rc = ensure_dir(r, BACKUP_DIR, 0755);
+        if (rc == 0)
+                rc = check_dirs(r);
         if (rc < 0)
                 return rc;
-        int fd = root_open_nolinks(r, CHANGELOG_PATH, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_NOCTTY, 0644);
+        int fd = open_trusted(r, CHANGELOG_PATH, O_RDWR | O_APPEND | O_CREAT, 0644, true);
         if (fd < 0)
                 return fd;
         struct changelog *l = xcalloc(1, sizeof(*l));
@@ -251,7 +348,7 @@ int changelog_lock(struct root *r, bool wait, int *ret_fd)
         int rc = ensure_dir(r, CHANGELOG_DIR, 0755);
         if (rc < 0)
                 return rc;
-        int fd = root_open_nolinks(r, CHANGELOG_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY, 0644);
+        int fd = open_trusted(r, CHANGELOG_LOCK, O_RDWR | O_CREAT, 0644, false);
         if (fd < 0)
                 return fd;
         /* flock(2): the lock belongs to this open file description and goes away with it. */
@@ -270,7 +367,7 @@ int changelog_lock_shared(struct root *r, bool wait, int *ret_fd)
 {
         *ret_fd = -1;
         /* O_RDONLY is enough for flock(2); no lock file means no apply ever ran: nothing to wait for. */
-        int fd = root_open_nolinks(r, CHANGELOG_LOCK, O_RDONLY | O_NOFOLLOW | O_NOCTTY, 0);
+        int fd = open_trusted(r, CHANGELOG_LOCK, O_RDONLY, 0, false);
         if (fd == -ENOENT || fd == -EACCES)
                 return 0;
         if (fd < 0)
@@ -438,11 +535,14 @@ static int load_backup(struct root *r, json_object *o, const char *which, char *
                 return -EINVAL;
         }
         _cleanup_free_ char *path = xasprintf("%s/%s", CHANGELOG_DIR, ref);
-        const char *data;
-        size_t len;
-        int rc = root_read(r, path, &data, &len);
+        _cleanup_free_ char *data = NULL;
+        size_t len = 0;
+        int fd = open_trusted(r, path, O_RDONLY, 0, true);
+        int rc = fd < 0 ? fd : read_fd_all(fd, &data, &len);
+        if (fd >= 0)
+                close(fd);
         if (rc < 0) {
-                *why = xasprintf("backup %s of its %s content: %s", path, which, strerror(-rc));
+                *why = xasprintf("backup %s of its %s content: %s", path, which, changelog_strerror(rc));
                 return rc;
         }
         char actual[65];
@@ -522,10 +622,17 @@ static void record_clear(struct log_record *rec)
 int changelog_read(struct root *r, struct log_read *ret)
 {
         struct log_read lr = {0};
-        int fd = root_open_nolinks(r, CHANGELOG_PATH, O_RDONLY | O_NOFOLLOW | O_NOCTTY, 0);
+        int fd = open_trusted(r, CHANGELOG_PATH, O_RDONLY, 0, true);
         if (fd == -ENOENT) {
                 *ret = lr;
                 return 0;
+        }
+        if (fd >= 0) {
+                int rc = check_dirs(r);
+                if (rc < 0) {
+                        close(fd);
+                        return rc;
+                }
         }
         if (fd < 0)
                 return fd;

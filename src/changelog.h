@@ -93,5 +93,9 @@ size_t changelog_unfinished(const struct log_read *lr, size_t **ret);
  */
 int changelog_recover(struct changelog *l, const struct log_read *lr, struct strv *messages, char **ret_run);
 
+/* What a -errno of the functions above means, with the reason a file of the log was refused (not a
+ * regular file, owned by another user, writable by others, hard-linked). */
+const char *changelog_strerror(int rc);
+
 /* New run id: UTC time + pid. */
 char *changelog_run_id(void);

@@ -156,16 +156,12 @@ static int begin_run(struct root *r, bool wait, int *ret_lock, struct changelog 
                 return cli_error("another llmtune apply or rollback is running on %s (use --wait to wait for it)",
                                  root_path(r));
         if (rc < 0)
-                return cli_error("cannot take the lock %s: %s", CHANGELOG_LOCK,
-                                 rc == -ELOOP ? "a symbolic link is on its path (refused)" : strerror(-rc));
+                return cli_error("cannot take the lock %s: %s", CHANGELOG_LOCK, changelog_strerror(rc));
         struct changelog *log = NULL;
         rc = changelog_open(r, &log);
         if (rc < 0) {
                 close(lock_fd);
-                return cli_error("cannot open the change log %s: %s", CHANGELOG_PATH,
-                                 rc == -EBADMSG ? "its last record is damaged (see `llmtune verify`)"
-                                 : rc == -ELOOP ? "a symbolic link is on its path (refused)"
-                                                : strerror(-rc));
+                return cli_error("cannot open the change log %s: %s", CHANGELOG_PATH, changelog_strerror(rc));
         }
         struct log_read lr;
         rc = changelog_read(r, &lr);

@@ -98,7 +98,7 @@ static int log_cmd(struct cli *cli, int argc, char **argv)
         struct log_read lr;
         int rc = changelog_read(root, &lr);
         if (rc < 0)
-                return cli_error("cannot read %s under %s: %s", CHANGELOG_PATH, root_path(root), strerror(-rc));
+                return cli_error("cannot read %s under %s: %s", CHANGELOG_PATH, root_path(root), changelog_strerror(rc));
         if (json) {
                 json_object *a = json_object_new_array();
                 for (size_t i = 0; i < lr.n; i++)

@@ -70,13 +70,13 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
         if (rc == -EWOULDBLOCK)
                 return cli_error("another llmtune apply or rollback is running (use --wait to wait for it)");
         if (rc < 0)
-                return cli_error("cannot take the lock %s: %s", CHANGELOG_LOCK, strerror(-rc));
+                return cli_error("cannot take the lock %s: %s", CHANGELOG_LOCK, changelog_strerror(rc));
 
         struct log_read lr = {0};
         rc = changelog_read(r, &lr);
         if (rc < 0) {
                 close(lock_fd);
-                return cli_error("cannot read the change log %s: %s", CHANGELOG_PATH, strerror(-rc));
+                return cli_error("cannot read the change log %s: %s", CHANGELOG_PATH, changelog_strerror(rc));
         }
         /* Steps an interrupted apply or rollback left open are closed first, after reading their
          * targets again, so what is rolled back is what the machine shows. */
@@ -98,7 +98,7 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                         free(unf);
                         close(lock_fd);
                         return cli_error("cannot recover the interrupted run in the change log %s: %s", CHANGELOG_PATH,
-                                         strerror(-rc));
+                                         changelog_strerror(rc));
                 }
         }
         free(unf);
@@ -169,7 +169,7 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
         struct changelog *log = NULL;
         rc = changelog_open(r, &log);
         if (rc < 0) {
-                exit_code = cli_error("cannot open the change log: %s", strerror(-rc));
+                exit_code = cli_error("cannot open the change log: %s", changelog_strerror(rc));
                 goto out;
         }
         run = changelog_run_id();

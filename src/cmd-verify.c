@@ -210,13 +210,13 @@ static int verify_cmd(struct cli *cli, int argc, char **argv)
         int lock_fd = -1;
         int rc = changelog_lock_shared(root, true, &lock_fd);
         if (rc < 0)
-                return cli_error("cannot take the lock %s under %s: %s", CHANGELOG_LOCK, root_path(root), strerror(-rc));
+                return cli_error("cannot take the lock %s under %s: %s", CHANGELOG_LOCK, root_path(root), changelog_strerror(rc));
         struct log_read lr;
         rc = changelog_read(root, &lr);
         if (lock_fd >= 0)
                 close(lock_fd);
         if (rc < 0)
-                return cli_error("cannot read %s under %s: %s", CHANGELOG_PATH, root_path(root), strerror(-rc));
+                return cli_error("cannot read %s under %s: %s", CHANGELOG_PATH, root_path(root), changelog_strerror(rc));
 
         struct strv unfinished = {0};
         size_t *unf_idx = xcalloc(lr.n + 1, sizeof(size_t));

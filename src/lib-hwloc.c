@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #include "lib-hwloc.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <hwloc.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define HANDLE_KEY "hwloc"
 
@@ -41,6 +45,88 @@ static void env_pop(const char *name, char *saved, bool had)
         free(saved);
 }
 
+/*
+ * hwloc reads a foreign root by host path (HWLOC_FSROOT), not through the root handle: the host
+ * kernel follows every link it meets and a FIFO or device opened there blocks forever. So the
+ * parts of the tree hwloc reads (/proc and /sys) are vetted first, without following anything: no
+ * FIFO, socket or device node, no absolute link and no relative one climbing out of the tree.
+ * Returns NULL when the tree is fit, else why not (caller frees). Bounded: a tree of more than
+ * VET_MAX entries is refused rather than walked for ever.
+ */
+#define VET_MAX 500000
+
+struct vet {
+        size_t seen;
+        char *why;
+};
+
+static void vet_dir(int dfd, const char *rel, int depth, struct vet *v)
+{
+        int fd = dup(dfd);
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        if (!d) {
+                if (fd >= 0)
+                        close(fd);
+                return; /* unreadable: hwloc will not read it either */
+        }
+        struct dirent *de;
+        while (!v->why && (de = readdir(d))) {
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (++v->seen > VET_MAX) {
+                        v->why = xasprintf("more than %d entries under /proc and /sys", VET_MAX);
+                        break;
+                }
+                struct stat st;
+                if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                if (S_ISDIR(st.st_mode)) {
+                        int sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        if (sub >= 0) {
+                                _cleanup_free_ char *p = xasprintf("%s/%s", rel, de->d_name);
+                                vet_dir(sub, p, depth + 1, v);
+                                close(sub);
+                        }
+                } else if (S_ISLNK(st.st_mode)) {
+                        char t[4096];
+                        ssize_t n = readlinkat(dfd, de->d_name, t, sizeof(t) - 1);
+                        if (n < 0)
+                                continue;
+                        t[n] = '\0';
+                        /* Lexically: a relative link may climb only as far as the tree's top. */
+                        int level = depth;
+                        bool out = t[0] == '/';
+                        for (char *save = NULL, *c = strtok_r(t, "/", &save); c && !out; c = strtok_r(NULL, "/", &save))
+                                level += streq(c, "..") ? -1 : streq(c, ".") ? 0 : 1, out = level < 0;
+                        if (out)
+                                v->why = xasprintf("%s/%s is a link leading out of the tree", rel, de->d_name);
+                } else if (!S_ISREG(st.st_mode))
+                        v->why = xasprintf("%s/%s is a %s, not a regular file", rel, de->d_name,
+                                           S_ISFIFO(st.st_mode)  ? "FIFO"
+                                           : S_ISCHR(st.st_mode) ? "character device"
+                                           : S_ISBLK(st.st_mode) ? "block device"
+                                                                 : "socket");
+        }
+        closedir(d);
+}
+
+char *host_read_vet(struct root *r)
+{
+        struct vet v = {0};
+        static const char *const tops[] = {"proc", "sys"};
+        for (size_t i = 0; i < ARRAY_SIZE(tops) && !v.why; i++) {
+                int fd = root_open_nolinks(r, tops[i], O_RDONLY | O_DIRECTORY, 0);
+                if (fd == -ELOOP)
+                        v.why = xasprintf("/%s is a symbolic link", tops[i]);
+                if (fd < 0)
+                        continue;
+                _cleanup_free_ char *rel = xasprintf("/%s", tops[i]);
+                vet_dir(fd, rel, 1, &v);
+                close(fd);
+        }
+        return v.why;
+}
+
 static struct hwlib *hwlib_load(struct facts *f)
 {
         struct root *r = facts_root(f);
@@ -48,6 +134,13 @@ static struct hwlib *hwlib_load(struct facts *f)
         char *fs_old = NULL, *comp_old = NULL, *hide_old = NULL;
         bool fs_had = false, comp_had = false, hide_had = false;
         bool foreign = !root_is_live(r);
+        if (foreign) {
+                _cleanup_free_ char *why = host_read_vet(r);
+                if (why) {
+                        h->err = xasprintf("not loaded: %s (hwloc reads the tree by host path)", why);
+                        return h;
+                }
+        }
 
         if (foreign) {
                 /* Read by the linux component when the topology loads, so restored after it. */

@@ -23,3 +23,8 @@ int hwloc_pci_locality(struct facts *f, unsigned domain, unsigned bus, unsigned 
 
 /* Whether the store has loaded hwloc (tests check that sysfs-only facts do not). */
 bool hwloc_loaded(struct facts *f);
+
+/* Libraries that read a foreign root by host path (hwloc, libpci) follow the host's links and block
+ * on a FIFO: NULL when the tree's /proc and /sys hold no FIFO, device node, socket or link leading
+ * out of the tree, else why not (caller frees). Not called for the live system. */
+char *host_read_vet(struct root *r);

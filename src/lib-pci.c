@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "lib-pci.h"
 
+#include "lib-hwloc.h"
+
 #include <errno.h>
 #include <pci/pci.h>
 #include <setjmp.h>
@@ -97,6 +99,14 @@ int pcilib_get(struct facts *f, struct pcilib **ret, const char **ret_err)
                 p->root = facts_root(f);
                 facts_set_handle(f, HANDLE_KEY, p, pcilib_free);
                 _cleanup_free_ char *sysfs = root_host_path(facts_root(f), "/sys/bus/pci");
+                /* libpci reads the tree by host path: vetted first (lib-hwloc.h), never hung. */
+                _cleanup_free_ char *unfit = root_is_live(p->root) ? NULL : host_read_vet(p->root);
+                if (unfit) {
+                        p->setup_err = xasprintf("libpci not used: %s (it reads the tree by host path)", unfit);
+                        if (ret_err)
+                                *ret_err = p->setup_err;
+                        return -EIO;
+                }
                 struct pci_access *volatile pacc = pci_alloc();
                 jmp_buf jb;
                 ENTER(p, jb);

@@ -221,7 +221,96 @@ def profile_values(t):
           f'{(out + err).strip()[-200:]})')
 
 
-CASES = {'forged-log': forged_log, 'images': images, 'values': values, 'profile-values': profile_values}
+# --- 6. no hang on special files --------------------------------------------------------------------
+
+def special_files(t):
+    def fifo(root, rel):
+        p = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        if os.path.lexists(p):
+            os.unlink(p)
+        os.mkfifo(p, 0o600)
+
+    def answers(tag, root, args, want_rc, say=None):
+        rc, out, err = t.run(root, *args)
+        check(rc != 'hang' and rc in want_rc and (say is None or say in out + err),
+              f'{tag}: {" ".join(args[:1])} answers (rc {rc}, want {sorted(want_rc)}): {(out + err).strip()[-160:]}')
+
+    root = t.fresh()
+    fifo(root, LOG)
+    for args in (['apply', '--profile', PROFILE, '--rule', 'numa-balancing'], ['verify'], ['rollback', '--all'],
+                 ['log']):
+        answers('a FIFO at the change log', root, args, (1,), 'not a regular file')
+    root = t.fresh()
+    fifo(root, os.path.join(LOG_DIR, 'lock'))
+    for args in (['verify'], ['apply', '--profile', PROFILE, '--rule', 'numa-balancing'], ['rollback', '--all']):
+        answers('a FIFO at the lock', root, args, (1,), 'not a regular file')
+    for rel in ('proc/mounts', 'proc/cpuinfo', 'sys/devices/system/node/node0/meminfo'):
+        root = t.fresh()
+        fifo(root, rel)
+        answers(f'a FIFO at {rel}', root, ['facts', '--json'], (0,))
+        answers(f'a FIFO at {rel}', root, ['audit', '--profile', PROFILE], (0, 2))
+        answers(f'a FIFO at {rel}', root, ['plan', '--profile', PROFILE], (0,))
+    root = t.fresh()
+    try:
+        os.unlink(os.path.join(root, 'proc', 'mounts'))
+        os.mknod(os.path.join(root, 'proc', 'mounts'), 0o600 | stat.S_IFCHR, os.makedev(1, 5))  # /dev/zero
+    except OSError as e:
+        print(f'skip  a character device at proc/mounts: cannot make one here ({e})')
+        return
+    answers('/dev/zero at proc/mounts', root, ['facts', '--json'], (0,))
+    answers('/dev/zero at proc/mounts', root, ['apply', '--profile', PROFILE, '--rule', 'numa-balancing'], (0, 1))
+
+
+# --- 2. the log and backups get the trust checks profiles get ---------------------------------------
+
+def log_trust(t):
+    def applied():
+        root = t.fresh()
+        rc, out, err = t.run(root, 'apply', '--profile', PROFILE, '--rule', 'numa-balancing')
+        check(rc == 0, f'apply ({err.strip()[-160:]})')
+        return root
+
+    root = applied()
+    outside = os.path.join(t.tmp, f'outside-log-{t.n}')
+    log = os.path.join(root, LOG)
+    shutil.copyfile(log, outside)
+    os.unlink(log)
+    os.link(outside, log)
+    before = open(outside, 'rb').read()
+    rc, out, err = t.run(root, 'apply', '--profile', PROFILE, '--rule', 'thp-enabled')
+    check(rc == 1 and open(outside, 'rb').read() == before and 'hard links' in err,
+          f'a hard-linked change log: apply appends nothing to the file outside (rc {rc}: {err.strip()[-160:]})')
+    rc, out, err = t.run(root, 'rollback', '--all')
+    check(rc == 1 and 'hard links' in err, f'a hard-linked change log: rollback refuses (rc {rc}: {err.strip()[-160:]})')
+
+    for mode, tag in ((0o666, 'world-writable'), (0o664, 'group-writable')):
+        root = applied()
+        os.chmod(os.path.join(root, LOG), mode)
+        for args in (['verify'], ['rollback', '--all'], ['apply', '--profile', PROFILE]):
+            rc, out, err = t.run(root, *args)
+            check(rc == 1 and 'writable' in err, f'a {tag} change log: {args[0]} refuses (rc {rc}: {err.strip()[-160:]})')
+    root = applied()
+    os.chown(os.path.join(root, LOG), 4242, 4242)
+    rc, out, err = t.run(root, 'rollback', '--all')
+    check(rc == 1 and 'uid 4242' in err, f'a change log owned by another user: rollback refuses (rc {rc}: {err.strip()[-160:]})')
+    root = applied()
+    os.chmod(os.path.join(root, LOG_DIR), 0o777)
+    rc, out, err = t.run(root, 'rollback', '--all')
+    check(rc == 1 and 'writable' in err, f'a world-writable log directory: rollback refuses (rc {rc}: {err.strip()[-160:]})')
+    # A backup that is a hard link (or writable by others) is not trusted: its record is reported.
+    root = applied()
+    bdir = os.path.join(root, LOG_DIR, 'backups')
+    name = sorted(os.listdir(bdir))[0]
+    os.chmod(os.path.join(bdir, name), 0o666)
+    rc, out, err = t.run(root, 'verify')
+    check(rc == 2 and 'writable' in out + err, f'a world-writable backup: verify reports it (rc {rc}: {(out + err).strip()[-160:]})')
+    rc, out, err = t.run(root, 'rollback', '--all')
+    check(rc == 1, f'a world-writable backup: rollback refuses (rc {rc}: {err.strip()[-160:]})')
+
+
+CASES = {'forged-log': forged_log, 'images': images, 'values': values, 'profile-values': profile_values, 'special-files': special_files,
+         'log-trust': log_trust}
 
 
 def main():
