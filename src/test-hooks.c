@@ -1,6 +1,26 @@
 /* SPDX-License-Identifier: MIT */
-/* Test hooks (see test-hooks.h). Nothing here runs unless an LLMTUNE_TEST_* variable is set. */
+/* Test hooks (see test-hooks.h). Nothing here runs unless an LLMTUNE_TEST_* variable is set, and
+ * nothing of it is compiled in a build without them (-Dtest_hooks=disabled, release packages). */
 #include "test-hooks.h"
+
+#include "config.h"
+
+#if defined(LLMTUNE_NO_TEST_HOOKS) || !LLMTUNE_TEST_HOOKS
+
+int test_fault(const char *target)
+{
+        (void)target;
+        return 0;
+}
+void test_point(const char *what, const char *target)
+{
+        (void)what;
+        (void)target;
+}
+void test_points_in_action(int on) { (void)on; }
+int test_points_active(void) { return 0; }
+
+#else
 
 #include <errno.h>
 #include <fcntl.h>
@@ -83,3 +103,5 @@ void test_point(const char *what, const char *target)
         if (count == stop_at)
                 raise(SIGSTOP);
 }
+
+#endif

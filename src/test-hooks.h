@@ -2,9 +2,9 @@
 /*
  * TEST HOOKS. Environment variables that make llmtune fail or stop at a chosen point, so the test
  * suite can show that faults and crashes never leave a machine half-changed (docs/RELIABILITY.md).
- * They are compiled into every build on purpose: the binary that is tested is the binary that
- * ships. A hook can only make llmtune fail (and undo its run) or stop; it can never widen what
- * llmtune writes or where, and whoever sets a root process's environment controls it anyway.
+ * They are compiled only into builds for the test suite (meson option test_hooks, on by default
+ * when the tests are built); release builds and the packages set -Dtest_hooks=disabled and ignore
+ * every LLMTUNE_TEST_* variable (LLMTUNE_TEST_POINTS appends to any path it is given).
  *
  *   LLMTUNE_TEST_FAULT=TARGET:ERRNO[,TARGET:ERRNO...]   changing TARGET fails with ERRNO (ENOSPC,
  *       EROFS, EACCES, EIO, EPERM, ...); TARGET is a path, swap device, mount point or command.

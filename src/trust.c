@@ -42,11 +42,15 @@ char *trust_problem(const char *path)
         if (geteuid() != 0)
                 return NULL;
         char real[PATH_MAX];
+        /* Missing: the loader reports it. Any other failure to check (a path over PATH_MAX, a
+         * directory that cannot be searched) is a refusal, never "no problem". */
         if (!realpath(path, real))
-                return NULL; /* missing: the loader reports it */
+                return errno == ENOENT ? NULL
+                                       : xasprintf("who may change %s cannot be checked: %s", path, strerror(errno));
         struct stat st;
         if (stat(real, &st) < 0)
-                return NULL;
+                return errno == ENOENT ? NULL
+                                       : xasprintf("who may change %s cannot be checked: %s", real, strerror(errno));
         char *why = problem_of("the file", streq(real, path) ? "itself" : real, &st, false);
         if (why)
                 return why;
@@ -57,7 +61,7 @@ char *trust_problem(const char *path)
                 else
                         *slash = '\0';
                 if (stat(real, &st) < 0)
-                        return NULL;
+                        return xasprintf("who may change its directory %s cannot be checked: %s", real, strerror(errno));
                 if ((why = problem_of("its directory", real, &st, true)))
                         return why;
                 if (streq(real, "/"))

@@ -36,8 +36,8 @@ def check(cond, what):
 
 class Tool:
     def __init__(self, bin_, roots, tmp):
-        self.bin = bin_
-        self.roots = roots
+        self.bin = os.path.abspath(bin_)  # trust-bypass runs it from another directory
+        self.roots = os.path.abspath(roots)
         self.tmp = tmp
         self.n = 0
 
@@ -212,7 +212,6 @@ def profile_values(t):
     rc, out, err = t.run(root, 'apply', '--profile', 'evil', '--rule', 'cpu-governor')
     check(rc == 1 and tmpfiles(root) == before and 'evil.ini:6' in err and 'control character' in err,
           f'a CR in a profile parameter is refused with file:line (rc {rc}: {err.strip()[-200:]})')
-    root = t.fresh()
     site_profile(root, b'performance%h')
     before = tmpfiles(root)
     rc, out, err = t.run(root, 'apply', '--profile', 'evil', '--rule', 'cpu-governor')
@@ -224,82 +223,93 @@ def profile_values(t):
 # --- 6. no hang on special files --------------------------------------------------------------------
 
 def special_files(t):
-    def fifo(root, rel):
+    """One tree: each special file is planted, tried and taken away again (copies are slow)."""
+    root = t.fresh()
+
+    def fifo(rel):
         p = os.path.join(root, rel)
         os.makedirs(os.path.dirname(p), exist_ok=True)
+        saved = open(p, 'rb').read() if os.path.isfile(p) else None
         if os.path.lexists(p):
             os.unlink(p)
         os.mkfifo(p, 0o600)
+        return p, saved
 
-    def answers(tag, root, args, want_rc, say=None):
+    def restore(p, saved):
+        os.unlink(p)
+        if saved is not None:
+            with open(p, 'wb') as f:
+                f.write(saved)
+
+    def answers(tag, args, want_rc, say=None):
         rc, out, err = t.run(root, *args)
         check(rc != 'hang' and rc in want_rc and (say is None or say in out + err),
               f'{tag}: {" ".join(args[:1])} answers (rc {rc}, want {sorted(want_rc)}): {(out + err).strip()[-160:]}')
 
-    root = t.fresh()
-    fifo(root, LOG)
+    p, saved = fifo(LOG)
     for args in (['apply', '--profile', PROFILE, '--rule', 'numa-balancing'], ['verify'], ['rollback', '--all'],
                  ['log']):
-        answers('a FIFO at the change log', root, args, (1,), 'not a regular file')
-    root = t.fresh()
-    fifo(root, os.path.join(LOG_DIR, 'lock'))
+        answers('a FIFO at the change log', args, (1,), 'not a regular file')
+    restore(p, saved)
+    p, saved = fifo(os.path.join(LOG_DIR, 'lock'))
     for args in (['verify'], ['apply', '--profile', PROFILE, '--rule', 'numa-balancing'], ['rollback', '--all']):
-        answers('a FIFO at the lock', root, args, (1,), 'not a regular file')
+        answers('a FIFO at the lock', args, (1,), 'not a regular file')
+    restore(p, saved)
     for rel in ('proc/mounts', 'proc/cpuinfo', 'sys/devices/system/node/node0/meminfo'):
-        root = t.fresh()
-        fifo(root, rel)
-        answers(f'a FIFO at {rel}', root, ['facts', '--json'], (0,))
-        answers(f'a FIFO at {rel}', root, ['audit', '--profile', PROFILE], (0, 2))
-        answers(f'a FIFO at {rel}', root, ['plan', '--profile', PROFILE], (0,))
-    root = t.fresh()
+        p, saved = fifo(rel)
+        answers(f'a FIFO at {rel}', ['facts', '--json'], (0,))
+        answers(f'a FIFO at {rel}', ['audit', '--profile', PROFILE], (0, 2))
+        answers(f'a FIFO at {rel}', ['plan', '--profile', PROFILE], (0,))
+        restore(p, saved)
+    p = os.path.join(root, 'proc', 'mounts')
+    saved = open(p, 'rb').read()
     try:
-        os.unlink(os.path.join(root, 'proc', 'mounts'))
-        os.mknod(os.path.join(root, 'proc', 'mounts'), 0o600 | stat.S_IFCHR, os.makedev(1, 5))  # /dev/zero
+        os.unlink(p)
+        os.mknod(p, 0o600 | stat.S_IFCHR, os.makedev(1, 5))  # /dev/zero
     except OSError as e:
         print(f'skip  a character device at proc/mounts: cannot make one here ({e})')
         return
-    answers('/dev/zero at proc/mounts', root, ['facts', '--json'], (0,))
-    answers('/dev/zero at proc/mounts', root, ['apply', '--profile', PROFILE, '--rule', 'numa-balancing'], (0, 1))
+    answers('/dev/zero at proc/mounts', ['facts', '--json'], (0,))
+    answers('/dev/zero at proc/mounts', ['apply', '--profile', PROFILE, '--rule', 'numa-balancing'], (0, 1))
+    restore(p, saved)
 
 
 # --- 2. the log and backups get the trust checks profiles get ---------------------------------------
 
 def log_trust(t):
-    def applied():
-        root = t.fresh()
-        rc, out, err = t.run(root, 'apply', '--profile', PROFILE, '--rule', 'numa-balancing')
-        check(rc == 0, f'apply ({err.strip()[-160:]})')
-        return root
-
-    root = applied()
-    outside = os.path.join(t.tmp, f'outside-log-{t.n}')
+    root = t.fresh()
+    rc, out, err = t.run(root, 'apply', '--profile', PROFILE, '--rule', 'numa-balancing')
+    check(rc == 0, f'apply ({err.strip()[-160:]})')
     log = os.path.join(root, LOG)
+    good = open(log, 'rb').read()
+    outside = os.path.join(t.tmp, 'outside-log')
     shutil.copyfile(log, outside)
     os.unlink(log)
     os.link(outside, log)
-    before = open(outside, 'rb').read()
     rc, out, err = t.run(root, 'apply', '--profile', PROFILE, '--rule', 'thp-enabled')
-    check(rc == 1 and open(outside, 'rb').read() == before and 'hard links' in err,
+    check(rc == 1 and open(outside, 'rb').read() == good and 'hard links' in err,
           f'a hard-linked change log: apply appends nothing to the file outside (rc {rc}: {err.strip()[-160:]})')
     rc, out, err = t.run(root, 'rollback', '--all')
     check(rc == 1 and 'hard links' in err, f'a hard-linked change log: rollback refuses (rc {rc}: {err.strip()[-160:]})')
+    os.unlink(log)
+    with open(log, 'wb') as f:
+        f.write(good)
 
     for mode, tag in ((0o666, 'world-writable'), (0o664, 'group-writable')):
-        root = applied()
-        os.chmod(os.path.join(root, LOG), mode)
+        os.chmod(log, mode)
         for args in (['verify'], ['rollback', '--all'], ['apply', '--profile', PROFILE]):
             rc, out, err = t.run(root, *args)
             check(rc == 1 and 'writable' in err, f'a {tag} change log: {args[0]} refuses (rc {rc}: {err.strip()[-160:]})')
-    root = applied()
-    os.chown(os.path.join(root, LOG), 4242, 4242)
+    os.chmod(log, 0o644)
+    os.chown(log, 4242, 4242)
     rc, out, err = t.run(root, 'rollback', '--all')
     check(rc == 1 and 'uid 4242' in err, f'a change log owned by another user: rollback refuses (rc {rc}: {err.strip()[-160:]})')
-    root = applied()
+    os.chown(log, 0, 0)
     os.chmod(os.path.join(root, LOG_DIR), 0o777)
     rc, out, err = t.run(root, 'rollback', '--all')
     check(rc == 1 and 'writable' in err, f'a world-writable log directory: rollback refuses (rc {rc}: {err.strip()[-160:]})')
-    # A backup that is a hard link (or writable by others) is not trusted: its record is reported.
-    root = applied()
+    os.chmod(os.path.join(root, LOG_DIR), 0o755)
+    # A backup writable by others is not trusted: its record is reported and rollback refuses.
     bdir = os.path.join(root, LOG_DIR, 'backups')
     name = sorted(os.listdir(bdir))[0]
     os.chmod(os.path.join(bdir, name), 0o666)
@@ -307,10 +317,37 @@ def log_trust(t):
     check(rc == 2 and 'writable' in out + err, f'a world-writable backup: verify reports it (rc {rc}: {(out + err).strip()[-160:]})')
     rc, out, err = t.run(root, 'rollback', '--all')
     check(rc == 1, f'a world-writable backup: rollback refuses (rc {rc}: {err.strip()[-160:]})')
+    os.chmod(os.path.join(bdir, name), 0o644)
+    rc, out, err = t.run(root, 'rollback', '--all')
+    check(rc == 0, f'all put back: rollback works again (rc {rc}: {err.strip()[-160:]})')
+
+
+# --- 8. no silent trust bypass --------------------------------------------------------------------
+
+def trust_bypass(t):
+    """A 0666 profile whose full path is over PATH_MAX, given relative to a deep working directory."""
+    root = t.fresh('vm-nogpu')
+    saved = os.getcwd()
+    top = os.path.join(t.tmp, 'deep')
+    os.mkdir(top)
+    os.chdir(top)
+    try:
+        for _ in range(24):
+            os.mkdir('d' * 200)
+            os.chdir('d' * 200)
+        with open('evil.ini', 'w') as f:
+            f.write(f'[profile]\nname = evil\ninherits = {PROFILE}\n')
+        os.chmod('evil.ini', 0o666)
+        rc, out, err = t.run(root, 'audit', '--profile', './evil.ini')
+    finally:
+        os.chdir(saved)
+    check(rc == 1 and 'cannot be checked' in err,
+          f'a 0666 profile whose path is over PATH_MAX is refused (rc {rc}: {err.strip()[-200:]})')
+    shutil.rmtree(top)
 
 
 CASES = {'forged-log': forged_log, 'images': images, 'values': values, 'profile-values': profile_values, 'special-files': special_files,
-         'log-trust': log_trust}
+         'log-trust': log_trust, 'trust-bypass': trust_bypass}
 
 
 def main():

@@ -455,6 +455,9 @@ def main():
     ap.add_argument('--roots', required=True)
     ap.add_argument('--only', default='crash,faults,confine,concur')
     a = ap.parse_args()
+    if os.environ.get('LLMTUNE_TEST_HOOKS_BUILT') == '0':
+        print('skip: built without test hooks (-Dtest_hooks=disabled); crash and fault injection need them')
+        return 77
     tool = Tool(os.path.abspath(a.llmtune))
     start = time.time()
     with tempfile.TemporaryDirectory(prefix='llmtune-hard-') as tmp:

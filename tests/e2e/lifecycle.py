@@ -174,6 +174,14 @@ def failed_write(bin_, roots, name, profile):
             check(True, f'{name}: fewer than two file changes, nothing to break')
             return
         target = changes[1]['target']
+        if os.environ.get('LLMTUNE_TEST_HOOKS_BUILT') == '0':
+            # A build without test hooks (-Dtest_hooks=disabled: release, packages) ignores them.
+            points = os.path.join(tmp, 'points')
+            rc, out, err = run(bin_, root, 'apply', '--profile', profile,
+                               env={'LLMTUNE_TEST_FAIL_WRITE': target, 'LLMTUNE_TEST_POINTS': points})
+            check(rc == 0 and not os.path.exists(points),
+                  f'{name}: without test hooks LLMTUNE_TEST_* are ignored (rc {rc}, points file: {os.path.exists(points)})')
+            return
         rc, out, err = run(bin_, root, 'apply', '--profile', profile, env={'LLMTUNE_TEST_FAIL_WRITE': target})
         check(rc == 1, f'{name}: apply fails with status 1 (rc {rc})')
         check(target in err and 'No space left' in err, f'{name}: the error names {target} and the reason ({err.strip()[:200]})')
