@@ -12,10 +12,11 @@
 #include <errno.h>
 #include <stdio.h>
 
-/* Names an interface gets from container runtimes, libvirt and IPoIB: never the cluster network
- * NCCL should bootstrap over (NCCL's own default order skips docker, lo and virbr; ib* is the IB
- * fabric, which NCCL reaches through verbs, not sockets). */
-static const char *const ifname_skip[] = {"lo", "docker", "virbr", "veth", "br-", "ib"};
+/* Names an interface gets from container runtimes and libvirt: never the cluster network NCCL
+ * should bootstrap over (NCCL's own default order skips docker, lo and virbr). IPoIB (ib*) stays:
+ * NCCL itself prefers it for its sockets (NCCL_SOCKET_IFNAME in the NCCL environment variables
+ * documentation). Interfaces whose only addresses are link-local do not count (net.*.has_address). */
+static const char *const ifname_skip[] = {"lo", "docker", "virbr", "veth", "br-"};
 
 /* Debugging switches (NCCL env.rst "Debugging"): they cost bandwidth when left in place. */
 static bool is_debug_switch(const char *key)
@@ -73,50 +74,131 @@ static char *name_middle(const char *name, const char *prefix, const char *suffi
         return xstrndup(name + pl, nl - pl - sl);
 }
 
-/* NCCL_IB_HCA: the ACTIVE ports whose link layer is InfiniBand or Ethernet (RoCE), the ports NCCL
- * itself would consider (src/transport/net_ib/init.cc), as exact names: without '=' each token is
- * a prefix and mlx5_1 also selects mlx5_10..mlx5_19. */
-static void derive_ib_hca(struct facts *f, struct nccl_settings *s)
+/* The HCAs NCCL may use for compute traffic: the profile's nccl_ib_hca list, or every HCA that
+ * shares a NUMA node with an NVIDIA GPU (gpu.N.local_hca), whatever the state of its ports now.
+ * Returns false (with a note) when that cannot be told. */
+static bool compute_hcas(struct facts *f, const struct resolved *profile, struct strv *ret, bool *explicit_,
+                         struct nccl_settings *s)
 {
+        const char *param = profile ? resolved_param(profile, "nccl_ib_hca") : NULL;
+        *explicit_ = param && !streq(param, "auto");
+        if (*explicit_) {
+                _cleanup_free_ char *copy = xstrdup(param);
+                char *save = NULL;
+                for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save))
+                        if (!strv_contains(ret, t))
+                                strv_add(ret, t);
+                return true;
+        }
         const struct fact **v;
-        size_t n = facts_match(f, "ib.*.port.*.state", &v);
-        struct strv ports = {0};
-        size_t roce = 0;
+        size_t n = facts_match(f, "gpu.*.local_hca", &v);
+        bool ok = true;
         for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ char *mid = name_middle(v[i]->name, "ib.", ".state");
-                char *dot = mid ? strstr(mid, ".port.") : NULL;
-                if (!dot || v[i]->status != FACT_OK || !streq(v[i]->str, "ACTIVE"))
+                _cleanup_free_ char *gpu = name_middle(v[i]->name, "gpu.", ".local_hca");
+                _cleanup_free_ char *vn = xasprintf("gpu.%s.vendor_id", gpu ? gpu : "");
+                const char *vendor = fact_text(f, vn);
+                if (!vendor || !streq(vendor, "10de"))
                         continue;
-                *dot = '\0';
-                const char *port = dot + strlen(".port.");
-                _cleanup_free_ char *ll_name = xasprintf("ib.%s.port.%s.link_layer", mid, port);
-                const char *ll = fact_text(f, ll_name);
-                if (!streq(ll, "InfiniBand") && !streq(ll, "Ethernet"))
+                if (v[i]->status != FACT_OK) {
+                        ok = false;
                         continue;
-                roce += streq(ll, "Ethernet");
-                strv_push(&ports, xasprintf("%s:%s", mid, port));
+                }
+                _cleanup_free_ char *copy = xstrdup(v[i]->str);
+                char *save = NULL;
+                for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save))
+                        if (!streq(t, "none") && !strv_contains(ret, t))
+                                strv_add(ret, t);
         }
         free(v);
-        if (!ports.n) {
-                strv_add(&s->notes, "NCCL_IB_HCA: no InfiniBand/RoCE port is ACTIVE, so NCCL uses sockets");
-                return;
+        if (!ok)
+                strv_add(&s->notes, "NCCL_IB_HCA: the NUMA node of a GPU or HCA is unknown, so the compute HCAs cannot be "
+                                    "told from storage ones: left to NCCL's default (every active port), or set "
+                                    "nccl_ib_hca in the profile");
+        strv_sort(ret);
+        return ok;
+}
+
+/* NCCL_IB_HCA. Unset, NCCL uses every ACTIVE InfiniBand/RoCE port at each init (NCCL environment
+ * variables documentation), which is right when every HCA carries compute traffic: then nothing is
+ * written. It is written only to keep non-compute (storage) HCAs out, naming the compute HCAs (all
+ * their ports, '=' for exact names: a bare mlx5_1 also selects mlx5_10..19), never "the ports that
+ * happen to be ACTIVE now", which would drop a rail for good. While a compute port is not ACTIVE it
+ * is not written at all (a note says which), as the list could not be checked. */
+static void derive_ib_hca(struct facts *f, const struct resolved *profile, struct nccl_settings *s)
+{
+        const struct fact **v;
+        size_t n = facts_match(f, "ib.*.port.*.link_layer", &v);
+        struct strv all = {0}, down = {0}, compute = {0};
+        char *list = NULL, *value = NULL;
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *mid = name_middle(v[i]->name, "ib.", ".link_layer");
+                char *dot = mid ? strstr(mid, ".port.") : NULL;
+                if (!dot || v[i]->status != FACT_OK || (!streq(v[i]->str, "InfiniBand") && !streq(v[i]->str, "Ethernet")))
+                        continue;
+                *dot = '\0';
+                if (!strv_contains(&all, mid))
+                        strv_add(&all, mid);
         }
-        if (ports.n > 32) {
-                strv_push(&s->notes, xasprintf("NCCL_IB_HCA: %zu ACTIVE ports, NCCL uses at most 32: the first 32 "
-                                               "are listed",
-                                               ports.n));
-                while (ports.n > 32)
-                        free(ports.v[--ports.n]);
-                ports.v[ports.n] = NULL;
+        if (!all.n) {
+                strv_add(&s->notes, "NCCL_IB_HCA: no InfiniBand/RoCE adapter, so NCCL uses sockets");
+                goto out;
         }
-        _cleanup_free_ char *list = strv_join(&ports, ",");
-        _cleanup_free_ char *value = xasprintf("=%s", list);
+        bool explicit_;
+        if (!compute_hcas(f, profile, &compute, &explicit_, s))
+                goto out;
+        if (!compute.n) {
+                strv_add(&s->notes, "NCCL_IB_HCA: no HCA shares a NUMA node with a GPU: left to NCCL's default "
+                                    "(every active port); set nccl_ib_hca in the profile to choose");
+                goto out;
+        }
+        if (!explicit_ && compute.n == all.n) {
+                strv_push(&s->notes, xasprintf("NCCL_IB_HCA: not set, every one of the %zu HCAs is a compute HCA and "
+                                               "NCCL's default uses every active port",
+                                               all.n));
+                goto out;
+        }
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *mid = name_middle(v[i]->name, "ib.", ".link_layer");
+                char *dot = mid ? strstr(mid, ".port.") : NULL;
+                if (!dot)
+                        continue;
+                *dot = '\0';
+                if (!strv_contains(&compute, mid))
+                        continue;
+                _cleanup_free_ char *sn = xasprintf("ib.%s.port.%s.state", mid, dot + strlen(".port."));
+                const char *state = fact_text(f, sn);
+                if (!state || !streq(state, "ACTIVE"))
+                        strv_push(&down, xasprintf("%s:%s (%s)", mid, dot + strlen(".port."), state ? state : "unknown"));
+        }
+        for (size_t i = 0; i < compute.n; i++)
+                if (!strv_contains(&all, compute.v[i]))
+                        strv_push(&down, xasprintf("%s (no such RDMA device)", compute.v[i]));
+        if (down.n) {
+                list = strv_join(&down, ", ");
+                strv_push(&s->notes, xasprintf("NCCL_IB_HCA not written: compute port %s is not ACTIVE; bring it up "
+                                               "(llmtune explain ib-port-active) and apply again",
+                                               list));
+                goto out;
+        }
+        if (compute.n > 32) {
+                while (compute.n > 32)
+                        free(compute.v[--compute.n]);
+                compute.v[compute.n] = NULL;
+        }
+        list = strv_join(&compute, ",");
+        value = xasprintf("=%s", list);
         settings_add(s, "NCCL_IB_HCA", value,
-                     xasprintf("the %zu ACTIVE %s port%s, by exact name (a bare mlx5_1 would also select "
-                               "mlx5_10-19); a storage HCA belongs out of it: set NCCL_IB_HCA in the profile",
-                               ports.n, roce == ports.n ? "RoCE" : roce ? "InfiniBand/RoCE" : "InfiniBand",
-                               ports.n == 1 ? "" : "s"));
-        strv_free(&ports);
+                     explicit_ ? xasprintf("the profile's compute HCAs (nccl_ib_hca), by exact name")
+                               : xasprintf("the %zu of %zu HCAs that share a NUMA node with a GPU, by exact name and "
+                                           "whatever their port state; the others (storage) are kept out",
+                                           compute.n, all.n));
+out:
+        free(list);
+        free(value);
+        free(v);
+        strv_free(&all);
+        strv_free(&down);
+        strv_free(&compute);
 }
 
 /* NCCL_SOCKET_IFNAME: interfaces that are up and have an address (NCCL wants IFF_RUNNING and an
@@ -165,23 +247,27 @@ static void derive_socket_ifname(struct facts *f, struct nccl_settings *s)
                 return;
         }
         if (!ifs.n) {
-                strv_add(&s->notes, "NCCL_SOCKET_IFNAME: no interface is up with an address (lo, docker*, virbr*, "
-                                    "veth*, br-* and ib* do not count)");
+                strv_add(&s->notes, "NCCL_SOCKET_IFNAME: no interface is up with a routable address (lo, docker*, "
+                                    "virbr*, veth*, br-* and link-local-only interfaces do not count)");
                 return;
         }
         _cleanup_free_ char *list = strv_join(&ifs, ",");
         _cleanup_free_ char *value = xasprintf("=%s", list);
         settings_add(s, "NCCL_SOCKET_IFNAME", value,
-                     xasprintf("interfaces up with an address, by exact name, without lo, docker*, virbr*, veth*, "
-                               "br-* and IPoIB ib*; every node needs the same names (a missing one fails init)"));
+                     xasprintf("interfaces up with a routable address, by exact name, without lo, docker*, virbr*, "
+                               "veth*, br-* and link-local-only ones; every node needs the same names (a missing one "
+                               "fails init)"));
         strv_free(&ifs);
 }
 
-/* GPUDirect RDMA works only when NCCL finds a peer-memory module (src/transport/net_ib/gdr.cc):
- * nvidia_peermem, or the legacy nv_peer_mem. */
+/* GPUDirect RDMA works when NCCL can register GPU memory with the NIC: through DMA-BUF (open kernel
+ * module, Linux 5.12+, NCCL_DMABUF_ENABLE=1 by default) or a peer-memory module (nvidia_peermem, the
+ * legacy nv_peer_mem); gpudirect.mode says which (probe-service.c). */
 static bool gdr_available(struct facts *f)
 {
-        return fact_true(f, "module.nvidia_peermem.loaded") || fact_true(f, "module.nv_peer_mem.loaded");
+        const char *mode = fact_text(f, "gpudirect.mode");
+        return (mode && (streq(mode, "dmabuf") || streq(mode, "peermem"))) ||
+               fact_true(f, "module.nvidia_peermem.loaded") || fact_true(f, "module.nv_peer_mem.loaded");
 }
 
 /* What the linter says about one KEY=VALUE line on its own; NULL when nothing. */
@@ -242,7 +328,7 @@ static void take_profile(struct facts *f, const struct resolved *profile, const 
                 }
                 if (is_gdr_key(st->key) && !gdr) {
                         strv_push(&s->notes, xasprintf("%s from profile %s not written: no GPUDirect RDMA here "
-                                                       "(nvidia_peermem is not loaded), so it would do nothing",
+                                                       "(neither DMA-BUF nor nvidia_peermem), so it would do nothing",
                                                        st->key, profile->name));
                         continue;
                 }
@@ -253,20 +339,34 @@ static void take_profile(struct facts *f, const struct resolved *profile, const 
         }
 }
 
+static bool facts_match_any_ib(struct facts *f)
+{
+        const struct fact *c = facts_get(f, "ib.count");
+        return c && c->status == FACT_OK && c->mag > 0;
+}
+
 void nccl_settings_build(struct facts *f, const struct resolved *profile, const struct nccl_catalog *c,
                          struct nccl_settings *ret)
 {
         struct nccl_settings s = {0}, hw = {0};
         if (profile)
                 take_profile(f, profile, c, &s);
-        derive_ib_hca(f, &hw);
-        derive_socket_ifname(f, &hw);
+        derive_ib_hca(f, profile, &hw);
+        const char *sif = profile ? resolved_param(profile, "nccl_socket_ifname") : NULL;
+        if (sif && streq(sif, "none"))
+                /* a single-node machine needs no network: a pinned NIC that is down would fail init */
+                strv_add(&hw.notes, "NCCL_SOCKET_IFNAME: not pinned (profile: nccl_socket_ifname = none, a single-node "
+                                    "machine)");
+        else
+                derive_socket_ifname(f, &hw);
         if (gdr_available(f))
-                strv_add(&hw.notes, "GPUDirect RDMA: a peer-memory module is loaded; NCCL_NET_GDR_LEVEL is left at "
-                                    "NCCL's default (PXB), raise it only after measuring");
-        else if (settings_find(&hw, "NCCL_IB_HCA"))
-                strv_add(&hw.notes, "GPUDirect RDMA: nvidia_peermem is not loaded, so NCCL stages network traffic "
-                                    "through host memory (modprobe nvidia-peermem, or the open driver with DMA-BUF)");
+                strv_add(&hw.notes, "GPUDirect RDMA: available (DMA-BUF or a peer-memory module); NCCL_NET_GDR_LEVEL is "
+                                    "left at NCCL's default (P2C, as NCCL_NET_GDR_C2C defaults to 1; PXB without it), "
+                                    "raise it only after measuring");
+        else if (facts_match_any_ib(f))
+                strv_add(&hw.notes, "GPUDirect RDMA: not available (neither DMA-BUF nor nvidia_peermem), so NCCL stages "
+                                    "network traffic through host memory (the open kernel modules on Linux 5.12+, or "
+                                    "nvidia-peermem with MLNX_OFED)");
         /* The profile's value of a key wins over the hardware's. */
         for (size_t i = 0; i < hw.n; i++) {
                 if (settings_find(&s, hw.v[i].key)) {

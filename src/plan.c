@@ -7,6 +7,7 @@
 
 #include "affinity.h"
 #include "command.h"
+#include "dropin-order.h"
 #include "mounts.h"
 #include "nccl-gen.h"
 #include "parse.h"
@@ -251,30 +252,135 @@ static void plan_sysfs(struct planner *pl)
         strv_free(&paths);
 }
 
-static void plan_sysctl(struct planner *pl)
+struct keep_ctx {
+        const char *want; /* the value that may stay */
+        bool min;         /* any value at least WANT may stay */
+};
+
+static bool keep_value(const char *value, void *data)
 {
-        const char *key = param(pl->res, "key"), *value = param(pl->res, "value"), *mode = param(pl->res, "mode");
-        _cleanup_free_ char *path = xasprintf("/proc/sys/%s", key);
+        const struct keep_ctx *k = data;
+        bool vn, wn;
+        uint64_t vm, wm;
+        if (k->min && parse_integer(value, &vn, &vm) == 0 && parse_rule_number(k->want, &wn, &wm) == 0)
+                return num_cmp(vn, vm, wn, wm) >= 0;
+        return streq(value, k->want);
+}
+
+/* Comment out, behind the marker, every line that sets KEY to a value KEEP rejects in the sysctl.d
+ * files that sort after AFTER (NULL: in every file). A file under /etc is edited in place (the
+ * file behind /etc/sysctl.d/99-sysctl.conf is /etc/sysctl.conf); a vendor file in /run or /usr is
+ * shadowed by a copy of the same name in /etc/sysctl.d, which takes precedence (sysctl.d(5)). */
+static void neutralise_sysctl(struct planner *pl, const char *key, const char *after, struct keep_ctx *keep)
+{
+        struct sysctl_settings s;
+        _cleanup_free_ char *bad = NULL;
+        int rc = sysctl_settings_load(pl->r, key, &s, &bad);
+        if (rc < 0) {
+                note(pl, false, "%s could not be read (%s): check by hand that no later sysctl.d file sets %s", bad,
+                     errno_name(rc), key);
+                return;
+        }
+        struct strv done = {0};
+        for (size_t i = 0; i < s.n; i++) {
+                const struct dropin_file *df = s.v[i].file;
+                if (after && !(strcmp(df->name, after) > 0 || streq(df->name, "sysctl.conf")))
+                        continue;
+                if (keep_value(s.v[i].value, keep) || strv_contains(&done, df->edit))
+                        continue;
+                strv_add(&done, df->edit);
+                bool exists;
+                _cleanup_free_ char *cur = file_view(pl, df->edit, &exists);
+                const char *data = NULL;
+                bool shadow = !streq(df->edit, df->real);
+                if (shadow && !exists) {
+                        if (root_read(pl->r, df->path, &data, NULL) < 0)
+                                continue;
+                } else
+                        data = cur;
+                if (!data)
+                        continue;
+                _cleanup_free_ char *next = sysctl_neutralise(data, key, DISABLED_MARK, keep_value, keep);
+                if (!next)
+                        continue;
+                if (shadow && !exists) {
+                        _cleanup_free_ char *h = header(pl, "#");
+                        _cleanup_free_ char *full = xasprintf("%s# A copy of %s, which it overrides, with the lines setting %s disabled.\n%s",
+                                                              h, df->path, key, next);
+                        want_file(pl, df->edit, full, 0644);
+                } else
+                        want_file(pl, df->edit, next, 0644);
+        }
+        strv_free(&done);
+        sysctl_settings_free(&s);
+}
+
+static char *sysctl_path(const char *key)
+{
+        char *path = xasprintf("/proc/sys/%s", key);
         for (char *p = path + strlen("/proc/sys/"); *p; p++)
                 if (*p == '.')
                         *p = '/';
+        return path;
+}
+
+static void plan_sysctl(struct planner *pl)
+{
+        const char *key = param(pl->res, "key"), *value = param(pl->res, "value"), *mode = param(pl->res, "mode");
+        _cleanup_free_ char *path = sysctl_path(key);
         _cleanup_free_ char *cur = root_read_active(pl->r, path);
         bool cn, wn;
         uint64_t cm, wm;
-        /* "min": raise only. A value at or above the minimum is never written down (KNOBS.md). */
-        bool raise = !(mode && streq(mode, "min")) || !cur || parse_integer(cur, &cn, &cm) < 0 ||
-                     parse_rule_number(value, &wn, &wm) < 0 || num_cmp(cn, cm, wn, wm) < 0;
-        if (!raise)
+        if (streq(pl->res->rule->remedy, "sysctl-default")) {
+                /* A minimum whose kernel default is far above it (shmmax, shmall): the fix is to stop
+                 * lowering it, never to write a fixed number (which would lower it again). Every line
+                 * that sets a value under the minimum is disabled; the running value returns to the
+                 * kernel default. */
+                const char *min = param(pl->res, "min");
+                struct keep_ctx keep = {.want = min, .min = true};
+                neutralise_sysctl(pl, key, NULL, &keep);
+                bool low = !cur || parse_integer(cur, &cn, &cm) < 0 || parse_rule_number(min, &wn, &wm) < 0 ||
+                           num_cmp(cn, cm, wn, wm) < 0;
+                if (low) {
+                        struct change *c = add(pl, CHANGE_VALUE, path);
+                        c->before = cur ? xstrdup(cur) : NULL;
+                        c->after = xstrdup(value);
+                }
                 return;
+        }
+        bool is_min = mode && streq(mode, "min");
+        /* "min": raise only. A value at or above the minimum is never written down (KNOBS.md). */
+        bool runtime = !is_min || !cur || parse_integer(cur, &cn, &cm) < 0 || parse_rule_number(value, &wn, &wm) < 0 ||
+                       num_cmp(cn, cm, wn, wm) < 0;
         /* sysctl.d takes plain numbers: expand a "64G" of the profile */
         _cleanup_free_ char *val = parse_rule_number(value, &wn, &wm) == 0 ? xasprintf("%s%llu", wn ? "-" : "",
                                                                                      (unsigned long long)wm)
                                                                          : xstrdup(value);
-        _cleanup_free_ char *h = header(pl, "#");
-        _cleanup_free_ char *conf = xasprintf("%s%s = %s\n", h, key, val);
-        _cleanup_free_ char *file = xasprintf("/etc/sysctl.d/90-llmtune-%s.conf", pl->res->rule->id);
-        want_file(pl, file, conf, 0644);
-        if (!cur || !streq(cur, val)) {
+        if (!is_min && cur && streq(cur, val))
+                runtime = false;
+        /* The value at the next boot: the last line that sets KEY in sysctl.d order. */
+        struct keep_ctx keep = {.want = val, .min = is_min};
+        struct sysctl_settings s;
+        _cleanup_free_ char *bad = NULL;
+        bool persistent_ok = false;
+        if (sysctl_settings_load(pl->r, key, &s, &bad) == 0) {
+                persistent_ok = s.n && keep_value(s.v[s.n - 1].value, &keep);
+                sysctl_settings_free(&s);
+        }
+        /* one file per knob: a "-persistent" twin writes its runtime rule's file */
+        const char *id = pl->res->rule->id;
+        size_t idlen = endswith(id, "-persistent") ? strlen(id) - strlen("-persistent") : strlen(id);
+        _cleanup_free_ char *name = xasprintf("90-llmtune-%.*s.conf", (int)idlen, id);
+        if (runtime || !persistent_ok) {
+                _cleanup_free_ char *h = header(pl, "#");
+                _cleanup_free_ char *conf = xasprintf("%s%s = %s\n", h, key, val);
+                _cleanup_free_ char *file = xasprintf("/etc/sysctl.d/%s", name);
+                want_file(pl, file, conf, 0644);
+                /* files read after ours would set KEY back at boot (/etc/sysctl.conf through
+                 * 99-sysctl.conf, where the popular guides append): their lines are disabled */
+                neutralise_sysctl(pl, key, name, &keep);
+        }
+        if (runtime && (!cur || !streq(cur, val))) {
                 struct change *c = add(pl, CHANGE_VALUE, path);
                 c->before = cur ? xstrdup(cur) : NULL;
                 c->after = xstrdup(val);
@@ -418,6 +524,66 @@ static void plan_tune2fs(struct planner *pl)
         }
         free(v);
         (void)count;
+}
+
+static bool power_of_two(uint64_t v) { return v && !(v & (v - 1)); }
+
+/* XFS alignment is set by mkfs. The sunit=/swidth= mount options (Documentation/admin-guide/xfs.rst)
+ * only change it on a filesystem made with a non-zero stripe unit, to a multiple that divides the
+ * allocation group; otherwise the mount fails ("cannot change alignment", fs/xfs/xfs_mount.c), and an
+ * fstab line with them drops the boot into emergency mode. So: numbers computed from the array, mount
+ * options only when the kernel will take them (a full unmount and mount, never a remount), else the
+ * plain statement that only mkfs.xfs fixes it. Both are manual steps: llmtune never writes them. */
+static void plan_xfs_align(struct planner *pl)
+{
+        const struct fact **v = NULL;
+        size_t n = facts_match(pl->f, "md.*.fs.aligned", &v);
+        for (size_t i = 0; i < n; i++) {
+                if (v[i]->status != FACT_OK || v[i]->b)
+                        continue;
+                _cleanup_free_ char *md = xstrndup(v[i]->name + 3, strlen(v[i]->name) - 3 - strlen(".fs.aligned"));
+                const struct fact *type = fact_ok(pl->f, "md.%s.fs.type", md);
+                const struct fact *bs = fact_ok(pl->f, "md.%s.fs.block_size", md);
+                const struct fact *su = fact_ok(pl->f, "md.%s.fs.stride", md);
+                const struct fact *es = fact_ok(pl->f, "md.%s.fs.expected_stride", md);
+                const struct fact *ew = fact_ok(pl->f, "md.%s.fs.expected_stripe_width", md);
+                const struct fact *ag = fact_ok(pl->f, "md.%s.fs.agblocks", md);
+                const struct fact *dd = fact_ok(pl->f, "md.%s.data_disks", md);
+                const struct fact *mp = fact_ok(pl->f, "md.%s.mount.point", md);
+                if (!type || !streq(type->str, "xfs") || !bs || !su || !es || !ew || !dd || !es->mag)
+                        continue;
+                uint64_t chunk_kib = es->mag * bs->mag / 1024;
+                const char *where = mp ? mp->str : "its mount point";
+                _cleanup_free_ char *mkfs = xasprintf(
+                        "back up the data of /dev/%s, re-create the filesystem with `mkfs.xfs -f -d su=%lluk,sw=%llu /dev/%s` "
+                        "(this erases it), restore the data",
+                        md, (unsigned long long)chunk_kib, (unsigned long long)dd->mag, md);
+                if (su->mag == 0) {
+                        note(pl, false,
+                             "XFS on /dev/%s was made without stripe alignment (sunit=0): the kernel refuses sunit=/swidth= "
+                             "mount options on it, and an /etc/fstab line with them stops the boot. The only fix: %s",
+                             md, mkfs);
+                        continue;
+                }
+                bool increase = es->mag > su->mag && es->mag % su->mag == 0 && power_of_two(es->mag / su->mag);
+                bool fits_ag = !ag || ag->mag == 0 || ag->mag % es->mag == 0;
+                if (!increase || !fits_ag) {
+                        note(pl, false,
+                             "XFS on /dev/%s has sunit=%llu blocks; the array needs %llu, which the kernel accepts only as a "
+                             "power-of-2 multiple of the mkfs value that divides the allocation group (%llu blocks). The "
+                             "only fix: %s",
+                             md, (unsigned long long)su->mag, (unsigned long long)es->mag,
+                             (unsigned long long)(ag ? ag->mag : 0), mkfs);
+                        continue;
+                }
+                uint64_t sunit512 = es->mag * bs->mag / 512, swidth512 = ew->mag * bs->mag / 512;
+                note(pl, false,
+                     "XFS on /dev/%s: add sunit=%llu,swidth=%llu (512-byte units) to the options of %s in /etc/fstab, then "
+                     "unmount and mount it (`umount %s && mount %s`; not a remount, which ignores them). A mount that "
+                     "fails with \"cannot change alignment\" needs the fstab line reverted before the next boot",
+                     md, (unsigned long long)sunit512, (unsigned long long)swidth512, where, where, where);
+        }
+        free(v);
 }
 
 /* fstab options with the atime family replaced by OPTION. */
@@ -682,7 +848,7 @@ static void plan_result(struct planner *pl)
                 note(pl, false, "%s: no remedy; see `llmtune explain %s`", r->title, r->id);
         else if (streq(k, "sysfs"))
                 plan_sysfs(pl);
-        else if (streq(k, "sysctl"))
+        else if (streq(k, "sysctl") || streq(k, "sysctl-default"))
                 plan_sysctl(pl);
         else if (streq(k, "swapoff"))
                 plan_swapoff(pl);
@@ -698,6 +864,8 @@ static void plan_result(struct planner *pl)
                 note(pl, true, "%s", param(pl->res, "reason"));
         else if (streq(k, "tune2fs"))
                 plan_tune2fs(pl);
+        else if (streq(k, "xfs-align"))
+                plan_xfs_align(pl);
         else if (streq(k, "mount-option"))
                 plan_mount_option(pl);
         else if (streq(k, "nccl-conf"))
@@ -728,6 +896,17 @@ int plan_build(struct plan *p, const struct audit *a, struct facts *f, const str
                         if (strv_contains(&done, "nccl-conf"))
                                 continue;
                         strv_add(&done, "nccl-conf");
+                }
+                /* a knob's runtime rule and its persistent twin share the remedy */
+                if (res->rule->remedy && (streq(res->rule->remedy, "sysctl") || streq(res->rule->remedy, "sysctl-default"))) {
+                        _cleanup_free_ char *k = NULL;
+                        for (size_t j = 0; j < res->remedy_keys.n; j++)
+                                if (streq(res->remedy_keys.v[j], "key"))
+                                        k = xasprintf("sysctl:%s", res->remedy_vals.v[j]);
+                        if (k && strv_contains(&done, k))
+                                continue;
+                        if (k)
+                                strv_add(&done, k);
                 }
                 pl.res = res;
                 plan_result(&pl);

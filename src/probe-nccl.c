@@ -108,6 +108,47 @@ static void user_confs(struct facts *f, const struct nccl_catalog *c)
         strv_free(&paths);
 }
 
+/* nccl.conf.hardware_drift: the keys of llmtune's managed block that were derived from the hardware
+ * (NCCL_IB_HCA, NCCL_SOCKET_IFNAME; a "# KEY: profile ..." comment marks a profile's value) compared
+ * with what the hardware gives now. A key frozen from the ports and interfaces of one moment must not
+ * stay green when an HCA or interface is added, lost or renamed. "none" when they agree. */
+static void hardware_drift(struct facts *f, const struct nccl_catalog *c, const char *data)
+{
+        const char *b = strstr(data, NCCL_GEN_BEGIN "\n");
+        const char *e = b ? strstr(b, "\n" NCCL_GEN_END) : NULL;
+        if (!b || !e) {
+                fact_str(f, NCCL_CONF, "none", "nccl.conf.hardware_drift");
+                return;
+        }
+        struct nccl_settings now;
+        nccl_settings_build(f, NULL, c, &now);
+        struct sbuf out = {0};
+        static const char *const hw_keys[] = {"NCCL_IB_HCA", "NCCL_SOCKET_IFNAME"};
+        _cleanup_free_ char *block = xstrndup(b, (size_t)(e - b));
+        for (size_t k = 0; k < ARRAY_SIZE(hw_keys); k++) {
+                _cleanup_free_ char *line_start = xasprintf("\n%s=", hw_keys[k]);
+                _cleanup_free_ char *comment = xasprintf("\n# %s: profile", hw_keys[k]);
+                const char *l = strstr(block, line_start);
+                if (!l || strstr(block, comment))
+                        continue;
+                l += strlen(line_start);
+                _cleanup_free_ char *val = xstrndup(l, strcspn(l, "\n"));
+                const char *want = NULL;
+                for (size_t i = 0; i < now.n; i++)
+                        if (streq(now.v[i].key, hw_keys[k]))
+                                want = now.v[i].value;
+                if (!want)
+                        sbuf_addf(&out, "%s%s=%s is written but the hardware gives none now", out.len ? "; " : "",
+                                  hw_keys[k], val);
+                else if (!streq(want, val))
+                        sbuf_addf(&out, "%s%s=%s is written, the hardware gives %s now", out.len ? "; " : "",
+                                  hw_keys[k], val, want);
+        }
+        fact_str(f, NCCL_CONF, out.len ? out.s : "none", "nccl.conf.hardware_drift");
+        free(sbuf_steal(&out));
+        nccl_settings_free(&now);
+}
+
 static int nccl_run(struct facts *f)
 {
         const char *data;
@@ -150,6 +191,7 @@ static int nccl_run(struct facts *f)
         list_fact(f, &l, NP_BAD_VALUE, NP_BAD_VALUE, "nccl.conf.bad_values");
         list_fact(f, &l, NP_DEBUG, NP_DEBUG, "nccl.conf.debug_switches");
         nccl_lint_free(&l);
+        hardware_drift(f, c, data);
         return 0;
 }
 

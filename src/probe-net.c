@@ -7,7 +7,9 @@
  * snapshot's /proc/net is read instead: if_inet6 lists IPv6 addresses per interface; IPv4
  * addresses are not in procfs at all, so an interface that appears in /proc/net/route (the
  * kernel adds a prefix route for every configured IPv4 address) counts as having one. Link-local
- * IPv6 (fe80::/10) is ignored on both paths: every up interface has one.
+ * IPv6 (fe80::/10) is ignored on both paths: every up interface has one. So is IPv4 link-local
+ * (169.254/16, RFC 3927): an interface with only such an address is a BMC's USB NIC or an
+ * unconfigured port, not a network a job can reach other nodes on.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -31,6 +33,8 @@ struct ifaddr_info {
 };
 
 static bool ipv6_link_local(const struct in6_addr *a) { return a->s6_addr[0] == 0xfe && (a->s6_addr[1] & 0xc0) == 0x80; }
+/* 169.254/16, network byte order */
+static bool ipv4_link_local(uint32_t be) { return (ntohl(be) & 0xffff0000u) == 0xa9fe0000u; }
 
 static struct ifaddr_info *find_if(const struct strv *ifs, struct ifaddr_info *info, const char *name)
 {
@@ -59,6 +63,8 @@ static int addrs_live(const struct strv *ifs, struct ifaddr_info *info)
                 char buf[INET6_ADDRSTRLEN];
                 if (a->ifa_addr->sa_family == AF_INET) {
                         const struct sockaddr_in *sin = (const void *)a->ifa_addr;
+                        if (ipv4_link_local(sin->sin_addr.s_addr))
+                                continue;
                         inet_ntop(AF_INET, &sin->sin_addr, buf, sizeof(buf));
                 } else if (a->ifa_addr->sa_family == AF_INET6) {
                         const struct sockaddr_in6 *sin6 = (const void *)a->ifa_addr;
@@ -126,7 +132,13 @@ static int addrs_route(struct root *r, const struct strv *ifs, struct ifaddr_inf
                 const char *nl = strchr(p, '\n');
                 _cleanup_free_ char *line = nl ? xstrndup(p, (size_t)(nl - p)) : xstrdup(p);
                 char name[IF_NAMESIZE + 1];
-                if (sscanf(line, "%16s", name) == 1) {
+                unsigned dest = 0;
+                /* DEST is the network in host-order hex of the kernel's __be32 (fib_route_seq_show):
+                 * a 169.254/16 prefix route is a link-local address, not a reachable network */
+                int k = sscanf(line, "%16s %8x", name, &dest);
+                if (k == 2 && ipv4_link_local((uint32_t)dest))
+                        k = 0;
+                if (k >= 1) {
                         struct ifaddr_info *i = find_if(ifs, info, name);
                         if (i) {
                                 route_only[i - info] = !i->has || route_only[i - info];

@@ -8,10 +8,19 @@
  *   service.NAME.enabled       bool; NAME without ".service" means a service
  *   service.NAME.installed     a unit file exists in a unit directory (systemd.unit(5) search path)
  * gpudirect.peermem: the loaded GPUDirect RDMA peer-memory module, nvidia_peermem (driver 470+) or
- * nv_peer_mem (Mellanox's older one), or "none" (KNOBS.md "Limits, shm, driver services").
+ * nv_peer_mem (Mellanox's older one), or "none".
+ * gpudirect.dmabuf: GPUDirect RDMA through DMA-BUF is possible: the NVIDIA open kernel module
+ *   ("Open Kernel Module" in /proc/driver/nvidia/version, driver 515+) on Linux 5.12+. NCCL uses it by
+ *   default (NCCL_DMABUF_ENABLE=1, NCCL environment variables documentation) and NVIDIA's GPU Operator
+ *   documentation recommends it over nvidia-peermem.
+ * gpudirect.ofed: MLNX_OFED / DOCA-OFED is installed (/usr/bin/ofed_info, or its peer-memory API
+ *   ib_register_peer_memory_client in /proc/kallsyms): the only stack nvidia_peermem loads against
+ *   (its init fails on the inbox RDMA stack), per NVIDIA's GPUDirect RDMA documentation.
+ * gpudirect.mode: "dmabuf", "peermem" (the module's name is in gpudirect.peermem) or "none".
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "facts.h"
 #include "probes.h"
@@ -124,6 +133,95 @@ static void peermem(struct facts *f)
                 fact_str(f, any->source, "none", "gpudirect.peermem");
 }
 
+/* "5.15.0-91-generic" >= 5.12? */
+static bool release_at_least(const char *rel, unsigned maj, unsigned min)
+{
+        unsigned a = 0, b = 0;
+        if (sscanf(rel, "%u.%u", &a, &b) != 2)
+                return false;
+        return a > maj || (a == maj && b >= min);
+}
+
+static void dmabuf(struct facts *f)
+{
+        const char *path = "/proc/driver/nvidia/version";
+        const struct fact *ver = facts_get(f, "nvidia.driver.version");
+        if (!ver || ver->status != FACT_OK) {
+                if (ver && ver->status == FACT_UNREADABLE)
+                        fact_unreadable(f, path, -EIO, ver->reason, "gpudirect.dmabuf");
+                else
+                        fact_absent(f, path, "no NVIDIA driver loaded", "gpudirect.dmabuf");
+                return;
+        }
+        const struct fact *rel = facts_get(f, "kernel.release");
+        if (!rel || rel->status != FACT_OK) {
+                fact_unreadable(f, rel ? rel->source : "/proc/sys/kernel/osrelease", -EIO, "kernel release unknown",
+                                "gpudirect.dmabuf");
+                return;
+        }
+        const char *data = NULL;
+        bool open = root_read(facts_root(f), path, &data, NULL) == 0 && strstr(data, "Open Kernel Module");
+        bool ok = open && atoi(ver->str) >= 515 && release_at_least(rel->str, 5, 12);
+        fact_bool(f, path, ok, "gpudirect.dmabuf");
+}
+
+static void ofed(struct facts *f)
+{
+        struct root *r = facts_root(f);
+        struct stat st;
+        if (root_stat(r, "/usr/bin/ofed_info", &st, true) == 0) {
+                fact_bool(f, "/usr/bin/ofed_info", true, "gpudirect.ofed");
+                return;
+        }
+        const char *data = NULL;
+        int rc = root_read(r, "/proc/kallsyms", &data, NULL);
+        if (rc == 0 && strstr(data, " ib_register_peer_memory_client")) {
+                fact_bool(f, "/proc/kallsyms", true, "gpudirect.ofed");
+                return;
+        }
+        /* no ofed_info and (if kallsyms is there) no peer-memory API: the inbox stack */
+        fact_bool(f, "/usr/bin/ofed_info", false, "gpudirect.ofed");
+}
+
+static void gpudirect_mode(struct facts *f)
+{
+        const struct fact *d = facts_get(f, "gpudirect.dmabuf");
+        const struct fact *p = facts_get(f, "gpudirect.peermem");
+        if (d && d->status == FACT_OK && d->b) {
+                fact_str(f, d->source, "dmabuf", "gpudirect.mode");
+                return;
+        }
+        if (p && p->status == FACT_OK && !streq(p->str, "none")) {
+                fact_str(f, p->source, "peermem", "gpudirect.mode");
+                return;
+        }
+        const struct fact *bad = d && d->status != FACT_OK ? d : p && p->status != FACT_OK ? p : NULL;
+        if (!bad)
+                fact_str(f, p ? p->source : "/proc/modules", "none", "gpudirect.mode");
+        else if (bad->status == FACT_ABSENT)
+                fact_absent(f, bad->source, bad->reason, "gpudirect.mode");
+        else
+                fact_unreadable(f, bad->source, -EIO, bad->reason, "gpudirect.mode");
+}
+
+static void gpudirect(struct facts *f, const char *name)
+{
+        if (!name || streq(name, "gpudirect.peermem"))
+                peermem(f);
+        if (!name || streq(name, "gpudirect.dmabuf"))
+                dmabuf(f);
+        if (!name || streq(name, "gpudirect.ofed"))
+                ofed(f);
+        if (name && streq(name, "gpudirect.mode")) {
+                /* facts_get of a sibling from inside this probe's lookup finds nothing: record the
+                 * inputs first (the first writer wins, so a repeat is harmless) */
+                peermem(f);
+                dmabuf(f);
+        }
+        if (!name || streq(name, "gpudirect.mode"))
+                gpudirect_mode(f);
+}
+
 static int service_run(struct facts *f)
 {
         struct svc_state *s = get_state(f);
@@ -135,15 +233,15 @@ static int service_run(struct facts *f)
                             "service.enabled");
         else
                 fact_unreadable(f, ETC_UNITS, s->rc, NULL, "service.enabled");
-        peermem(f);
+        gpudirect(f, NULL);
         return 0;
 }
 
 /* service.NAME.enabled / .installed for any NAME, on demand; gpudirect.peermem. */
 static int service_lookup(struct facts *f, const char *name)
 {
-        if (streq(name, "gpudirect.peermem")) {
-                peermem(f);
+        if (startswith(name, "gpudirect.")) {
+                gpudirect(f, name);
                 return 0;
         }
         if (!startswith(name, "service."))

@@ -289,6 +289,8 @@ static void md_fs(struct facts *f, struct md *m, const struct mount_entry *me, u
         fact_uint(f, source, sb.block_size, "md.%s.fs.block_size", m->name);
         fact_uint(f, source, sb.stride, "md.%s.fs.stride", m->name);
         fact_uint(f, source, sb.stripe_width, "md.%s.fs.stripe_width", m->name);
+        if (streq(sb.type, "xfs"))
+                fact_uint(f, source, sb.agblocks, "md.%s.fs.agblocks", m->name);
 
         const char *derived[] = {"expected_stride", "expected_stripe_width", "aligned"};
         const char *no = NULL;

@@ -2,10 +2,16 @@
 /*
  * sysctl.*: any sysctl by name, read from ROOT/proc/sys (dots become slashes, sysctl(8)).
  * Listing all facts shows the ones training hosts care about; any other is read on demand.
+ *
+ * sysctl.persistent.KEY: the value KEY gets at the next boot, from the last line that sets it in
+ * sysctl.d(5) order (dropin-order.h), the file being the source. Where no file sets it the kernel's
+ * default applies: known defaults are given with "kernel default" as the source, any other key is
+ * absent with that reason. A runtime value that is right says nothing about the next boot.
  */
 #include <errno.h>
 #include <sys/stat.h>
 
+#include "dropin-order.h"
 #include "facts.h"
 #include "parse.h"
 #include "probes.h"
@@ -16,9 +22,74 @@ static const char *const well_known[] = {
         "vm.nr_hugepages",      "vm.min_free_kbytes",  "kernel.osrelease",
 };
 
+static void record(struct facts *f, const char *source, const char *value, const char *name)
+{
+        bool neg;
+        uint64_t mag;
+        if (parse_integer(value, &neg, &mag) == 0) {
+                if (neg)
+                        fact_int(f, source, (int64_t)(0 - mag), "%s", name);
+                else
+                        fact_uint(f, source, mag, "%s", name);
+        } else
+                fact_str(f, source, value, "%s", name);
+}
+
+/* Defaults of the kernels llmtune targets (64-bit), for keys rules look at persistently. */
+static const char *kernel_default(struct facts *f, const char *key)
+{
+        /* include/uapi/linux/shm.h: SHMMAX = SHMALL = ULONG_MAX - (1UL << 24) since Linux 3.16 */
+        if (streq(key, "kernel.shmmax") || streq(key, "kernel.shmall"))
+                return "18446744073692774399";
+        /* kernel/sched/fair.c check_numabalancing_enable(): on with more than one node (the
+         * distributions' CONFIG_NUMA_BALANCING_DEFAULT_ENABLED=y), unless numa_balancing= says so */
+        if (streq(key, "kernel.numa_balancing")) {
+                const struct fact *n = facts_get(f, "numa.nodes");
+                if (!n || n->status != FACT_OK)
+                        return NULL;
+                _cleanup_free_ char *cl = NULL;
+                if (root_read_line(facts_root(f), "/proc/cmdline", &cl) == 0) {
+                        if (strstr(cl, "numa_balancing=disable"))
+                                return "0";
+                        if (strstr(cl, "numa_balancing=enable"))
+                                return "1";
+                }
+                return n->mag > 1 ? "1" : "0";
+        }
+        return NULL;
+}
+
+static int persistent_lookup(struct facts *f, const char *name, const char *key)
+{
+        if (!*key || strstr(key, "..") || key[0] == '.')
+                return -EINVAL;
+        struct sysctl_settings s;
+        _cleanup_free_ char *bad = NULL;
+        int rc = sysctl_settings_load(facts_root(f), key, &s, &bad);
+        if (rc < 0) {
+                fact_unreadable(f, bad, rc, NULL, "%s", name);
+                return rc;
+        }
+        if (s.n) {
+                const struct sysctl_setting *last = &s.v[s.n - 1];
+                record(f, last->file->path, last->value, name);
+        } else {
+                const char *def = kernel_default(f, key);
+                if (def)
+                        record(f, "kernel default (no sysctl.d file sets it)", def, name);
+                else
+                        fact_absent(f, "/etc/sysctl.d", "no sysctl.d file sets it: the kernel default applies at boot",
+                                    "%s", name);
+        }
+        sysctl_settings_free(&s);
+        return 0;
+}
+
 static int sysctl_lookup(struct facts *f, const char *name)
 {
         const char *key = name + strlen("sysctl.");
+        if (startswith(key, "persistent."))
+                return persistent_lookup(f, name, key + strlen("persistent."));
         /* Refuse names that could walk the tree: the root handle would clamp them, but a
          * "sysctl" that is not under /proc/sys is a typo the user should hear about. */
         if (!*key || strstr(key, "..") || strchr(key, '/') || key[0] == '.')
@@ -52,15 +123,7 @@ static int sysctl_lookup(struct facts *f, const char *name)
                 fact_unreadable(f, path, rc, NULL, "%s", name);
                 return rc;
         }
-        bool neg;
-        uint64_t mag;
-        if (parse_integer(line, &neg, &mag) == 0) {
-                if (neg)
-                        fact_int(f, path, (int64_t)(0 - mag), "%s", name);
-                else
-                        fact_uint(f, path, mag, "%s", name);
-        } else
-                fact_str(f, path, line, "%s", name);
+        record(f, path, line, name);
         return 0;
 }
 

@@ -5,7 +5,12 @@
  * fstab lines commented behind a marker, generators masked; never forced at runtime when unsafe. */
 static const struct remedy_kind kinds[] = {
         {"sysfs", {"path", "value"}, {}, "write ${value} to ${path} now, and at boot through tmpfiles.d", false},
-        {"sysctl", {"key", "value"}, {"mode"}, "set ${key} = ${value} now and in /etc/sysctl.d/", false},
+        {"sysctl", {"key", "value"}, {"mode"},
+         "set ${key} = ${value} now and in /etc/sysctl.d/, disabling the lines of files read after it that set it back",
+         false},
+        {"sysctl-default", {"key", "value", "min"}, {},
+         "disable every sysctl.d/sysctl.conf line that sets ${key} below ${min} and restore the kernel default ${value}",
+         false},
         {"swapoff", {}, {}, "swapoff every active swap area (after checking memory can absorb it)", false},
         {"fstab-swap", {}, {}, "comment out the swap lines of /etc/fstab behind a #llmtune-disabled# marker", false},
         {"zram-off", {}, {}, "mask the zram generator / zramswap service", false},
@@ -14,6 +19,10 @@ static const struct remedy_kind kinds[] = {
         {"initramfs", {}, {}, "regenerate the initramfs for all kernels (update-initramfs -u -k all / dracut -f --regenerate-all)", false},
         {"reboot", {"reason"}, {}, "reboot required: ${reason}", true},
         {"tune2fs", {}, {}, "tune2fs -E stride=N,stripe_width=M on the array (values computed from the array)", false},
+        {"xfs-align", {}, {},
+         "stripe unit and width computed from the array: mount options only where the kernel accepts them (a full "
+         "unmount, never a remount), otherwise backup and mkfs.xfs -d su=,sw=",
+         false},
         {"mount-option", {"option"}, {}, "add ${option} to the array's /etc/fstab entry (takes effect at the next mount)", false},
         {"nccl-conf", {}, {}, "write /etc/nccl.conf from the profile's NCCL keys (NCCL's exact file format)", false},
         {"dropin", {"path", "content"}, {}, "write the drop-in ${path}: ${content}", false},

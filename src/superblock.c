@@ -25,6 +25,7 @@
 #define XFS_BLOCKSIZE 4u
 #define XFS_UNIT 0xB8u
 #define XFS_WIDTH 0xBCu
+#define XFS_AGBLOCKS 0x54u
 
 static uint32_t le16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
 static uint32_t le32(const uint8_t *p)
@@ -52,6 +53,7 @@ static int parse_xfs(const uint8_t *buf, size_t len, struct fs_superblock *ret, 
         ret->block_size = bs;
         ret->stride = be32(buf + XFS_UNIT);
         ret->stripe_width = be32(buf + XFS_WIDTH);
+        ret->agblocks = be32(buf + XFS_AGBLOCKS);
         return 0;
 }
 

@@ -19,6 +19,7 @@ struct fs_superblock {
         uint32_t block_size;   /* bytes */
         uint64_t stride;       /* ext4: s_raid_stride; XFS: sb_unit; both in filesystem blocks */
         uint64_t stripe_width; /* ext4: s_raid_stripe_width; XFS: sb_width; filesystem blocks */
+        uint64_t agblocks;     /* XFS: sb_agblocks (a new sunit must divide it, fs/xfs/xfs_mount.c); ext: 0 */
 };
 
 /*

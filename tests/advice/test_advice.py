@@ -1,0 +1,364 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""
+Advice that is right on real distributions (issue 12): each case copies a built fixture root,
+changes what a real machine would have (a line appended to /etc/sysctl.conf, a vendor sysctl.d
+file, an XFS made without alignment, ...), then runs audit / plan / apply / rollback on the copy
+and checks the specific fact the item is about.
+
+    test_advice.py --llmtune BIN --roots DIR [CASE...]
+
+Exit 0 when every case passes, 1 otherwise. Each case is named after its issue item.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+failures = []
+BIN = None
+ROOTS = None
+
+
+def check(cond, what):
+    print(('ok    ' if cond else 'FAIL  ') + what)
+    if not cond:
+        failures.append(what)
+    return cond
+
+
+def run(root, *args):
+    e = dict(os.environ, NO_COLOR='1', LC_ALL='C')
+    p = subprocess.run([BIN, '--root', root, *args], capture_output=True, text=True, env=e, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def audit(root, profile, *rules):
+    args = ['audit', '--json', '--profile', profile]
+    for r in rules:
+        args += ['--rule', r]
+    rc, out, err = run(root, *args)
+    if rc not in (0, 2):
+        raise RuntimeError('audit exit %d: %s' % (rc, err))
+    return {r['rule']: r for r in json.loads(out)['results']}
+
+
+def fact(root, name):
+    rc, out, err = run(root, 'facts', '--json', name)
+    return json.loads(out)['facts'].get(name, {}) if rc == 0 else {}
+
+
+def copy_root(tmp, name):
+    dst = os.path.join(tmp, name)
+    shutil.copytree(os.path.join(ROOTS, name), dst, symlinks=True)
+    return dst
+
+
+def write(root, path, content, mode=0o644):
+    h = os.path.join(root, path.lstrip('/'))
+    os.makedirs(os.path.dirname(h), exist_ok=True)
+    with open(h, 'w') as f:
+        f.write(content)
+    os.chmod(h, mode)
+
+
+def read(root, path):
+    h = os.path.join(root, path.lstrip('/'))
+    if not os.path.lexists(h):
+        return None
+    with open(h) as f:
+        return f.read()
+
+
+# --- item 1: sysctl.d / sysctl.conf overrides ------------------------------------------------------
+
+def case_item1_sysctl_override(tmp):
+    """A key appended to /etc/sysctl.conf (read last, through 99-sysctl.conf) and a vendor file in
+    /usr/lib/sysctl.d beat an earlier drop-in: the audit says so although the runtime value is right,
+    apply neutralises both behind the marker, rollback restores them."""
+    root = copy_root(tmp, 'hgx-h100')
+    conf_before = read(root, '/etc/sysctl.conf') + 'kernel.numa_balancing=1\n'
+    write(root, '/etc/sysctl.conf', conf_before)
+    write(root, '/usr/lib/sysctl.d/95-vendor.conf', 'kernel.numa_balancing = 1\nkernel.pid_max = 4194304\n')
+    f = fact(root, 'sysctl.persistent.kernel.numa_balancing')
+    check(f.get('value') == 1 and f.get('source') == '/etc/sysctl.d/99-sysctl.conf',
+          'item 1: persistent numa_balancing is 1 from /etc/sysctl.d/99-sysctl.conf (got %r)' % f)
+    res = audit(root, 'h100-sxm-8x', 'numa-balancing', 'numa-balancing-persistent')
+    check(res['numa-balancing']['status'] == 'pass', 'item 1: runtime numa_balancing passes')
+    check(res['numa-balancing-persistent']['status'] == 'fail',
+          'item 1: numa-balancing-persistent fails though the runtime value is right')
+    rc, out, err = run(root, 'apply', '--profile', 'h100-sxm-8x', '--rule', 'numa-balancing-persistent')
+    check(rc == 0, 'item 1: apply exits 0 (%s)' % err.strip())
+    check('#llmtune-disabled# kernel.numa_balancing=1\n' in (read(root, '/etc/sysctl.conf') or ''),
+          'item 1: the /etc/sysctl.conf line is commented behind the marker, not deleted')
+    shadow = read(root, '/etc/sysctl.d/95-vendor.conf') or ''
+    check('#llmtune-disabled# kernel.numa_balancing = 1' in shadow and '\nkernel.pid_max = 4194304' in shadow,
+          'item 1: /usr/lib/sysctl.d/95-vendor.conf is shadowed by an /etc copy with only that line disabled')
+    check(read(root, '/usr/lib/sysctl.d/95-vendor.conf') == 'kernel.numa_balancing = 1\nkernel.pid_max = 4194304\n',
+          'item 1: the vendor file itself is untouched')
+    check(os.path.islink(os.path.join(root, 'etc/sysctl.d/99-sysctl.conf')), 'item 1: 99-sysctl.conf is still a link')
+    f = fact(root, 'sysctl.persistent.kernel.numa_balancing')
+    check(f.get('value') == 0, 'item 1: after apply the boot value is 0 (%r)' % f)
+    res = audit(root, 'h100-sxm-8x', 'numa-balancing-persistent')
+    check(res['numa-balancing-persistent']['status'] == 'pass', 'item 1: numa-balancing-persistent passes after apply')
+    rc, out, err = run(root, 'rollback', '--last-run')
+    check(rc == 0, 'item 1: rollback exits 0 (%s)' % err.strip())
+    check(read(root, '/etc/sysctl.conf') == conf_before, 'item 1: rollback restores /etc/sysctl.conf')
+    check(read(root, '/etc/sysctl.d/95-vendor.conf') is None, 'item 1: rollback removes the shadow copy')
+
+
+def case_item13_shmmax_default(tmp):
+    """shmmax lowered by a sysctl.d line: the fix disables that line and restores the kernel default at
+    runtime; it never writes a fixed 64 GiB."""
+    root = copy_root(tmp, 'hgx-h100')
+    write(root, '/etc/sysctl.d/50-shm.conf', '# from a tuning guide\nkernel.shmmax = 1073741824\n')
+    write(root, '/proc/sys/kernel/shmmax', '1073741824\n')
+    res = audit(root, 'h100-sxm-8x', 'shmmax-minimum', 'shmmax-persistent')
+    check(res['shmmax-minimum']['status'] == 'fail', 'item 13: shmmax 1 GiB fails the minimum')
+    check(res['shmmax-persistent']['status'] == 'fail', 'item 13: the 1 GiB line fails shmmax-persistent')
+    rc, out, err = run(root, 'plan', '--profile', 'h100-sxm-8x', '--rule', 'shmmax-minimum', '--rule', 'shmmax-persistent')
+    check('68719476736' not in out, 'item 13: the plan writes no fixed 64 GiB')
+    rc, out, err = run(root, 'apply', '--profile', 'h100-sxm-8x', '--rule', 'shmmax-minimum', '--rule', 'shmmax-persistent')
+    check(rc == 0, 'item 13: apply exits 0 (%s)' % err.strip())
+    check((read(root, '/proc/sys/kernel/shmmax') or '').strip() == '18446744073692774399',
+          'item 13: runtime shmmax is the kernel default again')
+    check('#llmtune-disabled# kernel.shmmax = 1073741824' in (read(root, '/etc/sysctl.d/50-shm.conf') or ''),
+          'item 13: the lowering line is disabled behind the marker')
+    check(not any(n.startswith('90-llmtune-shm') for n in os.listdir(os.path.join(root, 'etc/sysctl.d'))),
+          'item 13: no llmtune shmmax drop-in is written')
+    res = audit(root, 'h100-sxm-8x', 'shmmax-minimum', 'shmmax-persistent')
+    check(res['shmmax-minimum']['status'] == 'pass' and res['shmmax-persistent']['status'] == 'pass',
+          'item 13: both shmmax rules pass after apply')
+    rc, out, err = run(root, 'explain', 'shmmax-minimum')
+    check('/dev/shm' in out and 'SysV' in out, 'item 13: the rationale says NCCL uses /dev/shm, not SysV')
+
+
+# --- item 4: XFS alignment -------------------------------------------------------------------------
+
+def set_xfs_geometry(root, sunit, swidth, agblocks):
+    """Rewrite sb_unit, sb_width (filesystem blocks) and sb_agblocks of the fixture's XFS image."""
+    import struct
+    h = os.path.join(root, 'dev/md0')
+    with open(h, 'r+b') as f:
+        f.seek(0x54)
+        f.write(struct.pack('>I', agblocks))
+        f.seek(0xb8)
+        f.write(struct.pack('>II', sunit, swidth))
+
+
+def xfs_plan(root):
+    rc, out, err = run(root, 'plan', '--profile', 'h100-sxm-8x', '--rule', 'raid-xfs-alignment')
+    return out + err
+
+
+def case_item4_xfs_alignment(tmp):
+    """The XFS fix is computed from the array (8 x 512 KiB chunks, 4 KiB blocks): mount options only on
+    a filesystem made with a stripe unit and for a power-of-2 increase that divides the allocation
+    group, as a full unmount; otherwise backup + mkfs.xfs -d su=512k,sw=8. Never placeholders."""
+    root = copy_root(tmp, 'hgx-h100')
+    res = audit(root, 'h100-sxm-8x', 'raid-xfs-alignment')
+    check(res['raid-xfs-alignment']['status'] == 'pass', 'item 4: the aligned fixture passes')
+    # made without alignment: no mount options, ever
+    set_xfs_geometry(root, 0, 0, 128000)
+    res = audit(root, 'h100-sxm-8x', 'raid-xfs-alignment')
+    check(res['raid-xfs-alignment']['status'] == 'fail', 'item 4: sunit=0 fails')
+    out = xfs_plan(root)
+    check('sunit=0' in out and 'mkfs.xfs -f -d su=512k,sw=8 /dev/md0' in out,
+          'item 4: sunit=0 gets backup + mkfs.xfs -d su=512k,sw=8')
+    check('CHUNK' not in out and 'DISKS' not in out and 'sunit=1024' not in out,
+          'item 4: no placeholder and no mount option for a filesystem made without alignment')
+    fstab = read(root, '/etc/fstab')
+    rc, o, err = run(root, 'apply', '--profile', 'h100-sxm-8x', '--rule', 'raid-xfs-alignment')
+    check(rc == 0 and read(root, '/etc/fstab') == fstab, 'item 4: apply never writes sunit/swidth into fstab')
+    # a power-of-2 increase (64 -> 128 blocks) that divides the allocation group: full unmount + options
+    set_xfs_geometry(root, 64, 512, 128000)
+    out = xfs_plan(root)
+    check('sunit=1024,swidth=8192' in out and 'umount /raid && mount /raid' in out and 'not a remount' in out,
+          'item 4: sunit 64 -> 128 blocks proposes sunit=1024,swidth=8192 with a full unmount')
+    # an increase that is not a power-of-2 multiple (96 -> 128): mkfs only
+    set_xfs_geometry(root, 96, 768, 128000)
+    out = xfs_plan(root)
+    check('mkfs.xfs -f -d su=512k,sw=8' in out and 'sunit=1024' not in out,
+          'item 4: sunit 96 -> 128 (not a power-of-2 multiple) gets mkfs only')
+    # a valid ratio that does not divide the allocation group: mkfs only
+    set_xfs_geometry(root, 64, 512, 128000 + 64)
+    out = xfs_plan(root)
+    check('mkfs.xfs' in out and 'sunit=1024' not in out, 'item 4: sunit not dividing agblocks gets mkfs only')
+
+
+# --- item 5: GPUDirect RDMA: DMA-BUF vs nvidia_peermem ---------------------------------------------
+
+OPEN_535 = ('NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  535.104.05  Release Build  '
+            '(dvs-builder@U16-T02-35-3)  Sat Aug 19 01:13:40 UTC 2023\nGCC version:  gcc version 11.3.1\n')
+
+
+def drop_module(root, name):
+    h = os.path.join(root, 'proc/modules')
+    with open(h) as f:
+        lines = [l for l in f if l.split(' ', 1)[0] != name]
+    with open(h, 'w') as f:
+        f.writelines(lines)
+    shutil.rmtree(os.path.join(root, 'sys/module', name), ignore_errors=True)
+
+
+def case_item5_gpudirect(tmp):
+    """DMA-BUF (open module, Linux >= 5.12) passes without nvidia_peermem; on the inbox stack (no OFED)
+    nvidia_peermem is never planned; with OFED and the proprietary module it is; without the NVIDIA
+    driver nothing is planned."""
+    # inbox RDMA stack, open kernel module, kernel 5.14: DMA-BUF, no peermem needed
+    root = copy_root(tmp, 'hgx-h100')
+    os.unlink(os.path.join(root, 'usr/bin/ofed_info'))
+    drop_module(root, 'nvidia_peermem')
+    write(root, '/proc/driver/nvidia/version', OPEN_535)
+    f = fact(root, 'gpudirect.mode')
+    check(f.get('value') == 'dmabuf', 'item 5: open module on 5.14 gives gpudirect.mode = dmabuf (%r)' % f)
+    res = audit(root, 'h100-sxm-8x', 'driver-gpudirect-dmabuf', 'driver-peermem-loaded')
+    check(res['driver-gpudirect-dmabuf']['status'] == 'pass', 'item 5: DMA-BUF passes without nvidia_peermem')
+    check(res['driver-peermem-loaded']['status'] == 'n/a', 'item 5: the peermem rule does not apply without OFED')
+    # inbox stack, proprietary module: fails, and nvidia_peermem is never planned
+    write(root, '/proc/driver/nvidia/version', OPEN_535.replace('Open Kernel Module for x86_64', 'x86_64 Kernel Module'))
+    res = audit(root, 'h100-sxm-8x', 'driver-gpudirect-dmabuf')
+    check(res['driver-gpudirect-dmabuf']['status'] == 'fail', 'item 5: proprietary module without OFED fails')
+    rc, out, err = run(root, 'plan', '--profile', 'h100-sxm-8x', '--rule', 'driver-gpudirect-dmabuf',
+                       '--rule', 'driver-peermem-loaded')
+    check('modules-load.d' not in out and 'open kernel modules' in out,
+          'item 5: without OFED no modules-load.d line for nvidia_peermem; the step names the open modules')
+    # open module but kernel 5.10: no DMA-BUF
+    write(root, '/proc/driver/nvidia/version', OPEN_535)
+    write(root, '/proc/sys/kernel/osrelease', '5.10.0-26-amd64\n')
+    f = fact(root, 'gpudirect.dmabuf')
+    check(f.get('value') is False, 'item 5: open module on 5.10 has no DMA-BUF (%r)' % f)
+    # OFED + proprietary module without peermem: the module is planned
+    root2 = os.path.join(tmp, 'ofed')
+    shutil.copytree(os.path.join(ROOTS, 'hgx-h100'), root2, symlinks=True)
+    drop_module(root2, 'nvidia_peermem')
+    res = audit(root2, 'h100-sxm-8x', 'driver-gpudirect-dmabuf', 'driver-peermem-loaded')
+    check(res['driver-peermem-loaded']['status'] == 'fail' and res['driver-gpudirect-dmabuf']['status'] == 'n/a',
+          'item 5: OFED + proprietary module without nvidia_peermem fails driver-peermem-loaded')
+    rc, out, err = run(root2, 'plan', '--profile', 'h100-sxm-8x', '--rule', 'driver-peermem-loaded')
+    check('llmtune-nvidia_peermem.conf' in out, 'item 5: with OFED nvidia_peermem is planned in modules-load.d')
+    # no NVIDIA driver (dgx-a100 runs nouveau): never planned
+    root3 = copy_root(tmp, 'dgx-a100')
+    res = audit(root3, 'a100-8x', 'driver-gpudirect-dmabuf', 'driver-peermem-loaded')
+    check(res['driver-peermem-loaded']['status'] == 'n/a' and res['driver-gpudirect-dmabuf']['status'] == 'n/a',
+          'item 5: without the NVIDIA driver neither rule applies')
+    rc, out, err = run(root3, 'plan', '--profile', 'a100-8x')
+    check('llmtune-nvidia_peermem.conf' not in out and 'modprobe nvidia_peermem' not in out,
+          'item 5: the plan never loads nvidia_peermem without the NVIDIA driver')
+
+
+# --- items 8 and 9: NCCL_IB_HCA from the compute HCAs, NCCL_SOCKET_IFNAME ---------------------------
+
+def nccl_conf(root, profile):
+    rc, out, err = run(root, 'nccl', 'conf', '--profile', profile)
+    return out + err
+
+
+def case_item8_ib_hca(tmp):
+    """NCCL_IB_HCA names the compute HCAs (those on a GPU's NUMA node, or the profile's list) whatever
+    their port state, only when a storage HCA must be kept out; it is refused while a compute port is
+    down; a stale generated value is an audit finding."""
+    root = copy_root(tmp, 'dgx-a100')
+    out = nccl_conf(root, 'a100-8x')
+    check('\nNCCL_IB_HCA=' not in out and 'every one of the 8 HCAs is a compute HCA' in out,
+          'item 8: every HCA is on a GPU node: NCCL_IB_HCA is left to NCCL (every active port)')
+    # mlx5_7 moved to NUMA node 0, which has no GPU: a storage HCA
+    write(root, '/sys/class/infiniband/mlx5_7/device/numa_node', '0\n')
+    out = nccl_conf(root, 'a100-8x')
+    check('\nNCCL_IB_HCA==mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6\n' in out,
+          'item 8: a storage HCA is kept out by naming the 7 compute HCAs (all ports, exact names)')
+    # a compute port DOWN at apply time: refused, the port named
+    state = '/sys/class/infiniband/mlx5_3/ports/1/state'
+    good_state = read(root, state)
+    write(root, state, '1: DOWN\n')
+    out = nccl_conf(root, 'a100-8x')
+    check('\nNCCL_IB_HCA=' not in out and 'mlx5_3:1 (DOWN)' in out,
+          'item 8: NCCL_IB_HCA is refused while compute port mlx5_3:1 is DOWN, and the note says which')
+    write(root, state, good_state)
+    # the profile's explicit list wins over the derivation
+    prof = os.path.join(tmp, 'site.ini')
+    with open(prof, 'w') as f:
+        f.write('[profile]\nname = site\ndescription = two rails\ninherits = a100-8x\n\n'
+                '[params]\nnccl_ib_hca = mlx5_0,mlx5_1\n')
+    out = nccl_conf(root, prof)
+    check('\nNCCL_IB_HCA==mlx5_0,mlx5_1\n' in out, "item 8: the profile's nccl_ib_hca list is written as given")
+    # written, then the hardware changes: the audit reports the stale key
+    rc, o, err = run(root, 'apply', '--profile', 'a100-8x', '--rule', 'nccl-conf-keys')
+    check(rc == 0 and 'NCCL_IB_HCA==mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6\n' in (read(root, '/etc/nccl.conf') or ''),
+          'item 8: apply writes the compute-HCA list (%s)' % err.strip())
+    res = audit(root, 'a100-8x', 'nccl-conf-hardware-current')
+    check(res['nccl-conf-hardware-current']['status'] == 'pass', 'item 8: right after apply the generated keys are current')
+    write(root, '/sys/class/infiniband/mlx5_6/device/numa_node', '0\n')
+    res = audit(root, 'a100-8x', 'nccl-conf-hardware-current')
+    r = res['nccl-conf-hardware-current']
+    check(r['status'] == 'fail' and 'mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5' in (r['observed'] or ''),
+          'item 8: an HCA that left the compute set makes nccl-conf-hardware-current fail (%r)' % r['observed'])
+
+
+def add_netdev(root, name, route_lines):
+    """An interface like eth0 (up, carrier) named NAME, with the given /proc/net/route lines."""
+    src = os.path.realpath(os.path.join(root, 'sys/class/net/eth0'))
+    dst = os.path.join(root, 'sys/devices/virtual/net', name)
+    shutil.copytree(src, dst, symlinks=True)
+    os.symlink('../../devices/virtual/net/' + name, os.path.join(root, 'sys/class/net', name))
+    with open(os.path.join(root, 'proc/net/route'), 'a') as f:
+        for l in route_lines:
+            f.write(l + '\n')
+
+
+def case_item9_socket_ifname(tmp):
+    """A BMC's USB NIC with only a 169.254/16 address is not a job network; IPoIB (ib0) is kept; a
+    single-node profile never pins NCCL_SOCKET_IFNAME (item 7)."""
+    root = copy_root(tmp, 'vm-nogpu')
+    add_netdev(root, 'usb0', ['usb0\t0000FEA9\t00000000\t0001\t0\t0\t0\t0000FFFF\t0\t0\t0'])
+    add_netdev(root, 'ib0', ['ib0\t0000140A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0'])
+    f = fact(root, 'net.usb0.has_address')
+    check(f.get('value') is False, 'item 9: an interface with only a link-local route has no address (%r)' % f)
+    out = nccl_conf(root, 'base')
+    check('\nNCCL_SOCKET_IFNAME==eth0,ib0\n' in out,
+          'item 9: NCCL_SOCKET_IFNAME keeps IPoIB ib0 and drops the link-local-only usb0')
+    out = nccl_conf(root, 'rtx4090-ws')
+    check('\nNCCL_SOCKET_IFNAME=' not in out and 'not pinned' in out,
+          'item 7: the single-node workstation profile never pins NCCL_SOCKET_IFNAME')
+
+
+CASES = {
+    'item1-sysctl-override': case_item1_sysctl_override,
+    'item13-shmmax-default': case_item13_shmmax_default,
+    'item4-xfs-alignment': case_item4_xfs_alignment,
+    'item5-gpudirect': case_item5_gpudirect,
+    'item8-ib-hca': case_item8_ib_hca,
+    'item9-socket-ifname': case_item9_socket_ifname,
+}
+
+
+def main():
+    global BIN, ROOTS
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--llmtune', required=True)
+    ap.add_argument('--roots', required=True)
+    ap.add_argument('cases', nargs='*')
+    a = ap.parse_args()
+    BIN, ROOTS = os.path.abspath(a.llmtune), os.path.abspath(a.roots)
+    names = a.cases or list(CASES)
+    tmp = tempfile.mkdtemp(prefix='llmtune-advice-')
+    try:
+        for n in names:
+            print('== %s' % n)
+            d = os.path.join(tmp, n)
+            os.mkdir(d)
+            try:
+                CASES[n](d)
+            except Exception as e:  # a crash of the harness is a failure of that case
+                check(False, '%s: %s: %s' % (n, type(e).__name__, e))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print('%d failures' % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
