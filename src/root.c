@@ -20,6 +20,8 @@ struct cached {
 };
 
 #define CACHE_BUCKETS 1024
+/* openat2 attempts on EAGAIN before one lookup falls back to the component walk. */
+#define OPENAT2_EAGAIN_TRIES 16
 
 struct root {
         int fd;
@@ -187,12 +189,22 @@ static int open_in_root(struct root *r, const char *path, int flags, mode_t mode
                         .mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
                         .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | (no_links ? RESOLVE_NO_SYMLINKS : 0),
                 };
-                long fd = syscall(SYS_openat2, r->fd, path, &how, sizeof(how));
-                if (fd >= 0)
-                        return (int)fd;
-                if (errno != ENOSYS && errno != EPERM)
-                        return -errno;
-                r->no_openat2 = true; /* old kernel or a seccomp filter: fall back for good */
+                /* EAGAIN: a rename or mount anywhere on the system raced a ".." of this lookup
+                 * (sysfs links are full of them), and the kernel cannot prove the walk stayed in
+                 * the root; openat2(2) says to retry. A busy host can keep that up, so after a
+                 * bounded number of tries this one lookup takes the component walk, which no
+                 * rename elsewhere disturbs. Never an error: the file is there all along. */
+                for (unsigned attempt = 0; attempt < OPENAT2_EAGAIN_TRIES; attempt++) {
+                        long fd = syscall(SYS_openat2, r->fd, path, &how, sizeof(how));
+                        if (fd >= 0)
+                                return (int)fd;
+                        if (errno == EAGAIN)
+                                continue;
+                        if (errno != ENOSYS && errno != EPERM)
+                                return -errno;
+                        r->no_openat2 = true; /* old kernel or a seccomp filter: fall back for good */
+                        break;
+                }
         }
         return walk_open(r, path, flags, mode, no_links);
 }
