@@ -93,8 +93,42 @@ static int write_all(int fd, const char *data, size_t len)
 /* Test hook (src/test-hooks.h): make changing one target fail with a chosen errno. */
 static int injected_failure(const char *path) { return test_fault(path); }
 
-static int write_file(struct root *r, const char *path, const char *data, size_t len, mode_t mode_if_new,
-                      bool follow_dirs)
+/* Does BASE in DFD still hold EXPECT (NULL: no file there)? Read again right before a replace, so
+ * what another process wrote since the plan read it is never overwritten (a lost update). */
+static bool still_holds(int dfd, const char *base, const char *expect)
+{
+        int fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT && !expect;
+        if (!expect) {
+                close(fd);
+                return false;
+        }
+        size_t want = strlen(expect), got = 0;
+        char buf[65536];
+        bool same = true;
+        for (;;) {
+                ssize_t n = read(fd, buf, sizeof(buf));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) {
+                        same = n == 0 && got == want;
+                        break;
+                }
+                if (got + (size_t)n > want || memcmp(expect + got, buf, (size_t)n) != 0) {
+                        same = false;
+                        break;
+                }
+                got += (size_t)n;
+        }
+        close(fd);
+        return same;
+}
+
+/* EXPECT_SET: the target must still hold EXPECT (NULL: be absent) when the rename comes, else
+ * -ESTALE and nothing is replaced. */
+static int write_file_checked(struct root *r, const char *path, const char *data, size_t len, mode_t mode_if_new,
+                              bool follow_dirs, bool expect_set, const char *expect)
 {
         int rc = injected_failure(path);
         if (rc < 0)
@@ -129,6 +163,8 @@ static int write_file(struct root *r, const char *path, const char *data, size_t
                 rc = -errno;
         if (rc == 0 && test_points_active())
                 test_point("before-rename", path); /* a crash here leaves the temporary file only */
+        if (rc == 0 && expect_set && !still_holds(dfd, base, expect))
+                rc = -ESTALE;
         if (rc == 0 && renameat(dfd, tmp, dfd, base) < 0)
                 rc = -errno;
         if (rc < 0)
@@ -140,12 +176,18 @@ static int write_file(struct root *r, const char *path, const char *data, size_t
         return rc;
 }
 
+static int write_file(struct root *r, const char *path, const char *data, size_t len, mode_t mode_if_new,
+                      bool follow_dirs)
+{
+        return write_file_checked(r, path, data, len, mode_if_new, follow_dirs, false, NULL);
+}
+
 int root_write_file(struct root *r, const char *path, const char *data, size_t len, mode_t mode_if_new)
 {
         return write_file(r, path, data, len, mode_if_new, false);
 }
 
-static int remove_file(struct root *r, const char *path)
+static int remove_file(struct root *r, const char *path, bool expect_set, const char *expect)
 {
         int rc0 = injected_failure(path);
         if (rc0 < 0)
@@ -153,7 +195,11 @@ static int remove_file(struct root *r, const char *path)
         _cleanup_free_ char *base = NULL;
         int dfd = open_dir_of(r, path, &base);
         if (dfd < 0)
-                return dfd == -ENOENT ? 0 : dfd;
+                return dfd == -ENOENT ? (expect_set && expect ? -ESTALE : 0) : dfd;
+        if (expect_set && !still_holds(dfd, base, expect)) {
+                close(dfd);
+                return -ESTALE;
+        }
         int rc = unlinkat(dfd, base, 0) < 0 && errno != ENOENT ? -errno : 0;
         if (rc == 0)
                 fsync(dfd);
@@ -227,8 +273,10 @@ static int apply_file(struct root *r, const struct change *c, const char *conten
                 if (rc < 0)
                         return rc;
         }
-        int rc = content ? root_write_file(r, c->target, content, strlen(content), c->mode ? c->mode : 0644)
-                         : remove_file(r, c->target);
+        /* Apply replaces only what the plan read (c->before); an undo puts back what was there. */
+        int rc = content ? write_file_checked(r, c->target, content, strlen(content), c->mode ? c->mode : 0644, false,
+                                              !undo, c->before)
+                         : remove_file(r, c->target, !undo, c->before);
         /* After an undo, or a failed write: the directories this change created go again. */
         if ((rc == 0 && undo) || (rc < 0 && !undo))
                 remove_dirs(r, &c->mkdirs);
@@ -559,6 +607,10 @@ static char *errmsg(const struct change *c, const char *what, int rc)
 {
         if (rc == -EXDEV && c->type == CHANGE_VALUE)
                 return xasprintf("%s %s: refused: a link on the way leads out of /sys and /proc/sys", what, c->target);
+        if (rc == -ESTALE)
+                return xasprintf("%s %s: refused: it changed since the plan read it (another process wrote it); "
+                                 "its new content is kept, run apply again to plan from it",
+                                 what, c->target);
         if (rc == -ELOOP)
                 return xasprintf("%s %s: refused: a symbolic link is at that path or in a directory above it "
                                  "(it could point anywhere; replace it with a real file or directory)",
