@@ -389,8 +389,17 @@ static int store_backup(struct root *r, const char *content, char sha[65], char 
         size_t len = strlen(content);
         sha256_hex(content, len, sha);
         _cleanup_free_ char *path = xasprintf("%s/%s", BACKUP_DIR, sha);
-        struct stat st;
-        if (root_stat(r, path, &st, false) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size != len) {
+        /* A backup is often the only copy of the original: one already there is reused only when
+         * its content hashes to its name (a damaged or planted file of the right size is not the
+         * original), else it is written again. */
+        root_forget(r, path);
+        const char *data;
+        size_t have;
+        char actual[65] = "";
+        if (root_read(r, path, &data, &have) == 0)
+                sha256_hex(data, have, actual);
+        root_forget(r, path);
+        if (!streq(actual, sha)) {
                 /* Backups of configuration files such as sysctl.d or fstab: readable like them. */
                 int rc = root_write_file(r, path, content, len, 0644);
                 if (rc < 0)
@@ -601,8 +610,14 @@ static char *record_from_json(struct root *r, json_object *o, struct log_record 
                 return NULL;
         }
         char *why = NULL;
-        if (load_backup(r, o, "before", &c->before, &why) < 0 || load_backup(r, o, "after", &c->after, &why) < 0)
+        if (load_backup(r, o, "before", &c->before, &why) < 0) {
+                rec->before_lost = true;
                 return why;
+        }
+        if (load_backup(r, o, "after", &c->after, &why) < 0) {
+                rec->after_lost = true;
+                return why;
+        }
         return NULL;
 }
 

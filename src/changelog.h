@@ -51,6 +51,9 @@ struct log_record {
         long seq, ref;
         char *time, *host, *run, *event, *profile, *profile_hash, *detail;
         struct change change; /* with before/after contents loaded from backups for files */
+        /* A file's backup could not be loaded (missing, unreadable, altered): change.before or
+         * change.after is NULL for that reason, not because the file did not exist. */
+        bool before_lost, after_lost;
         json_object *json;    /* the parsed record */
 };
 

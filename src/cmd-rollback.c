@@ -158,6 +158,19 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                 free(cur);
         }
         free(force_idx);
+        /* A file whose before content cannot be loaded has nothing to be restored to: undoing it
+         * would delete the target as if it had not existed. Refused even with --force. */
+        for (size_t i = 0; i < n; i++) {
+                const struct log_record *rec = &lr.v[idx[i]];
+                if (!pick[i] || !rec->before_lost)
+                        continue;
+                fprintf(stderr, "llmtune: %s (seq %ld): its before content cannot be loaded from its backup "
+                                "(missing, unreadable or altered; see `llmtune verify`)\n",
+                        rec->change.target, rec->seq);
+                exit_code = cli_error("refusing to roll back: the content to restore %s is lost (even with --force)",
+                                      rec->change.target);
+                goto out;
+        }
         if (exit_code != EXIT_OK) {
                 cli_error("refusing to roll back: targets were changed by someone else (--force to restore anyway)");
                 goto out;

@@ -7,6 +7,8 @@ fixture roots. One part per run (meson test reliability-PART):
   renames   a process renames files in a loop (every rename on the host makes openat2's
             RESOLVE_IN_ROOT lookups through ".." fail with EAGAIN) while audits of every fixture
             must print byte-identical JSON and applies must write identical trees.
+  backups   a planted backup of the right size is rewritten, not trusted; with its before backup
+            missing or altered, rollback refuses (even --force) instead of deleting the target.
   lostupdate  a line appended to /etc/fstab by another process between plan and rename: apply
             fails that change naming the file, keeps the line and undoes its run.
 
@@ -231,7 +233,51 @@ def lostupdate(tool, roots, tmp, args):
           f'rollback brings back the fstab with the appended line (rc {rc})')
 
 
-PARTS = {'renames': renames, 'lostupdate': lostupdate}
+# --- backups ----------------------------------------------------------------------------------------
+
+def backups(tool, roots, tmp, args):
+    """A planted backup is never trusted; a lost backup never makes rollback delete the target."""
+    import hashlib
+    apply = ['apply', '--profile', 'a100-8x', '--rule', 'swap-fstab']
+    root = copy_root(roots, 'dgx-a100', os.path.join(tmp, 'planted'))
+    fstab = os.path.join(root, 'etc', 'fstab')
+    original = open(fstab, 'rb').read()
+    sha = hashlib.sha256(original).hexdigest()
+    bdir = os.path.join(root, LOG_DIR, 'backups')
+    os.makedirs(bdir)
+    with open(os.path.join(bdir, sha), 'wb') as f:
+        f.write(b'\0' * len(original))  # the right name and size, not the content
+    rc, out, err = tool.run(root, *apply)
+    check(rc == 0, f'apply with a planted backup of the right size ({err.strip()[:200]})')
+    stored = open(os.path.join(bdir, sha), 'rb').read()
+    check(hashlib.sha256(stored).hexdigest() == sha, 'the planted backup was rewritten with the original fstab')
+    rc, out, err = tool.run(root, 'rollback', '--all')
+    check(rc == 0 and open(fstab, 'rb').read() == original,
+          f'rollback restores the original fstab (rc {rc}: {err.strip()[:200]})')
+
+    for how in ('missing', 'altered'):
+        root = copy_root(roots, 'dgx-a100', os.path.join(tmp, how))
+        fstab = os.path.join(root, 'etc', 'fstab')
+        rc, out, err = tool.run(root, *apply)
+        after = open(fstab, 'rb').read()
+        check(rc == 0 and after != original, f'{how}: apply changed /etc/fstab')
+        b = os.path.join(root, LOG_DIR, 'backups', sha)
+        if how == 'missing':
+            os.unlink(b)
+        else:
+            with open(b, 'ab') as f:
+                f.write(b'tampered\n')
+        for force in ([], ['--force']):
+            rc, out, err = tool.run(root, 'rollback', '--all', *force)
+            # Without --force the broken log already refuses; --force must not get past a lost content.
+            check(rc == 1 and (not force or ('before content cannot be loaded' in err and '/etc/fstab' in err)),
+                  f'{how} backup: rollback --all {" ".join(force)} refuses, naming the target '
+                  f'(rc {rc}: {err.strip()[-300:]})')
+            check(os.path.isfile(fstab) and open(fstab, 'rb').read() == after,
+                  f'{how} backup: rollback {" ".join(force)} left /etc/fstab in place (not removed)')
+
+
+PARTS = {'renames': renames, 'lostupdate': lostupdate, 'backups': backups}
 
 
 def main():
