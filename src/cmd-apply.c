@@ -340,6 +340,11 @@ static int run_apply(struct cli *cli, int argc, char **argv, bool plan_only)
                 strv_free(&o.only);
                 return EXIT_ERROR;
         }
+        if (!o.dry_run && root_is_archive(root)) {
+                strv_free(&o.only);
+                return cli_error("%s is a gathered archive, which is read-only: apply changes a machine or a "
+                                 "directory tree (try --dry-run or `llmtune plan`)", root_path(root));
+        }
         if (!o.dry_run && root_is_live(root) && geteuid() != 0) {
                 strv_free(&o.only);
                 return cli_error("apply changes the live system and needs root (try --dry-run, or --root DIR for a tree)");

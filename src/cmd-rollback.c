@@ -63,6 +63,9 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
         struct root *r = cli_root(cli);
         if (!r)
                 return EXIT_ERROR;
+        if (root_is_archive(r))
+                return cli_error("%s is a gathered archive, which is read-only: rollback changes a machine or a "
+                                 "directory tree", root_path(r));
         if (root_is_live(r) && geteuid() != 0)
                 return cli_error("rollback changes the live system and needs root (or --root DIR for a tree)");
         int lock_fd = -1;

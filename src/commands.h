@@ -20,3 +20,4 @@ extern const struct command cmd_affinity;
 extern const struct command cmd_nccl;
 extern const struct command cmd_report;
 extern const struct command cmd_health_check;
+extern const struct command cmd_gather;

@@ -134,6 +134,13 @@ static struct hwlib *hwlib_load(struct facts *f)
         char *fs_old = NULL, *comp_old = NULL, *hide_old = NULL;
         bool fs_had = false, comp_had = false, hide_had = false;
         bool foreign = !root_is_live(r);
+        /* An archive root made by gather: the topology hwloc exported on the machine itself. */
+        _cleanup_free_ char *xml = NULL;
+        struct stat xst;
+        if (root_is_archive(r) && root_stat(r, HWLOC_CAPTURE_XML, &xst, false) == 0 && S_ISREG(xst.st_mode)) {
+                xml = root_host_path(r, HWLOC_CAPTURE_XML);
+                foreign = false;
+        }
         if (foreign) {
                 _cleanup_free_ char *why = host_read_vet(r);
                 if (why) {
@@ -144,7 +151,8 @@ static struct hwlib *hwlib_load(struct facts *f)
 
         if (foreign) {
                 /* Read by the linux component when the topology loads, so restored after it. */
-                env_push("HWLOC_FSROOT", root_path(r), &fs_old, &fs_had);
+                _cleanup_free_ char *fsroot = root_host_path(r, "/");
+                env_push("HWLOC_FSROOT", fsroot, &fs_old, &fs_had);
                 env_push("HWLOC_COMPONENTS", "linux,stop", &comp_old, &comp_had);
         }
         /* hwloc prints "critical" errors to stderr unless told not to; library code never prints.
@@ -155,6 +163,8 @@ static struct hwlib *hwlib_load(struct facts *f)
                 h->err = xasprintf("hwloc_topology_init: %s", errno_name(errno));
         /* hwloc 2.x drops I/O objects unless asked; "important" keeps GPUs, NICs, NVMe and the
          * bridges above them. */
+        else if (xml && hwloc_topology_set_xml(t, xml) < 0)
+                h->err = xasprintf("hwloc_topology_set_xml %s: %s", HWLOC_CAPTURE_XML, errno_name(errno));
         else if (hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) < 0)
                 h->err = xasprintf("hwloc_topology_set_io_types_filter: %s", errno_name(errno));
         else if (hwloc_topology_load(t) < 0)
@@ -214,5 +224,27 @@ int hwloc_pci_locality(struct facts *f, unsigned domain, unsigned bus, unsigned 
         }
         if (hwloc_bitmap_weight(anc->nodeset) == 1)
                 ret->numa_node = hwloc_bitmap_first(anc->nodeset);
+        return 0;
+}
+
+int hwloc_export_xml(struct facts *f, char **ret, size_t *ret_len, const char **ret_err)
+{
+        struct hwlib *h = hwlib_get(f);
+        if (!h->topo) {
+                if (ret_err)
+                        *ret_err = h->err;
+                return -EIO;
+        }
+        char *buf = NULL;
+        int len = 0;
+        if (hwloc_topology_export_xmlbuffer(h->topo, &buf, &len, 0) < 0 || !buf || len <= 0) {
+                if (ret_err)
+                        *ret_err = "hwloc_topology_export_xmlbuffer failed";
+                return -EIO;
+        }
+        /* len counts the terminating NUL */
+        *ret_len = (size_t)len - 1;
+        *ret = xstrndup(buf, *ret_len);
+        hwloc_free_xmlbuffer(h->topo, buf);
         return 0;
 }

@@ -28,3 +28,11 @@ bool hwloc_loaded(struct facts *f);
  * on a FIFO: NULL when the tree's /proc and /sys hold no FIFO, device node, socket or link leading
  * out of the tree, else why not (caller frees). Not called for the live system. */
 char *host_read_vet(struct root *r);
+
+/* Where `llmtune gather` stores hwloc's XML export of the topology under the root. An archive
+ * root loads hwloc from it when present (the archive holds llmtune's own evidence, not every file
+ * hwloc's Linux backend reads). */
+#define HWLOC_CAPTURE_XML "/var/lib/llmtune/captures/topology.xml"
+
+/* The topology as hwloc XML (caller frees); -EIO with *ret_err when hwloc could not load. */
+int hwloc_export_xml(struct facts *f, char **ret, size_t *ret_len, const char **ret_err);

@@ -33,6 +33,7 @@ const struct command *const command_table[] = {
         &cmd_nccl,
         &cmd_report,
         &cmd_health_check,
+        &cmd_gather,
         NULL,
 };
 
@@ -51,9 +52,11 @@ struct root *cli_root(struct cli *cli)
 {
         if (cli->root)
                 return cli->root;
-        int rc = root_new(cli->root_path, &cli->root);
+        char *why = NULL;
+        int rc = root_new_why(cli->root_path, &cli->root, &why);
         if (rc < 0) {
-                cli_error("cannot open root %s: %s", cli->root_path, strerror(-rc));
+                cli_error("cannot open root %s: %s", cli->root_path, why ? why : strerror(-rc));
+                free(why);
                 return NULL;
         }
         return cli->root;
@@ -84,7 +87,8 @@ static void usage(FILE *out)
         fputs("\n"
               "Global options:\n"
               "  --root DIR   inspect (and change) the tree at DIR instead of this machine; under a\n"
-              "               root other than / nothing acts on the live kernel\n"
+              "               root other than / nothing acts on the live kernel. DIR may also be an\n"
+              "               archive made by `llmtune gather` (read-only commands only)\n"
               "  -h, --help   show this help; `llmtune COMMAND --help` for a command\n"
               "  --version    print the version\n"
               "\n"

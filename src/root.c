@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "root.h"
 
+#include "archive-root.h"
+
 #include <dirent.h>
 #include <fnmatch.h>
 #include <errno.h>
@@ -23,10 +25,36 @@ struct cached {
 /* openat2 attempts on EAGAIN before one lookup falls back to the component walk. */
 #define OPENAT2_EAGAIN_TRIES 16
 
+/* One recorded path (root_record_start); chained by hash, listed in order in recs. */
+struct recd {
+        struct root_rec rec;
+        char *path;
+        void *data;
+        struct recd *next;
+};
+
+struct recorder {
+        struct recd *buckets[CACHE_BUCKETS];
+        struct root_rec *v; /* copies, rebuilt by root_recorded */
+        struct recd **order;
+        size_t n, cap;
+};
+
+/* Names gathered without content (root_mark_unread). */
+struct unread {
+        ino_t ino; /* found by inode: a name only is reached through links as often as not */
+        int err;
+        struct unread *next;
+};
+
 struct root {
         int fd;
         char *path;
+        char *archive_dir; /* the private unpacked copy of an archive root, removed by root_free */
+        struct recorder *rec;
+        struct unread *unread[CACHE_BUCKETS];
         bool live;
+        bool has_unread;
         bool no_openat2;
         unsigned opened;
         struct cached *cache[CACHE_BUCKETS];
@@ -34,12 +62,41 @@ struct root {
 
 int root_new(const char *path, struct root **ret)
 {
-        int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
+        char *why = NULL;
+        int rc = root_new_why(path, ret, &why);
+        free(why);
+        return rc;
+}
+
+int root_new_why(const char *path, struct root **ret, char **ret_why)
+{
+        *ret_why = NULL;
+        _cleanup_free_ char *archive_dir = NULL;
+        struct archive_unread unread = {0};
+        struct stat lst;
+        /* A regular file is an archive made by `llmtune gather`: vetted and unpacked by
+         * archive-root.c into a private directory, which then serves as the root like any tree. */
+        if (stat(path, &lst) == 0 && S_ISREG(lst.st_mode)) {
+                int rc = archive_root_unpack(path, &archive_dir, &unread, ret_why);
+                if (rc < 0)
+                        return rc;
+        }
+        int fd = open(archive_dir ? archive_dir : path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) {
+                int e = -errno;
+                if (archive_dir)
+                        archive_root_remove(archive_dir);
+                archive_unread_free(&unread);
+                return e;
+        }
         struct root *r = xcalloc(1, sizeof(*r));
         r->fd = fd;
         r->path = xstrdup(path);
+        r->archive_dir = archive_dir;
+        archive_dir = NULL;
+        for (size_t i = 0; i < unread.paths.n; i++)
+                root_mark_unread(r, unread.paths.v[i], unread.err[i]);
+        archive_unread_free(&unread);
         /* The live system is the one whose "/" is this directory, however it was spelt. */
         struct stat a, b;
         r->live = fstat(fd, &a) == 0 && stat("/", &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
@@ -59,7 +116,26 @@ struct root *root_free(struct root *r)
                         free(c->data);
                         free(c);
                 }
+        for (size_t i = 0; i < CACHE_BUCKETS; i++)
+                for (struct unread *u = r->unread[i], *n; u; u = n) {
+                        n = u->next;
+                        free(u);
+                }
+        if (r->rec) {
+                for (size_t i = 0; i < r->rec->n; i++) {
+                        free(r->rec->order[i]->path);
+                        free(r->rec->order[i]->data);
+                        free(r->rec->order[i]);
+                }
+                free(r->rec->order);
+                free(r->rec->v);
+                free(r->rec);
+        }
         close(r->fd);
+        if (r->archive_dir) {
+                archive_root_remove(r->archive_dir);
+                free(r->archive_dir);
+        }
         free(r->path);
         free(r);
         return NULL;
@@ -67,6 +143,7 @@ struct root *root_free(struct root *r)
 
 const char *root_path(const struct root *r) { return r->path; }
 bool root_is_live(const struct root *r) { return r->live; }
+bool root_is_archive(const struct root *r) { return r->archive_dir != NULL; }
 unsigned root_files_opened(const struct root *r) { return r->opened; }
 
 char *root_host_path(const struct root *r, const char *path)
@@ -75,8 +152,9 @@ char *root_host_path(const struct root *r, const char *path)
                 path++;
         if (r->live)
                 return xasprintf("/%s", path);
-        const char *sep = endswith(r->path, "/") ? "" : "/";
-        return xasprintf("%s%s%s", r->path, sep, path);
+        const char *dir = r->archive_dir ? r->archive_dir : r->path;
+        const char *sep = endswith(dir, "/") ? "" : "/";
+        return xasprintf("%s%s%s", dir, sep, path);
 }
 
 /*
@@ -269,6 +347,103 @@ static char *normalize(const char *path)
         return xstrdup(path);
 }
 
+static struct recd *rec_find(struct recorder *rc, const char *key, bool add)
+{
+        unsigned h = hash_path(key);
+        for (struct recd *d = rc->buckets[h]; d; d = d->next)
+                if (streq(d->path, key))
+                        return d;
+        if (!add)
+                return NULL;
+        struct recd *d = xcalloc(1, sizeof(*d));
+        d->path = xstrdup(key);
+        d->rec.path = d->path;
+        d->next = rc->buckets[h];
+        rc->buckets[h] = d;
+        if (rc->n == rc->cap) {
+                rc->cap = rc->cap ? rc->cap * 2 : 256;
+                rc->order = xrealloc(rc->order, rc->cap * sizeof(*rc->order));
+        }
+        rc->order[rc->n++] = d;
+        return d;
+}
+
+void root_view_as_tree(struct root *r) { r->live = false; }
+
+void root_record_start(struct root *r)
+{
+        if (!r->rec)
+                r->rec = xcalloc(1, sizeof(*r->rec));
+}
+
+void root_record(struct root *r, const char *path, unsigned kind, int err)
+{
+        if (!r->rec)
+                return;
+        _cleanup_free_ char *key = normalize(path);
+        /* "a/b/" and "a/b" are one path */
+        while (*key && endswith(key, "/"))
+                key[strlen(key) - 1] = '\0';
+        struct recd *d = rec_find(r->rec, key, true);
+        d->rec.kinds |= kind;
+        if (err && !d->rec.err)
+                d->rec.err = err;
+}
+
+void root_record_data(struct root *r, const char *path, const void *data, size_t len)
+{
+        if (!r->rec)
+                return;
+        root_record(r, path, ROOT_REC_FILE, 0);
+        _cleanup_free_ char *key = normalize(path);
+        struct recd *d = rec_find(r->rec, key, false);
+        if (!d || d->data)
+                return;
+        d->data = xmalloc(len ? len : 1);
+        memcpy(d->data, data, len);
+        d->rec.data = d->data;
+        d->rec.len = len;
+}
+
+const struct root_rec *root_recorded(const struct root *r, size_t *ret_n)
+{
+        *ret_n = 0;
+        if (!r->rec)
+                return NULL;
+        struct recorder *rc = r->rec;
+        rc->v = xrealloc(rc->v, (rc->n ? rc->n : 1) * sizeof(*rc->v));
+        for (size_t i = 0; i < rc->n; i++)
+                rc->v[i] = rc->order[i]->rec;
+        *ret_n = rc->n;
+        return rc->v;
+}
+
+void root_mark_unread(struct root *r, const char *path, int err)
+{
+        struct stat st;
+        if (root_stat(r, path, &st, false) < 0 || !S_ISREG(st.st_mode))
+                return;
+        struct unread *u = xcalloc(1, sizeof(*u));
+        u->ino = st.st_ino;
+        u->err = err < 0 ? err : -ENODATA;
+        unsigned h = (unsigned)(st.st_ino % CACHE_BUCKETS);
+        u->next = r->unread[h];
+        r->unread[h] = u;
+        r->has_unread = true;
+}
+
+/* 0, or the error reading the open file FD gave on the gathered machine. */
+static int unread_err(const struct root *r, int fd)
+{
+        struct stat st;
+        if (!r->has_unread || fstat(fd, &st) < 0)
+                return 0;
+        for (const struct unread *u = r->unread[st.st_ino % CACHE_BUCKETS]; u; u = u->next)
+                if (u->ino == st.st_ino)
+                        return u->err;
+        return 0;
+}
+
 int root_read(struct root *r, const char *path, const char **ret, size_t *ret_len)
 {
         _cleanup_free_ char *key = normalize(path);
@@ -281,6 +456,11 @@ int root_read(struct root *r, const char *path, const char **ret, size_t *ret_le
                 c = xcalloc(1, sizeof(*c));
                 c->path = xstrdup(key);
                 int fd = root_open(r, key, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
+                int ue = fd >= 0 ? unread_err(r, fd) : 0;
+                if (ue) {
+                        close(fd);
+                        fd = ue;
+                }
                 if (fd < 0)
                         c->err = fd;
                 else {
@@ -291,6 +471,7 @@ int root_read(struct root *r, const char *path, const char **ret, size_t *ret_le
                 }
                 c->next = r->cache[h];
                 r->cache[h] = c;
+                root_record(r, key, ROOT_REC_FILE, c->err);
         }
         if (c->err)
                 return c->err;
@@ -341,6 +522,7 @@ int root_readlink(struct root *r, const char *path, char **ret)
 {
         _cleanup_free_ char *base = NULL;
         int dfd = open_parent(r, path, &base);
+        root_record(r, path, ROOT_REC_LINK, dfd < 0 ? dfd : 0);
         if (dfd < 0)
                 return dfd;
         char buf[4096];
@@ -356,6 +538,7 @@ int root_readlink(struct root *r, const char *path, char **ret)
 
 int root_stat(struct root *r, const char *path, struct stat *st, bool follow)
 {
+        root_record(r, path, ROOT_REC_STAT, 0);
         if (follow) {
                 int fd = root_open(r, path, O_PATH, 0);
                 if (fd < 0)
@@ -376,6 +559,7 @@ int root_stat(struct root *r, const char *path, struct stat *st, bool follow)
 int root_list(struct root *r, const char *dir, struct strv *ret)
 {
         int fd = root_open(r, dir, O_RDONLY | O_DIRECTORY, 0);
+        root_record(r, dir, ROOT_REC_DIR, fd < 0 ? fd : 0);
         if (fd < 0)
                 return fd;
         DIR *d = fdopendir(fd);

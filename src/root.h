@@ -20,6 +20,12 @@
 struct root;
 
 int root_new(const char *path, struct root **ret);
+/* Like root_new, and when PATH is an archive made by `llmtune gather` that cannot be used, *ret_why
+ * says why (caller frees). A regular file as PATH is taken as such an archive (archive-root.h): it
+ * is vetted and unpacked into a private temporary directory that root_free removes. */
+int root_new_why(const char *path, struct root **ret, char **ret_why);
+/* Whether the root is an archive (read-only: commands that write refuse it). */
+bool root_is_archive(const struct root *r);
 struct root *root_free(struct root *r);
 
 /* The root as given ("/" for the live system), and whether it is the live system. */
@@ -61,3 +67,39 @@ int root_glob(struct root *r, const char *pattern, struct strv *ret);
 
 /* How many files were opened for reading through the handle (benchmarks, tests). */
 unsigned root_files_opened(const struct root *r);
+
+/*
+ * Recording, for `llmtune gather`: once started, the handle remembers every path it was asked
+ * about (read, listed, stat'ed, readlink'ed) with the outcome, so that exactly the evidence the
+ * probes used can be packed. Paths are kept as asked ("/sys/class/net/eth0/device/vendor"); the
+ * links on the way are resolved by the gatherer.
+ */
+enum root_rec_kind {
+        ROOT_REC_FILE = 1 << 0, /* root_read */
+        ROOT_REC_DIR = 1 << 1,  /* root_list */
+        ROOT_REC_STAT = 1 << 2, /* root_stat, root_glob */
+        ROOT_REC_LINK = 1 << 3, /* root_readlink */
+};
+struct root_rec {
+        const char *path; /* normalized: no leading "/" */
+        unsigned kinds;   /* enum root_rec_kind bits */
+        int err;          /* first failure seen (-errno), 0 when every access worked */
+        const void *data; /* content recorded with root_record_data (NULL: use root_read) */
+        size_t len;
+};
+void root_record_start(struct root *r);
+/* Read the live system as if it were a tree (gather on "/"): probes then take the file paths an
+ * archive root will take (/proc/net/route rather than getifaddrs), so those files get recorded. */
+void root_view_as_tree(struct root *r);
+/* Record an access made behind the handle's back (a library that reads by host path). */
+void root_record(struct root *r, const char *path, unsigned kind, int err);
+/* Record content read through an fd from root_open (a superblock region of a block device): the
+ * gatherer stores exactly these bytes as a regular file at PATH. */
+void root_record_data(struct root *r, const char *path, const void *data, size_t len);
+/* The records in the order first seen; NULL/0 when recording never started. */
+const struct root_rec *root_recorded(const struct root *r, size_t *ret_n);
+
+/* Paths of an archive root that were gathered only as names (listed, never read): reading one
+ * gives ERR, the error reading it gave on the gathered machine, or -ENODATA ("not gathered"),
+ * never an empty file. */
+void root_mark_unread(struct root *r, const char *path, int err);

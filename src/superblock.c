@@ -156,6 +156,8 @@ int superblock_read(struct root *r, const char *path, struct fs_superblock *ret,
                 len += (size_t)n;
         }
         close(fd);
+        /* For `llmtune gather`: the region read, stored as an image file at the device's path. */
+        root_record_data(r, path, buf, len);
         rc = superblock_parse(buf, len, ret, reason);
         free(buf);
         return rc;

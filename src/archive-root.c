@@ -1,0 +1,629 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Vetting and unpacking a gathered archive into a private directory (archive-root.h). */
+#include "archive-root.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "root.h"
+
+/* One MANIFEST entry, sorted by path for lookup. */
+struct mentry {
+        const char *path; /* points into the parsed JSON */
+        const char *type; /* "file", "dir", "link", "unread" */
+        const char *sha256;
+        const char *target;
+        int64_t size;
+        int err; /* "unread": errno reading it gave */
+        bool seen;
+};
+
+struct unpack {
+        struct archive *a;
+        int dirfd;
+        char *last_parent; /* members come sorted: the previous member's directory stays open */
+        int last_parent_fd;
+        char *dir;
+        json_object *manifest;
+        struct mentry *v;
+        size_t n;
+        size_t members;
+        unsigned long long total;
+        char *why;
+};
+
+static int fail(struct unpack *u, int err, const char *fmt, ...) _printf_(3, 4);
+static int fail(struct unpack *u, int err, const char *fmt, ...)
+{
+        if (!u->why) {
+                va_list ap;
+                va_start(ap, fmt);
+                u->why = xvasprintf(fmt, ap);
+                va_end(ap);
+        }
+        return err;
+}
+
+static int mentry_cmp(const void *a, const void *b)
+{
+        return strcmp(((const struct mentry *)a)->path, ((const struct mentry *)b)->path);
+}
+
+static struct mentry *mentry_find(struct unpack *u, const char *path)
+{
+        struct mentry key = {.path = path};
+        return bsearch(&key, u->v, u->n, sizeof(*u->v), mentry_cmp);
+}
+
+static const char *jstr(json_object *o, const char *key)
+{
+        json_object *v;
+        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+                return NULL;
+        return json_object_get_string(v);
+}
+
+static int parse_manifest(struct unpack *u, const char *data, size_t len)
+{
+        json_tokener *tok = json_tokener_new_ex(64);
+        if (!tok)
+                return -ENOMEM;
+        u->manifest = json_tokener_parse_ex(tok, data, (int)len);
+        enum json_tokener_error jerr = json_tokener_get_error(tok);
+        json_tokener_free(tok);
+        if (!u->manifest || jerr != json_tokener_success)
+                return fail(u, -EINVAL, "MANIFEST is not valid JSON (%s)", json_tokener_error_desc(jerr));
+        json_object *files;
+        if (!json_object_is_type(u->manifest, json_type_object) ||
+            !json_object_object_get_ex(u->manifest, "files", &files) || !json_object_is_type(files, json_type_array))
+                return fail(u, -EINVAL, "MANIFEST has no \"files\" list");
+        size_t n = json_object_array_length(files);
+        if (n > ARCHIVE_MAX_MEMBERS)
+                return fail(u, -EINVAL, "MANIFEST lists %zu files, more than the %u an archive root may have", n,
+                            ARCHIVE_MAX_MEMBERS);
+        u->v = xcalloc(n ? n : 1, sizeof(*u->v));
+        for (size_t i = 0; i < n; i++) {
+                json_object *o = json_object_array_get_idx(files, i), *sz;
+                struct mentry *m = &u->v[u->n];
+                m->path = jstr(o, "path");
+                m->type = jstr(o, "type");
+                if (!m->path || !m->type)
+                        return fail(u, -EINVAL, "MANIFEST file entry %zu lacks \"path\" or \"type\"", i);
+                if (!streq(m->type, "file") && !streq(m->type, "dir") && !streq(m->type, "link") &&
+                    !streq(m->type, "unread"))
+                        return fail(u, -EINVAL, "MANIFEST entry %s has unknown type \"%s\"", m->path, m->type);
+                m->sha256 = jstr(o, "sha256");
+                m->target = jstr(o, "target");
+                m->size = json_object_object_get_ex(o, "size", &sz) ? json_object_get_int64(sz) : -1;
+                json_object *en;
+                m->err = json_object_object_get_ex(o, "errno", &en) ? json_object_get_int(en) : ENODATA;
+                if (m->err <= 0 || m->err > 4095)
+                        m->err = ENODATA;
+                if (streq(m->type, "file") && (!m->sha256 || m->size < 0))
+                        return fail(u, -EINVAL, "MANIFEST entry %s lacks size or sha256", m->path);
+                if (streq(m->type, "link") && !m->target)
+                        return fail(u, -EINVAL, "MANIFEST entry %s lacks its link target", m->path);
+                u->n++;
+        }
+        /* A decompression bomb with an honest MANIFEST is refused before anything is unpacked; one
+         * with a lying MANIFEST at the first member larger than it says (one_member). */
+        unsigned long long total = 0;
+        for (size_t i = 0; i < u->n; i++)
+                if (streq(u->v[i].type, "file")) {
+                        if (u->v[i].size > (int64_t)ROOT_READ_MAX)
+                                return fail(u, -EFBIG, "MANIFEST entry %s is %lld bytes, more than the %u a root file may have",
+                                            u->v[i].path, (long long)u->v[i].size, ROOT_READ_MAX);
+                        total += (unsigned long long)u->v[i].size;
+                }
+        if (total > ARCHIVE_MAX_TOTAL)
+                return fail(u, -EFBIG, "the MANIFEST's files add up to %llu MiB, more than the %llu MiB an archive root may "
+                            "unpack to (a decompression bomb?)", total >> 20, ARCHIVE_MAX_TOTAL >> 20);
+        qsort(u->v, u->n, sizeof(*u->v), mentry_cmp);
+        for (size_t i = 1; i < u->n; i++)
+                if (streq(u->v[i - 1].path, u->v[i].path))
+                        return fail(u, -EINVAL, "MANIFEST lists %s twice", u->v[i].path);
+        return 0;
+}
+
+/* Split REL into components; refuses "..", empty names and too deep paths. */
+static int check_name(struct unpack *u, const char *member, const char *rel, struct strv *comps)
+{
+        _cleanup_free_ char *copy = xstrdup(rel);
+        char *save = NULL;
+        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+                if (streq(c, "."))
+                        continue;
+                if (streq(c, ".."))
+                        return fail(u, -EINVAL, "member %s: a \"..\" component is not allowed", member);
+                strv_add(comps, c);
+        }
+        if (comps->n == 0)
+                return fail(u, -EINVAL, "member %s: empty name", member);
+        if (comps->n > ARCHIVE_MAX_DEPTH)
+                return fail(u, -EINVAL, "member %s: deeper than %d directories", member, ARCHIVE_MAX_DEPTH);
+        return 0;
+}
+
+/* Open (creating as needed) the directory holding the last component; no link may be on the way. */
+static int open_parent_walk(struct unpack *u, const char *member, const struct strv *comps)
+{
+        int cur = dup(u->dirfd);
+        if (cur < 0)
+                return fail(u, -errno, "%s", strerror(errno));
+        for (size_t i = 0; i + 1 < comps->n; i++) {
+                if (mkdirat(cur, comps->v[i], 0755) < 0 && errno != EEXIST) {
+                        int e = errno;
+                        close(cur);
+                        return fail(u, -e, "member %s: cannot create directory %s: %s", member, comps->v[i],
+                                    strerror(e));
+                }
+                int next = openat(cur, comps->v[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                int e = errno;
+                close(cur);
+                if (next < 0)
+                        return fail(u, e == ELOOP || e == ENOTDIR ? -EINVAL : -e,
+                                    "member %s: lies under %s, which is %s", member, comps->v[i],
+                                    e == ELOOP || e == ENOTDIR ? "a symbolic link or a file, not a directory"
+                                                                : strerror(e));
+                cur = next;
+        }
+        return cur;
+}
+
+static int open_parent(struct unpack *u, const char *member, const struct strv *comps)
+{
+        _cleanup_free_ char *parent = xstrdup("");
+        for (size_t i = 0; i + 1 < comps->n; i++) {
+                char *p = xasprintf("%s%s/", parent, comps->v[i]);
+                free(parent);
+                parent = p;
+        }
+        if (u->last_parent && streq(u->last_parent, parent))
+                return dup(u->last_parent_fd);
+        int fd = open_parent_walk(u, member, comps);
+        if (fd < 0)
+                return fd;
+        if (u->last_parent_fd >= 0)
+                close(u->last_parent_fd);
+        free(u->last_parent);
+        u->last_parent = xstrdup(parent);
+        u->last_parent_fd = dup(fd);
+        return fd;
+}
+
+static void hex(const unsigned char *md, unsigned n, char *out)
+{
+        for (unsigned i = 0; i < n; i++)
+                sprintf(out + 2 * i, "%02x", md[i]);
+}
+
+/* Copy the member's data into FD (or into *ret_buf when FD < 0), bounded, hashing as it goes. */
+static int copy_data(struct unpack *u, const char *member, int fd, size_t cap, char **ret_buf, size_t *ret_len,
+                     char sha[65])
+{
+        EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+        if (!ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
+                EVP_MD_CTX_free(ctx);
+                return fail(u, -ENOMEM, "cannot set up SHA-256");
+        }
+        size_t len = 0;
+        char *buf = ret_buf ? xmalloc(1) : NULL;
+        int rc = 0;
+        char block[65536];
+        for (;;) {
+                la_ssize_t n = archive_read_data(u->a, block, sizeof(block));
+                if (n == 0)
+                        break;
+                if (n < 0) {
+                        rc = fail(u, -EINVAL, "member %s: %s", member, archive_error_string(u->a));
+                        break;
+                }
+                len += (size_t)n;
+                u->total += (unsigned long long)n;
+                if (len > cap) {
+                        rc = fail(u, -EFBIG, "member %s has more than the %zu bytes its MANIFEST entry allows", member,
+                                  cap);
+                        break;
+                }
+                if (u->total > ARCHIVE_MAX_TOTAL) {
+                        rc = fail(u, -EFBIG,
+                                  "the archive unpacks to more than %llu MiB (a decompression bomb?); refused",
+                                  ARCHIVE_MAX_TOTAL >> 20);
+                        break;
+                }
+                EVP_DigestUpdate(ctx, block, (size_t)n);
+                if (buf) {
+                        buf = xrealloc(buf, len + 1);
+                        memcpy(buf + len - (size_t)n, block, (size_t)n);
+                } else {
+                        for (size_t off = 0; off < (size_t)n;) {
+                                ssize_t w = write(fd, block + off, (size_t)n - off);
+                                if (w < 0 && errno == EINTR)
+                                        continue;
+                                if (w < 0) {
+                                        rc = fail(u, -errno, "member %s: write: %s", member, strerror(errno));
+                                        break;
+                                }
+                                off += (size_t)w;
+                        }
+                        if (rc < 0)
+                                break;
+                }
+        }
+        unsigned char md[EVP_MAX_MD_SIZE];
+        unsigned mdlen = 0;
+        EVP_DigestFinal_ex(ctx, md, &mdlen);
+        EVP_MD_CTX_free(ctx);
+        hex(md, mdlen < 32 ? mdlen : 32, sha);
+        sha[64] = '\0';
+        if (rc < 0) {
+                free(buf);
+                return rc;
+        }
+        if (buf) {
+                buf[len] = '\0';
+                *ret_buf = buf;
+        }
+        if (ret_len)
+                *ret_len = len;
+        return 0;
+}
+
+char *archive_confine_link(const char *rel, const char *target)
+{
+        if (!*target)
+                return NULL;
+        struct strv dir = {0}, norm = {0};
+        _cleanup_free_ char *rcopy = xstrdup(rel);
+        char *save = NULL;
+        for (char *c = strtok_r(rcopy, "/", &save); c; c = strtok_r(NULL, "/", &save))
+                strv_add(&dir, c);
+        if (dir.n > 0) {
+                free(dir.v[--dir.n]); /* the link's own name */
+                dir.v[dir.n] = NULL;
+        }
+        /* Already confined as written: "../" at most as often as the link is deep, then only
+         * downward names. Kept byte for byte (sysfs links are all of this form). */
+        if (target[0] != '/') {
+                size_t ups = 0;
+                const char *p = target;
+                while (startswith(p, "../")) {
+                        ups++;
+                        p += 3;
+                }
+                bool plain = !streq(p, "..") && !startswith(p, "./") && !strstr(p, "/./") && !strstr(p, "/../") &&
+                             !strstr(p, "//") && !endswith(p, "/..") && !endswith(p, "/.") && !streq(p, ".");
+                if (plain && ups <= dir.n) {
+                        strv_free(&dir);
+                        return xstrdup(target);
+                }
+        }
+        /* Otherwise: resolve lexically from the link's directory (or from the root for an
+         * absolute target), then write it as "../" x depth + the path from the root. */
+        if (target[0] != '/')
+                for (size_t i = 0; i < dir.n; i++)
+                        strv_add(&norm, dir.v[i]);
+        _cleanup_free_ char *tcopy = xstrdup(target);
+        bool escapes = false;
+        save = NULL;
+        for (char *c = strtok_r(tcopy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+                if (streq(c, "."))
+                        continue;
+                if (streq(c, "..")) {
+                        if (norm.n == 0) {
+                                /* an absolute target's ".." stays at "/", like RESOLVE_IN_ROOT */
+                                if (target[0] != '/')
+                                        escapes = true;
+                                continue;
+                        }
+                        free(norm.v[--norm.n]);
+                        norm.v[norm.n] = NULL;
+                        continue;
+                }
+                strv_add(&norm, c);
+        }
+        char *out = NULL;
+        if (!escapes) {
+                struct sbuf b = {0};
+                for (size_t i = 0; i < dir.n; i++)
+                        sbuf_add(&b, i ? "/.." : "..");
+                for (size_t i = 0; i < norm.n; i++) {
+                        if (b.len)
+                                sbuf_add(&b, "/");
+                        sbuf_add(&b, norm.v[i]);
+                }
+                out = b.len ? sbuf_steal(&b) : xstrdup(".");
+        }
+        strv_free(&dir);
+        strv_free(&norm);
+        return out;
+}
+
+static const char *type_name(mode_t t)
+{
+        switch (t) {
+        case AE_IFCHR: return "a character device";
+        case AE_IFBLK: return "a block device";
+        case AE_IFIFO: return "a FIFO";
+        case AE_IFSOCK: return "a socket";
+        default: return "of an unknown type";
+        }
+}
+
+static int one_member(struct unpack *u, struct archive_entry *e)
+{
+        const char *name = archive_entry_pathname(e);
+        if (!name)
+                return fail(u, -EINVAL, "a member name cannot be decoded");
+        if (name[0] == '/')
+                return fail(u, -EINVAL, "member %s: absolute names are not allowed", name);
+        const char *rel = name;
+        while (startswith(rel, "./"))
+                rel += 2;
+        if (!startswith(rel, ARCHIVE_ROOT_DIR "/") && !streq(rel, ARCHIVE_ROOT_DIR))
+                return fail(u, -EINVAL, "member %s: not under %s/ (not an archive made by llmtune gather)", name,
+                            ARCHIVE_ROOT_DIR);
+        rel += strlen(ARCHIVE_ROOT_DIR);
+        if (++u->members > ARCHIVE_MAX_MEMBERS)
+                return fail(u, -EFBIG, "more than %u members; refused", ARCHIVE_MAX_MEMBERS);
+        /* "root/" itself: the directory we unpack into */
+        if (archive_entry_filetype(e) == AE_IFDIR && strspn(rel, "/.") == strlen(rel) && !strstr(rel, ".."))
+                return 0;
+        struct strv comps = {0};
+        int rc = check_name(u, name, rel, &comps);
+        if (rc < 0) {
+                strv_free(&comps);
+                return rc;
+        }
+        _cleanup_free_ char *path = strv_join(&comps, "/");
+        mode_t t = archive_entry_filetype(e);
+        if (archive_entry_hardlink(e)) {
+                strv_free(&comps);
+                return fail(u, -EINVAL, "member %s: hard links are not allowed", name);
+        }
+        if (t != AE_IFREG && t != AE_IFDIR && t != AE_IFLNK) {
+                strv_free(&comps);
+                return fail(u, -EINVAL, "member %s is %s; only files, directories and symbolic links are allowed",
+                            name, type_name(t));
+        }
+        struct mentry *m = mentry_find(u, path);
+        if (!m) {
+                strv_free(&comps);
+                return fail(u, -EINVAL, "member %s is not listed in the MANIFEST", name);
+        }
+        if (m->seen) {
+                strv_free(&comps);
+                return fail(u, -EINVAL, "member %s appears twice", name);
+        }
+        m->seen = true;
+        const char *want = t == AE_IFREG ? (streq(m->type, "unread") ? "unread" : "file") : t == AE_IFDIR ? "dir" : "link";
+        if (!streq(m->type, want) && !(t == AE_IFREG && streq(m->type, "file"))) {
+                strv_free(&comps);
+                return fail(u, -EINVAL, "member %s is a %s but the MANIFEST says %s", name,
+                            t == AE_IFREG ? "file" : want, m->type);
+        }
+        if (archive_entry_size_is_set(e) && archive_entry_size(e) > (la_int64_t)ROOT_READ_MAX) {
+                strv_free(&comps);
+                return fail(u, -EFBIG, "member %s is %lld bytes, more than the %u a root file may have", name,
+                            (long long)archive_entry_size(e), ROOT_READ_MAX);
+        }
+        int pfd = open_parent(u, name, &comps);
+        const char *base = comps.v[comps.n - 1];
+        if (pfd < 0) {
+                strv_free(&comps);
+                return pfd;
+        }
+        if (t == AE_IFDIR) {
+                if (mkdirat(pfd, base, 0755) < 0 && errno != EEXIST)
+                        rc = fail(u, -errno, "member %s: %s", name, strerror(errno));
+                else {
+                        struct stat st;
+                        if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+                                rc = fail(u, -EINVAL, "member %s: a file or link of that name came first", name);
+                }
+        } else if (t == AE_IFLNK) {
+                const char *target = archive_entry_symlink(e);
+                _cleanup_free_ char *confined = target ? archive_confine_link(path, target) : NULL;
+                if (!target || !streq(target, m->target))
+                        rc = fail(u, -EINVAL, "member %s: link target differs from the MANIFEST", name);
+                else if (!confined)
+                        rc = fail(u, -EINVAL, "member %s: symbolic link to %s points outside the root", name, target);
+                else if (symlinkat(confined, pfd, base) < 0)
+                        rc = fail(u, errno == EEXIST ? -EINVAL : -errno, "member %s: %s", name,
+                                  errno == EEXIST ? "a directory or file of that name came first" : strerror(errno));
+        } else {
+                int fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+                if (fd < 0)
+                        rc = fail(u, errno == EEXIST ? -EINVAL : -errno, "member %s: %s", name,
+                                  errno == EEXIST ? "a directory or link of that name came first" : strerror(errno));
+                else {
+                        char sha[65];
+                        size_t len = 0;
+                        /* bounded by what the MANIFEST says, so a lying one cannot unpack more */
+                        size_t cap = streq(m->type, "file") ? (size_t)m->size : 0;
+                        rc = copy_data(u, name, fd, cap, NULL, &len, sha);
+                        close(fd);
+                        if (rc == 0 && streq(m->type, "unread") && len != 0)
+                                rc = fail(u, -EINVAL, "member %s: listed as not gathered but has content", name);
+                        if (rc == 0 && streq(m->type, "file") && ((int64_t)len != m->size || !streq(sha, m->sha256)))
+                                rc = fail(u, -EINVAL, "member %s: size or SHA-256 differs from the MANIFEST", name);
+                }
+        }
+        close(pfd);
+        strv_free(&comps);
+        return rc;
+}
+
+static int unpack_all(struct unpack *u, struct archive_unread *ret_unread)
+{
+        struct archive_entry *e;
+        int r = archive_read_next_header(u->a, &e);
+        if (r == ARCHIVE_EOF)
+                return fail(u, -EINVAL, "empty archive (no MANIFEST)");
+        if (r != ARCHIVE_OK)
+                return fail(u, -EINVAL, "%s", archive_error_string(u->a));
+        const char *first = archive_entry_pathname(e);
+        if (!first || !streq(first, ARCHIVE_MANIFEST) || archive_entry_filetype(e) != AE_IFREG)
+                return fail(u, -EINVAL, "the first member is not %s (not an archive made by llmtune gather)",
+                            ARCHIVE_MANIFEST);
+        char *mdata = NULL;
+        size_t mlen = 0;
+        char sha[65];
+        int rc = copy_data(u, ARCHIVE_MANIFEST, -1, ARCHIVE_MAX_MANIFEST, &mdata, &mlen, sha);
+        if (rc == 0)
+                rc = parse_manifest(u, mdata, mlen);
+        free(mdata);
+        if (rc < 0)
+                return rc;
+        for (;;) {
+                r = archive_read_next_header(u->a, &e);
+                if (r == ARCHIVE_EOF)
+                        break;
+                if (r != ARCHIVE_OK)
+                        return fail(u, -EINVAL, "%s", archive_error_string(u->a));
+                rc = one_member(u, e);
+                if (rc < 0)
+                        return rc;
+        }
+        for (size_t i = 0; i < u->n; i++) {
+                if (!u->v[i].seen)
+                        return fail(u, -EINVAL, "the MANIFEST lists %s but the archive lacks it (truncated?)",
+                                    u->v[i].path);
+                if (streq(u->v[i].type, "unread")) {
+                        ret_unread->err = xrealloc(ret_unread->err, (ret_unread->paths.n + 1) * sizeof(int));
+                        ret_unread->err[ret_unread->paths.n] = -u->v[i].err;
+                        strv_add(&ret_unread->paths, u->v[i].path);
+                }
+        }
+        return 0;
+}
+
+static int unpack(struct unpack *u, char **ret_dir, struct archive_unread *ret_unread, char **ret_why)
+{
+        struct archive_unread unread = {0};
+        *ret_why = NULL;
+        /* $TMPDIR as usual; else /dev/shm (memory: unpacking a few thousand small files there costs
+         * a fraction of a disk's metadata writes), else /tmp. */
+        const char *tmp = getenv("TMPDIR");
+        if (!tmp || *tmp != '/')
+                tmp = access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
+        u->dir = xasprintf("%s/llmtune-archive-XXXXXX", tmp);
+        int rc;
+        if (!mkdtemp(u->dir)) {
+                rc = fail(u, -errno, "cannot create a private directory %s: %s", u->dir, strerror(errno));
+                free(u->dir);
+                u->dir = NULL;
+        } else if ((u->dirfd = open(u->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+                rc = fail(u, -errno, "%s: %s", u->dir, strerror(errno));
+        else
+                rc = unpack_all(u, &unread);
+        if (u->dirfd >= 0)
+                close(u->dirfd);
+        if (u->last_parent_fd >= 0)
+                close(u->last_parent_fd);
+        free(u->last_parent);
+        archive_read_free(u->a);
+        json_object_put(u->manifest);
+        free(u->v);
+        if (rc < 0) {
+                if (u->dir)
+                        archive_root_remove(u->dir);
+                free(u->dir);
+                archive_unread_free(&unread);
+                *ret_why = u->why ? u->why : xstrdup(strerror(-rc));
+                return rc;
+        }
+        free(u->why);
+        *ret_dir = u->dir;
+        *ret_unread = unread;
+        return 0;
+}
+
+static struct archive *reader(void)
+{
+        struct archive *a = archive_read_new();
+        if (!a)
+                return NULL;
+        /* Only what gather writes: tar (pax) compressed with gzip or zstd, or not at all. The other
+         * formats and filters are attack surface we do not need. */
+        archive_read_support_filter_gzip(a);
+        archive_read_support_filter_zstd(a);
+        archive_read_support_format_tar(a);
+        return a;
+}
+
+int archive_root_unpack(const char *file, char **ret_dir, struct archive_unread *ret_unread, char **ret_why)
+{
+        struct unpack u = {.dirfd = -1, .last_parent_fd = -1};
+        u.a = reader();
+        if (!u.a) {
+                *ret_why = xstrdup("libarchive: out of memory");
+                return -ENOMEM;
+        }
+        if (archive_read_open_filename(u.a, file, 65536) != ARCHIVE_OK) {
+                int e = archive_errno(u.a);
+                *ret_why = xasprintf("%s", archive_error_string(u.a));
+                archive_read_free(u.a);
+                return e > 0 ? -e : -EINVAL;
+        }
+        return unpack(&u, ret_dir, ret_unread, ret_why);
+}
+
+int archive_root_unpack_mem(const void *data, size_t size, char **ret_dir, struct archive_unread *ret_unread, char **ret_why)
+{
+        struct unpack u = {.dirfd = -1, .last_parent_fd = -1};
+        u.a = reader();
+        if (!u.a) {
+                *ret_why = xstrdup("libarchive: out of memory");
+                return -ENOMEM;
+        }
+        if (archive_read_open_memory(u.a, data, size) != ARCHIVE_OK) {
+                *ret_why = xasprintf("%s", archive_error_string(u.a));
+                archive_read_free(u.a);
+                return -EINVAL;
+        }
+        return unpack(&u, ret_dir, ret_unread, ret_why);
+}
+
+void archive_unread_free(struct archive_unread *u)
+{
+        strv_free(&u->paths);
+        free(u->err);
+        u->err = NULL;
+}
+
+static void remove_at(int dfd, const char *name, int depth)
+{
+        struct stat st;
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return;
+        if (S_ISDIR(st.st_mode) && depth < ARCHIVE_MAX_DEPTH + 4) {
+                int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+                if (d) {
+                        struct dirent *de;
+                        while ((de = readdir(d)))
+                                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                                        remove_at(dirfd(d), de->d_name, depth + 1);
+                        closedir(d);
+                } else if (fd >= 0)
+                        close(fd);
+                unlinkat(dfd, name, AT_REMOVEDIR);
+        } else
+                unlinkat(dfd, name, 0);
+}
+
+void archive_root_remove(const char *dir)
+{
+        remove_at(AT_FDCWD, dir, 0);
+}

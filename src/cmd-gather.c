@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* llmtune gather: this machine's evidence (exactly the files llmtune reads) in one archive. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "anonymize.h"
+#include "cli-data.h"
+#include "commands.h"
+#include "gather.h"
+#include "lib-hwloc.h"
+
+extern char **environ;
+
+#define CAPTURES "/var/lib/llmtune/captures"
+#define CAPTURE_MAX (8u << 20) /* ROOT_READ_MAX: what a reader of the archive can read */
+
+/*
+ * Run every reader llmtune has, so that the root handle records what each reads: all facts, the
+ * detection of a profile, and an audit under every profile (shipped and site), since rules ask for
+ * facts (any sysctl by name) that the fact list does not hold.
+ */
+static void run_readers(struct cli *cli, struct facts *f)
+{
+        const struct fact **all = NULL;
+        facts_under(f, "", &all);
+        free(all);
+        struct rule_env env = {0};
+        struct diags d = {0};
+        _cleanup_free_ char *rdir = xasprintf("%s/rules", cli_data_dir());
+        _cleanup_free_ char *pdir = xasprintf("%s/profiles", cli_data_dir());
+        rules_load_dir(&env.rules, rdir, &d);
+        profiles_load(&env.lib, pdir, cli->root, &d);
+        char *why = NULL;
+        profile_detect(&env.lib, f, &why);
+        free(why);
+        struct strv none = {0};
+        for (size_t i = 0; i < env.lib.n; i++) {
+                struct resolved res = {0};
+                if (profile_resolve(&env.lib, env.lib.v[i].name, &env.rules, &res, &d) == 0) {
+                        struct audit a;
+                        const char *bad = NULL;
+                        if (engine_run(&env.rules, &res, f, &none, &a, &bad) == 0)
+                                audit_free(&a);
+                }
+                resolved_free(&res);
+        }
+        /* A broken profile is audit's to report; gather packs the evidence either way. */
+        strv_free(&d.msgs);
+        rule_env_free(&env);
+
+        /* Read by host path inside libkmod (modprobe-config.c), so recorded here. */
+        static const char *const modprobe_dirs[] = {"/etc/modprobe.d", "/run/modprobe.d", "/usr/local/lib/modprobe.d",
+                                                    "/usr/lib/modprobe.d", "/lib/modprobe.d"};
+        for (size_t i = 0; i < ARRAY_SIZE(modprobe_dirs); i++) {
+                struct strv names = {0};
+                if (root_list(cli->root, modprobe_dirs[i], &names) == 0)
+                        for (size_t k = 0; k < names.n; k++) {
+                                _cleanup_free_ char *p = xasprintf("%s/%s", modprobe_dirs[i], names.v[k]);
+                                const char *data;
+                                root_read(cli->root, p, &data, NULL);
+                        }
+                strv_free(&names);
+        }
+        /* The host name as the machine states it (root_hostname asks the kernel on the live system). */
+        const char *data;
+        root_read(cli->root, "/etc/hostname", &data, NULL);
+}
+
+/* Output of ARGV (searched in PATH), at most CAPTURE_MAX bytes, within TIMEOUT_S seconds. */
+static int run_capture(char *const argv[], int timeout_s, char **ret, size_t *ret_len)
+{
+        int pfd[2];
+        if (pipe2(pfd, O_CLOEXEC) < 0)
+                return -errno;
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, pfd[1], STDOUT_FILENO);
+        posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+        pid_t pid;
+        int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+        close(pfd[1]);
+        if (rc != 0) {
+                close(pfd[0]);
+                return -rc;
+        }
+        struct sbuf b = {0};
+        time_t end = time(NULL) + timeout_s;
+        bool timed_out = false, big = false;
+        for (;;) {
+                struct pollfd p = {.fd = pfd[0], .events = POLLIN};
+                int left = (int)(end - time(NULL));
+                if (left <= 0 || poll(&p, 1, left * 1000) == 0) {
+                        timed_out = true;
+                        break;
+                }
+                char buf[65536];
+                ssize_t n = read(pfd[0], buf, sizeof(buf));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        break;
+                if (b.len + (size_t)n > CAPTURE_MAX) {
+                        big = true;
+                        break;
+                }
+                sbuf_addn(&b, buf, (size_t)n);
+        }
+        close(pfd[0]);
+        if (timed_out || big)
+                kill(pid, SIGKILL);
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        if (timed_out || big || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                free(sbuf_steal(&b));
+                return timed_out ? -ETIMEDOUT : big ? -EFBIG : -EIO;
+        }
+        *ret_len = b.len;
+        *ret = b.len ? sbuf_steal(&b) : xstrdup("");
+        return 0;
+}
+
+/* /dev/kmsg records ("prio,seq,usec,flags;text\n" + continuation lines) as dmesg lines. */
+static int read_kmsg(char **ret, size_t *ret_len)
+{
+        int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        struct sbuf b = {0};
+        char rec[8192 + 1];
+        for (;;) {
+                ssize_t n = read(fd, rec, sizeof(rec) - 1);
+                if (n < 0 && errno == EPIPE)
+                        continue; /* overwritten while we read: the next record follows */
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        break; /* EAGAIN: the end of the buffer */
+                rec[n] = '\0';
+                char *semi = strchr(rec, ';');
+                unsigned long long usec = 0;
+                unsigned prio = 0, seq = 0;
+                if (!semi || sscanf(rec, "%u,%u,%llu", &prio, &seq, &usec) != 3)
+                        continue;
+                char *text = semi + 1;
+                text[strcspn(text, "\n")] = '\0';
+                sbuf_addf(&b, "[%5llu.%06llu] %s\n", usec / 1000000, usec % 1000000, text);
+                if (b.len > CAPTURE_MAX)
+                        break;
+        }
+        close(fd);
+        *ret_len = b.len;
+        *ret = b.len ? sbuf_steal(&b) : xstrdup("");
+        return 0;
+}
+
+static void note(const char *what, int rc)
+{
+        fprintf(stderr, "llmtune: gather: %s not captured: %s\n", what, strerror(-rc));
+}
+
+/* The evidence that is not a file: stored under /var/lib/llmtune/captures in the archive. */
+static void captures(struct cli *cli, struct facts *f, bool live)
+{
+        char *data = NULL;
+        size_t len = 0;
+        const char *err = NULL;
+        if (hwloc_export_xml(f, &data, &len, &err) == 0) {
+                root_record_data(cli->root, HWLOC_CAPTURE_XML, data, len);
+                free(data);
+        } else
+                fprintf(stderr, "llmtune: gather: hwloc topology not captured: %s\n", err ? err : "unknown");
+        if (!live)
+                return; /* under --root the tree's own captures (if any) were read like any file */
+        char *smi[] = {(char *)"nvidia-smi", (char *)"-q", (char *)"-x", NULL};
+        int rc = run_capture(smi, 60, &data, &len);
+        if (rc == 0) {
+                root_record_data(cli->root, CAPTURES "/nvidia-smi.xml", data, len);
+                free(data);
+        } else if (rc != -ENOENT)
+                note("nvidia-smi -q -x", rc);
+        rc = read_kmsg(&data, &len);
+        if (rc == 0) {
+                root_record_data(cli->root, CAPTURES "/kmsg.txt", data, len);
+                free(data);
+        } else
+                note("the kernel log (/dev/kmsg)", rc);
+}
+
+static int gather_cmd(struct cli *cli, int argc, char **argv)
+{
+        static const struct option opts[] = {
+                {"output", required_argument, NULL, 'o'},
+                {"exclude", required_argument, NULL, 'x'},
+                {"anonymize", no_argument, NULL, 'a'},
+                {},
+        };
+        /* The command line as typed, for the MANIFEST (main took --root out of argv). */
+        struct strv cmdline = {0};
+        strv_add(&cmdline, "llmtune");
+        if (!streq(cli->root_path, "/")) {
+                strv_add(&cmdline, "--root");
+                strv_add(&cmdline, cli->root_path);
+        }
+        for (int i = 0; i < argc; i++)
+                strv_add(&cmdline, argv[i]);
+        struct gather_opts o = {.argc = (int)cmdline.n, .argv = cmdline.v};
+        int c;
+        while ((c = getopt_long(argc, argv, "o:x:a", opts, NULL)) != -1)
+                switch (c) {
+                case 'o': o.output = optarg; break;
+                case 'x': strv_add(&o.exclude, optarg); break;
+                case 'a': o.anonymize = true; break;
+                default: strv_free(&o.exclude); strv_free(&cmdline); return EXIT_ERROR;
+                }
+        if (optind < argc) {
+                strv_free(&o.exclude);
+                strv_free(&cmdline);
+                return cli_error("unexpected argument '%s' (see llmtune gather --help)", argv[optind]);
+        }
+        struct root *root = cli_root(cli);
+        if (!root) {
+                strv_free(&o.exclude);
+                strv_free(&cmdline);
+                return EXIT_ERROR;
+        }
+        if (root_is_archive(root)) {
+                strv_free(&o.exclude);
+                strv_free(&cmdline);
+                return cli_error("%s is already a gathered archive", root_path(root));
+        }
+        /* On the live system the probes would use syscalls (getifaddrs, statvfs, gethostname) where
+         * under a root they read files; the archive is a root, so gather takes the root's paths. */
+        bool live = root_is_live(root);
+        root_view_as_tree(root);
+        root_record_start(root);
+        struct facts *f = cli_facts_new(cli);
+        run_readers(cli, f);
+        captures(cli, f, live);
+
+        _cleanup_free_ char *host = root_hostname(root);
+        _cleanup_free_ char *kernel = NULL;
+        root_read_line(root, "/proc/sys/kernel/osrelease", &kernel);
+        if (kernel)
+                kernel[strcspn(kernel, "\n")] = '\0';
+        o.host = host;
+        o.kernel = kernel;
+        _cleanup_free_ char *deflt = NULL;
+        if (!o.output) {
+                struct anonymizer *an = o.anonymize && host ? anonymizer_new(host) : NULL;
+                _cleanup_free_ char *shown = an ? anonymize_host(an, host) : xstrdup(host ? host : "unknown");
+                anonymizer_free(an);
+                for (char *p = shown; *p; p++)
+                        if (*p == '/')
+                                *p = '_';
+                char ts[32];
+                time_t now = time(NULL);
+                struct tm tm;
+                strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", gmtime_r(&now, &tm));
+                o.output = deflt = xasprintf("llmtune-%s-%s.tar.%s", shown, ts, gather_have_zstd() ? "zst" : "gz");
+        } else if (!endswith(o.output, ".tar.gz") && !endswith(o.output, ".tgz") && !endswith(o.output, ".tar.zst") &&
+                   !endswith(o.output, ".tzst")) {
+                facts_free(f);
+                strv_free(&o.exclude);
+                strv_free(&cmdline);
+                return cli_error("%s: the name must end in .tar.gz, .tgz, .tar.zst or .tzst", o.output);
+        } else if ((endswith(o.output, ".zst") || endswith(o.output, ".tzst")) && !gather_have_zstd()) {
+                facts_free(f);
+                strv_free(&o.exclude);
+                strv_free(&cmdline);
+                return cli_error("this libarchive cannot write zstd; use a .tar.gz name");
+        }
+        struct gather_stats st;
+        char *why = NULL;
+        int rc = gather_write(root, &o, &st, &why);
+        facts_free(f);
+        strv_free(&o.exclude);
+        strv_free(&cmdline);
+        if (rc < 0) {
+                cli_error("gather: %s", why ? why : strerror(-rc));
+                free(why);
+                return EXIT_ERROR;
+        }
+        printf("%s: %zu files (%llu bytes), %zu links, %zu directories, %zu names only, %zu left out (see MANIFEST)\n",
+               o.output, st.files, st.bytes, st.links, st.dirs, st.unread, st.left_out);
+        return EXIT_OK;
+}
+
+const struct command cmd_gather = {
+        .name = "gather",
+        .summary = "pack the files llmtune reads here into one archive, to audit elsewhere",
+        .usage = "Usage: llmtune [--root DIR] gather [-o FILE] [--exclude GLOB]... [--anonymize]\n"
+                 "\n"
+                 "Run every probe and an audit under every profile with the root handle recording each path\n"
+                 "read, then write exactly those files (symbolic links as links, listed directories with\n"
+                 "their entries) into a tar archive with a MANIFEST (host, time, version, kernel, command\n"
+                 "line, size and SHA-256 per file, what was left out and why). On the live system it adds\n"
+                 "`nvidia-smi -q -x` (when present), the kernel log from /dev/kmsg and hwloc's topology XML\n"
+                 "under /var/lib/llmtune/captures. Audit the archive anywhere with\n"
+                 "`llmtune --root FILE audit`. A built-in deny list (shadow files, private keys, /root,\n"
+                 "/home except .nccl.conf, process environments) always applies.\n"
+                 "\n"
+                 "  -o, --output FILE   archive to write (.tar.zst or .tar.gz); default\n"
+                 "                      llmtune-HOST-DATE.tar.zst (.tar.gz where zstd is unavailable)\n"
+                 "  -x, --exclude GLOB  leave out paths matching GLOB (fnmatch, '*' crosses '/'); repeatable\n"
+                 "  -a, --anonymize     replace MAC addresses, GUIDs, serial numbers and the host name,\n"
+                 "                      consistently (the audit of the archive finds the same)\n"
+                 "\n"
+                 "Exit status: 0 written, 1 error.\n",
+        .run = gather_cmd,
+};

@@ -1,0 +1,499 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Packing the recorded evidence into an archive with a MANIFEST (gather.h). */
+#include "gather.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <json-c/json.h>
+#include <openssl/evp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "anonymize.h"
+#include "config.h"
+#include "archive-root.h"
+#include "json-out.h"
+
+enum out_type { OUT_FILE, OUT_DIR, OUT_LINK, OUT_UNREAD };
+
+struct out {
+        char *path; /* root-relative, no leading "/" */
+        enum out_type type;
+        const char *data; /* OUT_FILE: borrowed from the root handle, or owned (anonymized) */
+        char *owned;
+        size_t len;
+        char *target; /* OUT_LINK */
+        int err;      /* OUT_UNREAD: what reading it gives (-errno) */
+        struct out *next;
+};
+
+#define BUCKETS 4096
+
+struct gctx {
+        struct root *r;
+        const struct gather_opts *o;
+        struct out *b[BUCKETS];
+        struct out **v;
+        size_t n, cap;
+        json_object *left_out;
+        struct strv left_seen;
+};
+
+/*
+ * What never leaves the machine, whatever asked for it. Patterns are fnmatch(3) on the absolute
+ * path with '*' crossing '/'. Secrets by name (shadow files, private keys, keytabs), the home
+ * directories (except NCCL's per-user ~/.nccl.conf, which probes read) and process environments
+ * (they carry tokens).
+ */
+static const char *const deny[] = {
+        "/etc/shadow*", "/etc/gshadow*", "/etc/security/opasswd", "/etc/ssh/ssh_host_*_key", "/etc/ssl/private/*",
+        "*.key", "*.pem", "*.keytab", "*/id_rsa*", "*/id_ed25519*", "*/id_ecdsa*", "/proc/*/environ",
+        "/root", "/root/*", "/home/*",
+};
+
+const char *gather_denied(const char *path)
+{
+        _cleanup_free_ char *abs = xasprintf("/%s", path[0] == '/' ? path + 1 : path);
+        for (size_t i = 0; i < ARRAY_SIZE(deny); i++)
+                if (fnmatch(deny[i], abs, 0) == 0) {
+                        /* NCCL reads ~/.nccl.conf (NCCL docs, "NCCL_CONF_FILE"): the one file kept */
+                        const char *base = strrchr(abs, '/');
+                        if ((startswith(abs, "/home/") || startswith(abs, "/root/")) && streq(base, "/.nccl.conf") &&
+                            !strstr(abs, "/.."))
+                                continue;
+                        return deny[i];
+                }
+        return NULL;
+}
+
+static unsigned hash(const char *s)
+{
+        uint32_t h = 2166136261u;
+        for (; *s; s++)
+                h = (h ^ (unsigned char)*s) * 16777619u;
+        return h % BUCKETS;
+}
+
+static struct out *find(struct gctx *g, const char *path)
+{
+        for (struct out *e = g->b[hash(path)]; e; e = e->next)
+                if (streq(e->path, path))
+                        return e;
+        return NULL;
+}
+
+static void leave_out(struct gctx *g, const char *path, const char *fmt, ...) _printf_(3, 4);
+static void leave_out(struct gctx *g, const char *path, const char *fmt, ...)
+{
+        if (strv_contains(&g->left_seen, path))
+                return;
+        strv_add(&g->left_seen, path);
+        va_list ap;
+        va_start(ap, fmt);
+        _cleanup_free_ char *why = xvasprintf(fmt, ap);
+        va_end(ap);
+        json_object *o = json_object_new_object();
+        _cleanup_free_ char *abs = xasprintf("/%s", path);
+        json_object_object_add(o, "path", json_object_new_string(abs));
+        json_object_object_add(o, "why", json_object_new_string(why));
+        json_object_array_add(g->left_out, o);
+}
+
+/* May PATH go into the archive? Records why not. */
+static bool allowed(struct gctx *g, const char *path)
+{
+        const char *d = gather_denied(path);
+        if (d) {
+                leave_out(g, path, "built-in deny list (%s)", d);
+                return false;
+        }
+        _cleanup_free_ char *abs = xasprintf("/%s", path);
+        for (size_t i = 0; i < g->o->exclude.n; i++)
+                if (fnmatch(g->o->exclude.v[i], abs, 0) == 0) {
+                        leave_out(g, path, "--exclude %s", g->o->exclude.v[i]);
+                        return false;
+                }
+        return true;
+}
+
+/* Add or upgrade the entry at PATH: a file beats an unread name; other types are first come. */
+static struct out *add(struct gctx *g, const char *path, enum out_type t)
+{
+        struct out *e = find(g, path);
+        if (e) {
+                if (e->type == OUT_UNREAD && t == OUT_FILE) {
+                        e->type = OUT_FILE;
+                        return e;
+                }
+                return e->type == t ? e : NULL;
+        }
+        e = xcalloc(1, sizeof(*e));
+        e->path = xstrdup(path);
+        e->type = t;
+        unsigned h = hash(path);
+        e->next = g->b[h];
+        g->b[h] = e;
+        if (g->n == g->cap) {
+                g->cap = g->cap ? g->cap * 2 : 1024;
+                g->v = xrealloc(g->v, g->cap * sizeof(*g->v));
+        }
+        g->v[g->n++] = e;
+        return e;
+}
+
+static void add_link(struct gctx *g, const char *path, const char *target)
+{
+        if (!allowed(g, path))
+                return;
+        struct out *e = add(g, path, OUT_LINK);
+        if (e && !e->target)
+                e->target = xstrdup(target);
+}
+
+static char *join(const struct strv *c, size_t n)
+{
+        struct sbuf b = {0};
+        for (size_t i = 0; i < n; i++) {
+                if (i)
+                        sbuf_add(&b, "/");
+                sbuf_add(&b, c->v[i]);
+        }
+        return b.len ? sbuf_steal(&b) : xstrdup("");
+}
+
+/*
+ * Resolve PATH in the root component by component, storing every symbolic link met on the way
+ * (and the last one too when FOLLOW_LAST). Returns the real path, or NULL when a component does
+ * not exist, is not allowed, or the links loop.
+ */
+static char *resolve(struct gctx *g, const char *path, bool follow_last)
+{
+        struct strv todo = {0}, cur = {0};
+        _cleanup_free_ char *copy = xstrdup(path);
+        char *save = NULL;
+        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save))
+                strv_add(&todo, c);
+        size_t pos = 0;
+        int links = 0;
+        char *ret = NULL;
+        for (;;) {
+                if (pos == todo.n) {
+                        ret = join(&cur, cur.n);
+                        break;
+                }
+                const char *c = todo.v[pos++];
+                if (streq(c, "."))
+                        continue;
+                if (streq(c, "..")) {
+                        if (cur.n) {
+                                free(cur.v[--cur.n]);
+                                cur.v[cur.n] = NULL;
+                        }
+                        continue;
+                }
+                strv_add(&cur, c);
+                _cleanup_free_ char *cand = join(&cur, cur.n);
+                struct stat st;
+                if (root_stat(g->r, cand, &st, false) < 0)
+                        break;
+                if (!S_ISLNK(st.st_mode) || (pos == todo.n && !follow_last))
+                        continue;
+                char *target = NULL;
+                if (root_readlink(g->r, cand, &target) < 0 || ++links > 40)
+                        break;
+                add_link(g, cand, target);
+                free(cur.v[--cur.n]);
+                cur.v[cur.n] = NULL;
+                if (target[0] == '/')
+                        while (cur.n) {
+                                free(cur.v[--cur.n]);
+                                cur.v[cur.n] = NULL;
+                        }
+                /* The rest becomes the target's components followed by what was left. */
+                struct strv next = {0};
+                char *s2 = NULL;
+                for (char *t = strtok_r(target, "/", &s2); t; t = strtok_r(NULL, "/", &s2))
+                        strv_add(&next, t);
+                for (size_t i = pos; i < todo.n; i++)
+                        strv_add(&next, todo.v[i]);
+                free(target);
+                strv_free(&todo);
+                todo = next;
+                pos = 0;
+        }
+        strv_free(&todo);
+        strv_free(&cur);
+        if (ret && !*ret) {
+                free(ret);
+                return NULL; /* the root itself */
+        }
+        return ret;
+}
+
+/* Store what exists at the real path REAL (not followed): directory, link or unread name. */
+static void add_existing(struct gctx *g, const char *real)
+{
+        if (!allowed(g, real))
+                return;
+        struct stat st;
+        if (root_stat(g->r, real, &st, false) < 0)
+                return;
+        if (S_ISDIR(st.st_mode))
+                add(g, real, OUT_DIR);
+        else if (S_ISLNK(st.st_mode)) {
+                char *target = NULL;
+                if (root_readlink(g->r, real, &target) == 0)
+                        add_link(g, real, target);
+                free(target);
+        } else if (S_ISREG(st.st_mode)) {
+                struct out *e = add(g, real, OUT_UNREAD);
+                if (e && e->type == OUT_UNREAD && !e->err)
+                        e->err = -ENODATA;
+        } else
+                leave_out(g, real, "%s: only files, directories and links are gathered",
+                          S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device node" : "a FIFO or socket");
+}
+
+static void one_record(struct gctx *g, const struct root_rec *rec)
+{
+        if (!*rec->path || !allowed(g, rec->path))
+                return;
+        bool follow = rec->kinds & (ROOT_REC_FILE | ROOT_REC_DIR | ROOT_REC_STAT);
+        _cleanup_free_ char *real = resolve(g, rec->path, follow);
+        /* A capture (content recorded with the path) need not exist on the machine. */
+        if (!real && rec->data && rec->path[0] && !strstr(rec->path, ".."))
+                real = xstrdup(rec->path);
+        if (!real || !allowed(g, real))
+                return;
+        if (rec->kinds & ROOT_REC_FILE) {
+                const char *data = rec->data;
+                size_t len = rec->len;
+                int rc = data ? 0 : root_read(g->r, rec->path, &data, &len);
+                if (rc == 0) {
+                        struct out *e = add(g, real, OUT_FILE);
+                        if (e && !e->data) {
+                                e->data = data;
+                                e->len = len;
+                        }
+                } else if (rc == -EISDIR)
+                        add(g, real, OUT_DIR);
+                else if (rc != -ENOENT && rc != -ENOTDIR) {
+                        /* Reading it failed on the machine: the archive root fails the same way. */
+                        struct out *e = add(g, real, OUT_UNREAD);
+                        if (e && e->type == OUT_UNREAD)
+                                e->err = rc;
+                }
+        }
+        if (rec->kinds & (ROOT_REC_STAT | ROOT_REC_LINK))
+                add_existing(g, real);
+        if (rec->kinds & ROOT_REC_DIR) {
+                struct strv names = {0};
+                if (root_list(g->r, real, &names) == 0) {
+                        add(g, real, OUT_DIR);
+                        for (size_t i = 0; i < names.n; i++) {
+                                _cleanup_free_ char *child = xasprintf("%s/%s", real, names.v[i]);
+                                add_existing(g, child);
+                        }
+                }
+                strv_free(&names);
+        }
+}
+
+static int out_cmp(const void *a, const void *b)
+{
+        return strcmp((*(struct out *const *)a)->path, (*(struct out *const *)b)->path);
+}
+
+static void sha256_hex(const void *data, size_t len, char out[65])
+{
+        unsigned char md[EVP_MAX_MD_SIZE];
+        unsigned n = 0;
+        EVP_Digest(data, len, md, &n, EVP_sha256(), NULL);
+        for (unsigned i = 0; i < n && i < 32; i++)
+                sprintf(out + 2 * i, "%02x", md[i]);
+        out[64] = '\0';
+}
+
+static const char *type_str(enum out_type t)
+{
+        static const char *const s[] = {"file", "dir", "link", "unread"};
+        return s[t];
+}
+
+bool gather_have_zstd(void)
+{
+        struct archive *a = archive_write_new();
+        bool ok = a && archive_write_add_filter_zstd(a) == ARCHIVE_OK;
+        archive_write_free(a);
+        return ok;
+}
+
+static int write_entry(struct archive *a, const char *name, mode_t type, mode_t perm, const void *data, size_t len,
+                       const char *target, time_t now, char **why)
+{
+        struct archive_entry *e = archive_entry_new();
+        archive_entry_set_pathname(e, name);
+        archive_entry_set_filetype(e, type);
+        archive_entry_set_perm(e, perm);
+        archive_entry_set_uid(e, 0);
+        archive_entry_set_gid(e, 0);
+        archive_entry_set_mtime(e, now, 0);
+        if (type == AE_IFREG)
+                archive_entry_set_size(e, (la_int64_t)len);
+        if (target)
+                archive_entry_set_symlink(e, target);
+        int rc = 0;
+        if (archive_write_header(a, e) != ARCHIVE_OK ||
+            (type == AE_IFREG && len && archive_write_data(a, data, len) != (la_ssize_t)len)) {
+                *why = xasprintf("writing %s: %s", name, archive_error_string(a));
+                rc = -EIO;
+        }
+        archive_entry_free(e);
+        return rc;
+}
+
+int gather_write(struct root *r, const struct gather_opts *o, struct gather_stats *st, char **why)
+{
+        *why = NULL;
+        *st = (struct gather_stats){0};
+        struct gctx g = {.r = r, .o = o, .left_out = json_object_new_array()};
+        size_t nrec;
+        const struct root_rec *recs = root_recorded(r, &nrec);
+        /* A copy: resolving stats and lists through the same (recording) handle. */
+        struct root_rec *snap = xmalloc((nrec ? nrec : 1) * sizeof(*snap));
+        if (nrec)
+                memcpy(snap, recs, nrec * sizeof(*snap));
+        for (size_t i = 0; i < nrec; i++)
+                one_record(&g, &snap[i]);
+        free(snap);
+        qsort(g.v, g.n, sizeof(*g.v), out_cmp);
+
+        struct anonymizer *an = o->anonymize ? anonymizer_new(o->host) : NULL;
+        time_t now = time(NULL);
+        json_object *top = json_object_new_object(), *files = json_object_new_array();
+        json_object_object_add(top, "format", json_object_new_int(1));
+        json_object_object_add(top, "tool", json_object_new_string("llmtune gather"));
+        json_object_object_add(top, "version", json_object_new_string(LLMTUNE_VERSION));
+        _cleanup_free_ char *host = o->host ? (an ? anonymize_host(an, o->host) : xstrdup(o->host)) : NULL;
+        json_object_object_add(top, "host", host ? json_object_new_string(host) : NULL);
+        char ts[32];
+        struct tm tm;
+        strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+        json_object_object_add(top, "time", json_object_new_string(ts));
+        json_object_object_add(top, "kernel", o->kernel ? json_object_new_string(o->kernel) : NULL);
+        _cleanup_free_ char *rootp = an ? anonymize_text(an, root_path(r)) : xstrdup(root_path(r));
+        json_object_object_add(top, "root", json_object_new_string(rootp));
+        json_object *cmd = json_object_new_array();
+        for (int i = 0; i < o->argc; i++) {
+                _cleanup_free_ char *arg = an ? anonymize_text(an, o->argv[i]) : xstrdup(o->argv[i]);
+                json_object_array_add(cmd, json_object_new_string(arg));
+        }
+        json_object_object_add(top, "command_line", cmd);
+        json_object_object_add(top, "anonymized", json_object_new_boolean(o->anonymize));
+        for (size_t i = 0; i < g.n; i++) {
+                struct out *e = g.v[i];
+                json_object *f = json_object_new_object();
+                json_object_object_add(f, "path", json_object_new_string(e->path));
+                json_object_object_add(f, "type", json_object_new_string(type_str(e->type)));
+                switch (e->type) {
+                case OUT_FILE: {
+                        if (an && anonymize_content(an, e->path, e->data, e->len, &e->owned, &e->len))
+                                e->data = e->owned;
+                        char sha[65];
+                        sha256_hex(e->data, e->len, sha);
+                        json_object_object_add(f, "size", json_object_new_int64((int64_t)e->len));
+                        json_object_object_add(f, "sha256", json_object_new_string(sha));
+                        st->files++;
+                        st->bytes += e->len;
+                        break;
+                }
+                case OUT_LINK:
+                        json_object_object_add(f, "target", json_object_new_string(e->target));
+                        st->links++;
+                        break;
+                case OUT_UNREAD:
+                        json_object_object_add(f, "errno", json_object_new_int(-e->err));
+                        json_object_object_add(f, "why", json_object_new_string(strerror(-e->err)));
+                        st->unread++;
+                        break;
+                case OUT_DIR: st->dirs++; break;
+                }
+                json_object_array_add(files, f);
+        }
+        json_object_object_add(top, "files", files);
+        json_object_object_add(top, "left_out", g.left_out);
+        st->left_out = json_object_array_length(g.left_out);
+        const char *manifest = json_object_to_json_string_ext(top, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                                           JSON_C_TO_STRING_NOSLASHESCAPE);
+
+        /* Written to a temporary name beside the output and renamed: no half archive under the
+         * name asked for. */
+        int rc = 0;
+        _cleanup_free_ char *tmp = xasprintf("%s.tmp-XXXXXX", o->output);
+        int fd = mkostemp(tmp, O_CLOEXEC);
+        struct archive *a = NULL;
+        if (fd < 0) {
+                rc = -errno;
+                *why = xasprintf("cannot create %s: %s", tmp, strerror(errno));
+                goto out;
+        }
+        fchmod(fd, 0600); /* evidence about a machine: readable by the owner only until moved */
+        a = archive_write_new();
+        bool zst = endswith(o->output, ".zst") || endswith(o->output, ".tzst");
+        if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
+            (zst ? archive_write_add_filter_zstd(a) : archive_write_add_filter_gzip(a)) != ARCHIVE_OK ||
+            archive_write_open_fd(a, fd) != ARCHIVE_OK) {
+                rc = -EIO;
+                *why = xasprintf("libarchive: %s", archive_error_string(a));
+                goto out;
+        }
+        rc = write_entry(a, ARCHIVE_MANIFEST, AE_IFREG, 0644, manifest, strlen(manifest), NULL, now, why);
+        for (size_t i = 0; rc == 0 && i < g.n; i++) {
+                struct out *e = g.v[i];
+                _cleanup_free_ char *name = xasprintf(ARCHIVE_ROOT_DIR "/%s%s", e->path, e->type == OUT_DIR ? "/" : "");
+                switch (e->type) {
+                case OUT_FILE: rc = write_entry(a, name, AE_IFREG, 0644, e->data, e->len, NULL, now, why); break;
+                case OUT_UNREAD: rc = write_entry(a, name, AE_IFREG, 0644, "", 0, NULL, now, why); break;
+                case OUT_DIR: rc = write_entry(a, name, AE_IFDIR, 0755, NULL, 0, NULL, now, why); break;
+                case OUT_LINK: rc = write_entry(a, name, AE_IFLNK, 0777, NULL, 0, e->target, now, why); break;
+                }
+        }
+        if (rc == 0 && archive_write_close(a) != ARCHIVE_OK) {
+                rc = -EIO;
+                *why = xasprintf("libarchive: %s", archive_error_string(a));
+        }
+        if (rc == 0 && fsync(fd) < 0) {
+                rc = -errno;
+                *why = xasprintf("%s: %s", tmp, strerror(errno));
+        }
+        if (rc == 0 && (fchmod(fd, 0644) < 0 || rename(tmp, o->output) < 0)) {
+                rc = -errno;
+                *why = xasprintf("cannot rename %s to %s: %s", tmp, o->output, strerror(errno));
+        }
+out:
+        if (a)
+                archive_write_free(a);
+        if (fd >= 0) {
+                close(fd);
+                if (rc < 0)
+                        unlink(tmp);
+        }
+        json_object_put(top);
+        anonymizer_free(an);
+        for (size_t i = 0; i < g.n; i++) {
+                free(g.v[i]->path);
+                free(g.v[i]->owned);
+                free(g.v[i]->target);
+                free(g.v[i]);
+        }
+        free(g.v);
+        strv_free(&g.left_seen);
+        return rc;
+}

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gather's pieces: the root handle's recording, the deny list, link confinement, the anonymizer
+ * (fixed key), and a gather -> archive root round trip of a small tree written here.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "anonymize.h"
+#include "archive-root.h"
+#include "gather.h"
+#include "root.h"
+#include "tmptree.h"
+
+static void setup(void) { tmptree_new("gather"); }
+
+static void put(const char *rel, const char *text) { tmptree_write(rel, text, strlen(text)); }
+
+START_TEST(records_every_kind_of_access)
+{
+        put("sys/devices/pci0000:00/0000:00:01.0/vendor", "0x10de\n");
+        tmptree_link("sys/bus/pci/devices/0000:00:01.0", "../../../devices/pci0000:00/0000:00:01.0");
+        put("etc/hostname", "node7\n");
+        struct root *r;
+        ck_assert_int_eq(root_new(tmptree_path(), &r), 0);
+        const char *data;
+        ck_assert_int_eq(root_read(r, "/etc/hostname", &data, NULL), 0); /* before: not recorded */
+        root_record_start(r);
+        ck_assert_int_eq(root_read(r, "/sys/bus/pci/devices/0000:00:01.0/vendor", &data, NULL), 0);
+        ck_assert_int_eq(root_read(r, "/no/such", &data, NULL), -ENOENT);
+        struct strv names = {0};
+        ck_assert_int_eq(root_list(r, "/sys/bus/pci/devices/", &names), 0);
+        strv_free(&names);
+        char *t = NULL;
+        ck_assert_int_eq(root_readlink(r, "/sys/bus/pci/devices/0000:00:01.0", &t), 0);
+        free(t);
+        size_t n;
+        const struct root_rec *v = root_recorded(r, &n);
+        ck_assert_uint_eq(n, 4);
+        ck_assert_str_eq(v[0].path, "sys/bus/pci/devices/0000:00:01.0/vendor");
+        ck_assert_uint_eq(v[0].kinds, ROOT_REC_FILE);
+        ck_assert_int_eq(v[1].err, -ENOENT);
+        ck_assert_str_eq(v[2].path, "sys/bus/pci/devices"); /* trailing "/" is the same path */
+        ck_assert_uint_eq(v[2].kinds, ROOT_REC_DIR);
+        ck_assert_uint_eq(v[3].kinds, ROOT_REC_LINK);
+        root_free(r);
+        tmptree_drop();
+}
+END_TEST
+
+START_TEST(deny_list)
+{
+        ck_assert_str_eq(gather_denied("/etc/shadow"), "/etc/shadow*");
+        ck_assert_str_eq(gather_denied("etc/gshadow-"), "/etc/gshadow*");
+        ck_assert_ptr_nonnull(gather_denied("/etc/ssh/ssh_host_ed25519_key"));
+        ck_assert_ptr_nonnull(gather_denied("/opt/site/tls/server.key"));
+        ck_assert_ptr_nonnull(gather_denied("/home/alice/.bashrc"));
+        ck_assert_ptr_nonnull(gather_denied("/root/.ssh/authorized_keys"));
+        ck_assert_ptr_nonnull(gather_denied("/proc/1/environ"));
+        ck_assert_ptr_null(gather_denied("/home/alice/.nccl.conf"));
+        ck_assert_ptr_null(gather_denied("/root/.nccl.conf"));
+        ck_assert_ptr_nonnull(gather_denied("/home/alice/../bob/.nccl.conf/x"));
+        ck_assert_ptr_null(gather_denied("/etc/nccl.conf"));
+        ck_assert_ptr_null(gather_denied("/sys/class/net/eth0/address"));
+}
+END_TEST
+
+static void confined(const char *rel, const char *target, const char *want)
+{
+        char *got = archive_confine_link(rel, target);
+        if (!want)
+                ck_assert_msg(got == NULL, "%s -> %s: kept as %s", rel, target, got);
+        else {
+                ck_assert_msg(got != NULL, "%s -> %s: refused", rel, target);
+                ck_assert_str_eq(got, want);
+        }
+        free(got);
+}
+
+START_TEST(links_are_confined)
+{
+        /* sysfs' links are kept byte for byte */
+        confined("sys/bus/pci/devices/0000:00:01.0", "../../../devices/pci0000:00/0000:00:01.0",
+                 "../../../devices/pci0000:00/0000:00:01.0");
+        /* absolute: rewritten relative to the link, same path under the root */
+        confined("etc/localtime", "/usr/share/zoneinfo/UTC", "../usr/share/zoneinfo/UTC");
+        confined("etc/mtab", "/", "..");
+        confined("a", "/etc/../../../etc/shadow", "etc/shadow");
+        /* climbing above the root: refused */
+        confined("etc/x", "../../etc/shadow", NULL);
+        confined("x", "..", NULL);
+        confined("a/b/c", "d/../../../../e", NULL);
+        /* not plain but inside: normalized */
+        confined("a/b/c", "./d/../e", "../../a/b/e");
+        confined("a", "", NULL);
+}
+END_TEST
+
+static const unsigned char key[32] = {1, 2, 3};
+
+static char *anon(struct anonymizer *a, const char *path, const char *in)
+{
+        char *out = NULL;
+        size_t n;
+        if (!anonymize_content(a, path, in, strlen(in), &out, &n))
+                return strdup(in);
+        return out;
+}
+
+START_TEST(anonymizer)
+{
+        struct anonymizer *a = anonymizer_new_key("node7", key);
+        char *m1 = anon(a, "sys/class/net/eth0/address", "b8:59:9f:a1:b2:c3\n");
+        char *m2 = anon(a, "proc/net/arp", "x 0x1 b8:59:9f:a1:b2:c3 eth0\n");
+        ck_assert_str_ne(m1, "b8:59:9f:a1:b2:c3\n");
+        ck_assert_int_eq(strncmp(m1, "b8:59:9f:", 9), 0); /* the vendor part stays */
+        m1[17] = '\0'; /* same MAC, same fake */
+        ck_assert_ptr_nonnull(strstr(m2, m1));
+        /* a GUID maps the same alone and inside a GID */
+        char *g1 = anon(a, "sys/class/infiniband/mlx5_0/node_guid", "b859:9f03:00a1:b2c3\n");
+        char *g2 = anon(a, "sys/class/infiniband/mlx5_0/ports/1/gids/0", "fe80:0000:0000:0000:b859:9f03:00a1:b2c3\n");
+        ck_assert_str_ne(g1, "b859:9f03:00a1:b2c3\n");
+        ck_assert_int_eq(strncmp(g2, "fe80:0000:0000:0000:", 20), 0);
+        ck_assert_str_eq(g2 + 20, g1);
+        /* none and broadcast stay */
+        char *z = anon(a, "x/broadcast", "ff:ff:ff:ff:ff:ff\n00:00:00:00:00:00\n");
+        ck_assert_str_eq(z, "ff:ff:ff:ff:ff:ff\n00:00:00:00:00:00\n");
+        /* serials */
+        char *s = anon(a, "sys/class/dmi/id/product_serial", "ABC123XYZ\n");
+        ck_assert_int_eq(strncmp(s, "ANON-", 5), 0);
+        ck_assert_uint_eq(strlen(s), strlen("ANON-") + 12 + 1);
+        /* host name as a word only; PCI addresses and times are not addresses */
+        char *h = anon(a, "etc/hosts", "10.0.0.7 node7.example.com node7 node77\n0000:3b:00.0 12:34:56\n");
+        char *fake = anonymize_host(a, "node7");
+        char want[256];
+        snprintf(want, sizeof(want), "10.0.0.7 %s.example.com %s node77\n0000:3b:00.0 12:34:56\n", fake, fake);
+        ck_assert_str_eq(h, want);
+        /* another key, another fake: the key is what makes it irreversible */
+        static const unsigned char key2[32] = {9};
+        struct anonymizer *b = anonymizer_new_key("node7", key2);
+        char *fake2 = anonymize_host(b, "node7");
+        ck_assert_str_ne(fake, fake2);
+        free(m1), free(m2), free(g1), free(g2), free(z), free(s), free(h), free(fake), free(fake2);
+        anonymizer_free(a);
+        anonymizer_free(b);
+}
+END_TEST
+
+START_TEST(gather_and_read_back)
+{
+        put("sys/devices/pci0000:00/0000:00:01.0/vendor", "0x10de\n");
+        put("sys/devices/pci0000:00/0000:00:01.0/device", "0x2330\n");
+        tmptree_link("sys/bus/pci/devices/0000:00:01.0", "../../../devices/pci0000:00/0000:00:01.0");
+        put("etc/shadow", "secret\n");
+        tmptree_link("etc/nccl.conf", "/etc/shadow");
+        struct root *r;
+        ck_assert_int_eq(root_new(tmptree_path(), &r), 0);
+        root_record_start(r);
+        const char *data;
+        ck_assert_int_eq(root_read(r, "/sys/bus/pci/devices/0000:00:01.0/vendor", &data, NULL), 0);
+        ck_assert_int_eq(root_read(r, "/etc/nccl.conf", &data, NULL), 0);
+        struct strv names = {0};
+        ck_assert_int_eq(root_list(r, "/sys/devices/pci0000:00/0000:00:01.0", &names), 0);
+        strv_free(&names);
+        char *out = NULL, *why = NULL;
+        ck_assert_int_ge(asprintf(&out, "%s.tar.gz", tmptree_path()), 0);
+        struct gather_opts o = {.output = out, .host = "node7"};
+        struct gather_stats st;
+        int rc = gather_write(r, &o, &st, &why);
+        ck_assert_msg(rc == 0, "gather_write: %s", why);
+        ck_assert_uint_eq(st.files, 1);  /* vendor; device was only listed */
+        ck_assert_uint_eq(st.unread, 1); /* device */
+        ck_assert_uint_eq(st.left_out, 1); /* etc/shadow behind etc/nccl.conf */
+        root_free(r);
+
+        ck_assert_int_eq(root_new(out, &r), 0);
+        ck_assert(root_is_archive(r));
+        size_t len;
+        ck_assert_int_eq(root_read(r, "/sys/bus/pci/devices/0000:00:01.0/vendor", &data, &len), 0);
+        ck_assert_str_eq(data, "0x10de\n");
+        ck_assert_int_eq(root_read(r, "/sys/bus/pci/devices/0000:00:01.0/device", &data, &len), -ENODATA);
+        ck_assert_int_eq(root_read(r, "/etc/nccl.conf", &data, &len), -ENOENT);
+        char *t = NULL;
+        ck_assert_int_eq(root_readlink(r, "/sys/bus/pci/devices/0000:00:01.0", &t), 0);
+        ck_assert_str_eq(t, "../../../devices/pci0000:00/0000:00:01.0");
+        free(t);
+        char *dir = root_host_path(r, "/");
+        ck_assert_int_eq(access(dir, F_OK), 0);
+        root_free(r);
+        ck_assert_int_eq(access(dir, F_OK), -1); /* the private copy is gone */
+        free(dir);
+        unlink(out);
+        free(out);
+        tmptree_drop();
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("gather");
+        TCase *tc = tcase_create("gather");
+        tcase_add_checked_fixture(tc, setup, NULL);
+        tcase_add_test(tc, records_every_kind_of_access);
+        tcase_add_test(tc, gather_and_read_back);
+        suite_add_tcase(s, tc);
+        TCase *pure = tcase_create("pure");
+        tcase_add_test(pure, deny_list);
+        tcase_add_test(pure, links_are_confined);
+        tcase_add_test(pure, anonymizer);
+        suite_add_tcase(s, pure);
+        SRunner *sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
