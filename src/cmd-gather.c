@@ -40,7 +40,8 @@ static void run_readers(struct cli *cli, struct facts *f)
         rules_load_dir(&env.rules, rdir, &d);
         profiles_load(&env.lib, pdir, cli->root, &d);
         char *why = NULL;
-        profile_detect(&env.lib, f, &why);
+        const struct profile *picked = NULL;
+        profile_detect(&env.lib, f, &picked, &why);
         free(why);
         struct strv none = {0};
         for (size_t i = 0; i < env.lib.n; i++) {

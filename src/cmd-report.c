@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* llmtune report: merge the audit --json outputs of many hosts into one fleet report. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
+#include <spawn.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli-data.h"
 #include "commands.h"
@@ -77,6 +82,111 @@ static int consistency_run(char **files, int nfiles, enum format fmt, const char
         return rc;
 }
 
+extern char **environ;
+
+/* An archive made by `llmtune gather` (by name: what gather writes). */
+static bool is_archive(const char *file)
+{
+        return endswith(file, ".tar.gz") || endswith(file, ".tgz") || endswith(file, ".tar.zst") ||
+               endswith(file, ".tzst");
+}
+
+/*
+ * `llmtune --root ARCHIVE audit --json [--profile P]`, run as a child of this very binary: each
+ * archive is audited in its own process, as it would be on its node, so one archive's state
+ * (its unpacked copy, libraries pointed at it) never meets the next one's. Its stdout is the audit.
+ */
+static int audit_archive(const char *file, const char *profile, char **ret, size_t *ret_len, char **err)
+{
+        int out[2], errp[2];
+        if (pipe2(out, O_CLOEXEC) < 0)
+                return -errno;
+        if (pipe2(errp, O_CLOEXEC) < 0) {
+                close(out[0]);
+                close(out[1]);
+                return -errno;
+        }
+        char *argv[] = {(char *)"llmtune", (char *)"--root", (char *)file, (char *)"audit", (char *)"--json",
+                        profile ? (char *)"--profile" : NULL, (char *)profile, NULL};
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+        posix_spawn_file_actions_adddup2(&fa, errp[1], STDERR_FILENO);
+        pid_t pid;
+        int rc = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+        close(out[1]);
+        close(errp[1]);
+        if (rc != 0) {
+                close(out[0]);
+                close(errp[0]);
+                *err = xasprintf("%s: cannot run the audit: %s", file, strerror(rc));
+                return -rc;
+        }
+        struct sbuf so = {0}, se = {0};
+        struct pollfd p[2] = {{.fd = out[0], .events = POLLIN}, {.fd = errp[0], .events = POLLIN}};
+        int open_fds = 2;
+        while (open_fds > 0) {
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        break;
+                }
+                for (int i = 0; i < 2; i++) {
+                        if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                                continue;
+                        char buf[65536];
+                        ssize_t n = read(p[i].fd, buf, sizeof(buf));
+                        if (n < 0 && errno == EINTR)
+                                continue;
+                        if (n <= 0) {
+                                close(p[i].fd);
+                                p[i].fd = -1;
+                                open_fds--;
+                                continue;
+                        }
+                        struct sbuf *b = i == 0 ? &so : &se;
+                        if (b->len < REPORT_FILE_MAX)
+                                sbuf_addn(b, buf, (size_t)n);
+                }
+        }
+        for (int i = 0; i < 2; i++)
+                if (p[i].fd >= 0)
+                        close(p[i].fd);
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        char *o = so.len ? sbuf_steal(&so) : xstrdup("");
+        char *e = se.len ? sbuf_steal(&se) : xstrdup("");
+        /* audit: 0 all passed, 2 findings; anything else is a failure to audit */
+        if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 2) || !*o) {
+                strip_trailing(e);
+                *err = xasprintf("%s: audit of the archive failed: %s", file, *e ? e : "no output");
+                free(o);
+                free(e);
+                return -EINVAL;
+        }
+        free(e);
+        *ret = o;
+        *ret_len = strlen(o);
+        return 0;
+}
+
+static int add_input(struct report *rp, const char *file, const char *profile, char **err)
+{
+        if (!is_archive(file))
+                return report_add_file(rp, file, err);
+        char *text = NULL;
+        size_t len = 0;
+        *err = NULL;
+        int rc = audit_archive(file, profile, &text, &len, err);
+        if (rc < 0)
+                return rc;
+        rc = report_add_json(rp, file, text, len, err);
+        free(text);
+        return rc;
+}
+
 static int report_cmd(struct cli *cli, int argc, char **argv)
 {
         (void)cli; /* the report reads files, not a machine: --root does not apply */
@@ -90,15 +200,17 @@ static int report_cmd(struct cli *cli, int argc, char **argv)
                 {"keep-going", no_argument, NULL, 'k'},
                 {"consistency", no_argument, NULL, 'C'},
                 {"consistency-rules", required_argument, NULL, 'R'},
+                {"profile", required_argument, NULL, 'p'},
                 {},
         };
+        const char *profile = NULL;
         bool consistency = false;
         const char *cons_rules = NULL;
         enum format fmt = FMT_TABLE;
         bool by_host = false, keep_going = false;
         const char *output = NULL;
         int c;
-        while ((c = getopt_long(argc, argv, "f:cjHbo:k", opts, NULL)) != -1)
+        while ((c = getopt_long(argc, argv, "f:cjHbo:kCR:p:", opts, NULL)) != -1)
                 switch (c) {
                 case 'f':
                         if (parse_format(optarg, &fmt) < 0)
@@ -112,6 +224,7 @@ static int report_cmd(struct cli *cli, int argc, char **argv)
                 case 'k': keep_going = true; break;
                 case 'C': consistency = true; break;
                 case 'R': cons_rules = optarg; break;
+                case 'p': profile = optarg; break;
                 default: return EXIT_ERROR;
                 }
         if (consistency) {
@@ -133,7 +246,7 @@ static int report_cmd(struct cli *cli, int argc, char **argv)
         size_t skipped = 0;
         for (int i = optind; i < argc; i++) {
                 char *err = NULL;
-                if (report_add_file(&rp, argv[i], &err) < 0) {
+                if (add_input(&rp, argv[i], profile, &err) < 0) {
                         if (!keep_going) {
                                 cli_error("%s", err);
                                 free(err);
@@ -180,14 +293,17 @@ static int report_cmd(struct cli *cli, int argc, char **argv)
 const struct command cmd_report = {
         .name = "report",
         .summary = "merge the audits of many hosts into one fleet report",
-        .usage = "Usage: llmtune report [--format table|csv|json|html] [--by-host] [-o FILE] [--keep-going] FILE...\n"
+        .usage = "Usage: llmtune report [--format table|csv|json|html] [--by-host] [-o FILE] [--keep-going]\n"
+                 "                      [--profile NAME|FILE] FILE...\n"
                  "       llmtune report --consistency [--json] [--consistency-rules FILE] [-o FILE] [-k] FILE...\n"
                  "\n"
                  "Read the output of `llmtune audit --json` of many hosts (one file per host, as Ansible's\n"
                  "fetch collects them) and show which rules fail on how many hosts and on which, and the\n"
                  "hosts grouped by identical findings (the same rules failing or not evaluable). A host is\n"
                  "named by the audit's \"host\" key, else by the file name without .json; two files of the\n"
-                 "same host are an error.\n"
+                 "same host are an error. A FILE ending in .tar.gz, .tgz, .tar.zst or .tzst is an archive made\n"
+                 "by `llmtune gather`: it is audited (`llmtune --root FILE audit --json`, with --profile when\n"
+                 "given, else the profile detected from the archive) and its audit is reported like the others.\n"
                  "\n"
                  "  -f, --format FMT   table (default, for a terminal), csv, json or html\n"
                  "  -c, --csv          same as --format csv: one row per rule with its failing hosts\n"
@@ -197,6 +313,7 @@ const struct command cmd_report = {
                  "                     with the failing rules, the groups and a hosts x rules grid\n"
                  "  -o, --output FILE  write to FILE instead of standard output\n"
                  "  -k, --keep-going   skip unreadable or malformed files (named on stderr) instead of failing\n"
+                 "  -p, --profile NAME|FILE  the profile to audit archives with (default: detected per archive)\n"
                  "  -C, --consistency  fleet consistency instead: FILEs are `llmtune facts --json` outputs (and\n"
                  "                     optionally `llmtune audit --json`, for the profile), one per host; for\n"
                  "                     each group of facts that must agree across the nodes of a job (NVIDIA\n"

@@ -34,7 +34,8 @@ _llmtune_options()
         exec) echo "--gpu -g --local-rank -l --node -N --policy -p --mem -m --strict -s --dry-run -n --verbose -v" ;;
         affinity) echo "--gpu -g --policy -p --installed -i" ;;
         nccl) echo "--profile -p" ;;
-        report) echo "--format -f --csv -c --by-host -b --json -j --html -H --output -o --keep-going -k --consistency -C --consistency-rules -R" ;;
+        report) echo "--format -f --csv -c --by-host -b --json -j --html -H --output -o --keep-going -k --consistency -C --consistency-rules -R --profile -p" ;;
+        gather) echo "--output -o --exclude -x --anonymize -a" ;;
         health-check) echo "--slurm -s --severity -S --drain-on-error -E --node -n --profile -p --config -c --verbose -v" ;;
         esac
         echo "--help -h"
@@ -42,7 +43,7 @@ _llmtune_options()
 
 _llmtune()
 {
-        local commands="facts audit recommend profiles explain lint plan apply rollback log verify exec affinity nccl report health-check help"
+        local commands="facts audit recommend profiles explain lint plan apply rollback log verify exec affinity nccl report health-check gather help"
         local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
         local i w cmd="" root="" sub="" dashdash=0 nargs=0
         COMPREPLY=()
@@ -211,7 +212,7 @@ _llmtune()
                 mapfile -t COMPREPLY < <(compgen -f -X '!*.ini' -- "$cur"; compgen -d -- "$cur")
                 ;;
         report)
-                mapfile -t COMPREPLY < <(compgen -f -X '!*.json' -- "$cur"; compgen -d -- "$cur")
+                mapfile -t COMPREPLY < <(compgen -f -- "$cur")
                 ;;
         exec)
                 mapfile -t COMPREPLY < <(compgen -W "--" -- "$cur")

@@ -253,8 +253,30 @@ def case_live(tmp):
           f"{syscall} syscall facts equal in status, {len(before) - len(stable)} changed between live runs")
 
 
+def case_report(tmp):
+    """report takes archives (audited with --profile, or detected) alongside audit JSON files."""
+    arch = os.path.join(tmp, "r.tar.gz")
+    run("--root", os.path.join(ROOTS, "dgx-a100"), "gather", "-o", arch, rc=0)
+    tree_json = os.path.join(tmp, "dgx.json")
+    with open(tree_json, "w") as f:
+        f.write(run("--root", os.path.join(ROOTS, "dgx-a100"), "audit", "--json", "--profile", "base", rc=(0, 2)).stdout)
+    other = os.path.join(tmp, "hgx.json")
+    with open(other, "w") as f:
+        f.write(run("--root", os.path.join(ROOTS, "hgx-h100"), "audit", "--json", "--profile", "base", rc=(0, 2)).stdout)
+    a = json.loads(run("report", "--json", "--profile", "base", arch, other, rc=0).stdout)
+    b = json.loads(run("report", "--json", tree_json, other, rc=0).stdout)
+    for h in a["hosts"] + b["hosts"]:
+        h.pop("file", None)  # the input's name, archive or JSON
+    check(a == b, "report of the archive differs from the report of the tree's audit")
+    check(a["hosts_total"] == 2, f"hosts {a['hosts_total']}")
+    bad = run("report", os.path.join(tmp, "missing.tar.gz"), other)
+    check(bad.returncode == 1 and "audit of the archive failed" in bad.stderr, bad.stderr)
+    print("ok report: archive reported like its audit JSON")
+
+
 CASES = {"roundtrip": case_roundtrip, "manifest": case_manifest, "exclude": case_exclude, "deny": case_deny,
-         "readonly": case_readonly, "anonymize": case_anonymize, "live": case_live}
+         "readonly": case_readonly, "anonymize": case_anonymize, "live": case_live,
+         "report": case_report}
 
 with tempfile.TemporaryDirectory(prefix="llmtune-gather-") as tmp:
     for n, fn in CASES.items():
