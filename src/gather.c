@@ -36,6 +36,16 @@ struct out {
 
 #define BUCKETS 4096
 
+/* What lstat said about a real path, so that the thousands of paths sharing a prefix
+ * (sys/devices/pci0000:00/...) stat each component once. */
+struct known {
+        char *path;
+        int err;
+        mode_t mode;
+        char *target; /* links */
+        struct known *next;
+};
+
 struct gctx {
         struct root *r;
         const struct gather_opts *o;
@@ -44,6 +54,7 @@ struct gctx {
         size_t n, cap;
         json_object *left_out;
         struct strv left_seen;
+        struct known *kb[BUCKETS];
 };
 
 /*
@@ -79,6 +90,28 @@ static unsigned hash(const char *s)
         for (; *s; s++)
                 h = (h ^ (unsigned char)*s) * 16777619u;
         return h % BUCKETS;
+}
+
+
+/* lstat of PATH in the root, remembered; for a link also its target. */
+static const struct known *look(struct gctx *g, const char *path)
+{
+        unsigned h = hash(path);
+        for (struct known *k = g->kb[h]; k; k = k->next)
+                if (streq(k->path, path))
+                        return k;
+        struct known *k = xcalloc(1, sizeof(*k));
+        k->path = xstrdup(path);
+        struct stat st;
+        k->err = root_stat(g->r, path, &st, false);
+        if (k->err == 0) {
+                k->mode = st.st_mode;
+                if (S_ISLNK(st.st_mode))
+                        k->err = root_readlink(g->r, path, &k->target);
+        }
+        k->next = g->kb[h];
+        g->kb[h] = k;
+        return k;
 }
 
 static struct out *find(struct gctx *g, const char *path)
@@ -200,14 +233,14 @@ static char *resolve(struct gctx *g, const char *path, bool follow_last)
                 }
                 strv_add(&cur, c);
                 _cleanup_free_ char *cand = join(&cur, cur.n);
-                struct stat st;
-                if (root_stat(g->r, cand, &st, false) < 0)
+                const struct known *k = look(g, cand);
+                if (k->err < 0)
                         break;
-                if (!S_ISLNK(st.st_mode) || (pos == todo.n && !follow_last))
+                if (!S_ISLNK(k->mode) || (pos == todo.n && !follow_last))
                         continue;
-                char *target = NULL;
-                if (root_readlink(g->r, cand, &target) < 0 || ++links > 40)
+                if (++links > 40)
                         break;
+                char *target = xstrdup(k->target);
                 add_link(g, cand, target);
                 free(cur.v[--cur.n]);
                 cur.v[cur.n] = NULL;
@@ -242,23 +275,21 @@ static void add_existing(struct gctx *g, const char *real)
 {
         if (!allowed(g, real))
                 return;
-        struct stat st;
-        if (root_stat(g->r, real, &st, false) < 0)
+        const struct known *k = look(g, real);
+        if (k->err < 0)
                 return;
-        if (S_ISDIR(st.st_mode))
+        mode_t m = k->mode;
+        if (S_ISDIR(m))
                 add(g, real, OUT_DIR);
-        else if (S_ISLNK(st.st_mode)) {
-                char *target = NULL;
-                if (root_readlink(g->r, real, &target) == 0)
-                        add_link(g, real, target);
-                free(target);
-        } else if (S_ISREG(st.st_mode)) {
+        else if (S_ISLNK(m))
+                add_link(g, real, k->target);
+        else if (S_ISREG(m)) {
                 struct out *e = add(g, real, OUT_UNREAD);
                 if (e && e->type == OUT_UNREAD && !e->err)
                         e->err = -ENODATA;
         } else
                 leave_out(g, real, "%s: only files, directories and links are gathered",
-                          S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device node" : "a FIFO or socket");
+                          S_ISCHR(m) || S_ISBLK(m) ? "a device node" : "a FIFO or socket");
 }
 
 static void one_record(struct gctx *g, const struct root_rec *rec)
@@ -495,5 +526,12 @@ out:
         }
         free(g.v);
         strv_free(&g.left_seen);
+        for (size_t i = 0; i < BUCKETS; i++)
+                for (struct known *k = g.kb[i], *n; k; k = n) {
+                        n = k->next;
+                        free(k->path);
+                        free(k->target);
+                        free(k);
+                }
         return rc;
 }

@@ -248,6 +248,28 @@ def main():
         check(rc == 0 and res.get('Apply the llmtune profile', {}).get('changed') is False,
               'role, second run: apply changed')
         check('Reboot for llmtune' not in res, 'role, second run: the reboot handler was notified')
+
+        # The role's gather task: the archive lands on the controller and audits like the tree.
+        dest = os.path.join(top, 'gathered')
+        role = {'role': 'llmtune.llmtune.llmtune', 'vars': {
+            'llmtune_install': False, 'llmtune_binary': llmtune, 'llmtune_root': os.path.join(args.roots, ROOT),
+            'llmtune_apply_profile': False, 'llmtune_gather': True, 'llmtune_gather_dest': dest,
+            'llmtune_gather_tmp': top, 'llmtune_gather_exclude': ['/etc/nccl.conf']}}
+        rc, doc = run.play(None, roles=[role])
+        res = results(doc)
+        arch = os.path.join(dest, 'llmtune-localhost.tar.gz')
+        check(rc == 0 and os.path.isfile(arch), 'role gather: exit %d, no %s: %s' % (
+            rc, arch, res.get('Gather llmtune\'s evidence into one archive', {}).get('msg')))
+        check(res.get('Apply the llmtune profile', {}).get('skipped') is True, 'role gather: apply was not skipped')
+        check(not os.path.exists(os.path.join(top, 'llmtune-localhost.tar.gz')), 'role gather: archive left on the node')
+        if os.path.isfile(arch):
+            a = subprocess.run([llmtune, '--root', arch, 'audit', '--json', '--profile', PROFILE],
+                               stdout=subprocess.PIPE, timeout=120)
+            audit = json.loads(a.stdout)
+            check(audit['host'] == ROOT and a.returncode == 2, 'role gather: audit of the fetched archive: %s' % audit.get('host'))
+            facts = json.loads(subprocess.run([llmtune, '--root', arch, 'facts', '--json', 'nccl.conf.present'],
+                                              stdout=subprocess.PIPE, timeout=60).stdout)['facts']
+            check(facts['nccl.conf.present'].get('value') is False, 'role gather: --exclude not passed: %s' % facts)
     finally:
         shutil.rmtree(top, ignore_errors=True)
     for p in problems:
