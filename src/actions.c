@@ -654,7 +654,7 @@ static const char *const dropin_dirs[] = {
  * in the way of such a link is removed first, and put back by rollback). */
 static const char *const fixed_files[] = {
         "/etc/fstab", "/etc/nccl.conf", AFFINITY_CONF, "/etc/systemd/zram-generator.conf",
-        "/etc/systemd/system/zramswap.service",
+        "/etc/systemd/system/zramswap.service", "/etc/sysctl.conf",
 };
 
 #define WANTS_DIR "/etc/systemd/system/multi-user.target.wants/"
@@ -667,6 +667,11 @@ static bool file_target_allowed(const char *t)
         const char *base = strrchr(t, '/') + 1;
         /* a file in the way of the link service-enable makes */
         if (startswith(t, WANTS_DIR) && base == t + strlen(WANTS_DIR))
+                return true;
+        /* a sysctl file whose later-sorting line would beat ours at boot: the line is commented
+         * out behind the marker (never deleted), or a vendor file is shadowed by an /etc copy of
+         * the same name (sysctl.d(5)) */
+        if (startswith(t, "/etc/sysctl.d/") && base == t + strlen("/etc/sysctl.d/") && endswith(base, ".conf"))
                 return true;
         if (!strstr(base, "llmtune"))
                 return false;
@@ -748,8 +753,8 @@ static int refuse_target(const struct change *c, char **err)
                          change_type_name(c->type),
                          c->type == CHANGE_VALUE ? "under /sys or /proc/sys (not a file naming a program the kernel runs)"
                          : c->type == CHANGE_FILE
-                                 ? "/etc/fstab, /etc/nccl.conf, " AFFINITY_CONF
-                                   " or a file named *llmtune* in a drop-in directory (sysctl.d, tmpfiles.d, "
+                                 ? "/etc/fstab, /etc/nccl.conf, /etc/sysctl.conf, /etc/sysctl.d/*.conf, " AFFINITY_CONF
+                                   " or a file named *llmtune* in a drop-in directory (tmpfiles.d, "
                                    "modprobe.d, ...)"
                          : c->type == CHANGE_SYMLINK ? "under /etc/systemd"
                                                      : "a clean absolute path");
