@@ -71,8 +71,13 @@ static void mem_fact(struct facts *f, const char *key, const char *name)
         int rc = meminfo_bytes(facts_root(f), key, &v);
         if (rc == 0)
                 fact_uint(f, "/proc/meminfo", v, "%s", name);
-        else if (rc == -ENOENT)
-                fact_absent(f, "/proc/meminfo", "no such line in /proc/meminfo (or no /proc/meminfo)", "%s", name);
+        else if (rc == -ENOENT) {
+                const char *d;
+                _cleanup_free_ char *why = root_read(facts_root(f), "/proc/meminfo", &d, NULL) == 0
+                                                   ? xasprintf("no %s line in /proc/meminfo", key)
+                                                   : xstrdup("no /proc/meminfo");
+                fact_absent(f, "/proc/meminfo", why, "%s", name);
+        }
         else
                 fact_unreadable(f, "/proc/meminfo", rc, key, "%s", name);
 }

@@ -49,7 +49,9 @@ static void probe_node(struct facts *f, unsigned id, const struct strv *gpu_node
                         fact_unreadable(f, cpath, ncpu, list, "numa.node.%u.cpus", id);
                 else
                         fact_str(f, cpath, list ? list : "", "numa.node.%u.cpus", id);
-        } else
+        } else if (rc == -ENOENT)
+                fact_absent(f, cpath, "no cpulist for the node in this tree", "numa.node.%u.cpus", id);
+        else
                 fact_unreadable(f, cpath, rc, NULL, "numa.node.%u.cpus", id);
         if (ncpu < 0)
                 ncpu = 0;
@@ -57,7 +59,9 @@ static void probe_node(struct facts *f, unsigned id, const struct strv *gpu_node
         _cleanup_free_ char *mpath = xasprintf(NODE_DIR "/node%u/meminfo", id);
         const char *data;
         rc = root_read(r, mpath, &data, NULL);
-        if (rc < 0)
+        if (rc == -ENOENT)
+                fact_absent(f, mpath, "no meminfo for the node in this tree", "numa.node.%u.mem_total", id);
+        else if (rc < 0)
                 fact_unreadable(f, mpath, rc, NULL, "numa.node.%u.mem_total", id);
         else {
                 const char *p = strstr(data, "MemTotal:");
