@@ -168,7 +168,7 @@ static void place_node(struct facts *f, struct affinity_map *m, int node, const 
                         smt->n += cores[c].n;
                         one->cpus[one->n++] = cores[c].cpus[0];
                 }
-                qsort(smt->cpus, smt->n, sizeof(unsigned), cmp_unsigned);
+                qsort_safe(smt->cpus, smt->n, sizeof(unsigned), cmp_unsigned);
                 rank++;
         }
         cores_free(cores, ncores);

@@ -128,7 +128,7 @@ static int parse_manifest(struct unpack *u, const char *data, size_t len)
         if (total > ARCHIVE_MAX_TOTAL)
                 return fail(u, -EFBIG, "the MANIFEST's files add up to %llu MiB, more than the %llu MiB an archive root may "
                             "unpack to (a decompression bomb?)", total >> 20, ARCHIVE_MAX_TOTAL >> 20);
-        qsort(u->v, u->n, sizeof(*u->v), mentry_cmp);
+        qsort_safe(u->v, u->n, sizeof(*u->v), mentry_cmp);
         for (size_t i = 1; i < u->n; i++)
                 if (streq(u->v[i - 1].path, u->v[i].path))
                         return fail(u, -EINVAL, "MANIFEST lists %s twice", u->v[i].path);

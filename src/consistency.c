@@ -408,10 +408,10 @@ int cons_finish(struct cons_fleet *fl, char **err)
                         return -EINVAL;
                 }
         if (fl->nhosts)
-                qsort(fl->hosts, fl->nhosts, sizeof(*fl->hosts), host_cmp);
+                qsort_safe(fl->hosts, fl->nhosts, sizeof(*fl->hosts), host_cmp);
         for (size_t i = 0; i < fl->nhosts; i++)
                 if (fl->hosts[i].n)
-                        qsort(fl->hosts[i].v, fl->hosts[i].n, sizeof(*fl->hosts[i].v), entry_cmp);
+                        qsort_safe(fl->hosts[i].v, fl->hosts[i].n, sizeof(*fl->hosts[i].v), entry_cmp);
         fl->results = xcalloc(fl->rules->n + 1, sizeof(*fl->results));
         for (size_t k = 0; k < fl->rules->n; k++) {
                 struct cons_result *r = &fl->results[k];
@@ -433,7 +433,7 @@ int cons_finish(struct cons_fleet *fl, char **err)
                         gr->hosts[gr->n++] = i;
                 }
                 if (r->ngroups)
-                        qsort(r->groups, r->ngroups, sizeof(*r->groups), group_cmp);
+                        qsort_safe(r->groups, r->ngroups, sizeof(*r->groups), group_cmp);
                 r->norm = r->ngroups == 1 || (r->ngroups > 1 && r->groups[0].n > r->groups[1].n);
         }
         return 0;
@@ -494,7 +494,7 @@ static size_t diffs(const struct cons_host *h, const struct cons_host *n, const 
                         v[cnt++] = (struct diff){.name = name, .here = a, .norm = b};
                 }
         if (cnt)
-                qsort(v, cnt, sizeof(*v), diff_cmp);
+                qsort_safe(v, cnt, sizeof(*v), diff_cmp);
         *ret = v;
         return cnt;
 }

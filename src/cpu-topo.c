@@ -37,7 +37,7 @@ static int load_online(struct root *r, struct cpu_topo *t)
                 if (rc < 0)
                         return rc;
                 t->n = (size_t)rc;
-                qsort(t->cpus, t->n, sizeof(*t->cpus), cmp_uint);
+                qsort_safe(t->cpus, t->n, sizeof(*t->cpus), cmp_uint);
                 return 0;
         }
         if (rc != -ENOENT)
@@ -62,7 +62,7 @@ static int load_online(struct root *r, struct cpu_topo *t)
         strv_free(&names);
         if (t->n == 0)
                 return -ENOENT;
-        qsort(t->cpus, t->n, sizeof(*t->cpus), cmp_uint);
+        qsort_safe(t->cpus, t->n, sizeof(*t->cpus), cmp_uint);
         return 0;
 }
 
@@ -121,7 +121,7 @@ static int rank_keys(const struct key *keys, const bool *valid, size_t n, int *r
         for (size_t i = 0; i < n; i++)
                 if (valid[i])
                         sorted[m++] = keys[i];
-        qsort(sorted, m, sizeof(*sorted), cmp_key);
+        qsort_safe(sorted, m, sizeof(*sorted), cmp_key);
         size_t distinct = 0;
         for (size_t i = 0; i < m; i++)
                 if (i == 0 || cmp_key(&sorted[i], &sorted[distinct - 1]) != 0)

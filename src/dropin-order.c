@@ -77,7 +77,7 @@ int dropin_list_load(struct root *r, const char *family, struct dropin_list *ret
                 }
                 strv_free(&names);
         }
-        qsort(l.v, l.n, sizeof(*l.v), cmp_file);
+        qsort_safe(l.v, l.n, sizeof(*l.v), cmp_file);
         if (streq(family, "sysctl.d")) {
                 bool placed = false;
                 for (size_t k = 0; k < l.n; k++)

@@ -451,7 +451,7 @@ size_t facts_match(struct facts *f, const char *pattern, const struct fact ***re
         for (size_t i = 0; i < f->n; i++)
                 if (fnmatch(pattern, f->all[i]->fact.name, 0) == 0)
                         out[n++] = &f->all[i]->fact;
-        qsort(out, n, sizeof(*out), cmp_fact_ptr);
+        qsort_safe(out, n, sizeof(*out), cmp_fact_ptr);
         *ret = out;
         return n;
 }
@@ -468,7 +468,7 @@ size_t facts_under(struct facts *f, const char *prefix, const struct fact ***ret
                     (pl == 0 || name[pl] == '\0' || name[pl] == '.' || prefix[pl - 1] == '.'))
                         out[n++] = &f->all[i]->fact;
         }
-        qsort(out, n, sizeof(*out), cmp_fact_ptr);
+        qsort_safe(out, n, sizeof(*out), cmp_fact_ptr);
         *ret = out;
         return n;
 }

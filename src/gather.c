@@ -404,7 +404,7 @@ int gather_write(struct root *r, const struct gather_opts *o, struct gather_stat
         for (size_t i = 0; i < nrec; i++)
                 one_record(&g, &snap[i]);
         free(snap);
-        qsort(g.v, g.n, sizeof(*g.v), out_cmp);
+        qsort_safe(g.v, g.n, sizeof(*g.v), out_cmp);
 
         struct anonymizer *an = o->anonymize ? anonymizer_new(o->host) : NULL;
         time_t now = time(NULL);

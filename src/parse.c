@@ -151,7 +151,7 @@ int parse_cpulist(const char *s, unsigned **ret)
                 return -EINVAL;
         }
         if (n > 1)
-                qsort(v, n, sizeof(*v), cmp_unsigned);
+                qsort_safe(v, n, sizeof(*v), cmp_unsigned);
         if (ret)
                 *ret = v;
         else

@@ -296,7 +296,8 @@ static void stage_topology(struct facts *f, struct cpu_state *s)
                         fact_unreadable(f, on->source, 0, on->reason, "cpu.count");
         }
         s->cpus = xcalloc(t->n + 1, sizeof(*s->cpus));
-        memcpy(s->cpus, t->cpus, t->n * sizeof(*s->cpus));
+        if (t->n)
+                memcpy(s->cpus, t->cpus, t->n * sizeof(*s->cpus));
         s->n = (int)t->n;
         probe_topology(f, t);
 }

@@ -94,7 +94,7 @@ static void login_limits(struct root *r, struct pair *ret)
                 parse_limits(LIMITS_CONF, data, ret);
         struct strv names = {0};
         if (root_list(r, LIMITS_D, &names) == 0 && names.n > 0 && names.n < MAX_FILES) {
-                qsort(names.v, names.n, sizeof(*names.v), cmp_str);
+                qsort_safe(names.v, names.n, sizeof(*names.v), cmp_str);
                 for (size_t i = 0; i < names.n; i++) {
                         if (!endswith(names.v[i], ".conf") || names.v[i][0] == '.')
                                 continue;

@@ -246,7 +246,7 @@ static int scan_devices(struct facts *f, struct state *s, char **ret_bad)
                 s->devs[s->ndevs++] = d;
         }
         strv_free(&names);
-        qsort(s->devs, s->ndevs, sizeof(*s->devs), cmp_pdev);
+        qsort_safe(s->devs, s->ndevs, sizeof(*s->devs), cmp_pdev);
         return 0;
 }
 
@@ -608,7 +608,7 @@ static void stage_sysfs(struct facts *f, struct state *s)
                         fact_str(f, dir, d->addr, "nvswitch.%zu.address", nvswitch++);
                 }
         }
-        qsort(s->gpus, s->ngpus, sizeof(*s->gpus), cmp_gpu);
+        qsort_safe(s->gpus, s->ngpus, sizeof(*s->gpus), cmp_gpu);
         for (size_t i = 0; i < s->ngpus; i++)
                 gpu_sysfs(f, s, i);
         fact_int(f, PCI_DEVS, (int64_t)s->ngpus, "gpu.count");

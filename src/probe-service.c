@@ -78,7 +78,7 @@ static struct svc_state *get_state(struct facts *f)
         }
         strv_free(&dirs);
         if (s->enabled.n) /* qsort's array may not be NULL, even when empty (C17 7.22.5) */
-                qsort(s->enabled.v, s->enabled.n, sizeof(*s->enabled.v), cmp_str);
+                qsort_safe(s->enabled.v, s->enabled.n, sizeof(*s->enabled.v), cmp_str);
         return s;
 }
 

@@ -437,7 +437,7 @@ int profile_resolve(const struct profile_lib *lib, const char *name, const struc
         struct settings sorted = {0};
         for (size_t k = 0; k < r.params.n; k++)
                 settings_set(&sorted, r.params.v[k].key, r.params.v[k].value, "");
-        qsort(sorted.v, sorted.n, sizeof(*sorted.v), cmp_setting);
+        qsort_safe(sorted.v, sorted.n, sizeof(*sorted.v), cmp_setting);
         EVP_MD_CTX *ctx = EVP_MD_CTX_new();
         EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
         EVP_DigestUpdate(ctx, name, strlen(name));

@@ -315,7 +315,7 @@ static char *findings_key(const struct report *rp, const struct report_host *h)
                 if (h->cells[k].state == CELL_FAIL || h->cells[k].state == CELL_ERROR)
                         strv_push(&l, xasprintf("%s=%s", rp->rules[k].id, cell_name(h->cells[k].state)));
         if (l.n)
-                qsort(l.v, l.n, sizeof(char *), strp_cmp);
+                qsort_safe(l.v, l.n, sizeof(char *), strp_cmp);
         char *key = l.n ? strv_join(&l, "\n") : xstrdup("");
         strv_free(&l);
         return key;
@@ -341,7 +341,7 @@ int report_finish(struct report *rp, char **err)
                 }
         }
         if (rp->nhosts)
-                qsort(rp->hosts, rp->nhosts, sizeof(*rp->hosts), host_cmp);
+                qsort_safe(rp->hosts, rp->nhosts, sizeof(*rp->hosts), host_cmp);
         for (size_t i = 1; i < rp->nhosts; i++)
                 if (streq(rp->hosts[i - 1].name, rp->hosts[i].name)) {
                         *err = xasprintf("host %s is in both %s and %s (one audit per host)", rp->hosts[i].name,
@@ -374,7 +374,7 @@ int report_finish(struct report *rp, char **err)
                 gr->hosts[gr->n++] = i;
         }
         if (rp->ngroups)
-                qsort(rp->groups, rp->ngroups, sizeof(*rp->groups), group_cmp);
+                qsort_safe(rp->groups, rp->ngroups, sizeof(*rp->groups), group_cmp);
         for (size_t g = 0; g < rp->ngroups; g++)
                 for (size_t j = 0; j < rp->groups[g].n; j++)
                         rp->hosts[rp->groups[g].hosts[j]].group = g;
@@ -387,7 +387,7 @@ int report_finish(struct report *rp, char **err)
                 rp->by_failing[k] = k;
         sort_rp = rp;
         if (rp->nrules)
-                qsort(rp->by_failing, rp->nrules, sizeof(size_t), rule_fail_cmp);
+                qsort_safe(rp->by_failing, rp->nrules, sizeof(size_t), rule_fail_cmp);
         sort_rp = NULL;
         return 0;
 }

@@ -101,7 +101,7 @@ static int cmp_str(const void *a, const void *b)
 void strv_sort(struct strv *l)
 {
         if (l->n > 1)
-                qsort(l->v, l->n, sizeof(char *), cmp_str);
+                qsort_safe(l->v, l->n, sizeof(char *), cmp_str);
 }
 
 char *strv_join(const struct strv *l, const char *sep)

@@ -26,6 +26,13 @@ char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) _printf_(1, 2);
 char *xvasprintf(const char *fmt, va_list ap);
 
+/* qsort(3) and memcpy(3) with a count of 0 may still not be given a NULL array (C17 7.1.4,
+ * 7.22.5): an empty list is often NULL here. */
+static inline void qsort_safe(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+        if (n > 1)
+                qsort(base, n, size, cmp);
+}
 static inline bool streq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
 static inline bool startswith(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
 bool endswith(const char *s, const char *suffix);
