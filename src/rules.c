@@ -73,6 +73,10 @@ struct loader {
 
 static struct rule *current(struct loader *l, const char *section, unsigned section_line)
 {
+        /* The keys of a section come one after another: the rule of the previous key first, so
+         * that a file of N rules loads in O(N) string compares, not O(N^2) (10,000-rule test). */
+        if (l->rs->n > l->first && streq(l->rs->v[l->rs->n - 1].id, section))
+                return &l->rs->v[l->rs->n - 1];
         for (size_t i = l->first; i < l->rs->n; i++)
                 if (streq(l->rs->v[i].id, section))
                         return &l->rs->v[i];
