@@ -38,6 +38,7 @@ struct rule {
 struct ruleset {
         struct rule *v;
         size_t n;
+        size_t cap; /* allocated entries of v (grown geometrically by the loader) */
 };
 
 /* Load every *.ini of DIR (sorted) or one FILE into RS; errors go to D (file:line). */
