@@ -275,6 +275,9 @@ def test_output(a, promtool, tmp):
             reads[0] += 1
             if not t.rstrip().endswith('llmtune_changelog_chain_problems 0'):
                 torn.append(t[-80:])
+            # A short pause: a reader spinning flat out takes a whole core (and the GIL) from the
+            # writer, which under ASan on a 2-core machine pushed this test past its time limit.
+            time.sleep(0.001)
 
     th = threading.Thread(target=reader)
     th.start()
