@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "facts.h"
+#include "topology-root.h"
 #include "util.h"
 
 #ifndef LLMTUNE_VERSION
@@ -76,7 +77,7 @@ const char *cli_color(const struct cli *cli, const char *code) { return cli->col
 
 static void usage(FILE *out)
 {
-        fputs("Usage: llmtune [--root DIR] COMMAND [OPTIONS]\n"
+        fputs("Usage: llmtune [--root DIR | --topology FILE.xml] COMMAND [OPTIONS]\n"
               "\n"
               "Audit and tune a Linux host for training large language models.\n"
               "\n"
@@ -89,6 +90,9 @@ static void usage(FILE *out)
               "  --root DIR   inspect (and change) the tree at DIR instead of this machine; under a\n"
               "               root other than / nothing acts on the live kernel. DIR may also be an\n"
               "               archive made by `llmtune gather` (read-only commands only)\n"
+              "  --topology FILE.xml  inspect the machine an `lstopo --of xml` export describes: its\n"
+              "               CPU, NUMA, PCI and GPU placement facts; every other fact is absent\n"
+              "               (read-only commands only)\n"
               "  -h, --help   show this help; `llmtune COMMAND --help` for a command\n"
               "  --version    print the version\n"
               "\n"
@@ -97,30 +101,48 @@ static void usage(FILE *out)
               out);
 }
 
-/* Take the global --root out of argv wherever it stands (before a "--"). */
+/* Take the global --root DIR and --topology FILE.xml out of argv wherever they stand (before a
+ * "--"). --topology is --root for an lstopo XML export, said explicitly: the file must be XML. */
 static int take_root(int *argc, char **argv, const char **ret)
 {
         int w = 1;
         bool rest = false;
+        const char *root = NULL, *topology = NULL;
         for (int i = 1; i < *argc; i++) {
                 if (!rest && streq(argv[i], "--"))
                         rest = true;
-                if (!rest && streq(argv[i], "--root")) {
+                const char *opt = NULL, *val = NULL;
+                if (!rest && (streq(argv[i], "--root") || streq(argv[i], "--topology"))) {
+                        opt = argv[i];
                         if (i + 1 >= *argc)
-                                return cli_error("--root needs a directory");
-                        *ret = argv[++i];
+                                return cli_error("%s needs %s", opt, streq(opt, "--root") ? "a directory" : "a file");
+                        val = argv[++i];
+                } else if (!rest && startswith(argv[i], "--root=")) {
+                        opt = "--root";
+                        val = argv[i] + strlen("--root=");
+                } else if (!rest && startswith(argv[i], "--topology=")) {
+                        opt = "--topology";
+                        val = argv[i] + strlen("--topology=");
+                }
+                if (!opt) {
+                        argv[w++] = argv[i];
                         continue;
                 }
-                if (!rest && startswith(argv[i], "--root=")) {
-                        *ret = argv[i] + strlen("--root=");
-                        continue;
-                }
-                argv[w++] = argv[i];
+                if (!*val)
+                        return cli_error("%s needs %s", opt, streq(opt, "--root") ? "a directory" : "a file");
+                if (streq(opt, "--root"))
+                        root = val;
+                else
+                        topology = val;
         }
         *argc = w;
         argv[w] = NULL;
-        if (!**ret)
-                return cli_error("--root needs a directory");
+        if (root && topology)
+                return cli_error("--root and --topology both name the machine to inspect: give one");
+        if (topology && !topology_file_is_xml(topology))
+                return cli_error("--topology %s: not an XML file (an `lstopo --of xml` export)", topology);
+        if (root || topology)
+                *ret = root ? root : topology;
         return 0;
 }
 

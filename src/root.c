@@ -2,6 +2,7 @@
 #include "root.h"
 
 #include "archive-root.h"
+#include "topology-root.h"
 
 #include <dirent.h>
 #include <fnmatch.h>
@@ -75,9 +76,11 @@ int root_new_why(const char *path, struct root **ret, char **ret_why)
         struct archive_unread unread = {0};
         struct stat lst;
         /* A regular file is an archive made by `llmtune gather`: vetted and unpacked by
-         * archive-root.c into a private directory, which then serves as the root like any tree. */
+         * archive-root.c into a private directory, which then serves as the root like any tree;
+         * or an lstopo XML export, from which topology-root.c writes such a directory. */
         if (stat(path, &lst) == 0 && S_ISREG(lst.st_mode)) {
-                int rc = archive_root_unpack(path, &archive_dir, &unread, ret_why);
+                int rc = topology_file_is_xml(path) ? topology_root_build(path, &archive_dir, ret_why)
+                                                    : archive_root_unpack(path, &archive_dir, &unread, ret_why);
                 if (rc < 0)
                         return rc;
         }
