@@ -342,8 +342,9 @@ static int run_apply(struct cli *cli, int argc, char **argv, bool plan_only)
         }
         if (!o.dry_run && root_is_archive(root)) {
                 strv_free(&o.only);
-                return cli_error("%s is a gathered archive or a topology export, which is read-only: apply changes a machine or a "
-                                 "directory tree (try --dry-run or `llmtune plan`)", root_path(root));
+                return cli_error("%s is a %s, which is read-only: apply changes a machine or a "
+                                 "directory tree (try --dry-run or `llmtune plan`)", root_path(root),
+                                 root_is_topology(root) ? "topology export" : "gathered archive");
         }
         if (!o.dry_run && root_is_live(root) && geteuid() != 0) {
                 strv_free(&o.only);

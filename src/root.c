@@ -52,6 +52,7 @@ struct root {
         int fd;
         char *path;
         char *archive_dir; /* the private unpacked copy of an archive root, removed by root_free */
+        bool topology;     /* archive_dir was written from an lstopo XML export */
         struct recorder *rec;
         struct unread *unread[CACHE_BUCKETS];
         bool live;
@@ -84,6 +85,7 @@ int root_new_why(const char *path, struct root **ret, char **ret_why)
                 if (rc < 0)
                         return rc;
         }
+        bool topology = archive_dir && topology_file_is_xml(path);
         int fd = open(archive_dir ? archive_dir : path, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0) {
                 int e = -errno;
@@ -96,6 +98,7 @@ int root_new_why(const char *path, struct root **ret, char **ret_why)
         r->fd = fd;
         r->path = xstrdup(path);
         r->archive_dir = archive_dir;
+        r->topology = topology;
         archive_dir = NULL;
         for (size_t i = 0; i < unread.paths.n; i++)
                 root_mark_unread(r, unread.paths.v[i], unread.err[i]);
@@ -147,6 +150,7 @@ struct root *root_free(struct root *r)
 const char *root_path(const struct root *r) { return r->path; }
 bool root_is_live(const struct root *r) { return r->live; }
 bool root_is_archive(const struct root *r) { return r->archive_dir != NULL; }
+bool root_is_topology(const struct root *r) { return r->topology; }
 unsigned root_files_opened(const struct root *r) { return r->opened; }
 
 char *root_host_path(const struct root *r, const char *path)

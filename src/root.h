@@ -26,6 +26,8 @@ int root_new(const char *path, struct root **ret);
 int root_new_why(const char *path, struct root **ret, char **ret_why);
 /* Whether the root is an archive (read-only: commands that write refuse it). */
 bool root_is_archive(const struct root *r);
+/* The root was written from an lstopo XML export (--topology); also an archive root (read-only). */
+bool root_is_topology(const struct root *r);
 struct root *root_free(struct root *r);
 
 /* The root as given ("/" for the live system), and whether it is the live system. */
