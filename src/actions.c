@@ -146,6 +146,14 @@ static int write_file_checked(struct root *r, const char *path, const char *data
         }
         _cleanup_free_ char *tmp = xasprintf(".%s.llmtune-%d", base, (int)getpid());
         int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno == EEXIST) {
+                /* No live process but this one has our PID, and apply and rollback hold the lock:
+                 * a temporary file of that name was left by a killed run whose PID was reused. */
+                if (unlinkat(dfd, tmp, 0) == 0)
+                        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+                else
+                        errno = EEXIST;
+        }
         if (fd < 0) {
                 rc = -errno;
                 close(dfd);

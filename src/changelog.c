@@ -24,6 +24,7 @@
  */
 #include "changelog.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -343,36 +344,19 @@ struct changelog *changelog_close(struct changelog *l)
         return NULL;
 }
 
-int changelog_lock(struct root *r, bool wait, int *ret_fd)
+/*
+ * The lock is flock(2) on the directory CHANGELOG_DIR itself, not on a file in it: a lock file can
+ * be unlinked (or replaced) while an apply holds it, and the next apply then locks a new inode and
+ * runs alongside. The directory holds the log and the backups, so it cannot go while they are
+ * there, and whoever replaced it would replace the log with it. The lock belongs to the open file
+ * description and goes away with it (a killed apply releases it).
+ */
+static int lock_dir(struct root *r, int how, bool wait, int *ret_fd)
 {
-        int rc = ensure_dir(r, CHANGELOG_DIR, 0755);
-        if (rc < 0)
-                return rc;
-        int fd = open_trusted(r, CHANGELOG_LOCK, O_RDWR | O_CREAT, 0644, false);
+        int fd = root_open_nolinks(r, CHANGELOG_LOCK, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NOCTTY, 0);
         if (fd < 0)
                 return fd;
-        /* flock(2): the lock belongs to this open file description and goes away with it. */
-        while (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
-                if (errno == EINTR)
-                        continue;
-                rc = errno == EWOULDBLOCK ? -EWOULDBLOCK : -errno;
-                close(fd);
-                return rc;
-        }
-        *ret_fd = fd;
-        return 0;
-}
-
-int changelog_lock_shared(struct root *r, bool wait, int *ret_fd)
-{
-        *ret_fd = -1;
-        /* O_RDONLY is enough for flock(2); no lock file means no apply ever ran: nothing to wait for. */
-        int fd = open_trusted(r, CHANGELOG_LOCK, O_RDONLY, 0, false);
-        if (fd == -ENOENT || fd == -EACCES)
-                return 0;
-        if (fd < 0)
-                return fd;
-        while (flock(fd, LOCK_SH | (wait ? 0 : LOCK_NB)) < 0) {
+        while (flock(fd, how | (wait ? 0 : LOCK_NB)) < 0) {
                 if (errno == EINTR)
                         continue;
                 int rc = errno == EWOULDBLOCK ? -EWOULDBLOCK : -errno;
@@ -381,6 +365,70 @@ int changelog_lock_shared(struct root *r, bool wait, int *ret_fd)
         }
         *ret_fd = fd;
         return 0;
+}
+
+/* Is NAME a temporary file of store_backup (".<sha256>.llmtune-<pid>")? */
+static bool backup_temp_name(const char *name)
+{
+        if (name[0] != '.' || strlen(name) <= 1 + 64 + strlen(".llmtune-"))
+                return false;
+        _cleanup_free_ char *hex = xstrndup(name + 1, 64);
+        const char *rest = name + 1 + 64;
+        return is_hex64(hex) && startswith(rest, ".llmtune-") &&
+               strspn(rest + strlen(".llmtune-"), "0123456789") == strlen(rest + strlen(".llmtune-"));
+}
+
+/* A run killed while storing a backup leaves its temporary file (no record names it, so recovery
+ * of unfinished steps never sees it): remove every one, under the exclusive lock, where no run
+ * can be writing one. */
+static void remove_backup_debris(struct root *r)
+{
+        int fd = root_open_nolinks(r, BACKUP_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
+        if (fd < 0)
+                return;
+        int lfd = dup(fd);
+        DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+        if (!d) {
+                if (lfd >= 0)
+                        close(lfd);
+                close(fd);
+                return;
+        }
+        struct strv victims = {0};
+        struct dirent *de;
+        while ((de = readdir(d)))
+                if (backup_temp_name(de->d_name))
+                        strv_add(&victims, de->d_name);
+        closedir(d);
+        for (size_t i = 0; i < victims.n; i++)
+                unlinkat(fd, victims.v[i], 0);
+        if (victims.n)
+                fsync(fd);
+        strv_free(&victims);
+        close(fd);
+}
+
+int changelog_lock(struct root *r, bool wait, int *ret_fd)
+{
+        int rc = ensure_dir(r, CHANGELOG_DIR, 0755);
+        if (rc < 0)
+                return rc;
+        rc = lock_dir(r, LOCK_EX, wait, ret_fd);
+        if (rc == 0)
+                remove_backup_debris(r);
+        return rc;
+}
+
+int changelog_lock_shared(struct root *r, bool wait, int *ret_fd)
+{
+        *ret_fd = -1;
+        /* No directory means no apply ever ran: nothing to wait for. */
+        int rc = lock_dir(r, LOCK_SH, wait, ret_fd);
+        if (rc == -ENOENT || rc == -EACCES) {
+                *ret_fd = -1;
+                return 0;
+        }
+        return rc;
 }
 
 /* Store CONTENT as backups/<sha256> unless it is there already; *ref = "backups/<sha256>". */

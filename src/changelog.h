@@ -17,7 +17,9 @@
 
 #define CHANGELOG_DIR "/var/lib/llmtune"
 #define CHANGELOG_PATH CHANGELOG_DIR "/changelog.jsonl"
-#define CHANGELOG_LOCK CHANGELOG_DIR "/lock"
+/* What apply and rollback lock (flock, exclusive; verify shared): the directory itself, which
+ * cannot be unlinked or swapped from under a holder the way a lock file can. */
+#define CHANGELOG_LOCK CHANGELOG_DIR
 
 struct changelog;
 
@@ -26,7 +28,7 @@ struct changelog;
 int changelog_open(struct root *r, struct changelog **ret);
 struct changelog *changelog_close(struct changelog *l);
 
-/* Take the apply lock (flock on CHANGELOG_LOCK): wait when WAIT, else fail with -EWOULDBLOCK. */
+/* Take the apply lock (flock on the directory CHANGELOG_LOCK): wait when WAIT, else fail with -EWOULDBLOCK. */
 int changelog_lock(struct root *r, bool wait, int *ret_fd);
 
 /* Shared lock for readers (verify): waits while an apply or rollback holds the lock, so what is

@@ -9,6 +9,10 @@ fixture roots. One part per run (meson test reliability-PART):
             must print byte-identical JSON and applies must write identical trees.
   backups   a planted backup of the right size is rewritten, not trusted; with its before backup
             missing or altered, rollback refuses (even --force) instead of deleting the target.
+  lock      the lock file unlinked while an apply holds the lock: a second apply and a rollback are
+            still refused (the directory is what is locked).
+  debris    temporary files of killed runs in the backup store are removed by the next run; one
+            beside a target with the very PID of the next apply does not make it fail.
   lostupdate  a line appended to /etc/fstab by another process between plan and rename: apply
             fails that change naming the file, keeps the line and undoes its run.
 
@@ -277,7 +281,77 @@ def backups(tool, roots, tmp, args):
                   f'{how} backup: rollback {" ".join(force)} left /etc/fstab in place (not removed)')
 
 
-PARTS = {'renames': renames, 'lostupdate': lostupdate, 'backups': backups}
+# --- lock -------------------------------------------------------------------------------------------
+
+def lock(tool, roots, tmp, args):
+    """Unlinking what looks like the lock while an apply holds it lets no second apply in."""
+    root = copy_root(roots, 'ws-4090', os.path.join(tmp, 'lock'))
+    apply = ['apply', '--profile', 'rtx4090-ws']
+    p = tool.popen(root, *apply, env={'LLMTUNE_TEST_STOP_AT': '4'})
+    check(wait_stopped(p.pid), 'the first apply is stopped in the middle of its run')
+    removed = []
+    for name in ('lock', 'changelog.lock'):
+        path = os.path.join(root, LOG_DIR, name)
+        if os.path.lexists(path):
+            os.unlink(path)
+            removed.append(name)
+    print(f'      removed: {removed or "nothing named like a lock file"}')
+    rc, out, err = tool.run(root, *apply)
+    check(rc == 1 and 'another llmtune apply or rollback is running' in err,
+          f'a second apply is refused while the first holds the lock (rc {rc}: {err.strip()[:200]})')
+    rc, out, err = tool.run(root, 'rollback', '--all')
+    check(rc == 1 and 'is running' in err, f'a rollback is refused too (rc {rc}: {err.strip()[:200]})')
+    os.kill(p.pid, signal.SIGCONT)
+    out, err = p.communicate(timeout=120)
+    check(p.returncode == 0, f'the first apply completes (rc {p.returncode}: {err.strip()[:200]})')
+    rc, out, err = tool.run(root, 'verify')
+    check(rc == 0, f'verify is clean: the log is in order ({(out + err).strip()[-200:]})')
+    rc, out, err = tool.run(root, 'rollback', '--all')
+    check(rc == 0, f'rollback --all works from that log (rc {rc}: {err.strip()[:200]})')
+
+
+# --- debris -----------------------------------------------------------------------------------------
+
+def debris(tool, roots, tmp, args):
+    """Temporary files of killed runs: removed from the backup store, and never in the way."""
+    import hashlib
+    root = copy_root(roots, 'dgx-a100', os.path.join(tmp, 'debris'))
+    apply = ['apply', '--profile', 'a100-8x', '--rule', 'swap-fstab']
+    fstab = os.path.join(root, 'etc', 'fstab')
+    original = open(fstab, 'rb').read()
+    sha = hashlib.sha256(original).hexdigest()
+    bdir = os.path.join(root, LOG_DIR, 'backups')
+    os.makedirs(bdir)
+    # What a run killed inside the backup store leaves (another PID than ours).
+    stale = [f'.{sha}.llmtune-1', f'.{"0" * 64}.llmtune-4242']
+    for name in stale:
+        with open(os.path.join(bdir, name), 'wb') as f:
+            f.write(original[:7])
+    # And a stale temporary file beside /etc/fstab with the PID the next apply gets: a killed run
+    # whose PID was reused. The next PIDs are predicted from the last one the kernel gave out.
+    with open('/proc/sys/kernel/ns_last_pid') as f:
+        last = int(f.read())
+    planted = range(last + 1, last + 400)
+    for pid in planted:
+        with open(os.path.join(root, 'etc', f'.fstab.llmtune-{pid}'), 'wb') as f:
+            f.write(b'half a file')
+    p = tool.popen(root, *apply)
+    out, err = p.communicate(timeout=120)
+    hit = p.pid in planted
+    print(f'      apply ran as PID {p.pid} ({"a" if hit else "no"} stale temporary file with its PID was there)')
+    check(p.returncode == 0, f'apply succeeds past a stale temporary file with its own PID (rc {p.returncode}: '
+          f'{err.strip()[:200]})')
+    check(hit, 'the apply\'s PID was among the planted temporary files (the case was exercised)')
+    check(open(fstab, 'rb').read() != original and b'half a file' not in open(fstab, 'rb').read(),
+          'apply wrote /etc/fstab')
+    left = [n for n in os.listdir(bdir) if n.startswith('.')]
+    check(not left, f'no temporary file is left in the backup store ({left})')
+    figures['stale backup temporaries removed'] = len(stale) - len(left)
+    rc, out, err = tool.run(root, 'rollback', '--all')
+    check(rc == 0 and open(fstab, 'rb').read() == original, f'rollback restores fstab (rc {rc})')
+
+
+PARTS = {'renames': renames, 'lostupdate': lostupdate, 'backups': backups, 'lock': lock, 'debris': debris}
 
 
 def main():
