@@ -142,7 +142,7 @@ static int write_file_checked(struct root *r, const char *path, const char *data
         /* Never write through a link planted at a managed path (it could point anywhere). */
         if (exists && !S_ISREG(st.st_mode)) {
                 close(dfd);
-                return S_ISLNK(st.st_mode) ? -ELOOP : -EISDIR;
+                return S_ISLNK(st.st_mode) ? -ELOOP : S_ISDIR(st.st_mode) ? -EISDIR : -ENOTREG;
         }
         _cleanup_free_ char *tmp = xasprintf(".%s.llmtune-%d", base, (int)getpid());
         int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -615,6 +615,9 @@ static char *errmsg(const struct change *c, const char *what, int rc)
 {
         if (rc == -EXDEV && c->type == CHANGE_VALUE)
                 return xasprintf("%s %s: refused: a link on the way leads out of /sys and /proc/sys", what, c->target);
+        if (rc == -ENOTREG)
+                return xasprintf("%s %s: refused: not a regular file (a FIFO, socket or device is at that path)",
+                                 what, c->target);
         if (rc == -ESTALE)
                 return xasprintf("%s %s: refused: it changed since the plan read it (another process wrote it); "
                                  "its new content is kept, run apply again to plan from it",

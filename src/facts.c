@@ -216,6 +216,7 @@ const char *errno_name(int err)
         case ELOOP: return "ELOOP (Too many symbolic links)";
         case ENODATA: return "ENODATA (empty value)";
         case EXDEV: return "EXDEV (path leaves the root)";
+        case ENOTREG: return "not a regular file (a FIFO, socket or device is at that path)";
         default: return strerror(err);
         }
 }

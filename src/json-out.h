@@ -14,5 +14,6 @@ json_object *fact_to_json(const struct fact *fc);
 /* The value alone (number, bool or string), null when not ok. */
 json_object *fact_value_json(const struct fact *fc);
 
-/* Pretty-print with a trailing newline. */
+/* Pretty-print with a trailing newline. Always valid UTF-8: bytes that are not are replaced by
+ * U+FFFD, and a top-level object then gets "non_utf8_replaced": <strings and keys changed>. */
 void json_print(FILE *out, json_object *o);

@@ -468,12 +468,19 @@ int root_read(struct root *r, const char *path, const char **ret, size_t *ret_le
                         close(fd);
                         fd = ue;
                 }
+                struct stat st;
+                if (fd == -ENXIO && root_stat(r, key, &st, true) == 0 && S_ISSOCK(st.st_mode))
+                        fd = -ENOTREG; /* open(2) of a socket */
                 if (fd < 0)
                         c->err = fd;
                 else {
                         r->opened++;
-                        /* read(2) of a directory fails with EISDIR: no fstat needed */
-                        c->err = read_fd(fd, &c->data, &c->len);
+                        /* A FIFO reads as empty (or blocks): never "an empty file". read(2) of a
+                         * directory fails with EISDIR by itself. */
+                        if (fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+                                c->err = -ENOTREG;
+                        else
+                                c->err = read_fd(fd, &c->data, &c->len);
                         close(fd);
                 }
                 c->next = r->cache[h];

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <errno.h>
 #include <stddef.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -16,6 +17,11 @@
 
 /* Largest file read in one piece; bigger ones give -EFBIG ("bounded input"). */
 #define ROOT_READ_MAX (8u << 20)
+
+/* Errno for "not a regular file": a FIFO, socket or device where a file is read or written (a
+ * FIFO reads as empty or blocks, a socket cannot be opened). Linux has no such errno; this one
+ * never comes from the calls llmtune makes, and errno_name() and the apply messages spell it. */
+#define ENOTREG EMEDIUMTYPE
 
 struct root;
 

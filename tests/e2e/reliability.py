@@ -13,6 +13,8 @@ fixture roots. One part per run (meson test reliability-PART):
             still refused (the directory is what is locked).
   debris    temporary files of killed runs in the backup store are removed by the next run; one
             beside a target with the very PID of the next apply does not make it fail.
+  output    JSON of a tree holding non-UTF-8 bytes is valid UTF-8 and says what was replaced; a FIFO
+            or socket at a managed path reads as "not a regular file" (no hang, no silent empty file).
   lostupdate  a line appended to /etc/fstab by another process between plan and rename: apply
             fails that change naming the file, keeps the line and undoes its run.
 
@@ -351,7 +353,63 @@ def debris(tool, roots, tmp, args):
     check(rc == 0 and open(fstab, 'rb').read() == original, f'rollback restores fstab (rc {rc})')
 
 
-PARTS = {'renames': renames, 'lostupdate': lostupdate, 'backups': backups, 'lock': lock, 'debris': debris}
+# --- output -----------------------------------------------------------------------------------------
+
+def output(tool, roots, tmp, args):
+    """JSON stays valid UTF-8 whatever bytes a tree holds; a FIFO or socket at a managed path is
+    'not a regular file' (no hang, no 'Is a directory', no silent empty file)."""
+    import socket
+    root = copy_root(roots, 'ws-4090', os.path.join(tmp, 'bytes'))
+    with open(os.path.join(root, 'etc', 'hostname'), 'wb') as f:
+        f.write(b'gpu\xff\xfenode-\xc3\x28\n')
+    with open(os.path.join(root, 'proc', 'cmdline'), 'wb') as f:
+        f.write(b'BOOT_IMAGE=/vmlinuz-\xe9t\xe9 root=/dev/sda1 quiet \xed\xa0\x80 \xf5\x80\x80\x80\n')
+    for cmd in (['audit', '--json'], ['facts', '--json']):
+        rc, out, err = tool.run(root, *cmd, binary=True)
+        try:
+            doc = json.loads(out.decode('utf-8', errors='strict'))
+            ok = True
+        except (UnicodeDecodeError, ValueError) as e:
+            doc, ok = {}, False
+            print(f'      {e}')
+        check(ok, f'{" ".join(cmd)} prints valid UTF-8 JSON for a tree with non-UTF-8 bytes (rc {rc})')
+        check(doc.get('non_utf8_replaced', 0) >= 1,
+              f'{" ".join(cmd)} says how many strings had bytes replaced ({doc.get("non_utf8_replaced")})')
+        check('\ufffd' in out.decode('utf-8', errors='replace'), f'{" ".join(cmd)}: the replaced bytes show as U+FFFD')
+
+    root = copy_root(roots, 'ws-4090', os.path.join(tmp, 'special'))
+    os.makedirs(os.path.join(root, 'etc', 'llmtune'), exist_ok=True)
+    fifo = os.path.join(root, 'etc', 'llmtune', 'gpu-affinity.conf')
+    os.mkfifo(fifo)
+    sock_path = os.path.join(root, 'etc', 'nccl.conf')
+    if os.path.lexists(sock_path):
+        os.unlink(sock_path)
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(sock_path)
+    try:
+        for cmd in (['audit', '--json'], ['facts', '--json'], ['apply', '--profile', 'rtx4090-ws'], ['verify']):
+            try:
+                p = subprocess.run([tool.bin, '--root', root, *cmd], capture_output=True, text=True,
+                                   env=tool.env(), timeout=60)
+                rc, out, err = p.returncode, p.stdout, p.stderr
+            except subprocess.TimeoutExpired:
+                rc, out, err = 'hang', '', ''
+            check(rc != 'hang', f'{" ".join(cmd)} with a FIFO and a socket at managed paths does not hang')
+            text = out + err
+            check('Is a directory' not in text, f'{" ".join(cmd)}: never "Is a directory" for a FIFO or socket')
+            if cmd[0] == 'facts':
+                check('not a regular file' in text, 'facts: a fact read from the FIFO or socket is "not a regular file"')
+            if cmd[0] == 'audit':
+                for path in ('/etc/llmtune/gpu-affinity.conf', '/etc/nccl.conf'):
+                    said = any('not a regular file' in line and path in line for line in text.splitlines())
+                    check(said, f'{cmd[0]}: {path} is "not a regular file"')
+        check(stat.S_ISFIFO(os.lstat(fifo).st_mode) and stat.S_ISSOCK(os.lstat(sock_path).st_mode),
+              'the FIFO and the socket are left as they were')
+    finally:
+        sock.close()
+
+
+PARTS = {'output': output, 'renames': renames, 'lostupdate': lostupdate, 'backups': backups, 'lock': lock, 'debris': debris}
 
 
 def main():
