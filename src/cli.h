@@ -18,6 +18,7 @@ enum {
 struct cli {
         const char *root_path; /* --root, default "/" */
         struct root *root;     /* opened on first use by cli_root() */
+        bool root_force;       /* --root-force: take a --root that does not look like a machine */
         bool color;            /* stdout is a terminal and NO_COLOR is unset */
 };
 
@@ -28,8 +29,14 @@ struct command {
         int (*run)(struct cli *cli, int argc, char **argv);
 };
 
-/* The root handle for --root; prints the error and returns NULL when it cannot be opened. */
+/* The root handle for --root; prints the error and returns NULL when it cannot be opened, or when
+ * a --root other than "/" does not look like a Linux root (see cli_root_is_machine) and
+ * --root-force was not given. */
 struct root *cli_root(struct cli *cli);
+
+/* For commands that change a tree (apply, rollback): the root must also have etc/ (unless
+ * --root-force). Prints the error; false when refused. */
+bool cli_root_can_change(struct cli *cli, struct root *r);
 
 /* "llmtune: " + message on stderr; returns EXIT_ERROR for `return cli_error(...)`. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

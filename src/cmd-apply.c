@@ -346,6 +346,10 @@ static int run_apply(struct cli *cli, int argc, char **argv, bool plan_only)
                                  "directory tree (try --dry-run or `llmtune plan`)", root_path(root),
                                  root_is_topology(root) ? "topology export" : "gathered archive");
         }
+        if (!o.dry_run && !cli_root_can_change(cli, root)) {
+                strv_free(&o.only);
+                return EXIT_ERROR;
+        }
         if (!o.dry_run && root_is_live(root) && geteuid() != 0) {
                 strv_free(&o.only);
                 return cli_error("apply changes the live system and needs root (try --dry-run, or --root DIR for a tree)");

@@ -61,7 +61,7 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
         if (scope == SCOPE_NONE)
                 return cli_error("say what to roll back: --last-run, --to SEQ or --all");
         struct root *r = cli_root(cli);
-        if (!r)
+        if (!r || !cli_root_can_change(cli, r))
                 return EXIT_ERROR;
         if (root_is_archive(r))
                 return cli_error("%s is a gathered archive, which is read-only: rollback changes a machine or a "

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -49,6 +50,31 @@ int cli_error(const char *fmt, ...)
         return EXIT_ERROR;
 }
 
+static bool is_dir_in(struct root *r, const char *path)
+{
+        struct stat st;
+        return root_stat(r, path, &st, false) == 0 && S_ISDIR(st.st_mode);
+}
+
+/*
+ * A --root is taken for a machine only when it has what llmtune cannot work without: the
+ * kernel's view (proc/ with cpuinfo, meminfo or stat, or sys/ with devices/system/cpu). An empty
+ * or mistyped directory otherwise audits as "n/a" across the board, and apply would write
+ * /etc/nccl.conf into it. The live system is never checked.
+ */
+static const char *root_missing(struct root *r)
+{
+        static const char *const core[] = {"/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/sys/devices/system/cpu"};
+        for (size_t i = 0; i < ARRAY_SIZE(core); i++) {
+                struct stat st;
+                if (root_stat(r, core[i], &st, true) == 0)
+                        return NULL;
+        }
+        return is_dir_in(r, "/proc") || is_dir_in(r, "/sys")
+                       ? "its proc/ and sys/ hold none of proc/cpuinfo, proc/meminfo, proc/stat, sys/devices/system/cpu"
+                       : "it has neither proc/ nor sys/";
+}
+
 struct root *cli_root(struct cli *cli)
 {
         if (cli->root)
@@ -60,7 +86,24 @@ struct root *cli_root(struct cli *cli)
                 free(why);
                 return NULL;
         }
+        const char *missing = root_is_live(cli->root) || cli->root_force ? NULL : root_missing(cli->root);
+        if (missing) {
+                cli_error("--root %s does not look like a Linux root: %s (--root-force to use it anyway)",
+                          cli->root_path, missing);
+                cli->root = root_free(cli->root);
+                return NULL;
+        }
         return cli->root;
+}
+
+bool cli_root_can_change(struct cli *cli, struct root *r)
+{
+        if (root_is_live(r) || cli->root_force || is_dir_in(r, "/etc"))
+                return true;
+        cli_error("--root %s does not look like a Linux root: it has no etc/, so there is nothing to tune "
+                  "(--root-force to write into it anyway)",
+                  cli->root_path);
+        return false;
 }
 
 bool cli_wants_help(const struct command *cmd, int argc, char **argv)
@@ -93,6 +136,8 @@ static void usage(FILE *out)
               "  --topology FILE.xml  inspect the machine an `lstopo --of xml` export describes: its\n"
               "               CPU, NUMA, PCI and GPU placement facts; every other fact is absent\n"
               "               (read-only commands only)\n"
+              "  --root-force use a --root that does not look like a Linux root (no proc/ or sys/\n"
+              "               with the kernel's basic files; for apply and rollback, no etc/)\n"
               "  -h, --help   show this help; `llmtune COMMAND --help` for a command\n"
               "  --version    print the version\n"
               "\n"
@@ -101,9 +146,10 @@ static void usage(FILE *out)
               out);
 }
 
-/* Take the global --root DIR and --topology FILE.xml out of argv wherever they stand (before a
- * "--"). --topology is --root for an lstopo XML export, said explicitly: the file must be XML. */
-static int take_root(int *argc, char **argv, const char **ret)
+/* Take the global --root DIR, --topology FILE.xml and --root-force out of argv wherever they stand
+ * (before a "--"). --topology is --root for an lstopo XML export, said explicitly: the file must
+ * be XML. */
+static int take_root(int *argc, char **argv, const char **ret, bool *force)
 {
         int w = 1;
         bool rest = false;
@@ -111,6 +157,10 @@ static int take_root(int *argc, char **argv, const char **ret)
         for (int i = 1; i < *argc; i++) {
                 if (!rest && streq(argv[i], "--"))
                         rest = true;
+                if (!rest && streq(argv[i], "--root-force")) {
+                        *force = true;
+                        continue;
+                }
                 const char *opt = NULL, *val = NULL;
                 if (!rest && (streq(argv[i], "--root") || streq(argv[i], "--topology"))) {
                         opt = argv[i];
@@ -149,7 +199,7 @@ static int take_root(int *argc, char **argv, const char **ret)
 int main(int argc, char **argv)
 {
         struct cli cli = {.root_path = "/"};
-        if (take_root(&argc, argv, &cli.root_path) != 0)
+        if (take_root(&argc, argv, &cli.root_path, &cli.root_force) != 0)
                 return EXIT_ERROR;
         const char *nc = getenv("NO_COLOR");
         cli.color = isatty(STDOUT_FILENO) && !(nc && *nc);

@@ -15,6 +15,8 @@ fixture roots. One part per run (meson test reliability-PART):
             beside a target with the very PID of the next apply does not make it fail.
   output    JSON of a tree holding non-UTF-8 bytes is valid UTF-8 and says what was replaced; a FIFO
             or socket at a managed path reads as "not a regular file" (no hang, no silent empty file).
+  rootshape an empty directory (or one without the kernel's basic files) is refused as --root
+            unless --root-force; apply and rollback also need etc/.
   lostupdate  a line appended to /etc/fstab by another process between plan and rename: apply
             fails that change naming the file, keeps the line and undoes its run.
 
@@ -409,7 +411,38 @@ def output(tool, roots, tmp, args):
         sock.close()
 
 
-PARTS = {'output': output, 'renames': renames, 'lostupdate': lostupdate, 'backups': backups, 'lock': lock, 'debris': debris}
+# --- a root must look like a machine ----------------------------------------------------------------
+
+def rootshape(tool, roots, tmp, args):
+    empty = os.path.join(tmp, 'empty')
+    os.mkdir(empty)
+    for cmd in (['audit'], ['facts'], ['apply', '--profile', 'a100-8x'], ['recommend']):
+        rc, out, err = tool.run(empty, *cmd)
+        check(rc == 1 and 'does not look like a Linux root' in err and '--root-force' in err,
+              f'{cmd[0]} of an empty directory is refused, saying why (rc {rc}: {err.strip()[:200]})')
+    check(os.listdir(empty) == [], f'nothing was written into the empty directory ({os.listdir(empty)})')
+    rc, out, err = tool.run(empty, '--root-force', 'audit')
+    check(rc in (0, 2) and 'rules' in out, f'--root-force audits it anyway (rc {rc})')
+    # proc/ and sys/ without the kernel's basic files: a mistyped path, not a machine.
+    odd = os.path.join(tmp, 'odd')
+    os.makedirs(os.path.join(odd, 'proc', 'self'))
+    os.makedirs(os.path.join(odd, 'etc'))
+    rc, out, err = tool.run(odd, 'audit')
+    check(rc == 1 and 'proc/cpuinfo' in err, f'a tree whose proc/ lacks the basic files is refused (rc {rc}: {err.strip()[:200]})')
+    # A kernel view without etc/ (a capture): readable, but nothing to change.
+    root = copy_root(roots, 'vm-nogpu', os.path.join(tmp, 'noetc'))
+    shutil.rmtree(os.path.join(root, 'etc'))
+    rc, out, err = tool.run(root, 'facts')
+    check(rc == 0, f'facts of a tree without etc/ (rc {rc}: {err.strip()[:200]})')
+    rc, out, err = tool.run(root, 'apply', '--profile', 'base')
+    check(rc == 1 and 'no etc/' in err and not os.path.exists(os.path.join(root, 'etc')),
+          f'apply into a tree without etc/ is refused and writes nothing (rc {rc}: {err.strip()[:200]})')
+    for name, _ in FIXTURES:
+        rc, out, err = tool.run(os.path.join(roots, name), 'facts', 'cpu.count')
+        check(rc == 0, f'the fixture {name} is taken as a machine (rc {rc})')
+
+
+PARTS = {'rootshape': rootshape, 'output': output, 'renames': renames, 'lostupdate': lostupdate, 'backups': backups, 'lock': lock, 'debris': debris}
 
 
 def main():
