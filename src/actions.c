@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/swap.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "affinity.h"
@@ -125,6 +126,38 @@ static bool still_holds(int dfd, const char *base, const char *expect)
         return same;
 }
 
+/* Copy the extended attributes of BASE in DFD (SELinux label, POSIX ACLs, user.*) to FD, the file
+ * about to replace it: a rename would otherwise drop them, and a relabel-less /etc/fstab breaks
+ * services under SELinux. A filesystem without xattrs has none to keep. */
+static int copy_xattrs(int dfd, const char *base, int fd)
+{
+        int src = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (src < 0)
+                return -errno;
+        int rc = 0;
+        ssize_t n = flistxattr(src, NULL, 0);
+        char *names = NULL;
+        if (n > 0) {
+                names = xmalloc((size_t)n);
+                n = flistxattr(src, names, (size_t)n);
+        }
+        if (n < 0)
+                rc = errno == ENOTSUP ? 0 : -errno;
+        for (ssize_t i = 0; rc == 0 && i < n; i += (ssize_t)strlen(names + i) + 1) {
+                const char *name = names + i;
+                ssize_t len = fgetxattr(src, name, NULL, 0);
+                char *val = len > 0 ? xmalloc((size_t)len) : NULL;
+                if (len > 0)
+                        len = fgetxattr(src, name, val, (size_t)len);
+                if (len < 0 || fsetxattr(fd, name, val, len > 0 ? (size_t)len : 0, 0) < 0)
+                        rc = errno == ENOTSUP ? 0 : -errno;
+                free(val);
+        }
+        free(names);
+        close(src);
+        return rc;
+}
+
 /* EXPECT_SET: the target must still hold EXPECT (NULL: be absent) when the rename comes, else
  * -ESTALE and nothing is replaced. */
 static int write_file_checked(struct root *r, const char *path, const char *data, size_t len, mode_t mode_if_new,
@@ -165,6 +198,8 @@ static int write_file_checked(struct root *r, const char *path, const char *data
                 rc = -errno;
         if (rc == 0 && exists && fchown(fd, st.st_uid, st.st_gid) < 0 && errno != EPERM)
                 rc = -errno;
+        if (rc == 0 && exists)
+                rc = copy_xattrs(dfd, base, fd);
         if (rc == 0 && fsync(fd) < 0)
                 rc = -errno;
         if (close(fd) < 0 && rc == 0)
@@ -223,7 +258,14 @@ static int make_dirs(struct root *r, const struct strv *dirs)
                 int dfd = open_dir_of(r, dirs->v[i], &base);
                 if (dfd < 0)
                         return dfd;
-                int rc = mkdirat(dfd, base, 0755) < 0 && errno != EEXIST ? -errno : 0;
+                int rc = 0;
+                if (mkdirat(dfd, base, 0755) == 0) {
+                        /* 0755 whatever the umask: under umask 077 the launchers that read
+                         * /etc/llmtune/gpu-affinity.conf could not reach it. */
+                        if (fchmodat(dfd, base, 0755, 0) < 0)
+                                rc = -errno;
+                } else if (errno != EEXIST)
+                        rc = -errno;
                 close(dfd);
                 if (rc < 0)
                         return rc;

@@ -89,7 +89,12 @@ static int ensure_dir(struct root *r, const char *path, mode_t mode)
                 *slash = '/';
                 if (dfd < 0)
                         return dfd;
-                int rc = mkdirat(dfd, slash + 1, mode) < 0 && errno != EEXIST ? -errno : 0;
+                int rc = 0;
+                if (mkdirat(dfd, slash + 1, mode) == 0) {
+                        if (fchmodat(dfd, slash + 1, mode, 0) < 0) /* not the umask's mode */
+                                rc = -errno;
+                } else if (errno != EEXIST)
+                        rc = -errno;
                 close(dfd);
                 if (rc < 0)
                         return rc;
@@ -431,8 +436,9 @@ int changelog_lock_shared(struct root *r, bool wait, int *ret_fd)
         return rc;
 }
 
-/* Store CONTENT as backups/<sha256> unless it is there already; *ref = "backups/<sha256>". */
-static int store_backup(struct root *r, const char *content, char sha[65], char **ref)
+/* Store CONTENT as backups/<sha256> unless it is there already; *ref = "backups/<sha256>". MODE:
+ * 0644, or 0600 for the content of a file others may not read (a 0600 fstab with a password). */
+static int store_backup(struct root *r, const char *content, mode_t mode, char sha[65], char **ref)
 {
         size_t len = strlen(content);
         sha256_hex(content, len, sha);
@@ -448,10 +454,21 @@ static int store_backup(struct root *r, const char *content, char sha[65], char 
                 sha256_hex(data, have, actual);
         root_forget(r, path);
         if (!streq(actual, sha)) {
-                /* Backups of configuration files such as sysctl.d or fstab: readable like them. */
-                int rc = root_write_file(r, path, content, len, 0644);
+                int rc = root_write_file(r, path, content, len, mode);
                 if (rc < 0)
                         return rc;
+        }
+        if (mode == 0600) {
+                /* Written before as readable content (or replaced keeping the mode it had). */
+                int fd = root_open_nolinks(r, path, O_RDONLY | O_NOFOLLOW | O_NOCTTY, 0);
+                struct stat st;
+                if (fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & 0077) && fchmod(fd, 0600) < 0) {
+                        int e = -errno;
+                        close(fd);
+                        return e;
+                }
+                if (fd >= 0)
+                        close(fd);
         }
         *ref = xasprintf("backups/%s", sha);
         return 0;
@@ -483,10 +500,17 @@ long changelog_append(struct changelog *l, const struct log_context *ctx, const 
         char sha_b[65] = "", sha_a[65] = "";
         _cleanup_free_ char *bk_b = NULL, *bk_a = NULL;
         if (file) {
+                /* Backups are as private as the file: the target's mode now, else the mode apply
+                 * gives a new one. */
+                struct stat st;
+                mode_t m = c->target && root_stat(l->root, c->target, &st, false) == 0 && S_ISREG(st.st_mode)
+                                   ? st.st_mode
+                                   : (c->mode ? c->mode : 0644);
+                mode_t bmode = (m & 0004) ? 0644 : 0600;
                 int rc;
-                if (c->before && (rc = store_backup(l->root, c->before, sha_b, &bk_b)) < 0)
+                if (c->before && (rc = store_backup(l->root, c->before, bmode, sha_b, &bk_b)) < 0)
                         return rc;
-                if (c->after && (rc = store_backup(l->root, c->after, sha_a, &bk_a)) < 0)
+                if (c->after && (rc = store_backup(l->root, c->after, bmode, sha_a, &bk_a)) < 0)
                         return rc;
         }
         char now[32];
