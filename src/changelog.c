@@ -40,8 +40,6 @@
 #include "facts.h"
 
 #define BACKUP_DIR CHANGELOG_DIR "/backups"
-/* Bound on the log read back in one piece (a log of millions of changes is not a real case). */
-#define CHANGELOG_READ_MAX (256u << 20)
 #define JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
 static const char zero_hash[65] = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -497,6 +495,9 @@ long changelog_append(struct changelog *l, const struct log_context *ctx, const 
                       long ref, const char *detail)
 {
         bool file = c->type == CHANGE_FILE;
+        if (!file && ((c->before && strlen(c->before) > CHANGELOG_VALUE_MAX) ||
+                      (c->after && strlen(c->after) > CHANGELOG_VALUE_MAX)))
+                return -E2BIG;
         char sha_b[65] = "", sha_a[65] = "";
         _cleanup_free_ char *bk_b = NULL, *bk_a = NULL;
         if (file) {
@@ -560,6 +561,9 @@ long changelog_append(struct changelog *l, const struct log_context *ctx, const 
         struct stat st;
         if (fstat(l->fd, &st) < 0)
                 return -errno;
+        uint64_t limit = streq(event, "intent") ? CHANGELOG_READ_MAX - CHANGELOG_RESERVE : CHANGELOG_READ_MAX;
+        if ((uint64_t)st.st_size + len > limit)
+                return -EFBIG;
         ssize_t n = write(l->fd, line, len);
         int rc = n < 0 ? -errno : (size_t)n != len ? -EIO : 0;
         if (rc == 0 && fsync(l->fd) < 0)

@@ -21,6 +21,18 @@
  * cannot be unlinked or swapped from under a holder the way a lock file can. */
 #define CHANGELOG_LOCK CHANGELOG_DIR
 
+/* Bound on the log read back in one piece (changelog_read refuses a bigger one). Appending stops
+ * short of it: a new change ("intent") is refused once the log would pass the limit less
+ * CHANGELOG_RESERVE, so the outcome and undo records of the changes in flight always fit and the
+ * log can always be read back to roll them back. */
+#define CHANGELOG_READ_MAX (256u << 20)
+#define CHANGELOG_RESERVE (16u << 20)
+
+/* Largest runtime value a record holds inline (before or after). A kernel attribute is at most a
+ * page; a bigger "value" (a fixture file, a hostile one) is refused rather than logged, so 256
+ * such changes cannot fill the log. */
+#define CHANGELOG_VALUE_MAX (64u << 10)
+
 struct changelog;
 
 /* Open (creating the directory and file if needed) for appending; reads the last record to continue

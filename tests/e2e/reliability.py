@@ -19,6 +19,8 @@ fixture roots. One part per run (meson test reliability-PART):
             unless --root-force; apply and rollback also need etc/.
   metadata  xattrs (user.*, security.selinux, trusted.*, an ACL where setfacl exists) survive apply
             and rollback; backups of a 0600 file are 0600; created directories are 0755 under umask 077.
+  logbound  a runtime value bigger than a log record holds (64 KiB) is refused, not logged; a log
+            within 16 MiB of its 256 MiB read-back limit takes no new change.
   lostupdate  a line appended to /etc/fstab by another process between plan and rename: apply
             fails that change naming the file, keeps the line and undoes its run.
 
@@ -83,8 +85,8 @@ def tree(top, skip_log=True):
             p = os.path.join(dirpath, name)
             rel = os.path.relpath(p, top)
             st = os.lstat(p)
-            if skip_log and rel == LOG_DIR:
-                continue
+            if skip_log and LOG_DIR.startswith(rel) and (rel == LOG_DIR or LOG_DIR[len(rel)] == os.sep):
+                continue  # the change log's directory and those above it (apply creates them)
             if stat.S_ISLNK(st.st_mode):
                 out[rel] = ('link', None, os.readlink(p))
             elif stat.S_ISDIR(st.st_mode):
@@ -495,7 +497,49 @@ def metadata(tool, roots, tmp, args):
           f'({oct(dm)}, {oct(fm)})')
 
 
-PARTS = {'metadata': metadata, 'rootshape': rootshape, 'output': output, 'renames': renames, 'lostupdate': lostupdate, 'backups': backups, 'lock': lock, 'debris': debris}
+# --- a log it can always read back -------------------------------------------------------------------
+
+def logbound(tool, roots, tmp, args):
+    """A runtime value bigger than a record holds is refused, not logged; a change that would take
+    the log past the size it can be read back at is refused before anything is changed."""
+    root = copy_root(roots, 'ws-4090', os.path.join(tmp, 'bigvalue'))
+    gov = os.path.join(root, 'sys', 'devices', 'system', 'cpu', 'cpufreq', 'policy3', 'scaling_governor')
+    big = b'x' * 100000 + b'\n'
+    with open(gov, 'wb') as f:
+        f.write(big)
+    before = tree(root)
+    rc, out, err = tool.run(root, 'apply', '--profile', 'rtx4090-ws')
+    check(rc == 1 and 'policy3/scaling_governor' in err and 'larger than a change log record holds' in err,
+          f'a 100 KB value is refused, naming it (rc {rc}: {err.strip()[:300]})')
+    log = os.path.join(root, LOG_DIR, 'changelog.jsonl')
+    size = os.path.getsize(log) if os.path.exists(log) else 0
+    check(size < 100000, f'the log holds no copy of it ({size} bytes)')
+    after = tree(root)
+    d = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+    check(not d, f'the run was undone: the tree is as before (differs: {d[:5]})')
+    rc, out, err = tool.run(root, 'verify')
+    check(rc == 0, f'verify is clean ({(out + err).strip()[-200:]})')
+
+    # A log 241 MiB long (sparse: unreadable filler, then one valid record): the next change
+    # would take it within 16 MiB of the 256 MiB limit, so apply refuses before changing anything.
+    root = copy_root(roots, 'ws-4090', os.path.join(tmp, 'fulllog'))
+    r2 = copy_root(roots, 'ws-4090', os.path.join(tmp, 'donor'))
+    tool.run(r2, 'apply', '--profile', 'rtx4090-ws')
+    last = open(os.path.join(r2, LOG_DIR, 'changelog.jsonl'), 'rb').read().splitlines()[-1]
+    os.makedirs(os.path.join(root, LOG_DIR), exist_ok=True)
+    log = os.path.join(root, LOG_DIR, 'changelog.jsonl')
+    with open(log, 'wb') as f:
+        f.seek(241 << 20)
+        f.write(b'\n' + last + b'\n')
+    size = os.path.getsize(log)
+    before = tree(root)
+    rc, out, err = tool.run(root, 'apply', '--profile', 'rtx4090-ws')
+    check(rc == 1 and 'would pass the size it can be read back at' in err,
+          f'apply to a log near its limit is refused (rc {rc}: {err.strip()[-300:]})')
+    check(os.path.getsize(log) == size and tree(root) == before, 'nothing was changed or logged')
+
+
+PARTS = {'logbound': logbound, 'metadata': metadata, 'rootshape': rootshape, 'output': output, 'renames': renames, 'lostupdate': lostupdate, 'backups': backups, 'lock': lock, 'debris': debris}
 
 
 def main():
