@@ -356,7 +356,9 @@ struct changelog *changelog_close(struct changelog *l)
  */
 static int lock_dir(struct root *r, int how, bool wait, int *ret_fd)
 {
-        int fd = root_open_nolinks(r, CHANGELOG_LOCK, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NOCTTY, 0);
+        /* No O_NOFOLLOW: with O_DIRECTORY it turns a planted link into ENOTDIR; the no-links
+         * resolution refuses it (and any link above it) with ELOOP, which apply explains. */
+        int fd = root_open_nolinks(r, CHANGELOG_LOCK, O_RDONLY | O_DIRECTORY | O_NOCTTY, 0);
         if (fd < 0)
                 return fd;
         while (flock(fd, how | (wait ? 0 : LOCK_NB)) < 0) {
