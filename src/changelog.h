@@ -44,7 +44,7 @@ struct changelog *changelog_close(struct changelog *l);
 int changelog_lock(struct root *r, bool wait, int *ret_fd);
 
 /* Shared lock for readers (verify): waits while an apply or rollback holds the lock, so what is
- * read is never a run in progress. No lock file (nothing ever applied): *ret_fd = -1, returns 0. */
+ * read is never a run in progress. No log directory (nothing ever applied): *ret_fd = -1, returns 0. */
 int changelog_lock_shared(struct root *r, bool wait, int *ret_fd);
 
 struct log_context {

@@ -86,7 +86,12 @@ struct root *cli_root(struct cli *cli)
                 free(why);
                 return NULL;
         }
-        const char *missing = root_is_live(cli->root) || cli->root_force ? NULL : root_missing(cli->root);
+        /* An archive made by `llmtune gather` is checked against its MANIFEST when it is opened, and
+         * it is read-only (apply and rollback refuse it): what it holds is what that machine let
+         * gather read, so it is taken as it is. */
+        const char *missing = root_is_live(cli->root) || root_is_archive(cli->root) || cli->root_force
+                                      ? NULL
+                                      : root_missing(cli->root);
         if (missing) {
                 cli_error("--root %s does not look like a Linux root: %s (--root-force to use it anyway)",
                           cli->root_path, missing);
