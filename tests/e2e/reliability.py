@@ -21,6 +21,9 @@ fixture roots. One part per run (meson test reliability-PART):
             and rollback; backups of a 0600 file are 0600; created directories are 0755 under umask 077.
   logbound  a runtime value bigger than a log record holds (64 KiB) is refused, not logged; a log
             within 16 MiB of its 256 MiB read-back limit takes no new change.
+  kills     LLMTUNE_KILL_RUNS (200) SIGKILLs of apply and rollback --all at random moments: every
+            target before or after, the log read back, reruns equal to uninterrupted runs, the
+            original tree restored.
   lostupdate  a line appended to /etc/fstab by another process between plan and rename: apply
             fails that change naming the file, keeps the line and undoes its run.
 
@@ -539,7 +542,136 @@ def logbound(tool, roots, tmp, args):
     check(os.path.getsize(log) == size and tree(root) == before, 'nothing was changed or logged')
 
 
-PARTS = {'logbound': logbound, 'metadata': metadata, 'rootshape': rootshape, 'output': output, 'renames': renames, 'lostupdate': lostupdate, 'backups': backups, 'lock': lock, 'debris': debris}
+# --- kills ------------------------------------------------------------------------------------------
+
+def kills(tool, roots, tmp, args):
+    """SIGKILL at random moments of apply and of rollback --all, then recover: nothing torn, ever.
+
+    One cycle: an apply killed after a random delay; every target is byte for byte in its before or
+    its after state; verify reads the log back (chain intact, exit 0 or 2); a rerun of apply
+    completes and leaves every target as an uninterrupted apply does; a rollback --all killed after
+    a random delay; the same checks; a rerun of rollback --all completes and the whole tree (the
+    change log aside) equals the original. The log is then removed, so it does not grow over the
+    cycles. LLMTUNE_KILL_RUNS kills in all (default 200; two per cycle), LLMTUNE_KILL_MAX_MS the
+    first window the delays are drawn from (default: how long an uninterrupted run took here).
+    """
+    import random
+    runs = int(os.environ.get('LLMTUNE_KILL_RUNS', '200'))
+    seed = int(os.environ.get('LLMTUNE_KILL_SEED', str(int(time.time()))))
+    rnd = random.Random(seed)
+    print(f'      {runs} kills, seed {seed} (LLMTUNE_KILL_SEED to repeat)')
+    # tmpfs when there is one: fsync there costs nothing, so a run is short and the kills are many.
+    base = '/dev/shm' if os.path.isdir('/dev/shm') and os.access('/dev/shm', os.W_OK) else tmp
+    work_tmp = tempfile.mkdtemp(prefix='llmtune-kills-', dir=base)
+    try:
+        _kills(tool, roots, work_tmp, runs, rnd)
+    finally:
+        shutil.rmtree(work_tmp, ignore_errors=True)
+
+
+def _kills(tool, roots, tmp, runs, rnd):
+    name, profile = 'ws-4090', 'rtx4090-ws'
+    apply = ['apply', '--profile', profile]
+    orig = copy_root(roots, name, os.path.join(tmp, 'orig'))
+    ref = copy_root(roots, name, os.path.join(tmp, 'ref'))
+    t = time.monotonic()
+    rc, out, err = tool.run(ref, *apply, '--json')
+    apply_s = time.monotonic() - t
+    check(rc == 0, f'the uninterrupted apply ({err.strip()[:200]})')
+    changes = json.loads(out)['changes']
+    targets = sorted({c['target'].lstrip('/') for c in changes if c['type'] in ('file', 'value')})
+    check(len(targets) >= 10, f'the run has targets to tear ({len(targets)} files and values, {len(changes)} changes)')
+
+    def state(top):
+        out = {}
+        for rel in targets:
+            p = os.path.join(top, rel)
+            out[rel] = open(p, 'rb').read() if os.path.isfile(p) else None
+        return out
+    before, after = state(orig), state(ref)
+    check(sum(before[k] != after[k] for k in targets) == len(targets), 'the run changes every target')
+    t = time.monotonic()
+    rc, _, err = tool.run(ref, 'rollback', '--all')
+    rollback_s = time.monotonic() - t
+    check(rc == 0 and tree(ref) == tree(orig), f'the uninterrupted rollback --all restores the tree ({err.strip()[:200]})')
+    max_ms = os.environ.get('LLMTUNE_KILL_MAX_MS')
+    window = {'apply': float(max_ms) / 1000 if max_ms else apply_s,
+              'rollback': float(max_ms) / 1000 if max_ms else rollback_s}
+    print(f'      uninterrupted: apply {apply_s * 1000:.0f} ms, rollback --all {rollback_s * 1000:.0f} ms')
+    orig_tree = tree(orig)
+
+    root = copy_root(roots, name, os.path.join(tmp, 'work'))
+    bad = []
+    mid = {'apply': 0, 'rollback': 0}
+    killed = {'apply': 0, 'rollback': 0}
+    done = 0
+    t0 = time.monotonic()
+
+    def kill_one(what, args):
+        nonlocal done
+        # Most of a run is reading the machine; its changes come at the end, and how long a run
+        # takes varies with the load. The window follows the runs: it shrinks when a run finished
+        # before its kill and grows when a kill found no target changed, so the delays (drawn
+        # between 40% and 100% of it) keep landing before, among and after the changes.
+        delay = rnd.uniform(0.4, 1.0) * window[what]
+        p = tool.popen(root, *args)
+        time.sleep(delay)
+        p.send_signal(signal.SIGKILL)
+        p.communicate()
+        done += 1
+        killed[what] += p.returncode == -signal.SIGKILL
+        now = state(root)
+        start = before if what == 'apply' else after
+        if p.returncode != -signal.SIGKILL:
+            window[what] *= 0.85
+        elif now == start:
+            window[what] *= 1.1
+        torn = [k for k in targets if now[k] not in (before[k], after[k])]
+        if torn:
+            bad.append(f'{what} killed at {delay * 1000:.0f} ms: torn {torn[:3]}')
+        if any(now[k] != before[k] for k in targets) and any(now[k] != after[k] for k in targets):
+            mid[what] += 1
+        rc, out, err = tool.run(root, 'verify', '--json')
+        try:
+            v = json.loads(out)
+            ok = rc in (0, 2) and v['chain']['intact']
+        except (ValueError, KeyError):
+            ok = False
+        if not ok:
+            bad.append(f'{what} killed at {delay * 1000:.0f} ms: verify rc {rc}: {(out + err).strip()[-200:]}')
+
+    while done < runs:
+        kill_one('apply', apply)
+        rc, _, err = tool.run(root, *apply)
+        if rc != 0 or state(root) != after:
+            bad.append(f'cycle {done}: the rerun of apply (rc {rc}) differs from an uninterrupted run: {err.strip()[-200:]}')
+        if done < runs:
+            kill_one('rollback', ['rollback', '--all'])
+        rc, _, err = tool.run(root, 'rollback', '--all')
+        rc2, out2, _ = tool.run(root, 'verify', '--json')
+        cur = tree(root)
+        if rc != 0 or rc2 != 0 or cur != orig_tree:
+            diff = sorted(k for k in set(orig_tree) | set(cur) if orig_tree.get(k) != cur.get(k))
+            bad.append(f'cycle {done}: rollback --all (rc {rc}, verify rc {rc2}) left the tree different: {diff[:4]}')
+        shutil.rmtree(os.path.join(root, LOG_DIR))
+        if len(bad) > 10:
+            break
+    secs = time.monotonic() - t0
+    for b in bad[:10]:
+        print('      ' + b)
+    check(not bad, f'{done} kills ({done - sum(killed.values())} runs had finished first): nothing torn, verify read '
+          f'every log back, every rerun equal to an uninterrupted run, every tree restored ({len(bad)} problems)')
+    check(mid['apply'] > 0 and mid['rollback'] > 0,
+          f'kills fell in the middle of runs (apply {mid["apply"]}, rollback {mid["rollback"]} left some targets '
+          f'changed and some not)')
+    figures['kills'] = done
+    figures['kills of apply / rollback'] = f'{killed["apply"]} / {killed["rollback"]}'
+    figures['kills mid-run (targets partly changed) apply / rollback'] = f'{mid["apply"]} / {mid["rollback"]}'
+    figures['problems'] = len(bad)
+    figures['seconds'] = round(secs, 1)
+
+
+PARTS = {'logbound': logbound, 'metadata': metadata, 'rootshape': rootshape, 'output': output, 'renames': renames, 'lostupdate': lostupdate, 'backups': backups, 'lock': lock, 'debris': debris, 'kills': kills}
 
 
 def main():
