@@ -571,6 +571,54 @@ static void nvme_sysfs(struct facts *f, struct state *s)
         strv_free(&names);
 }
 
+/*
+ * Display controllers that are not compute GPUs: the baseboard management controller's VGA (ASPEED
+ * AST2x00 on most servers, Matrox G200 on HPE/Dell/Lenovo, the ATI ES1000 of older servers) and the
+ * emulated adapters of virtual machines. They are PCI class 0x03 like a GPU; counting them made a
+ * 4-GPU node report 5. A device ID of -1 excludes every device of the vendor.
+ */
+static const struct {
+        int vendor, device;
+        const char *what;
+} not_gpus[] = {
+        {0x1a03, -1, "ASPEED BMC display"},
+        {0x102b, -1, "Matrox BMC display"},
+        {0x1002, 0x515e, "ATI ES1000 server display"},
+        {0x1234, 0x1111, "QEMU standard VGA"},
+        {0x1b36, 0x0100, "QXL virtual display"},
+        {0x1af4, 0x1050, "virtio GPU (virtual display)"},
+        {0x15ad, 0x0405, "VMware SVGA"},
+        {0x1013, -1, "Cirrus Logic virtual display"},
+        {0x1414, 0x5353, "Hyper-V virtual display"},
+};
+
+static const char *not_a_gpu(const struct pdev *d)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(not_gpus); i++)
+                if (d->vendor == not_gpus[i].vendor && (not_gpus[i].device < 0 || d->device == not_gpus[i].device))
+                        return not_gpus[i].what;
+        return NULL;
+}
+
+/* Compute accelerators that are not display-class GPUs: PCI class 0x12 "processing accelerator"
+ * (Intel Gaudi, AMD Instinct MI200/MI300, many inference cards) and 0x0b40 "co-processor". */
+static bool is_accel(const struct pdev *d) { return (d->cls >> 16) == 0x12 || (d->cls >> 8) == 0x0b40; }
+
+static void accel_sysfs(struct facts *f, const struct pdev *d, size_t n)
+{
+        _cleanup_free_ char *dir = xasprintf(PCI_DEVS "/%s", d->addr);
+        _cleanup_free_ char *prefix = xasprintf("accel.%zu", n);
+        fact_str(f, dir, d->addr, "%s.address", prefix);
+        fact_id(f, prefix, d, "vendor", "vendor_id");
+        fact_id(f, prefix, d, "device", "device_id");
+        _cleanup_free_ char *cp = dev_path(d, "class");
+        char buf[16];
+        snprintf(buf, sizeof(buf), "%04x", (unsigned)(d->cls >> 8) & 0xffffu);
+        fact_str(f, cp, buf, "%s.class", prefix);
+        _cleanup_free_ char *np = dev_path(d, "numa_node");
+        fact_file_int(f, np, "no numa_node attribute (kernel without NUMA, or trimmed tree)", "%s.numa_node", prefix);
+}
+
 static void stage_sysfs(struct facts *f, struct state *s)
 {
         s->sysfs = true;
@@ -581,6 +629,8 @@ static void stage_sysfs(struct facts *f, struct state *s)
                 fact_absent(f, PCI_DEVS, why, "gpu.count");
                 fact_absent(f, PCI_DEVS, why, "gpu.nvidia_count");
                 fact_absent(f, PCI_DEVS, why, "nvswitch.count");
+                fact_absent(f, PCI_DEVS, why, "accel.count");
+                fact_absent(f, PCI_DEVS, why, "gpu.excluded");
         } else if (lrc < 0 || bad) {
                 /* Unreadable is never "no GPU": a listing that fails, or a function whose class
                  * cannot be read, leaves the counts unknown. */
@@ -588,20 +638,28 @@ static void stage_sysfs(struct facts *f, struct state *s)
                 fact_unreadable(f, PCI_DEVS, lrc < 0 ? lrc : 0, why, "gpu.count");
                 fact_unreadable(f, PCI_DEVS, lrc < 0 ? lrc : 0, why, "gpu.nvidia_count");
                 fact_unreadable(f, PCI_DEVS, lrc < 0 ? lrc : 0, why, "nvswitch.count");
+                fact_unreadable(f, PCI_DEVS, lrc < 0 ? lrc : 0, why, "accel.count");
+                fact_unreadable(f, PCI_DEVS, lrc < 0 ? lrc : 0, why, "gpu.excluded");
         }
         s->topo = cpu_topo_get(f);
         s->nsockets = s->topo->nsockets;
 
         s->gpus = xcalloc(s->ndevs + 1, sizeof(*s->gpus));
-        size_t nvidia = 0, nvswitch = 0;
+        size_t nvidia = 0, nvswitch = 0, accel = 0;
+        struct strv excluded = {0};
         for (size_t i = 0; i < s->ndevs; i++) {
                 struct pdev *d = &s->devs[i];
                 if (!d->has_class)
                         continue;
-                if ((d->cls >> 16) == 0x03) {
+                const char *bmc = (d->cls >> 16) == 0x03 ? not_a_gpu(d) : NULL;
+                if (bmc)
+                        strv_push(&excluded, xasprintf("%s (%s)", d->addr, bmc));
+                else if ((d->cls >> 16) == 0x03) {
                         s->gpus[s->ngpus++] = (struct gpu){.d = d, .numa_node = -1, .socket = -1};
                         nvidia += d->vendor == VENDOR_NVIDIA;
                 }
+                if (is_accel(d))
+                        accel_sysfs(f, d, accel++);
                 /* NVSwitch: NVIDIA "bridge, other" (A100 systems 1af1, H100 22a3) */
                 if ((d->cls >> 8) == 0x0680 && d->vendor == VENDOR_NVIDIA) {
                         _cleanup_free_ char *dir = xasprintf(PCI_DEVS "/%s", d->addr);
@@ -614,6 +672,13 @@ static void stage_sysfs(struct facts *f, struct state *s)
         fact_int(f, PCI_DEVS, (int64_t)s->ngpus, "gpu.count");
         fact_int(f, PCI_DEVS, (int64_t)nvidia, "gpu.nvidia_count");
         fact_int(f, PCI_DEVS, (int64_t)nvswitch, "nvswitch.count");
+        fact_int(f, PCI_DEVS, (int64_t)accel, "accel.count");
+        if (excluded.n) {
+                _cleanup_free_ char *list = strv_join(&excluded, ", ");
+                fact_str(f, PCI_DEVS, list, "gpu.excluded");
+        } else
+                fact_absent(f, PCI_DEVS, "no BMC or virtual display adapter", "gpu.excluded");
+        strv_free(&excluded);
         gpu_balance(f, s);
         gpu_ram(f, nvidia);
         nvme_sysfs(f, s);
@@ -871,6 +936,10 @@ static int pci_lookup(struct facts *f, const char *name)
                 static const char *const nvme_facts[] = {"name", "address", "numa_node"};
                 if (in_list(rest, nvme_facts, ARRAY_SIZE(nvme_facts)))
                         fact_absent(f, NVME_DIR, "no such NVMe controller", "%s", name);
+        } else if ((idx = item_index(name, "accel.", &rest)) >= 0) {
+                static const char *const accel_facts[] = {"address", "vendor_id", "device_id", "class", "numa_node"};
+                if (in_list(rest, accel_facts, ARRAY_SIZE(accel_facts)))
+                        fact_absent(f, PCI_DEVS, "no such accelerator", "%s", name);
         } else if ((idx = item_index(name, "nvswitch.", &rest)) >= 0) {
                 if (streq(rest, "address"))
                         fact_absent(f, PCI_DEVS, "no such NVSwitch", "%s", name);
@@ -913,7 +982,7 @@ static int pci_match(struct facts *f, const char *pattern)
 
 const struct probe probe_pci = {
         .name = "pci",
-        .prefixes = {"gpu.", "nvswitch.", "nvme."},
+        .prefixes = {"gpu.", "nvswitch.", "nvme.", "accel."},
         .run = pci_run,
         .lookup = pci_lookup,
         .match = pci_match,

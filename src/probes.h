@@ -13,7 +13,7 @@ extern const struct probe probe_thp;     /* thp.*     probe-mem.c */
 extern const struct probe probe_sysctl;  /* sysctl.*  probe-sysctl.c */
 extern const struct probe probe_swap;    /* swap.*    probe-swap.c */
 extern const struct probe probe_kernel;  /* kernel.*, module.*, modprobe.*, nvidia.*  probe-kernel.c */
-extern const struct probe probe_pci;     /* gpu.*, nvswitch.*, nvme.*  probe-pci.c */
+extern const struct probe probe_pci;     /* gpu.*, nvswitch.*, nvme.*, accel.*  probe-pci.c */
 extern const struct probe probe_ib;      /* ib.*      probe-ib.c */
 extern const struct probe probe_net;     /* net.*     probe-net.c */
 extern const struct probe probe_storage; /* md.*, mount.*  probe-storage.c */
