@@ -10,6 +10,7 @@
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -249,16 +250,19 @@ static void three_gpus(void)
         config_pcie(&c, 0x10de, 0x20b0, 4, 16, 4, 16);
         dev_config("0000:41:00.0", &c, 256);
         link_to("sys/devices/pci0000:00/0000:41:00.0/driver", "../../../bus/pci/drivers/nvidia");
-        /* BMC VGA before them in bus order, numa_node -1 (local_cpulist then lists every CPU);
-         * unprivileged 64-byte config: link facts from the sysfs attributes */
-        pci_dev("0000:03:00.0", "0x1a03\n", "0x2000\n", "0x030000\n", "-1\n", "0-7\n");
-        config_pcie(&c, 0x1a03, 0x2000, 1, 1, 1, 1);
+        /* An AMD GPU (Vega 10) before them in bus order, numa_node -1 (local_cpulist then lists
+         * every CPU); unprivileged 64-byte config: link facts from the sysfs attributes */
+        pci_dev("0000:03:00.0", "0x1002\n", "0x687f\n", "0x030000\n", "-1\n", "0-7\n");
+        config_pcie(&c, 0x1002, 0x687f, 1, 1, 1, 1);
         dev_config("0000:03:00.0", &c, 64);
         dev_file("0000:03:00.0", "current_link_speed", "2.5 GT/s PCIe\n");
         dev_file("0000:03:00.0", "current_link_width", "1\n");
         dev_file("0000:03:00.0", "max_link_speed", "5.0 GT/s PCIe\n");
         dev_file("0000:03:00.0", "max_link_width", "255\n");
-        /* not GPUs: an NVSwitch and a NIC */
+        /* not GPUs: the BMC's VGA (class 0x03 like a GPU), an NVSwitch, a NIC, and a Gaudi
+         * processing accelerator (class 0x12: accel.*) */
+        pci_dev("0000:02:00.0", "0x1a03\n", "0x2000\n", "0x030000\n", "0\n", "0-3\n");
+        pci_dev("0000:4d:00.0", "0x1da3\n", "0x1020\n", "0x120000\n", "1\n", "4-7\n");
         pci_dev("0000:c0:00.0", "0x10de\n", "0x22a3\n", "0x068000\n", "1\n", "4-7\n");
         pci_dev("0000:0a:00.0", "0x15b3\n", "0x101b\n", "0x020700\n", "0\n", "0-3\n");
 }
@@ -291,6 +295,14 @@ START_TEST(gpu_order_ids_numa)
         expect_str(&c, "gpu.balanced", "true");
         expect_str(&c, "nvswitch.count", "1");
         expect_str(&c, "nvswitch.0.address", "0000:c0:00.0");
+        /* the BMC's VGA is named, not counted; the accelerator is accel.0 */
+        expect_str(&c, "gpu.excluded", "0000:02:00.0 (ASPEED BMC display)");
+        expect_str(&c, "accel.count", "1");
+        expect_str(&c, "accel.0.address", "0000:4d:00.0");
+        expect_str(&c, "accel.0.vendor_id", "1da3");
+        expect_str(&c, "accel.0.class", "1200");
+        expect_str(&c, "accel.0.numa_node", "1");
+        expect_status(&c, "accel.1.address", FACT_ABSENT, "no such accelerator");
         /* BARs */
         expect_str(&c, "gpu.0.bar.0.size", "16777216");
         expect_str(&c, "gpu.0.bar.1.size", "68719476736");
@@ -732,6 +744,18 @@ END_TEST
 
 /* --- corpus --------------------------------------------------------------------------------- */
 
+/* Give the PCI function BDF of an unpacked corpus tree another vendor ID (through its
+ * sys/bus/pci/devices link, as the probes read it). */
+static void set_vendor(const char *root, const char *bdf, const char *vendor)
+{
+        char *p = xasprintf("%s/sys/bus/pci/devices/%s/vendor", root, bdf);
+        FILE *fp = fopen(p, "w");
+        ck_assert_msg(fp != NULL, "%s: %s", p, strerror(errno));
+        fputs(vendor, fp);
+        ck_assert_int_eq(fclose(fp), 0);
+        free(p);
+}
+
 static char *corpus_root(const char *folder, const char *tarball, const char *topdir)
 {
         char *dir = xasprintf("%s/../shared/corpus/%s", LLMTUNE_SRCDIR, folder);
@@ -766,10 +790,19 @@ START_TEST(corpus_32em64t)
         expect_str(&c, "nvme.count", "1");
         expect_str(&c, "nvme.0.address", "0000:00:02.0");
         expect_str(&c, "nvme.0.numa_node", "-1");
-        /* the only display device is the ASPEED BMC VGA, on node 0 */
+        /* the only display device is the ASPEED BMC VGA, on node 0: not a GPU */
+        expect_str(&c, "gpu.count", "0");
+        expect_str(&c, "gpu.excluded", "0000:05:00.0 (ASPEED BMC display)");
+        /* the Xeon Phi (class 0x0b40) is an accelerator */
+        expect_str(&c, "accel.count", "1");
+        expect_str(&c, "accel.0.address", "0000:83:00.0");
+        close_facts(&c);
+
+        /* The same device given NVIDIA's vendor ID: the GPU locality code on a real 2-node tree. */
+        set_vendor(r, "0000:05:00.0", "0x10de\n");
+        c = open_facts(r);
         expect_str(&c, "gpu.count", "1");
-        expect_str(&c, "gpu.nvidia_count", "0");
-        expect_str(&c, "gpu.0.vendor_id", "1a03");
+        expect_str(&c, "gpu.nvidia_count", "1");
         expect_str(&c, "gpu.0.numa_node", "0");
         expect_str(&c, "gpu.0.socket", "0");
         /* 64-byte config and no sysfs link files: no link facts */
@@ -799,7 +832,14 @@ START_TEST(corpus_r910)
         expect_str(&c, "ib.qib0.numa_node", "2");
         expect_str(&c, "ib.qib0.port.1.state", "ACTIVE");
         expect_str(&c, "ib.qib0.port.1.rate_gbps", "40");
-        /* Matrox VGA with numa_node -1 on a 4-node box: unknown everywhere */
+        /* the Matrox BMC VGA is not a GPU */
+        expect_str(&c, "gpu.count", "0");
+        expect_str(&c, "gpu.excluded", "0000:09:03.0 (Matrox BMC display)");
+        close_facts(&c);
+        /* Given NVIDIA's vendor ID, a GPU with numa_node -1 on a real 4-node box: unknown everywhere */
+        set_vendor(r, "0000:09:03.0", "0x10de\n");
+        c = open_facts(r);
+        expect_str(&c, "gpu.count", "1");
         expect_str(&c, "gpu.0.numa_node", "-1");
         expect_status(&c, "gpu.0.socket", FACT_ABSENT, "locality unknown");
         expect_status(&c, "gpu.0.hwloc_numa_node", FACT_ABSENT, "whole Machine");
