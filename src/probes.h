@@ -24,6 +24,7 @@ extern const struct probe probe_iommu;   /* iommu.*   probe-iommu.c */
 extern const struct probe probe_edac;    /* edac.*    probe-edac.c */
 extern const struct probe probe_limits;  /* limits.*  probe-limits.c */
 extern const struct probe probe_service; /* service.*, gpudirect.*  probe-service.c */
+extern const struct probe probe_nvml;    /* nvml.*    probe-nvml.c (NVML, or an nvidia-smi capture) */
 
 extern const struct probe *const probe_table[];
 extern const size_t probe_count;

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * nvml.*: GPU health (ECC, row remapping, retired pages, MIG, clock event reasons, power limits,
+ * PCIe as the GPU sees it, NVLink) from NVML on the live machine or from an `nvidia-smi -q -x`
+ * capture under a foreign root (see nvgpu.h). The probe is lazy like every other: nothing here
+ * runs, no library is loaded and no XML is parsed, unless a nvml.* fact is asked for.
+ *
+ * nvml.unlisted ties the two worlds together: the NVIDIA GPUs that sysfs shows on PCI but the
+ * driver does not list. Such a GPU failed to initialise or fell off the bus (Xid 79), and every
+ * other nvml.* rule would silently skip it.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "nvgpu.h"
+#include "probes.h"
+
+const struct nvgpu_reason nvgpu_reasons[] = {
+        /* nvml.h: nvmlClocksEventReasonGpuIdle ... nvmlClocksThrottleReasonDisplayClockSetting */
+        {0x1, "gpu_idle", "idle"},
+        {0x2, "applications_clocks_setting", "applications_clocks"},
+        {0x4, "sw_power_cap", "sw_power_cap"},
+        {0x8, "hw_slowdown", "hw_slowdown"},
+        {0x10, "sync_boost", "sync_boost"},
+        {0x20, "sw_thermal_slowdown", "sw_thermal_slowdown"},
+        {0x40, "hw_thermal_slowdown", "hw_thermal_slowdown"},
+        {0x80, "hw_power_brake_slowdown", "hw_power_brake_slowdown"},
+        {0x100, "display_clocks_setting", "display_clocks"},
+};
+const unsigned nvgpu_nreasons = ARRAY_SIZE(nvgpu_reasons);
+
+bool nvgpu_bus_id(const char *in, char out[32])
+{
+        unsigned dom, bus, dev, fn;
+        int n = 0;
+        if (!in || sscanf(in, "%8x:%2x:%2x.%1x%n", &dom, &bus, &dev, &fn, &n) != 4 || in[n] != '\0')
+                return false;
+        if (dev > 31 || fn > 7)
+                return false;
+        snprintf(out, 32, "%04x:%02x:%02x.%u", dom, bus, dev, fn);
+        return true;
+}
+
+void nvgpu_str(const struct nvgpu_out *o, const char *field, const char *value)
+{
+        fact_str(o->f, o->source, value, "nvml.%u.%s", o->idx, field);
+}
+
+void nvgpu_uint(const struct nvgpu_out *o, const char *field, uint64_t value)
+{
+        fact_uint(o->f, o->source, value, "nvml.%u.%s", o->idx, field);
+}
+
+void nvgpu_bool(const struct nvgpu_out *o, const char *field, bool value)
+{
+        fact_bool(o->f, o->source, value, "nvml.%u.%s", o->idx, field);
+}
+
+void nvgpu_absent(const struct nvgpu_out *o, const char *field, const char *reason)
+{
+        fact_absent(o->f, o->source, reason, "nvml.%u.%s", o->idx, field);
+}
+
+void nvgpu_unreadable(const struct nvgpu_out *o, const char *field, const char *reason)
+{
+        fact_unreadable(o->f, o->source, 0, reason, "nvml.%u.%s", o->idx, field);
+}
+
+/* nvml.unlisted / nvml.unlisted_count: NVIDIA GPUs on PCI (gpu.N, NVIDIA first) without an
+ * nvml.M.address. Both sides must be known; otherwise the facts say which side is not. */
+static void unlisted(struct facts *f, int listed)
+{
+        const struct fact *count = facts_get(f, "nvml.count");
+        if (listed < 0 && count) {
+                if (count->status == FACT_ABSENT) {
+                        fact_absent(f, count->source, count->reason, "nvml.unlisted");
+                        fact_absent(f, count->source, count->reason, "nvml.unlisted_count");
+                } else {
+                        fact_unreadable(f, count->source, 0, count->reason, "nvml.unlisted");
+                        fact_unreadable(f, count->source, 0, count->reason, "nvml.unlisted_count");
+                }
+                return;
+        }
+        const struct fact *pci = facts_get(f, "gpu.nvidia_count");
+        bool neg;
+        uint64_t n;
+        if (!pci || pci->status != FACT_OK || !fact_number(pci, &neg, &n) || neg) {
+                const char *why = pci && pci->reason ? pci->reason : "PCI GPUs unknown";
+                const char *src = pci ? pci->source : "/sys/bus/pci/devices";
+                if (pci && pci->status == FACT_ABSENT) {
+                        fact_absent(f, src, why, "nvml.unlisted");
+                        fact_absent(f, src, why, "nvml.unlisted_count");
+                } else {
+                        fact_unreadable(f, src, 0, why, "nvml.unlisted");
+                        fact_unreadable(f, src, 0, why, "nvml.unlisted_count");
+                }
+                return;
+        }
+        struct sbuf s = {0};
+        unsigned missing = 0;
+        for (uint64_t i = 0; i < n; i++) {
+                char name[64], addr[32];
+                snprintf(name, sizeof(name), "gpu.%" PRIu64 ".address", i);
+                const struct fact *a = facts_get(f, name);
+                if (!a || a->status != FACT_OK || !nvgpu_bus_id(a->str, addr))
+                        continue;
+                bool found = false;
+                for (int k = 0; k < listed && !found; k++) {
+                        snprintf(name, sizeof(name), "nvml.%d.address", k);
+                        const struct fact *b = facts_get(f, name);
+                        found = b && b->status == FACT_OK && streq(b->str, addr);
+                }
+                if (!found) {
+                        sbuf_addf(&s, "%s%s", missing ? "," : "", addr);
+                        missing++;
+                }
+        }
+        _cleanup_free_ char *src = xasprintf("%s + /sys/bus/pci/devices", count && count->source ? count->source : "nvml");
+        fact_str(f, src, missing ? s.s : "none", "nvml.unlisted");
+        fact_int(f, src, missing, "nvml.unlisted_count");
+        free(sbuf_steal(&s));
+}
+
+static int nvml_run(struct facts *f)
+{
+        int n = root_is_live(facts_root(f)) ? nvml_live_facts(f, NVGPU_SONAME) : nvsmi_xml_facts(f, NVGPU_CAPTURE);
+        unlisted(f, n);
+        return 0;
+}
+
+const struct probe probe_nvml = {
+        .name = "nvml",
+        .prefixes = {"nvml."},
+        .run = nvml_run,
+};

@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * GPU and fabric health facts read from files: nvml.* from every real `nvidia-smi -q -x` capture of
+ * the corpus (../shared/corpus/nvidia-smi, see its PROVENANCE.md) and from broken ones.
+ * The corpus is found through LLMTUNE_CORPUS; without it the corpus tests skip (exit 77) unless
+ * LLMTUNE_REQUIRE_CORPUS=1.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "facts.h"
+#include "root.h"
+#include "tmptree.h"
+
+static void setup(void) { tmptree_new("gpuhealth"); }
+
+static void put(const char *rel, const char *text) { tmptree_write(rel, text, strlen(text)); }
+
+static struct root *r;
+
+static struct facts *open_facts(void)
+{
+        ck_assert_int_eq(root_new(tmptree_path(), &r), 0);
+        struct facts *f = facts_new(r);
+        facts_set_handle(f, "datadir", (void *)LLMTUNE_SRCDIR, NULL);
+        return f;
+}
+
+static void close_facts(struct facts *f)
+{
+        facts_free(f);
+        root_free(r);
+}
+
+static const struct fact *get(struct facts *f, const char *name, enum fact_status st)
+{
+        const struct fact *fc = facts_get(f, name);
+        ck_assert_msg(fc != NULL, "%s: no fact", name);
+        ck_assert_msg(fc->status == st, "%s: status %d, expected %d (%s)", name, fc->status, st,
+                      fc->status == FACT_OK ? fc->str : fc->reason);
+        return fc;
+}
+
+static void eq(struct facts *f, const char *name, const char *value)
+{
+        const struct fact *fc = get(f, name, FACT_OK);
+        ck_assert_msg(streq(fc->str, value), "%s = %s, expected %s", name, fc->str, value);
+}
+
+/* absent, and the reason contains WHY */
+static void absent(struct facts *f, const char *name, const char *why)
+{
+        const struct fact *fc = get(f, name, FACT_ABSENT);
+        ck_assert_msg(strstr(fc->reason, why), "%s: reason \"%s\" lacks \"%s\"", name, fc->reason, why);
+}
+
+static void unreadable(struct facts *f, const char *name, const char *why)
+{
+        const struct fact *fc = get(f, name, FACT_UNREADABLE);
+        ck_assert_msg(strstr(fc->reason, why), "%s: reason \"%s\" lacks \"%s\"", name, fc->reason, why);
+}
+
+static const char *corpus(void) { return getenv("LLMTUNE_CORPUS"); }
+
+/* The corpus file NAME (under nvidia-smi/) copied to REL in the tree. */
+static void copy_corpus(const char *name, const char *rel)
+{
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/nvidia-smi/%s", corpus(), name);
+        FILE *in = fopen(path, "re");
+        ck_assert_msg(in != NULL, "%s: %s", path, strerror(errno));
+        static char buf[1 << 20];
+        size_t n = fread(buf, 1, sizeof(buf), in);
+        ck_assert(feof(in));
+        fclose(in);
+        tmptree_write(rel, buf, n);
+}
+
+#define CAPTURE "var/lib/llmtune/captures/nvidia-smi.xml"
+
+static struct facts *capture(const char *name)
+{
+        copy_corpus(name, CAPTURE);
+        return open_facts();
+}
+
+/* --- nvml.* from captures: every corpus XML ------------------------------------------------------ */
+
+START_TEST(xml_v100_dgx2_retired_pages)
+{
+        struct facts *f = capture("v100-sxm3-32gb-dgx2-retired-pages-driver410-v10.xml");
+        eq(f, "nvml.count", "1");
+        eq(f, "nvml.attached", "16"); /* trimmed capture: 1 of 16 */
+        eq(f, "nvml.driver_version", "410.104");
+        eq(f, "nvml.0.address", "0000:34:00.0");
+        eq(f, "nvml.0.name", "Tesla V100-SXM3-32GB");
+        eq(f, "nvml.0.retired.dbe", "2");
+        eq(f, "nvml.0.retired.sbe", "0");
+        eq(f, "nvml.0.retired.pending", "true");
+        eq(f, "nvml.0.ecc.volatile.corrected", "1");
+        eq(f, "nvml.0.ecc.volatile.uncorrected", "1");
+        eq(f, "nvml.0.ecc.aggregate.corrected", "291");
+        eq(f, "nvml.0.ecc.aggregate.uncorrected", "7627");
+        eq(f, "nvml.0.ecc.current", "true");
+        eq(f, "nvml.0.persistence_mode", "true");
+        absent(f, "nvml.0.remap.pending", "no <remapped_rows> in the capture (driver 410.104)");
+        absent(f, "nvml.0.mig.current", "no <mig_mode>");
+        eq(f, "nvml.0.power.limit_mw", "350000");
+        eq(f, "nvml.0.power.default_limit_mw", "350000");
+        eq(f, "nvml.0.clock_events.active", "idle");
+        absent(f, "nvml.0.nvlink.count", "does not report NVLink");
+        close_facts(f);
+}
+END_TEST
+
+START_TEST(xml_a100_80gb_mig_v12)
+{
+        struct facts *f = capture("a100-sxm4-80gb-mig-driver535-v12.xml");
+        eq(f, "nvml.count", "1");
+        eq(f, "nvml.attached", "4");
+        eq(f, "nvml.0.name", "NVIDIA A100-SXM4-80GB");
+        eq(f, "nvml.0.mig.current", "true");
+        eq(f, "nvml.0.mig.pending", "true");
+        eq(f, "nvml.0.mig.instances", "4");
+        absent(f, "nvml.0.remap.pending", "N/A in the capture (<remapped_rows>)"); /* MIG mode */
+        eq(f, "nvml.0.ecc.volatile.uncorrected", "0");
+        eq(f, "nvml.0.ecc.aggregate.corrected", "0");
+        absent(f, "nvml.0.retired.dbe", "N/A");
+        /* 535 names: clocks_event_reasons, gpu_power_readings/current_power_limit */
+        eq(f, "nvml.0.clock_events.active", "none");
+        eq(f, "nvml.0.clock_event.hw_slowdown", "false");
+        eq(f, "nvml.0.power.limit_mw", "500000");
+        eq(f, "nvml.0.power.min_limit_mw", "100000");
+        eq(f, "nvml.0.persistence_mode", "false");
+        eq(f, "nvml.0.pcie.gen", "4");
+        eq(f, "nvml.0.uuid", "GPU-513536b6-7d19-9063-b049-1e69664bb298");
+        close_facts(f);
+}
+END_TEST
+
+START_TEST(xml_a100_40gb_mig_v11)
+{
+        struct facts *f = capture("a100-sxm4-40gb-mig-gcp-driver510-v11.xml");
+        eq(f, "nvml.0.name", "NVIDIA A100-SXM4-40GB");
+        eq(f, "nvml.0.mig.instances", "2");
+        eq(f, "nvml.0.mig.current", "true");
+        absent(f, "nvml.0.ecc.volatile.corrected", "N/A"); /* volatile N/A, aggregate 0 */
+        eq(f, "nvml.0.ecc.aggregate.uncorrected", "0");
+        /* "Not Active" wrapped across lines in this re-indented file */
+        eq(f, "nvml.0.clock_event.applications_clocks", "false");
+        eq(f, "nvml.0.power.limit_mw", "400000"); /* pre-535 enforced_power_limit */
+        eq(f, "nvml.driver_version", "510.47.03");
+        close_facts(f);
+}
+END_TEST
+
+START_TEST(xml_k80_x4_hyperv)
+{
+        struct facts *f = capture("tesla-k80-x4-azure-ecc-retired-driver430-v10.xml");
+        eq(f, "nvml.count", "4");
+        /* PCI order, not minor-number order; Hyper-V domains as sysfs spells them */
+        eq(f, "nvml.0.address", "1580:00:00.0");
+        eq(f, "nvml.1.address", "2df7:00:00.0");
+        eq(f, "nvml.2.address", "4968:00:00.0");
+        eq(f, "nvml.3.address", "f8d6:00:00.0");
+        eq(f, "nvml.0.retired.sbe", "1");
+        eq(f, "nvml.0.retired.dbe", "1");
+        eq(f, "nvml.0.ecc.aggregate.corrected", "7");
+        eq(f, "nvml.0.ecc.aggregate.uncorrected", "7");
+        eq(f, "nvml.1.ecc.aggregate.corrected", "34");
+        eq(f, "nvml.1.ecc.aggregate.uncorrected", "4");
+        eq(f, "nvml.0.retired.pending", "false"); /* pending_blacklist, the old name */
+        eq(f, "nvml.0.clock_events.active", "applications_clocks");
+        eq(f, "nvml.2.clock_events.active", "idle");
+        eq(f, "nvml.2.pcie.gen", "1");
+        eq(f, "nvml.0.power.limit_mw", "149000");
+        absent(f, "nvml.0.clock_event.hw_thermal_slowdown", "N/A");
+        close_facts(f);
+}
+END_TEST
+
+START_TEST(xml_t4_x8)
+{
+        struct facts *f = capture("tesla-t4-aws-driver515-v11.xml");
+        eq(f, "nvml.0.name", "Tesla T4");
+        eq(f, "nvml.0.pcie.width", "8");
+        eq(f, "nvml.0.pcie.max_width", "16");
+        eq(f, "nvml.0.pcie.gen", "3");
+        eq(f, "nvml.0.retired.dbe", "0");
+        eq(f, "nvml.0.retired.pending", "false");
+        absent(f, "nvml.0.remap.correctable", "N/A");
+        eq(f, "nvml.0.mig.instances", "0");
+        absent(f, "nvml.0.mig.current", "N/A");
+        eq(f, "nvml.0.power.limit_mw", "70000");
+        close_facts(f);
+}
+END_TEST
+
+START_TEST(xml_a10g_remap)
+{
+        struct facts *f = capture("a10g-aws-driver515-v11.xml");
+        eq(f, "nvml.0.name", "NVIDIA A10G");
+        eq(f, "nvml.0.remap.correctable", "0");
+        eq(f, "nvml.0.remap.uncorrectable", "0");
+        eq(f, "nvml.0.remap.pending", "false");
+        eq(f, "nvml.0.remap.failure", "false");
+        absent(f, "nvml.0.retired.sbe", "N/A");
+        eq(f, "nvml.0.pcie.gen", "1");
+        eq(f, "nvml.0.pcie.width", "8");
+        eq(f, "nvml.0.clock_event.idle", "true");
+        close_facts(f);
+}
+END_TEST
+
+START_TEST(xml_rtx4090)
+{
+        struct facts *f = capture("geforce-rtx-4090-driver535-v12.xml");
+        eq(f, "nvml.0.name", "NVIDIA GeForce RTX 4090");
+        eq(f, "nvml.0.ecc.current", "false");
+        absent(f, "nvml.0.ecc.volatile.uncorrected", "N/A");
+        eq(f, "nvml.0.remap.pending", "false");
+        eq(f, "nvml.0.power.limit_mw", "450000");
+        eq(f, "nvml.0.power.max_limit_mw", "600000");
+        eq(f, "nvml.0.power.min_limit_mw", "10000");
+        eq(f, "nvml.0.persistence_mode", "true");
+        eq(f, "nvml.0.pcie.max_gen", "3"); /* host-limited */
+        close_facts(f);
+}
+END_TEST
+
+START_TEST(xml_p100_ecc)
+{
+        struct facts *f = capture("tesla-p100-pcie-16gb-gcp-driver510-v11.xml");
+        eq(f, "nvml.0.name", "Tesla P100-PCIE-16GB");
+        eq(f, "nvml.0.ecc.aggregate.corrected", "3");
+        eq(f, "nvml.0.ecc.aggregate.uncorrected", "0");
+        eq(f, "nvml.0.retired.sbe", "0");
+        eq(f, "nvml.0.retired.pending", "false");
+        eq(f, "nvml.0.power.min_limit_mw", "125000");
+        close_facts(f);
+}
+END_TEST
+
+START_TEST(xml_a5000_x2_v13)
+{
+        struct facts *f = capture("rtx-a5000-x2-driver590-v13.xml");
+        eq(f, "nvml.count", "2");
+        eq(f, "nvml.0.address", "0000:81:00.0");
+        eq(f, "nvml.1.address", "0000:c1:00.0");
+        eq(f, "nvml.0.uuid", "GPU-12345678-aaaa-bbbb-cccc-0123456789ab");
+        eq(f, "nvml.1.uuid", "GPU-12345678-aaaa-bbbb-cccc-0123456789cd");
+        eq(f, "nvml.1.name", "NVIDIA RTX A5000");
+        eq(f, "nvml.0.remap.pending", "false");
+        absent(f, "nvml.0.ecc.aggregate.uncorrected", "N/A"); /* v13 sram_uncorrectable_parity/secded */
+        eq(f, "nvml.0.ecc.current", "false");
+        eq(f, "nvml.driver_version", "590.44.01");
+        eq(f, "nvml.0.power.limit_mw", "230000");
+        close_facts(f);
+}
+END_TEST
+
+START_TEST(xml_blackwell_v13)
+{
+        struct facts *f = capture("rtx-pro-6000-blackwell-maxq-driver590-v13.xml");
+        eq(f, "nvml.0.name", "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition");
+        eq(f, "nvml.0.clock_events.active", "none");
+        eq(f, "nvml.0.clock_event.sw_power_cap", "false");
+        eq(f, "nvml.0.pcie.gen", "1");
+        eq(f, "nvml.0.power.limit_mw", "300000");
+        eq(f, "nvml.0.power.max_limit_mw", "325000");
+        eq(f, "nvml.0.remap.uncorrectable", "0");
+        close_facts(f);
+}
+END_TEST
+
+START_TEST(xml_ada_v13)
+{
+        struct facts *f = capture("rtx-4000-sff-ada-driver595-v13.xml");
+        eq(f, "nvml.0.name", "NVIDIA RTX 4000 SFF Ada Generation");
+        eq(f, "nvml.driver_version", "595.84");
+        eq(f, "nvml.0.remap.correctable", "0");
+        eq(f, "nvml.0.ecc.current", "false");
+        eq(f, "nvml.0.power.limit_mw", "70000");
+        eq(f, "nvml.0.persistence_mode", "true");
+        close_facts(f);
+}
+END_TEST
+
+START_TEST(xml_2080ti_x2_v10)
+{
+        struct facts *f = capture("geforce-rtx-2080ti-x2-driver410-v10.xml");
+        eq(f, "nvml.count", "2");
+        absent(f, "nvml.0.ecc.current", "N/A");
+        absent(f, "nvml.1.retired.dbe", "N/A");
+        absent(f, "nvml.1.retired.pending", "N/A");
+        eq(f, "nvml.1.clock_event.sw_power_cap", "true");
+        eq(f, "nvml.1.clock_events.active", "sw_power_cap");
+        eq(f, "nvml.0.clock_events.active", "idle");
+        eq(f, "nvml.0.pcie.gen", "1");
+        eq(f, "nvml.0.power.max_limit_mw", "280000");
+        close_facts(f);
+}
+END_TEST
+
+/* --- nvml.* from broken or missing captures, and the PCI cross-check ----------------------------- */
+
+START_TEST(xml_missing_and_broken)
+{
+        struct facts *f = open_facts();
+        absent(f, "nvml.count", "no nvidia-smi capture");
+        absent(f, "nvml.unlisted", "no nvidia-smi capture");
+        close_facts(f);
+
+        put(CAPTURE, "<nvidia_smi_log><gpu id=\"00000000:01:00.0\"><product_name>x</product_nam");
+        f = open_facts();
+        unreadable(f, "nvml.count", "not XML");
+        close_facts(f);
+
+        put(CAPTURE, "<?xml version=\"1.0\"?><html><body/></html>");
+        f = open_facts();
+        unreadable(f, "nvml.count", "no <nvidia_smi_log>");
+        close_facts(f);
+
+        /* an entity must not be expanded from outside the capture */
+        put(CAPTURE, "<?xml version=\"1.0\"?>\n<!DOCTYPE nvidia_smi_log [<!ENTITY x SYSTEM \"file:///etc/passwd\">]>\n"
+                     "<nvidia_smi_log><driver_version>&x;</driver_version><attached_gpus>1</attached_gpus>"
+                     "<gpu id=\"00000000:01:00.0\">\n <persistence_mode>\n  Enabled\n </persistence_mode>"
+                     "<compute_mode>[Unknown Error]</compute_mode><pci><replay_counter>lots</replay_counter></pci>"
+                     "</gpu></nvidia_smi_log>");
+        f = open_facts();
+        eq(f, "nvml.count", "1");
+        const struct fact *dv = facts_get(f, "nvml.driver_version");
+        ck_assert(dv && (dv->status != FACT_OK || !strstr(dv->str, "root:")));
+        eq(f, "nvml.0.persistence_mode", "true"); /* whitespace around the value */
+        unreadable(f, "nvml.0.compute_mode", "[Unknown Error]");
+        unreadable(f, "nvml.0.pcie.replay", "not a number");
+        absent(f, "nvml.0.uuid", "no <uuid>");
+        close_facts(f);
+}
+END_TEST
+
+static void pci_gpu(const char *addr)
+{
+        char p[256];
+        snprintf(p, sizeof(p), "sys/bus/pci/devices/%s/vendor", addr);
+        put(p, "0x10de\n");
+        snprintf(p, sizeof(p), "sys/bus/pci/devices/%s/device", addr);
+        put(p, "0x20b2\n");
+        snprintf(p, sizeof(p), "sys/bus/pci/devices/%s/class", addr);
+        put(p, "0x030200\n");
+}
+
+START_TEST(xml_unlisted_gpu)
+{
+        /* the DGX-2 capture lists one GPU (34:00.0); sysfs has it and one more */
+        copy_corpus("v100-sxm3-32gb-dgx2-retired-pages-driver410-v10.xml", CAPTURE);
+        pci_gpu("0000:34:00.0");
+        pci_gpu("0000:36:00.0");
+        struct facts *f = open_facts();
+        eq(f, "nvml.unlisted", "0000:36:00.0");
+        eq(f, "nvml.unlisted_count", "1");
+        close_facts(f);
+}
+END_TEST
+
+START_TEST(xml_all_listed)
+{
+        copy_corpus("tesla-k80-x4-azure-ecc-retired-driver430-v10.xml", CAPTURE);
+        pci_gpu("1580:00:00.0");
+        pci_gpu("2df7:00:00.0");
+        pci_gpu("4968:00:00.0");
+        pci_gpu("f8d6:00:00.0");
+        struct facts *f = open_facts();
+        eq(f, "nvml.unlisted", "none");
+        eq(f, "nvml.unlisted_count", "0");
+        close_facts(f);
+}
+END_TEST
+
+/* Asking for other facts does not parse the capture. */
+START_TEST(xml_lazy)
+{
+        put(CAPTURE, "not xml at all");
+        struct facts *f = open_facts();
+        const struct fact **all = NULL;
+        size_t n = facts_under(f, "cpu", &all);
+        free(all);
+        (void)n;
+        ck_assert_ptr_null(strstr(facts_handles_loaded(), "nvidia-smi-xml"));
+        close_facts(f);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+        Suite *s = suite_create("gpuhealth");
+        TCase *tc = tcase_create("captures");
+        tcase_add_checked_fixture(tc, setup, tmptree_drop);
+        if (corpus()) {
+                tcase_add_test(tc, xml_v100_dgx2_retired_pages);
+                tcase_add_test(tc, xml_a100_80gb_mig_v12);
+                tcase_add_test(tc, xml_a100_40gb_mig_v11);
+                tcase_add_test(tc, xml_k80_x4_hyperv);
+                tcase_add_test(tc, xml_t4_x8);
+                tcase_add_test(tc, xml_a10g_remap);
+                tcase_add_test(tc, xml_rtx4090);
+                tcase_add_test(tc, xml_p100_ecc);
+                tcase_add_test(tc, xml_a5000_x2_v13);
+                tcase_add_test(tc, xml_blackwell_v13);
+                tcase_add_test(tc, xml_ada_v13);
+                tcase_add_test(tc, xml_2080ti_x2_v10);
+                tcase_add_test(tc, xml_unlisted_gpu);
+                tcase_add_test(tc, xml_all_listed);
+        }
+        tcase_add_test(tc, xml_missing_and_broken);
+        tcase_add_test(tc, xml_lazy);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+int main(void)
+{
+        const char *c = getenv("LLMTUNE_CORPUS");
+        if (c && access(c, F_OK) != 0) {
+                const char *req = getenv("LLMTUNE_REQUIRE_CORPUS");
+                if (req && streq(req, "1")) {
+                        fprintf(stderr, "corpus %s missing and LLMTUNE_REQUIRE_CORPUS=1\n", c);
+                        return 1;
+                }
+                unsetenv("LLMTUNE_CORPUS"); /* run the tests that need no corpus */
+        }
+        SRunner *sr = srunner_create(suite());
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? 1 : 0;
+}
