@@ -53,3 +53,8 @@ void nvgpu_unreadable(const struct nvgpu_out *o, const char *field, const char *
  * number of GPUs, or -1 after recording why nothing could be read (absent/unreadable nvml.count). */
 int nvsmi_xml_facts(struct facts *f, const char *path);
 int nvml_live_facts(struct facts *f, const char *soname);
+
+/* nvml.unlisted and nvml.unlisted_count, after a backend listed LISTED GPUs (or -1). */
+void nvgpu_unlisted(struct facts *f, int listed);
+/* nvml.N.power.below_default (enforced limit < default) for the LISTED GPUs. */
+void nvgpu_derived(struct facts *f, int listed);

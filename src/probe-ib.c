@@ -109,6 +109,17 @@ static void probe_port(struct facts *f, const char *dev, const char *port, struc
                 fact_unreadable(f, rp, rc, NULL, "ib.%s.port.%s.rate_gbps", dev, port);
         }
 
+        /* Error counters since the counters were last cleared (Documentation/ABI/stable/
+         * sysfs-class-infiniband, counters/): a port whose symbol errors or link-downed count grow
+         * is flapping, which stalls or kills NCCL jobs long before it goes down for good. */
+        static const char *const counters[] = {"symbol_error", "link_downed", "link_error_recovery", "port_rcv_errors",
+                                               "local_link_integrity_errors", "excessive_buffer_overrun_errors"};
+        for (size_t i = 0; i < ARRAY_SIZE(counters); i++) {
+                _cleanup_free_ char *cp = xasprintf("%s/counters/%s", dir, counters[i]);
+                fact_file_int(f, cp, "no counters file (an Ethernet/RoCE port, or the driver does not provide it)",
+                              "ib.%s.port.%s.%s", dev, port, counters[i]);
+        }
+
         /* Without the file (kernels before 2.6.37) every port was InfiniBand. */
         fact_file_str(f, lp, "no link_layer file (kernel before 2.6.37)", "ib.%s.port.%s.link_layer", dev, port);
         _cleanup_free_ char *layer = NULL;

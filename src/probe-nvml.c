@@ -68,11 +68,14 @@ void nvgpu_unreadable(const struct nvgpu_out *o, const char *field, const char *
 
 /* nvml.unlisted / nvml.unlisted_count: NVIDIA GPUs on PCI (gpu.N, NVIDIA first) without an
  * nvml.M.address. Both sides must be known; otherwise the facts say which side is not. */
-static void unlisted(struct facts *f, int listed)
+void nvgpu_unlisted(struct facts *f, int listed)
 {
         const struct fact *count = facts_get(f, "nvml.count");
-        if (listed < 0 && count) {
-                if (count->status == FACT_ABSENT) {
+        if (listed < 0) {
+                if (!count || count->status == FACT_OK) {
+                        fact_unreadable(f, "nvml", 0, "the GPU list could not be read", "nvml.unlisted");
+                        fact_unreadable(f, "nvml", 0, "the GPU list could not be read", "nvml.unlisted_count");
+                } else if (count->status == FACT_ABSENT) {
                         fact_absent(f, count->source, count->reason, "nvml.unlisted");
                         fact_absent(f, count->source, count->reason, "nvml.unlisted_count");
                 } else {
@@ -121,10 +124,31 @@ static void unlisted(struct facts *f, int listed)
         free(sbuf_steal(&s));
 }
 
+void nvgpu_derived(struct facts *f, int listed)
+{
+        for (int i = 0; i < listed; i++) {
+                char ln[64], dn[64];
+                snprintf(ln, sizeof(ln), "nvml.%d.power.limit_mw", i);
+                snprintf(dn, sizeof(dn), "nvml.%d.power.default_limit_mw", i);
+                const struct fact *l = facts_get(f, ln), *d = facts_get(f, dn);
+                bool ln_neg, dn_neg;
+                uint64_t lv, dv;
+                const struct fact *bad = !l || l->status != FACT_OK ? l : !d || d->status != FACT_OK ? d : NULL;
+                if (bad && bad->status == FACT_ABSENT)
+                        fact_absent(f, bad->source, bad->reason, "nvml.%d.power.below_default", i);
+                else if (bad || !l || !d || !fact_number(l, &ln_neg, &lv) || !fact_number(d, &dn_neg, &dv))
+                        fact_unreadable(f, l ? l->source : "nvml", 0, "power limit or default unreadable",
+                                        "nvml.%d.power.below_default", i);
+                else
+                        fact_bool(f, l->source, lv < dv, "nvml.%d.power.below_default", i);
+        }
+}
+
 static int nvml_run(struct facts *f)
 {
         int n = root_is_live(facts_root(f)) ? nvml_live_facts(f, NVGPU_SONAME) : nvsmi_xml_facts(f, NVGPU_CAPTURE);
-        unlisted(f, n);
+        nvgpu_unlisted(f, n);
+        nvgpu_derived(f, n);
         return 0;
 }
 

@@ -394,6 +394,228 @@ START_TEST(xml_lazy)
 }
 END_TEST
 
+
+/* --- xid.* from kernel logs ---------------------------------------------------------------------- */
+
+START_TEST(xid_corpus_dmesg)
+{
+        copy_corpus("dmesg-xid119-gsp-timeout-dell-xe9680.log", "var/log/dmesg");
+        struct facts *f = open_facts();
+        eq(f, "xid.source", "/var/log/dmesg");
+        eq(f, "xid.events", "5");
+        eq(f, "xid.codes", "119");
+        eq(f, "xid.critical", "119");
+        eq(f, "xid.warning", "none");
+        eq(f, "xid.unknown", "none");
+        eq(f, "xid.devices", "0000:9b:00");
+        eq(f, "xid.0000:9b:00.codes", "119");
+        eq(f, "xid.0000:9b:00.events", "5");
+        eq(f, "xid.0000:9b:00.actions", "119:RESET_GPU");
+        const struct fact *last = get(f, "xid.0000:9b:00.last", FACT_OK);
+        ck_assert_ptr_nonnull(strstr(last->str, "name=gpud, Timeout after 6s of waiting for RPC response from GPU4 GSP"));
+        close_facts(f);
+}
+END_TEST
+
+/* A kern.log spanning two boots: only the last one counts. Several GPUs, unknown codes, both line
+ * formats. */
+START_TEST(xid_kern_log_boots)
+{
+        put("var/log/kern.log",
+            "Nov 29 01:00:00 n1 kernel: [    0.000000] Linux version 6.1.0-18-amd64 (debian-kernel@lists.debian.org)\n"
+            "Nov 29 03:00:00 n1 kernel: [ 9000.1] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.\n"
+            "Nov 30 01:00:00 n1 kernel: [    0.000000] Linux version 6.1.0-18-amd64 (debian-kernel@lists.debian.org)\n"
+            "Nov 30 01:10:00 n1 kernel: [  600.2] NVRM: Xid (PCI:0000:3B:00): 13, pid=99, name=python, Graphics Exception\n"
+            "Nov 30 01:10:01 n1 kernel: [  601.2] NVRM: Xid (PCI:0000:3b:00): 13, pid=99, name=python, Graphics Exception\n"
+            "Nov 30 01:20:00 n1 kernel: [ 1200.0] NVRM: Xid (PCI:0000:86:00): 48, pid=7, name=train, DBE (double bit error)\n"
+            "Nov 30 01:30:00 n1 kernel: [ 1800.0] NVRM: Xid (0000:01:00): 31, Ch 0000000b, engmask 00000120\n"
+            "Nov 30 01:40:00 n1 kernel: [ 2400.0] NVRM: Xid (PCI:0000:86:00): 999, pid=7, name=train, from the future\n"
+            "Nov 30 01:50:00 n1 kernel: [ 3000.0] NVRM: Xid (PCI:0000:86:00: garbage line\n"
+            "Nov 30 01:50:01 n1 kernel: [ 3000.1] NVRM: GPU at PCI:0000:86:00: GPU-0000\n");
+        struct facts *f = open_facts();
+        eq(f, "xid.source", "/var/log/kern.log");
+        eq(f, "xid.events", "5");
+        eq(f, "xid.codes", "13,31,48,999");
+        eq(f, "xid.critical", "48"); /* 79 was the boot before */
+        eq(f, "xid.warning", "13,31");
+        eq(f, "xid.unknown", "999");
+        eq(f, "xid.devices", "0000:3b:00,0000:86:00,0000:01:00");
+        eq(f, "xid.0000:3b:00.events", "2");
+        eq(f, "xid.0000:86:00.codes", "48,999");
+        eq(f, "xid.0000:86:00.actions", "48:RESET_GPU,999:UNKNOWN");
+        eq(f, "xid.0000:01:00.actions", "31:RESTART_APP");
+        close_facts(f);
+}
+END_TEST
+
+/* The gather capture wins over the syslog files; /dev/kmsg record syntax is understood. */
+START_TEST(xid_kmsg_capture_first)
+{
+        put("var/lib/llmtune/captures/kmsg.txt",
+            "6,1001,5000000,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15\n"
+            "4,1002,9000000,-;NVRM: Xid (PCI:0000:c6:00): 79, pid=1101234, name=nvc:[driver], GPU has fallen off the bus.\n"
+            " SUBSYSTEM=pci\n"
+            "4,1003,9000001,-;NVRM: Xid (PCI:0000:c6:00): 154, GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)\n");
+        put("var/log/kern.log", "Nov 30 kernel: NVRM: Xid (PCI:0000:01:00): 13, pid=1, x\n");
+        struct facts *f = open_facts();
+        eq(f, "xid.source", "/var/lib/llmtune/captures/kmsg.txt");
+        eq(f, "xid.critical", "79,154");
+        eq(f, "xid.0000:c6:00.actions", "79:RESTART_BM,154:FOLLOW_MESSAGE");
+        eq(f, "xid.devices", "0000:c6:00");
+        close_facts(f);
+}
+END_TEST
+
+START_TEST(xid_no_log_no_catalog)
+{
+        struct facts *f = open_facts();
+        absent(f, "xid.events", "no kernel log under the root");
+        absent(f, "xid.critical", "no kernel log under the root");
+        close_facts(f);
+
+        put("var/log/dmesg", "[ 1.0] NVRM: Xid (PCI:0000:01:00): 48, DBE\n");
+        ck_assert_int_eq(root_new(tmptree_path(), &r), 0);
+        f = facts_new(r); /* no data directory: the catalogue is unknown, the events are not */
+        eq(f, "xid.events", "1");
+        eq(f, "xid.codes", "48");
+        unreadable(f, "xid.critical", "rules/xid-catalog.tsv not found");
+        unreadable(f, "xid.0000:01:00.actions", "not found");
+        close_facts(f);
+
+        put("var/log/dmesg", "");
+        f = open_facts();
+        eq(f, "xid.events", "0");
+        eq(f, "xid.critical", "none");
+        eq(f, "xid.devices", "none");
+        close_facts(f);
+}
+END_TEST
+
+/* Every line of the shipped catalogue parses: codes the rules rely on are there. */
+START_TEST(xid_catalog_shipped)
+{
+        put("var/log/dmesg", "[1] NVRM: Xid (PCI:0000:01:00): 48, x\n[2] NVRM: Xid (PCI:0000:01:00): 61, x\n"
+                             "[3] NVRM: Xid (PCI:0000:01:00): 62, x\n[4] NVRM: Xid (PCI:0000:01:00): 63, x\n"
+                             "[5] NVRM: Xid (PCI:0000:01:00): 64, x\n[6] NVRM: Xid (PCI:0000:01:00): 74, x\n"
+                             "[7] NVRM: Xid (PCI:0000:01:00): 79, x\n[8] NVRM: Xid (PCI:0000:01:00): 92, x\n"
+                             "[9] NVRM: Xid (PCI:0000:01:00): 94, x\n[10] NVRM: Xid (PCI:0000:01:00): 95, x\n"
+                             "[11] NVRM: Xid (PCI:0000:01:00): 119, x\n[12] NVRM: Xid (PCI:0000:01:00): 120, x\n"
+                             "[13] NVRM: Xid (PCI:0000:01:00): 45, x\n");
+        struct facts *f = open_facts();
+        eq(f, "xid.critical", "48,61,62,63,64,74,79,92,94,95,119,120");
+        eq(f, "xid.warning", "none"); /* 45 is info */
+        eq(f, "xid.unknown", "none");
+        close_facts(f);
+}
+END_TEST
+
+/* --- aer.* and InfiniBand error counters ---------------------------------------------------------- */
+
+static void dev(const char *chain, const char *addr, const char *cls)
+{
+        _cleanup_free_ char *p = xasprintf("sys/devices/pci0000:00/%s%s%s/class", chain, *chain ? "/" : "", addr);
+        put(p, cls);
+        _cleanup_free_ char *l = xasprintf("sys/bus/pci/devices/%s", addr);
+        _cleanup_free_ char *rel = xasprintf("../../../devices/pci0000:00/%s%s%s", chain, *chain ? "/" : "", addr);
+        tmptree_link(l, rel);
+}
+
+static void aer(const char *chain, const char *addr, unsigned cor, unsigned nonfatal, unsigned fatal)
+{
+        char p[1024], text[512];
+        const char *base = "sys/devices/pci0000:00";
+        snprintf(p, sizeof(p), "%s/%s%s%s/aer_dev_correctable", base, chain, *chain ? "/" : "", addr);
+        snprintf(text, sizeof(text), "RxErr 0\nBadTLP %u\nBadDLLP 0\nRollover 0\nTimeout 0\nNonFatalErr 0\n"
+                                     "CorrIntErr 0\nHeaderOF 0\nTOTAL_ERR_COR %u\n", cor, cor);
+        put(p, text);
+        snprintf(p, sizeof(p), "%s/%s%s%s/aer_dev_nonfatal", base, chain, *chain ? "/" : "", addr);
+        snprintf(text, sizeof(text), "Undefined 0\nDLP 0\nSDES 0\nTLP 0\nFCP 0\nCmpltTO %u\nTOTAL_ERR_NONFATAL %u\n",
+                 nonfatal, nonfatal);
+        put(p, text);
+        snprintf(p, sizeof(p), "%s/%s%s%s/aer_dev_fatal", base, chain, *chain ? "/" : "", addr);
+        snprintf(text, sizeof(text), "Undefined 0\nDLP %u\nSDES 0\nTLP 0\nTOTAL_ERR_FATAL %u\n", fatal, fatal);
+        put(p, text);
+}
+
+START_TEST(aer_counters)
+{
+        /* root port 00:01.0 -> switch 01:00.0 -> 02:00.0 -> GPU 03:00.0; NVMe 04:00.0 on port 00:02.0;
+         * an HCA 05:00.0 without AER statistics; a USB controller nobody cares about */
+        dev("", "0000:00:01.0", "0x060400\n");
+        dev("0000:00:01.0", "0000:01:00.0", "0x060400\n");
+        dev("0000:00:01.0/0000:01:00.0", "0000:02:00.0", "0x060400\n");
+        dev("0000:00:01.0/0000:01:00.0/0000:02:00.0", "0000:03:00.0", "0x030200\n");
+        dev("", "0000:00:02.0", "0x060400\n");
+        dev("0000:00:02.0", "0000:04:00.0", "0x010802\n");
+        dev("", "0000:05:00.0", "0x020700\n");
+        dev("", "0000:06:00.0", "0x0c0330\n");
+        aer("", "0000:00:01.0", 0, 0, 1);
+        aer("0000:00:01.0", "0000:01:00.0", 0, 0, 0);
+        aer("0000:00:01.0/0000:01:00.0", "0000:02:00.0", 0, 0, 0);
+        aer("0000:00:01.0/0000:01:00.0/0000:02:00.0", "0000:03:00.0", 7, 2, 0);
+        aer("", "0000:00:02.0", 0, 0, 0);
+        aer("0000:00:02.0", "0000:04:00.0", 1, 0, 0);
+        aer("", "0000:06:00.0", 0, 0, 9); /* USB: not ours */
+        struct facts *f = open_facts();
+        eq(f, "aer.count", "6");
+        eq(f, "aer.fatal_devices", "0000:00:01.0");
+        eq(f, "aer.nonfatal_devices", "0000:03:00.0");
+        eq(f, "aer.correctable_devices", "0000:03:00.0,0000:04:00.0");
+        eq(f, "aer.0000:03:00.0.role", "gpu");
+        eq(f, "aer.0000:02:00.0.role", "port");
+        eq(f, "aer.0000:04:00.0.role", "nvme");
+        eq(f, "aer.0000:05:00.0.role", "nic");
+        eq(f, "aer.0000:03:00.0.correctable", "7");
+        eq(f, "aer.0000:03:00.0.nonfatal", "2");
+        eq(f, "aer.0000:00:01.0.fatal", "1");
+        absent(f, "aer.0000:05:00.0.fatal", "no AER statistics");
+        ck_assert_ptr_null(facts_get(f, "aer.0000:06:00.0.fatal"));
+        close_facts(f);
+
+        put("sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/aer_dev_fatal", "TOTAL_ERR_FATAL lots\n");
+        f = open_facts();
+        unreadable(f, "aer.0000:01:00.0.fatal", "EBADMSG");
+        unreadable(f, "aer.fatal_devices", "could not be read");
+        eq(f, "aer.nonfatal_devices", "0000:03:00.0");
+        close_facts(f);
+}
+END_TEST
+
+START_TEST(aer_none)
+{
+        struct facts *f = open_facts();
+        absent(f, "aer.fatal_devices", "no /sys/bus/pci/devices");
+        close_facts(f);
+        dev("", "0000:03:00.0", "0x030200\n");
+        f = open_facts();
+        eq(f, "aer.count", "0");
+        absent(f, "aer.fatal_devices", "no device with AER statistics");
+        close_facts(f);
+}
+END_TEST
+
+START_TEST(ib_counters)
+{
+        put("sys/class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE\n");
+        put("sys/class/infiniband/mlx5_0/ports/1/link_layer", "InfiniBand\n");
+        put("sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error", "12\n");
+        put("sys/class/infiniband/mlx5_0/ports/1/counters/link_downed", "3\n");
+        put("sys/class/infiniband/mlx5_0/ports/1/counters/link_error_recovery", "0\n");
+        put("sys/class/infiniband/mlx5_0/ports/1/counters/port_rcv_errors", "0\n");
+        put("sys/class/infiniband/mlx5_0/ports/1/counters/local_link_integrity_errors", "0\n");
+        put("sys/class/infiniband/mlx5_0/ports/1/counters/excessive_buffer_overrun_errors", "x\n");
+        put("sys/class/infiniband/mlx5_1/ports/1/state", "4: ACTIVE\n");
+        put("sys/class/infiniband/mlx5_1/ports/1/link_layer", "Ethernet\n");
+        struct facts *f = open_facts();
+        eq(f, "ib.mlx5_0.port.1.symbol_error", "12");
+        eq(f, "ib.mlx5_0.port.1.link_downed", "3");
+        eq(f, "ib.mlx5_0.port.1.port_rcv_errors", "0");
+        unreadable(f, "ib.mlx5_0.port.1.excessive_buffer_overrun_errors", "not an integer");
+        absent(f, "ib.mlx5_1.port.1.symbol_error", "no counters file");
+        close_facts(f);
+}
+END_TEST
+
 static Suite *suite(void)
 {
         Suite *s = suite_create("gpuhealth");
@@ -414,9 +636,17 @@ static Suite *suite(void)
                 tcase_add_test(tc, xml_2080ti_x2_v10);
                 tcase_add_test(tc, xml_unlisted_gpu);
                 tcase_add_test(tc, xml_all_listed);
+                tcase_add_test(tc, xid_corpus_dmesg);
         }
         tcase_add_test(tc, xml_missing_and_broken);
         tcase_add_test(tc, xml_lazy);
+        tcase_add_test(tc, xid_kern_log_boots);
+        tcase_add_test(tc, xid_kmsg_capture_first);
+        tcase_add_test(tc, xid_no_log_no_catalog);
+        tcase_add_test(tc, xid_catalog_shipped);
+        tcase_add_test(tc, aer_counters);
+        tcase_add_test(tc, aer_none);
+        tcase_add_test(tc, ib_counters);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * aer.*: PCIe Advanced Error Reporting counters since boot of the devices a training node depends on
+ * (GPUs, RDMA/network adapters, NVMe drives) and of every port above them, from the kernel's
+ * per-device statistics (Documentation/PCI/pcieaer-howto.rst; ABI:
+ * Documentation/ABI/testing/sysfs-bus-pci-devices-aer_stats): aer_dev_correctable,
+ * aer_dev_nonfatal, aer_dev_fatal, each "ERROR_NAME COUNT" lines ending in TOTAL_ERR_COR /
+ * TOTAL_ERR_NONFATAL / TOTAL_ERR_FATAL. The ports above a device are the PCI addresses on its
+ * sysfs path (/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/...).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "parse.h"
+#include "probes.h"
+
+#define PCI_DEVS "/sys/bus/pci/devices"
+
+struct item {
+        char addr[32];
+        const char *role; /* gpu, nic, nvme, port */
+};
+
+static bool is_bdf(const char *s)
+{
+        unsigned a, b, c, d;
+        int n = 0;
+        return sscanf(s, "%8x:%2x:%2x.%1u%n", &a, &b, &c, &d, &n) == 4 && (size_t)n == strlen(s);
+}
+
+static const char *role_of(struct root *r, const char *addr)
+{
+        _cleanup_free_ char *p = xasprintf(PCI_DEVS "/%s/class", addr);
+        _cleanup_free_ char *line = NULL;
+        uint64_t cls;
+        if (root_read_line(r, p, &line) < 0 || parse_u64(line, &cls) < 0)
+                return NULL;
+        if ((cls >> 16) == 0x03) /* display: VGA 0x0300, 3D controller 0x0302 */
+                return "gpu";
+        if ((cls >> 8) == 0x0200 || (cls >> 8) == 0x0207) /* Ethernet, InfiniBand */
+                return "nic";
+        if ((cls >> 8) == 0x0108) /* NVM Express (and other non-volatile memory controllers) */
+                return "nvme";
+        return NULL;
+}
+
+static void add(struct item **v, size_t *n, const char *addr, const char *role)
+{
+        for (size_t i = 0; i < *n; i++)
+                if (streq((*v)[i].addr, addr))
+                        return;
+        *v = xrealloc(*v, (*n + 1) * sizeof(**v));
+        snprintf((*v)[*n].addr, sizeof((*v)[*n].addr), "%s", addr);
+        (*v)[*n].role = role;
+        (*n)++;
+}
+
+/* The TOTAL_ line of an aer_dev_* file; without one, the sum of the counts. */
+static int total(const char *data, const char *key, uint64_t *ret)
+{
+        uint64_t sum = 0;
+        bool any = false;
+        for (const char *line = data; *line; line += strcspn(line, "\n"), line += *line == '\n') {
+                size_t len = strcspn(line, "\n");
+                if (!len)
+                        continue;
+                _cleanup_free_ char *l = xstrndup(line, len);
+                char *sp = strrchr(l, ' ');
+                uint64_t v;
+                if (!sp || parse_u64(sp + 1, &v) < 0)
+                        return -EBADMSG;
+                *sp = '\0';
+                if (streq(l, key)) {
+                        *ret = v;
+                        return 0;
+                }
+                sum += v;
+                any = true;
+        }
+        if (!any)
+                return -ENODATA;
+        *ret = sum;
+        return 0;
+}
+
+static int cmp_item(const void *x, const void *y) { return natcmp(((const struct item *)x)->addr, ((const struct item *)y)->addr); }
+
+static int aer_run(struct facts *f)
+{
+        struct root *r = facts_root(f);
+        struct strv names = {0};
+        int rc = root_list(r, PCI_DEVS, &names);
+        static const char *const summaries[] = {"aer.count", "aer.devices", "aer.fatal_devices", "aer.nonfatal_devices",
+                                                "aer.correctable_devices"};
+        if (rc < 0) {
+                for (size_t i = 0; i < ARRAY_SIZE(summaries); i++)
+                        if (rc == -ENOENT)
+                                fact_absent(f, PCI_DEVS, "no " PCI_DEVS " under the root", "%s", summaries[i]);
+                        else
+                                fact_unreadable(f, PCI_DEVS, rc, NULL, "%s", summaries[i]);
+                return 0;
+        }
+        struct item *items = NULL;
+        size_t n = 0;
+        for (size_t i = 0; i < names.n; i++) {
+                if (!is_bdf(names.v[i]))
+                        continue;
+                const char *role = role_of(r, names.v[i]);
+                if (!role)
+                        continue;
+                _cleanup_free_ char *link = xasprintf(PCI_DEVS "/%s", names.v[i]);
+                _cleanup_free_ char *target = NULL;
+                if (root_readlink(r, link, &target) == 0) {
+                        /* ports above: every PCI address on the path before the device itself */
+                        _cleanup_free_ char *copy = xstrdup(target);
+                        char *save = NULL;
+                        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save))
+                                if (is_bdf(c) && !streq(c, names.v[i]))
+                                        add(&items, &n, c, "port");
+                }
+                add(&items, &n, names.v[i], role);
+        }
+        strv_free(&names);
+        qsort(items, n, sizeof(*items), cmp_item);
+
+        static const struct {
+                const char *file, *key, *fact;
+        } kinds[] = {{"aer_dev_correctable", "TOTAL_ERR_COR", "correctable"},
+                     {"aer_dev_nonfatal", "TOTAL_ERR_NONFATAL", "nonfatal"},
+                     {"aer_dev_fatal", "TOTAL_ERR_FATAL", "fatal"}};
+        struct sbuf devs = {0}, bad[3] = {{0}};
+        size_t counted = 0;
+        bool unknown[3] = {false};
+        for (size_t i = 0; i < n; i++) {
+                const char *a = items[i].addr;
+                fact_str(f, PCI_DEVS, items[i].role, "aer.%s.role", a);
+                bool any = false;
+                for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
+                        _cleanup_free_ char *p = xasprintf(PCI_DEVS "/%s/%s", a, kinds[k].file);
+                        const char *data;
+                        uint64_t v = 0;
+                        rc = root_read(r, p, &data, NULL);
+                        if (rc == 0)
+                                rc = total(data, kinds[k].key, &v);
+                        if (rc == -ENOENT) {
+                                fact_absent(f, p, "no AER statistics (no AER capability, or a kernel before 4.17)",
+                                            "aer.%s.%s", a, kinds[k].fact);
+                                continue;
+                        }
+                        if (rc < 0) {
+                                fact_unreadable(f, p, rc, NULL, "aer.%s.%s", a, kinds[k].fact);
+                                unknown[k] = true;
+                                continue;
+                        }
+                        any = true;
+                        fact_uint(f, p, v, "aer.%s.%s", a, kinds[k].fact);
+                        if (v)
+                                sbuf_addf(&bad[k], "%s%s", bad[k].len ? "," : "", a);
+                }
+                if (any) {
+                        sbuf_addf(&devs, "%s%s", devs.len ? "," : "", a);
+                        counted++;
+                }
+        }
+        fact_uint(f, PCI_DEVS, counted, "aer.count");
+        fact_str(f, PCI_DEVS, counted ? devs.s : "none", "aer.devices");
+        static const char *const lists[] = {"aer.correctable_devices", "aer.nonfatal_devices", "aer.fatal_devices"};
+        for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
+                if (unknown[k])
+                        fact_unreadable(f, PCI_DEVS, -EIO, "an aer_dev_ file could not be read", "%s", lists[k]);
+                else if (!counted)
+                        fact_absent(f, PCI_DEVS, "no device with AER statistics", "%s", lists[k]);
+                else
+                        fact_str(f, PCI_DEVS, bad[k].len ? bad[k].s : "none", "%s", lists[k]);
+                free(sbuf_steal(&bad[k]));
+        }
+        free(sbuf_steal(&devs));
+        free(items);
+        return 0;
+}
+
+const struct probe probe_aer = {
+        .name = "aer",
+        .prefixes = {"aer."},
+        .run = aer_run,
+};
