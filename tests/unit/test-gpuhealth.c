@@ -621,6 +621,7 @@ static Suite *suite(void)
         Suite *s = suite_create("gpuhealth");
         TCase *tc = tcase_create("captures");
         tcase_add_checked_fixture(tc, setup, tmptree_drop);
+        tcase_set_timeout(tc, 60); /* a loaded CI machine or a sanitizer build */
         if (corpus()) {
                 tcase_add_test(tc, xml_v100_dgx2_retired_pages);
                 tcase_add_test(tc, xml_a100_80gb_mig_v12);

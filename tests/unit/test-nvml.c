@@ -311,6 +311,7 @@ int main(void)
         Suite *s = suite_create("nvml");
         TCase *tc = tcase_create("double");
         tcase_add_checked_fixture(tc, setup, tmptree_drop);
+        tcase_set_timeout(tc, 60); /* a loaded CI machine or a sanitizer build */
         tcase_add_test(tc, healthy_h100);
         tcase_add_test(tc, faults);
         tcase_add_test(tc, nvml_errors);
