@@ -116,6 +116,15 @@ static void probe_port(struct facts *f, const char *dev, const char *port, struc
                                                "local_link_integrity_errors", "excessive_buffer_overrun_errors"};
         for (size_t i = 0; i < ARRAY_SIZE(counters); i++) {
                 _cleanup_free_ char *cp = xasprintf("%s/counters/%s", dir, counters[i]);
+                /* A device without a Performance Management Agent (iWARP: i40iw, irdma in iWARP
+                 * mode) has the files, but the kernel prints "N/A (no PMA)" in them
+                 * (drivers/infiniband/core/sysfs.c, show_pma_counter): not there, not broken. */
+                _cleanup_free_ char *val = NULL;
+                if (root_read_line(r, cp, &val) == 0 && strncmp(val, "N/A", 3) == 0) {
+                        fact_absent(f, cp, "the adapter has no Performance Management Agent (the kernel prints \"N/A (no PMA)\")",
+                                    "ib.%s.port.%s.%s", dev, port, counters[i]);
+                        continue;
+                }
                 fact_file_int(f, cp, "no counters file (an Ethernet/RoCE port, or the driver does not provide it)",
                               "ib.%s.port.%s.%s", dev, port, counters[i]);
         }

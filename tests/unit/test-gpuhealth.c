@@ -606,12 +606,16 @@ START_TEST(ib_counters)
         put("sys/class/infiniband/mlx5_0/ports/1/counters/excessive_buffer_overrun_errors", "x\n");
         put("sys/class/infiniband/mlx5_1/ports/1/state", "4: ACTIVE\n");
         put("sys/class/infiniband/mlx5_1/ports/1/link_layer", "Ethernet\n");
+        /* an iWARP adapter: the files exist but hold what the kernel prints without a PMA */
+        put("sys/class/infiniband/i40iw0/ports/1/state", "4: ACTIVE\n");
+        put("sys/class/infiniband/i40iw0/ports/1/counters/symbol_error", "N/A (no PMA)\n");
         struct facts *f = open_facts();
         eq(f, "ib.mlx5_0.port.1.symbol_error", "12");
         eq(f, "ib.mlx5_0.port.1.link_downed", "3");
         eq(f, "ib.mlx5_0.port.1.port_rcv_errors", "0");
         unreadable(f, "ib.mlx5_0.port.1.excessive_buffer_overrun_errors", "not an integer");
         absent(f, "ib.mlx5_1.port.1.symbol_error", "no counters file");
+        absent(f, "ib.i40iw0.port.1.symbol_error", "no Performance Management Agent");
         close_facts(f);
 }
 END_TEST
