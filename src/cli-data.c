@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "site-config.h"
 
 static bool has_rules(const char *dir)
 {
@@ -83,8 +84,20 @@ int cli_pick_profile(struct cli *cli, struct rule_env *env, const char *wanted, 
                         return cli_report_diags(&d);
                 name = env->lib.v[before].name;
         }
-        if (name)
+        const struct site_config *conf = NULL;
+        if (!name) {
+                conf = cli_config(cli);
+                if (!conf)
+                        return EXIT_ERROR;
+        }
+        if (name) {
                 env->picked_why = xstrdup("selected with --profile");
+                env->source = "option";
+        } else if (conf->profile) {
+                name = conf->profile;
+                env->picked_why = xasprintf("pinned in %s:%u", SITE_CONFIG_PATH, conf->profile_line);
+                env->source = "config";
+        }
         else {
                 const struct profile *p = NULL;
                 int r = profile_detect(&env->lib, f, &p, &env->picked_why);
@@ -94,8 +107,10 @@ int cli_pick_profile(struct cli *cli, struct rule_env *env, const char *wanted, 
                         return cli_error("no profile matches this machine (is the 'base' profile missing?)");
                 name = p->name;
                 env->auto_picked = true;
+                env->source = "detected";
         }
-        profile_resolve(&env->lib, name, &env->rules, &env->profile, &d);
+        if (profile_resolve(&env->lib, name, &env->rules, &env->profile, &d) < 0 && streq(env->source, "config"))
+                diag_add(&d, SITE_CONFIG_PATH, conf->profile_line, "the pinned profile '%s' cannot be used (see above)", name);
         return cli_report_diags(&d);
 }
 

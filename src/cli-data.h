@@ -12,8 +12,9 @@ struct rule_env {
         struct ruleset rules;
         struct profile_lib lib;
         struct resolved profile; /* after cli_pick_profile */
-        char *picked_why;        /* "selected with --profile" or the match reasons */
+        char *picked_why;        /* "selected with --profile", "pinned in ...", or the match reasons */
         bool auto_picked;
+        const char *source;      /* how it was chosen: "option", "config" or "detected" */
 };
 
 /* Directory holding rules/ and profiles/: $LLMTUNE_DATADIR, the source tree for an uninstalled
@@ -25,7 +26,8 @@ struct facts *cli_facts_new(struct cli *cli);
 
 /* Load rules and profiles; prints diagnostics and returns EXIT_ERROR on any problem. */
 int cli_load_env(struct cli *cli, struct rule_env *env);
-/* Resolve --profile (NAME or path to a .ini), or detect one from FACTS. */
+/* Resolve --profile (NAME or path to a .ini), else the profile pinned in the site configuration
+ * (SITE_CONFIG_PATH), else detect one from FACTS. */
 int cli_pick_profile(struct cli *cli, struct rule_env *env, const char *wanted, struct facts *f);
 /* Detection could not decide (profile_detect returned -EIO, WHY says what was unreadable): says
  * so and returns EXIT_UNKNOWN. */

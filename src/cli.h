@@ -7,6 +7,8 @@
 
 #include "root.h"
 
+struct site_config;
+
 /* Exit statuses, documented in the README and in --help. */
 enum {
         EXIT_OK = 0,
@@ -20,6 +22,7 @@ struct cli {
         struct root *root;     /* opened on first use by cli_root() */
         bool root_force;       /* --root-force: take a --root that does not look like a machine */
         bool color;            /* stdout is a terminal and NO_COLOR is unset */
+        struct site_config *config; /* ROOT/etc/llmtune/llmtune.conf, read on first use by cli_config() */
 };
 
 struct command {
@@ -38,8 +41,15 @@ struct root *cli_root(struct cli *cli);
  * --root-force). Prints the error; false when refused. */
 bool cli_root_can_change(struct cli *cli, struct root *r);
 
+/* The site configuration (pinned profile, option defaults) of the --root; prints the problems
+ * and returns NULL when it cannot be read or is invalid. */
+const struct site_config *cli_config(struct cli *cli);
+
 /* "llmtune: " + message on stderr; returns EXIT_ERROR for `return cli_error(...)`. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* After getopt reported a bad option: point to `llmtune COMMAND --help`; returns EXIT_ERROR. */
+int cli_usage_error(const char *command);
 
 /* True when argv[i] is -h/--help; prints the command's usage. */
 bool cli_wants_help(const struct command *cmd, int argc, char **argv);

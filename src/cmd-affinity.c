@@ -35,7 +35,7 @@ static int affinity_cmd(struct cli *cli, int argc, char **argv)
                         policy_given = true;
                         break;
                 case 'i': installed = true; break;
-                default: return EXIT_ERROR;
+                default: return cli_usage_error("affinity");
                 }
         }
         if (optind < argc)

@@ -12,12 +12,13 @@
 #include "diff.h"
 #include "json-out.h"
 #include "plan.h"
+#include "site-config.h"
 #include "test-hooks.h"
 
 struct apply_opts {
         const char *profile;
         struct strv only;
-        bool dry_run, json, wait;
+        bool dry_run, json, wait, reapply, exit_code;
 };
 
 static void print_plan_human(const struct plan *p)
@@ -316,6 +317,8 @@ static int carry_out(struct cli *cli, const struct rule_env *env, const struct p
         return exit_code;
 }
 
+#define NOTHING_TO_DO (-1) /* run_apply's status while it skips to the end without an error */
+
 static int run_apply(struct cli *cli, int argc, char **argv, bool plan_only)
 {
         static const struct option opts[] = {
@@ -324,18 +327,25 @@ static int run_apply(struct cli *cli, int argc, char **argv, bool plan_only)
                 {"dry-run", no_argument, NULL, 'n'},
                 {"json", no_argument, NULL, 'j'},
                 {"wait", no_argument, NULL, 'w'},
+                {"no-wait", no_argument, NULL, 'W'},
+                {"reapply", no_argument, NULL, 'R'},
+                {"exit-code", no_argument, NULL, 'E'},
                 {},
         };
         struct apply_opts o = {.dry_run = plan_only};
-        int c;
+        _cleanup_free_ char *reapply_profile = NULL;
+        int c, wait = -1;
         while ((c = getopt_long(argc, argv, "p:r:njw", opts, NULL)) != -1)
                 switch (c) {
                 case 'p': o.profile = optarg; break;
                 case 'r': strv_add(&o.only, optarg); break;
                 case 'n': o.dry_run = true; break;
                 case 'j': o.json = true; break;
-                case 'w': o.wait = true; break;
-                default: strv_free(&o.only); return EXIT_ERROR;
+                case 'w': wait = 1; break;
+                case 'W': wait = 0; break;
+                case 'R': o.reapply = true; break;
+                case 'E': o.exit_code = true; break;
+                default: strv_free(&o.only); return cli_usage_error(plan_only ? "plan" : "apply");
                 }
         for (int i = optind; i < argc; i++)
                 if (o.only.n)
@@ -344,8 +354,13 @@ static int run_apply(struct cli *cli, int argc, char **argv, bool plan_only)
                         strv_free(&o.only);
                         return cli_error("unexpected argument '%s'", argv[i]);
                 }
+        if (o.exit_code && !o.dry_run) {
+                strv_free(&o.only);
+                return cli_error("--exit-code goes with plan (or apply --dry-run)");
+        }
         struct root *root = cli_root(cli);
-        if (!root) {
+        const struct site_config *conf = root ? cli_config(cli) : NULL;
+        if (!conf) {
                 strv_free(&o.only);
                 return EXIT_ERROR;
         }
@@ -358,6 +373,44 @@ static int run_apply(struct cli *cli, int argc, char **argv, bool plan_only)
         if (!o.dry_run && !cli_root_can_change(cli, root)) {
                 strv_free(&o.only);
                 return EXIT_ERROR;
+        }
+        /* --wait / --no-wait, else [apply] wait in the site configuration, else no waiting */
+        o.wait = wait >= 0 ? wait == 1 : conf->apply_wait == 1;
+        if (o.reapply && o.only.n) {
+                strv_free(&o.only);
+                return cli_error("--reapply chooses the rules itself: no --rule with it");
+        }
+        if (o.reapply) {
+                /* The rules whose changes are in force in the change log, nothing else: at boot
+                 * this puts back what apply did (a late cpufreq driver's governor) and changes
+                 * nothing new. */
+                struct log_read lr;
+                int r = changelog_read(root, &lr);
+                if (r < 0)
+                        return cli_error("cannot read the change log %s: %s", CHANGELOG_PATH, strerror(-r));
+                size_t *idx = NULL, n = changelog_in_force(&lr, &idx);
+                const struct log_record *newest = NULL;
+                for (size_t i = 0; i < n; i++) {
+                        const char *rule = lr.v[idx[i]].change.rule;
+                        if (rule && !strv_contains(&o.only, rule))
+                                strv_add(&o.only, rule);
+                        if (!newest || lr.v[idx[i]].seq > newest->seq)
+                                newest = &lr.v[idx[i]];
+                }
+                /* Which profile: --profile, else the pin, else the one the newest change in force
+                 * was applied with. Never detection: a boot must not choose a profile by itself. */
+                if (!o.profile && !conf->profile && newest && newest->profile)
+                        reapply_profile = xstrdup(newest->profile);
+                o.profile = o.profile ? o.profile : reapply_profile;
+                free(idx);
+                log_read_free(&lr);
+                if (o.only.n == 0) {
+                        if (o.json)
+                                printf("{\n  \"format\": 1,\n  \"changed\": 0,\n  \"reapply\": \"nothing to re-apply: no change made by llmtune is in force\"\n}\n");
+                        else
+                                printf("no change made by llmtune is in force; nothing to re-apply\n");
+                        return EXIT_OK;
+                }
         }
         if (!o.dry_run && root_is_live(root) && geteuid() != 0) {
                 strv_free(&o.only);
@@ -380,6 +433,23 @@ static int run_apply(struct cli *cli, int argc, char **argv, bool plan_only)
         int rc = cli_load_env(cli, &env);
         if (rc == EXIT_OK)
                 rc = cli_pick_profile(cli, &env, o.profile, f);
+        if (rc == EXIT_OK && o.reapply) {
+                /* a rule renamed or dropped by an upgrade is skipped, said on stderr */
+                struct strv known = {0};
+                for (size_t i = 0; i < o.only.n; i++)
+                        if (rules_find(&env.rules, o.only.v[i]))
+                                strv_add(&known, o.only.v[i]);
+                        else
+                                fprintf(stderr, "llmtune: rule '%s' is no longer known; not re-applied\n", o.only.v[i]);
+                strv_free(&o.only);
+                o.only = known;
+                _cleanup_free_ char *list = known.n ? strv_join(&known, " ") : xstrdup("(none known)");
+                fprintf(stderr, "llmtune: re-applying with profile %s (%s): %s\n", env.profile.name, env.picked_why, list);
+                if (known.n == 0) {
+                        printf("none of the rules in force is known; nothing to re-apply\n");
+                        rc = NOTHING_TO_DO;
+                }
+        }
         struct audit a = {0};
         struct plan p = {0};
         if (rc == EXIT_OK) {
@@ -408,6 +478,9 @@ static int run_apply(struct cli *cli, int argc, char **argv, bool plan_only)
                         printf("%zu change%s planned (profile %s)%s\n", plan_changes(&p), plan_changes(&p) == 1 ? "" : "s",
                                env.profile.name, reboot_required(&p) ? ", reboot required" : "");
                 }
+                /* like `git diff --exit-code`: pending changes are what a gate wants to know */
+                if (o.exit_code && plan_changes(&p) > 0)
+                        rc = EXIT_FINDINGS;
         } else if (rc == EXIT_OK) {
                 /* An interrupted run of the same profile is completed under its own run id. */
                 bool same = false;
@@ -433,21 +506,22 @@ static int run_apply(struct cli *cli, int argc, char **argv, bool plan_only)
         facts_free(f);
         rule_env_free(&env);
         strv_free(&o.only);
-        return rc;
+        return rc == NOTHING_TO_DO ? EXIT_OK : rc;
 }
 
 static int apply_cmd(struct cli *cli, int argc, char **argv) { return run_apply(cli, argc, argv, false); }
 static int plan_cmd(struct cli *cli, int argc, char **argv) { return run_apply(cli, argc, argv, true); }
 
 #define APPLY_OPTIONS                                                                                               \
-        "  -p, --profile NAME|FILE  profile (default: detected, as audit does)\n"                                 \
+        "  -p, --profile NAME|FILE  profile (default: the pinned one, else detected, as audit does)\n"                                 \
         "  -r, --rule ID...         only these rules\n"                                                           \
         "  -j, --json               machine-readable output: changed count, reboot_required, per-change records\n"
 
 const struct command cmd_apply = {
         .name = "apply",
         .summary = "fix what the audit found, logged and undoable",
-        .usage = "Usage: llmtune [--root DIR] apply [--profile NAME|FILE] [--rule ID...] [--dry-run] [--json] [--wait]\n"
+        .usage = "Usage: llmtune [--root DIR] apply [--profile NAME|FILE] [--rule ID...|--reapply] [--dry-run] [--json]\n"
+                 "                                [--wait|--no-wait]\n"
                  "\n"
                  "Turn the failing audit findings into a plan and carry it out. Each change is logged to\n"
                  "ROOT/var/lib/llmtune/changelog.jsonl before it is made (intent) and after (outcome); files\n"
@@ -462,6 +536,11 @@ const struct command cmd_apply = {
                  "\n" APPLY_OPTIONS
                  "  -n, --dry-run            show the plan (same as `llmtune plan`) and change nothing\n"
                  "  -w, --wait               wait for another apply or rollback instead of failing\n"
+                 "      --no-wait            fail at once when another run holds the lock ([apply] wait\n"
+                 "                           in " SITE_CONFIG_PATH " sets the default)\n"
+                 "      --reapply            only the rules whose changes are in force in the change log,\n"
+                 "                           with the pinned profile, else the one they were applied with\n"
+                 "                           (never detection): what llmtune-apply.service runs at boot\n"
                  "\n"
                  "Exit status: 0 applied (or nothing to do), 1 error or a failed (and undone) run.\n",
         .run = apply_cmd,
@@ -470,10 +549,14 @@ const struct command cmd_apply = {
 const struct command cmd_plan = {
         .name = "plan",
         .summary = "show what apply would change (a dry run)",
-        .usage = "Usage: llmtune [--root DIR] plan [--profile NAME|FILE] [--rule ID...] [--json]\n"
+        .usage = "Usage: llmtune [--root DIR] plan [--profile NAME|FILE] [--rule ID...] [--json] [--exit-code]\n"
                  "\n"
                  "Print a unified diff (a/ and b/ headers) for every file apply would create or change,\n"
                  "then the runtime changes, commands, reboots and manual steps. Writes nothing.\n"
-                 "\n" APPLY_OPTIONS,
+                 "\n" APPLY_OPTIONS
+                 "      --exit-code          exit 2 when changes are pending (like `git diff --exit-code`)\n"
+                 "\n"
+                 "Exit status: 0 shown, 1 error, 2 changes pending (only with --exit-code), 3 which\n"
+                 "profile fits could not be told (an unreadable fact; give --profile).\n",
         .run = plan_cmd,
 };

@@ -10,6 +10,7 @@
 #include "cli-data.h"
 #include "commands.h"
 #include "json-out.h"
+#include "site-config.h"
 
 static const char *status_label(enum result_status s)
 {
@@ -23,7 +24,13 @@ static const char *status_color(enum result_status s)
         return c[s];
 }
 
-static void print_human(struct cli *cli, const struct rule_env *env, const struct audit *a)
+/* What --only-failed keeps: the failures and the rules that could not be evaluated. */
+static bool shown(const struct result *r, bool only_failed)
+{
+        return !only_failed || r->status == RES_FAIL || r->status == RES_ERROR;
+}
+
+static void print_human(struct cli *cli, const struct rule_env *env, const struct audit *a, bool only_failed)
 {
         const char *off = cli_color(cli, "\033[0m"), *bold = cli_color(cli, "\033[1m");
         printf("Profile: %s%s%s (%s)\n", bold, env->profile.name, off, env->picked_why);
@@ -35,13 +42,13 @@ static void print_human(struct cli *cli, const struct rule_env *env, const struc
         /* Group by area, in the order areas first appear in the rules. */
         struct strv areas = {0};
         for (size_t i = 0; i < a->n; i++)
-                if (!strv_contains(&areas, a->v[i].rule->area))
+                if (shown(&a->v[i], only_failed) && !strv_contains(&areas, a->v[i].rule->area))
                         strv_add(&areas, a->v[i].rule->area);
         for (size_t k = 0; k < areas.n; k++) {
                 printf("\n%s%s%s\n", bold, areas.v[k], off);
                 for (size_t i = 0; i < a->n; i++) {
                         const struct result *r = &a->v[i];
-                        if (!streq(r->rule->area, areas.v[k]))
+                        if (!streq(r->rule->area, areas.v[k]) || !shown(r, only_failed))
                                 continue;
                         printf("  %s%-5s%s %-*s  %s", cli_color(cli, status_color(r->status)), status_label(r->status), off,
                                (int)idw, r->rule->id, r->rule->title);
@@ -59,29 +66,43 @@ static void print_human(struct cli *cli, const struct rule_env *env, const struc
                 }
         }
         strv_free(&areas);
-        printf("\n%zu rules: %zu passed, %zu failed, %zu not applicable, %zu errors\n", a->n, a->count[RES_PASS],
-               a->count[RES_FAIL], a->count[RES_NA], a->count[RES_ERROR]);
+        printf("\n%zu rule%s: %zu passed, %zu failed, %zu not applicable, %zu error%s\n", a->n, a->n == 1 ? "" : "s",
+               a->count[RES_PASS], a->count[RES_FAIL], a->count[RES_NA], a->count[RES_ERROR],
+               a->count[RES_ERROR] == 1 ? "" : "s");
 }
 
 static json_object *str_or_null(const char *s) { return s ? json_object_new_string(s) : NULL; }
 
-static void print_json(struct cli *cli, const struct rule_env *env, const struct audit *a)
+static void print_json(struct cli *cli, const struct rule_env *env, struct facts *f, const struct audit *a,
+                       bool only_failed)
 {
         json_object *top = json_object_new_object();
         json_object_object_add(top, "format", json_object_new_int(1));
+        /* When, by what and of which kernel: a fleet report compares audits of different days and
+         * llmtune versions, and a finding may hold for one kernel only. */
+        char when[32];
+        time_t now = time(NULL);
+        struct tm tm;
+        strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+        json_object_object_add(top, "time", json_object_new_string(when));
+        json_object_object_add(top, "llmtune_version", json_object_new_string(LLMTUNE_VERSION));
         json_object_object_add(top, "root", json_object_new_string(root_path(cli->root)));
         char *host = root_hostname(cli->root);
         json_object_object_add(top, "host", str_or_null(host));
         free(host);
+        const struct fact *kr = facts_get(f, "kernel.release");
+        json_object_object_add(top, "kernel_release", kr && kr->status == FACT_OK ? json_object_new_string(kr->str) : NULL);
         json_object *p = json_object_new_object();
         json_object_object_add(p, "name", json_object_new_string(env->profile.name));
         json_object_object_add(p, "hash", json_object_new_string(env->profile.hash));
-        json_object_object_add(p, "selected", json_object_new_string(env->auto_picked ? "detected" : "option"));
+        json_object_object_add(p, "selected", json_object_new_string(env->source));
         json_object_object_add(p, "why", json_object_new_string(env->picked_why));
         json_object_object_add(top, "profile", p);
         json_object *results = json_object_new_array();
         for (size_t i = 0; i < a->n; i++) {
                 const struct result *r = &a->v[i];
+                if (!shown(r, only_failed))
+                        continue;
                 json_object *o = json_object_new_object();
                 json_object_object_add(o, "rule", json_object_new_string(r->rule->id));
                 json_object_object_add(o, "title", json_object_new_string(r->rule->title));
@@ -146,7 +167,7 @@ static int print_export(struct cli *cli, const struct rule_env *env, const struc
         struct verify_state vs;
         struct audit_export x = {
                 .profile = env->profile.name,
-                .selected = env->auto_picked ? "detected" : "option",
+                .selected = env->source,
                 .audit = a,
                 .started = *started,
                 .duration = seconds_since(mono0),
@@ -182,6 +203,20 @@ static int parse_audit_format(const char *s, enum audit_format *f)
         return -EINVAL;
 }
 
+/* The exit status for gating: 2 when a rule at or above FAIL_ON failed, else 3 when one at or
+ * above it could not be evaluated (an unreadable fact: neither pass nor fail), else 0. */
+static int gate(const struct audit *a, enum severity fail_on)
+{
+        bool failed = false, unknown = false;
+        for (size_t i = 0; i < a->n; i++) {
+                if (a->v[i].severity < fail_on)
+                        continue;
+                failed |= a->v[i].status == RES_FAIL;
+                unknown |= a->v[i].status == RES_ERROR;
+        }
+        return failed ? EXIT_FINDINGS : unknown ? EXIT_UNKNOWN : EXIT_OK;
+}
+
 static int audit_cmd(struct cli *cli, int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -190,13 +225,17 @@ static int audit_cmd(struct cli *cli, int argc, char **argv)
                 {"json", no_argument, NULL, 'j'},
                 {"format", required_argument, NULL, 'f'},
                 {"output", required_argument, NULL, 'o'},
+                {"fail-on", required_argument, NULL, 'F'},
+                {"quiet", no_argument, NULL, 'q'},
+                {"only-failed", no_argument, NULL, 'O'},
                 {},
         };
-        const char *profile = NULL, *output = NULL;
+        const char *profile = NULL, *output = NULL, *fail_on_arg = NULL;
         struct strv only = {0};
         enum audit_format fmt = FMT_HUMAN;
+        bool quiet = false, only_failed = false;
         int c;
-        while ((c = getopt_long(argc, argv, "p:r:jf:o:", opts, NULL)) != -1)
+        while ((c = getopt_long(argc, argv, "p:r:jf:o:q", opts, NULL)) != -1)
                 switch (c) {
                 case 'p': profile = optarg; break;
                 case 'r': strv_add(&only, optarg); break;
@@ -208,11 +247,19 @@ static int audit_cmd(struct cli *cli, int argc, char **argv)
                         }
                         break;
                 case 'o': output = optarg; break;
-                default: strv_free(&only); return EXIT_ERROR;
+                case 'F': fail_on_arg = optarg; break;
+                case 'q': quiet = true; break;
+                case 'O': only_failed = true; break;
+                default: strv_free(&only); return cli_usage_error("audit");
                 }
         if (output && fmt != FMT_PROMETHEUS && fmt != FMT_NFD) {
                 strv_free(&only);
                 return cli_error("--output applies to --format prometheus and nfd");
+        }
+        enum severity fail_on = SEV_WARNING;
+        if (fail_on_arg && severity_parse(fail_on_arg, &fail_on) < 0) {
+                strv_free(&only);
+                return cli_error("--fail-on takes critical, warning or info, not '%s'", fail_on_arg);
         }
         /* The audit's time and duration (--format prometheus): from before the facts are read. */
         struct timespec started, mono0;
@@ -227,10 +274,13 @@ static int audit_cmd(struct cli *cli, int argc, char **argv)
                         return cli_error("unexpected argument '%s' (see llmtune audit --help)", argv[i]);
                 }
         struct root *root = cli_root(cli);
-        if (!root) {
+        const struct site_config *conf = root ? cli_config(cli) : NULL;
+        if (!conf) {
                 strv_free(&only);
                 return EXIT_ERROR;
         }
+        if (!fail_on_arg && conf->fail_on)
+                severity_parse(conf->fail_on, &fail_on); /* validated when the file was read */
         struct rule_env env = {0};
         struct facts *f = cli_facts_new(cli);
         int rc = cli_load_env(cli, &env);
@@ -243,15 +293,15 @@ static int audit_cmd(struct cli *cli, int argc, char **argv)
                         rc = cli_error("unknown rule '%s' (see `llmtune explain --list`)", bad);
                 else {
                         int wrc = EXIT_OK;
-                        if (fmt == FMT_JSON)
-                                print_json(cli, &env, &a);
+                        if (quiet)
+                                ;
+                        else if (fmt == FMT_JSON)
+                                print_json(cli, &env, f, &a, only_failed);
                         else if (fmt == FMT_HUMAN)
-                                print_human(cli, &env, &a);
+                                print_human(cli, &env, &a, only_failed);
                         else
                                 wrc = print_export(cli, &env, &a, f, fmt, output, &started, &mono0);
-                        rc = wrc != EXIT_OK                               ? wrc
-                             : a.count[RES_FAIL] || a.count[RES_ERROR] ? EXIT_FINDINGS
-                                                                          : EXIT_OK;
+                        rc = wrc != EXIT_OK ? wrc : gate(&a, fail_on);
                         audit_free(&a);
                 }
         }
@@ -266,6 +316,7 @@ const struct command cmd_audit = {
         .summary = "check this machine against a profile and explain every deviation",
         .usage = "Usage: llmtune [--root DIR] audit [--profile NAME|FILE] [--rule ID...]\n"
                  "           [--json | --format human|json|prometheus|nfd [--output FILE]]\n"
+                 "           [--quiet] [--only-failed] [--fail-on critical|warning|info]\n"
                  "\n"
                  "Evaluate every rule the profile enables and print, per rule: PASS, FAIL (with the observed\n"
                  "and expected values and the fix), N/A (with the reason: no cpufreq driver, no GPU...) or\n"
@@ -282,9 +333,16 @@ const struct command cmd_audit = {
                  "                           feature file: profile, audit result, GPU model and count, IB rate)\n"
                  "  -o, --output FILE        with prometheus or nfd: write FILE atomically (a temporary file\n"
                  "                           in its directory renamed over it) instead of standard output\n"
+                 "  -q, --quiet              print nothing: the exit status is the answer\n"
+                 "      --only-failed        show only the rules that failed or could not be evaluated\n"
+                 "                           (the summary still counts every rule)\n"
+                 "      --fail-on SEVERITY   the lowest severity that fails the audit: critical, warning\n"
+                 "                           (default, or [audit] fail_on in " SITE_CONFIG_PATH ") or info\n"
                  "\n"
                  "Colour is used only on a terminal and never when NO_COLOR is set.\n"
-                 "Exit status: 0 every rule passed or is not applicable, 2 at least one rule failed or could not\n"
-                 "be evaluated, 1 usage error or unreadable profile/rules.\n",
+                 "Exit status: 0 no rule at or above the --fail-on severity failed or was left unevaluated;\n"
+                 "2 at least one such rule failed; 3 none failed but at least one could not be evaluated\n"
+                 "(an unreadable fact), or, without --profile, which profile fits could not be told;\n"
+                 "1 usage error or unreadable profile/rules/configuration.\n",
         .run = audit_cmd,
 };

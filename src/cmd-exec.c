@@ -112,7 +112,7 @@ static int exec_cmd(struct cli *cli, int argc, char **argv)
                 case 's': strict = true; break;
                 case 'n': dry = true; break;
                 case 'v': verbose = true; break;
-                default: return EXIT_ERROR;
+                default: return cli_usage_error("exec");
                 }
         }
         if ((gpu >= 0) + by_rank + (node >= 0) != 1)

@@ -37,7 +37,7 @@ static int facts_cmd(struct cli *cli, int argc, char **argv)
         while ((c = getopt_long(argc, argv, "j", opts, NULL)) != -1)
                 switch (c) {
                 case 'j': json = true; break;
-                default: return EXIT_ERROR;
+                default: return cli_usage_error("facts");
                 }
         struct root *root = cli_root(cli);
         if (!root)

@@ -88,7 +88,7 @@ static int log_cmd(struct cli *cli, int argc, char **argv)
                 switch (c) {
                 case 'j': json = true; break;
                 case 'r': run = optarg; break;
-                default: return EXIT_ERROR;
+                default: return cli_usage_error("log");
                 }
         if (optind < argc)
                 return cli_error("unexpected argument '%s' (see llmtune log --help)", argv[optind]);

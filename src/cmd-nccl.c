@@ -102,7 +102,7 @@ static int nccl_cmd(struct cli *cli, int argc, char **argv)
         while ((c = getopt_long(argc, argv, "+p:", opts, NULL)) != -1)
                 switch (c) {
                 case 'p': profile = optarg; break;
-                default: return EXIT_ERROR;
+                default: return cli_usage_error("nccl");
                 }
         if (optind >= argc)
                 return cli_error("nccl needs a subcommand: lint, env or conf (see llmtune nccl --help)");
@@ -189,7 +189,7 @@ const struct command cmd_nccl = {
                  "       that are unknown, removed, not NCCL's, debugging switches or duplicates commented\n"
                  "       out behind \"#llmtune-disabled# \"\n"
                  "\n"
-                 "  -p, --profile NAME|FILE  profile (default: the one detected, see `llmtune recommend`)\n"
+                 "  -p, --profile NAME|FILE  profile (default: the pinned one, else detected: `llmtune profile`)\n"
                  "\n"
                  "A profile may keep a debugging switch (NCCL_P2P_DISABLE, NCCL_IB_DISABLE,\n"
                  "NCCL_SHM_DISABLE) only with a reason: NCCL_IB_DISABLE.reason = ... in its [nccl] section.\n"

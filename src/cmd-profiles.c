@@ -1,20 +1,101 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* llmtune profiles [show NAME]: the shipped and site profiles, and a profile after inheritance. */
+#include <getopt.h>
+
 #include "cli-data.h"
 #include "commands.h"
+#include "json-out.h"
 
-static int list_profiles(const struct rule_env *env)
+static json_object *match_json(const struct expr *m, size_t n)
 {
+        json_object *a = json_object_new_array();
+        for (size_t i = 0; i < n; i++)
+                json_object_array_add(a, json_object_new_string(m[i].text));
+        return a;
+}
+
+static int list_profiles(const struct rule_env *env, bool json)
+{
+        json_object *arr = json ? json_object_new_array() : NULL;
         for (size_t i = 0; i < env->lib.n; i++) {
                 const struct profile *p = &env->lib.v[i];
                 const struct profile *visible = profile_find(&env->lib, p->name, true);
-                printf("%-16s %-8s %s%s\n", p->name, p->site ? "site" : "shipped", p->description ? p->description : "",
-                       visible != p ? " (shadowed by the site profile)" : "");
+                bool detectable = profile_detectable(&env->lib, p);
+                if (!json) {
+                        printf("%-16s %-8s %s%s%s\n", p->name, p->site ? "site" : "shipped",
+                               p->description ? p->description : "", visible != p ? " (shadowed by the site profile)" : "",
+                               visible == p && !detectable ? " (no [match]: never detected)" : "");
+                        continue;
+                }
+                size_t n;
+                const struct expr *m = profile_match(&env->lib, p, &n);
+                json_object *o = json_object_new_object();
+                json_object_object_add(o, "name", json_object_new_string(p->name));
+                json_object_object_add(o, "kind", json_object_new_string(p->site ? "site" : "shipped"));
+                json_object_object_add(o, "description", p->description ? json_object_new_string(p->description) : NULL);
+                json_object_object_add(o, "inherits", p->inherits ? json_object_new_string(p->inherits) : NULL);
+                json_object_object_add(o, "file", json_object_new_string(p->file));
+                json_object_object_add(o, "shadowed", json_object_new_boolean(visible != p));
+                json_object_object_add(o, "detectable", json_object_new_boolean(detectable));
+                json_object_object_add(o, "match", match_json(m, n));
+                json_object_array_add(arr, o);
+        }
+        if (json) {
+                json_print(stdout, arr);
+                json_object_put(arr);
         }
         return EXIT_OK;
 }
 
-static int show_profile(struct rule_env *env, const char *name)
+static json_object *settings_json(const struct settings *s)
+{
+        json_object *o = json_object_new_object();
+        for (size_t i = 0; i < s->n; i++) {
+                json_object *v = json_object_new_object();
+                json_object_object_add(v, "value", json_object_new_string(s->v[i].value));
+                json_object_object_add(v, "origin", json_object_new_string(s->v[i].origin));
+                json_object_object_add(o, s->v[i].key, v);
+        }
+        return o;
+}
+
+static void show_json(const struct rule_env *env, const struct resolved *r, const struct expr *match, size_t n_match)
+{
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "format", json_object_new_int(1));
+        json_object_object_add(o, "name", json_object_new_string(r->name));
+        json_object_object_add(o, "description", r->description ? json_object_new_string(r->description) : NULL);
+        json_object_object_add(o, "hash", json_object_new_string(r->hash));
+        json_object *chain = json_object_new_array();
+        for (size_t i = 0; i < r->chain.n; i++)
+                json_object_array_add(chain, json_object_new_string(r->chain.v[i]));
+        json_object_object_add(o, "inherits", chain);
+        json_object_object_add(o, "params", settings_json(&r->params));
+        json_object *rules = json_object_new_object();
+        for (size_t i = 0; i < env->rules.n; i++) {
+                enum severity sev;
+                bool on = resolved_rule_enabled(r, &env->rules.v[i], &sev);
+                json_object_object_add(rules, env->rules.v[i].id, on ? json_object_new_string(severity_name(sev))
+                                                                     : json_object_new_string("off"));
+        }
+        json_object_object_add(o, "rules", rules);
+        json_object *sw = json_object_new_array();
+        for (size_t i = 0; i < r->rules.n; i++) {
+                json_object *s = json_object_new_object();
+                json_object_object_add(s, "pattern", json_object_new_string(r->rules.v[i].key));
+                json_object_object_add(s, "value", json_object_new_string(r->rules.v[i].value));
+                json_object_object_add(s, "origin", json_object_new_string(r->rules.v[i].origin));
+                json_object_array_add(sw, s);
+        }
+        json_object_object_add(o, "rule_switches", sw);
+        json_object_object_add(o, "nccl", settings_json(&r->nccl));
+        json_object_object_add(o, "match", match_json(match, n_match));
+        json_object_object_add(o, "detectable", json_object_new_boolean(profile_detectable(&env->lib, r->leaf)));
+        json_print(stdout, o);
+        json_object_put(o);
+}
+
+static int show_profile(struct rule_env *env, const char *name, bool json)
 {
         struct diags d = {0};
         const char *n = name;
@@ -27,6 +108,13 @@ static int show_profile(struct rule_env *env, const char *name)
         struct resolved r;
         if (profile_resolve(&env->lib, n, &env->rules, &r, &d) < 0)
                 return cli_report_diags(&d);
+        size_t n_match;
+        const struct expr *match = profile_match(&env->lib, r.leaf, &n_match);
+        if (json) {
+                show_json(env, &r, match, n_match);
+                resolved_free(&r);
+                return EXIT_OK;
+        }
         printf("name: %s\n", r.name);
         if (r.description)
                 printf("description: %s\n", r.description);
@@ -53,8 +141,6 @@ static int show_profile(struct rule_env *env, const char *name)
                 for (size_t i = 0; i < r.nccl.n; i++)
                         printf("  %s=%s    # %s\n", r.nccl.v[i].key, r.nccl.v[i].value, r.nccl.v[i].origin);
         }
-        size_t n_match;
-        const struct expr *match = profile_match(&env->lib, r.leaf, &n_match);
         if (n_match) {
                 printf("match%s:\n", match != r.leaf->match ? " (of the shipped profile it shadows)" : "");
                 for (size_t i = 0; i < n_match; i++)
@@ -67,14 +153,26 @@ static int show_profile(struct rule_env *env, const char *name)
 
 static int profiles_cmd(struct cli *cli, int argc, char **argv)
 {
-        if (!(argc == 1 || (argc == 3 && streq(argv[1], "show"))))
-                return cli_error("usage: llmtune profiles [show NAME|FILE]");
+        static const struct option opts[] = {
+                {"json", no_argument, NULL, 'j'},
+                {},
+        };
+        bool json = false;
+        int c;
+        while ((c = getopt_long(argc, argv, "j", opts, NULL)) != -1)
+                switch (c) {
+                case 'j': json = true; break;
+                default: return cli_usage_error("profiles");
+                }
+        int n = argc - optind;
+        if (!(n == 0 || (n == 2 && streq(argv[optind], "show"))))
+                return cli_error("usage: llmtune profiles [--json] [show NAME|FILE] (see llmtune profiles --help)");
         if (!cli_root(cli))
                 return EXIT_ERROR;
         struct rule_env env = {0};
         int rc = cli_load_env(cli, &env);
         if (rc == EXIT_OK)
-                rc = argc == 1 ? list_profiles(&env) : show_profile(&env, argv[2]);
+                rc = n == 0 ? list_profiles(&env, json) : show_profile(&env, argv[optind + 1], json);
         rule_env_free(&env);
         return rc;
 }
@@ -82,11 +180,16 @@ static int profiles_cmd(struct cli *cli, int argc, char **argv)
 const struct command cmd_profiles = {
         .name = "profiles",
         .summary = "list profiles, or show one after inheritance",
-        .usage = "Usage: llmtune [--root DIR] profiles [show NAME|FILE]\n"
+        .usage = "Usage: llmtune [--root DIR] profiles [--json] [show NAME|FILE]\n"
                  "\n"
                  "Without arguments, list the shipped profiles and the site profiles in\n"
-                 "ROOT/etc/llmtune/profiles.d (a site profile shadows the shipped one of the same name).\n"
+                 "ROOT/etc/llmtune/profiles.d (a site profile shadows the shipped one of the same name;\n"
+                 "one without a [match] of its own or of the profile it shadows is never detected).\n"
                  "`show` prints the profile after inheritance: every parameter with the file and line that\n"
-                 "set it, which rules are on and at which severity, its NCCL keys and match block.\n",
+                 "set it, which rules are on and at which severity, its NCCL keys and match block.\n"
+                 "\n"
+                 "  -j, --json   the list (name, kind, description, inherits, file, shadowed, detectable,\n"
+                 "               match), or the shown profile (params and nccl with value and origin,\n"
+                 "               rules: severity or \"off\", rule_switches, match, hash)\n",
         .run = profiles_cmd,
 };

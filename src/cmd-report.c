@@ -225,7 +225,7 @@ static int report_cmd(struct cli *cli, int argc, char **argv)
                 case 'C': consistency = true; break;
                 case 'R': cons_rules = optarg; break;
                 case 'p': profile = optarg; break;
-                default: return EXIT_ERROR;
+                default: return cli_usage_error("report");
                 }
         if (consistency) {
                 if (optind >= argc)

@@ -9,6 +9,8 @@
 #include "changelog.h"
 #include "cli-data.h"
 #include "commands.h"
+#include "json-out.h"
+#include "site-config.h"
 #include "test-hooks.h"
 
 enum scope { SCOPE_NONE, SCOPE_ALL, SCOPE_LAST_RUN, SCOPE_TO };
@@ -25,6 +27,34 @@ static char *brief(const struct change *c, const char *s)
         return xstrdup(s);
 }
 
+/* One line of the report (a JSON record with --json, where a failed one is also kept). */
+static void report(json_object *arr, const struct log_record *rec, const char *status, bool json)
+{
+        const struct change *ch = &rec->change;
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "seq", json_object_new_int64(rec->seq));
+        json_object_object_add(o, "rule", ch->rule ? json_object_new_string(ch->rule) : NULL);
+        json_object_object_add(o, "type", json_object_new_string(change_type_name(ch->type)));
+        json_object_object_add(o, "target", json_object_new_string(ch->target));
+        json_object_object_add(o, "status", json_object_new_string(status));
+        if (ch->type != CHANGE_FILE)
+                json_object_object_add(o, "before", ch->before ? json_object_new_string(ch->before) : NULL);
+        json_object_array_add(arr, o);
+        if (json || streq(status, "failed"))
+                return;
+        if (streq(status, "would-restore"))
+                printf("would restore %-10s %s -> %s   (seq %ld)\n", change_type_name(ch->type), ch->target,
+                       ch->type == CHANGE_FILE ? (ch->before ? "previous content" : "(removed)") : show(ch->before), rec->seq);
+        else if (streq(status, "already"))
+                printf("already  %-10s %s   (seq %ld)\n", change_type_name(ch->type), ch->target, rec->seq);
+        else if (streq(status, "manual")) {
+                _cleanup_free_ char *cmd = strv_join(&ch->argv, " ");
+                printf("manual   command    %s: reverse by hand   (seq %ld)\n", cmd, rec->seq);
+        } else
+                printf("restored %-10s %s -> %s   (seq %ld)\n", change_type_name(ch->type), ch->target,
+                       ch->type == CHANGE_FILE ? (ch->before ? "previous content" : "(removed)") : show(ch->before), rec->seq);
+}
+
 static int rollback_cmd(struct cli *cli, int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -33,14 +63,18 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                 {"all", no_argument, NULL, 'a'},
                 {"force", no_argument, NULL, 'f'},
                 {"wait", no_argument, NULL, 'w'},
+                {"no-wait", no_argument, NULL, 'W'},
+                {"json", no_argument, NULL, 'j'},
+                {"dry-run", no_argument, NULL, 'n'},
                 {},
         };
         enum scope scope = SCOPE_NONE;
         char *run = NULL;
         long to = 0;
-        bool force = false, wait = false;
+        bool force = false, json = false, dry_run = false;
+        int wait = -1;
         int c;
-        while ((c = getopt_long(argc, argv, "t:lafw", opts, NULL)) != -1)
+        while ((c = getopt_long(argc, argv, "t:lafwjn", opts, NULL)) != -1)
                 switch (c) {
                 case 't': {
                         char *end;
@@ -53,8 +87,11 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                 case 'l': scope = SCOPE_LAST_RUN; break;
                 case 'a': scope = SCOPE_ALL; break;
                 case 'f': force = true; break;
-                case 'w': wait = true; break;
-                default: return EXIT_ERROR;
+                case 'w': wait = 1; break;
+                case 'W': wait = 0; break;
+                case 'j': json = true; break;
+                case 'n': dry_run = true; break;
+                default: return cli_usage_error("rollback");
                 }
         if (optind < argc)
                 return cli_error("unexpected argument '%s'", argv[optind]);
@@ -63,13 +100,18 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
         struct root *r = cli_root(cli);
         if (!r || !cli_root_can_change(cli, r))
                 return EXIT_ERROR;
+        const struct site_config *conf = cli_config(cli);
+        if (!conf)
+                return EXIT_ERROR;
         if (root_is_archive(r))
                 return cli_error("%s is a gathered archive, which is read-only: rollback changes a machine or a "
                                  "directory tree", root_path(r));
-        if (root_is_live(r) && geteuid() != 0)
+        if (wait < 0) /* [rollback] wait in the site configuration */
+                wait = conf->rollback_wait == 1;
+        if (root_is_live(r) && geteuid() != 0 && !dry_run)
                 return cli_error("rollback changes the live system and needs root (or --root DIR for a tree)");
         int lock_fd = -1;
-        int rc = changelog_lock(r, wait, &lock_fd);
+        int rc = changelog_lock(r, wait == 1, &lock_fd);
         if (rc == -EWOULDBLOCK)
                 return cli_error("another llmtune apply or rollback is running (use --wait to wait for it)");
         if (rc < 0)
@@ -137,8 +179,9 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
         }
         /* Check the targets before changing anything, and refuse as a whole: only the newest
          * change of each target says what the machine should show now. */
-        size_t *force_idx = NULL;
+        size_t *force_idx = NULL, undone = 0;
         size_t nf = changelog_in_force(&lr, &force_idx);
+        json_object *conflicts = json_object_new_array(), *done = json_object_new_array();
         bool *skip = xcalloc(n + 1, sizeof(bool));
         for (size_t i = 0; i < n; i++) {
                 bool newest = false;
@@ -154,6 +197,14 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                         skip[i] = true; /* already back */
                 else if (!action_state_equal(ch, cur, ch->after) && !force) {
                         _cleanup_free_ char *b = brief(ch, ch->before), *a = brief(ch, ch->after), *now = brief(ch, cur);
+                        json_object *o = json_object_new_object();
+                        json_object_object_add(o, "seq", json_object_new_int64(lr.v[idx[i]].seq));
+                        json_object_object_add(o, "rule", ch->rule ? json_object_new_string(ch->rule) : NULL);
+                        json_object_object_add(o, "target", json_object_new_string(ch->target));
+                        json_object_object_add(o, "now", json_object_new_string(now));
+                        json_object_object_add(o, "applied", json_object_new_string(a));
+                        json_object_object_add(o, "before", json_object_new_string(b));
+                        json_object_array_add(conflicts, o);
                         fprintf(stderr, "llmtune: %s changed since llmtune set it (seq %ld): now %s, llmtune wrote %s, before was %s\n",
                                 ch->target, lr.v[idx[i]].seq, now, a, b);
                         exit_code = EXIT_ERROR;
@@ -175,11 +226,28 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                 goto out;
         }
         if (exit_code != EXIT_OK) {
-                cli_error("refusing to roll back: targets were changed by someone else (--force to restore anyway)");
+                cli_error("%s: targets were changed by someone else (--force to restore anyway)",
+                          dry_run ? "rollback would refuse" : "refusing to roll back");
+                goto out;
+        }
+        if (dry_run) {
+                /* What a real rollback would do, in its order; nothing is written or logged. */
+                for (size_t i = n; i-- > 0;)
+                        if (pick[i]) {
+                                const struct log_record *rec = &lr.v[idx[i]];
+                                const char *st = skip[i] ? "already"
+                                                 : rec->change.type == CHANGE_COMMAND && rec->change.undo.n == 0 ? "manual"
+                                                                                                                 : "would-restore";
+                                report(done, rec, st, json);
+                                undone += !skip[i];
+                        }
+                if (!json)
+                        printf("%zu would be rolled back (dry run)\n", undone);
                 goto out;
         }
         if (picked == 0) {
-                printf("nothing to roll back\n");
+                if (!json)
+                        printf("nothing to roll back\n");
                 goto out;
         }
         struct changelog *log = NULL;
@@ -189,7 +257,6 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                 goto out;
         }
         run = changelog_run_id();
-        size_t undone = 0;
         for (size_t i = n; i-- > 0;) {
                 if (!pick[i])
                         continue;
@@ -208,7 +275,7 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                 }
                 if (skip[i]) {
                         changelog_append(log, &ctx, "undone", ch, rec->seq, "already in the before state");
-                        printf("already  %-10s %s   (seq %ld)\n", change_type_name(ch->type), ch->target, rec->seq);
+                        report(done, rec, "already", json);
                         continue;
                 }
                 changelog_append(log, &ctx, "undo-intent", ch, rec->seq, "rollback");
@@ -221,6 +288,7 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                 if (rc < 0) {
                         changelog_append(log, &ctx, "undo-failed", ch, rec->seq, err);
                         exit_code = cli_error("cannot roll back %s: %s", ch->target, err ? err : strerror(-rc));
+                        report(done, rec, "failed", true);
                         free(err);
                         break;
                 }
@@ -228,19 +296,29 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                                  rc == 1 ? (ch->type == CHANGE_COMMAND && ch->undo.n == 0 ? "no undo command: reverse by hand"
                                                                                             : "not run under --root")
                                          : NULL);
-                if (rc == 1 && ch->type == CHANGE_COMMAND && ch->undo.n == 0) {
-                        _cleanup_free_ char *cmd = strv_join(&ch->argv, " ");
-                        printf("manual   command    %s: reverse by hand   (seq %ld)\n", cmd, rec->seq);
-                } else
-                        printf("restored %-10s %s -> %s   (seq %ld)\n", change_type_name(ch->type), ch->target,
-                               ch->type == CHANGE_FILE ? (ch->before ? "previous content" : "(removed)") : show(ch->before),
-                               rec->seq);
+                report(done, rec, rc == 1 && ch->type == CHANGE_COMMAND && ch->undo.n == 0 ? "manual" : "restored", json);
                 undone++;
                 free(err);
         }
         changelog_close(log);
-        printf("%zu rolled back\n", undone);
+        if (!json)
+                printf("%zu rolled back\n", undone);
 out:
+        if (json) {
+                json_object *top = json_object_new_object();
+                json_object_object_add(top, "format", json_object_new_int(1));
+                json_object_object_add(top, "root", json_object_new_string(root_path(r)));
+                json_object_object_add(top, "run", run ? json_object_new_string(run) : NULL);
+                json_object_object_add(top, "dry_run", json_object_new_boolean(dry_run));
+                json_object_object_add(top, "rolled_back", json_object_new_int64((int64_t)undone));
+                json_object_object_add(top, "refused", json_object_new_boolean(json_object_array_length(conflicts) > 0));
+                json_object_object_add(top, "conflicts", json_object_get(conflicts));
+                json_object_object_add(top, "changes", json_object_get(done));
+                json_print(stdout, top);
+                json_object_put(top);
+        }
+        json_object_put(conflicts);
+        json_object_put(done);
         free(run);
         free(pick);
         free(skip);
@@ -253,13 +331,25 @@ out:
 const struct command cmd_rollback = {
         .name = "rollback",
         .summary = "restore the state before logged changes",
-        .usage = "Usage: llmtune [--root DIR] rollback (--last-run | --to SEQ | --all) [--force] [--wait]\n"
+        .usage = "Usage: llmtune [--root DIR] rollback (--last-run | --to SEQ | --all) [--force] [--wait|--no-wait]\n"
+                 "                                   [--dry-run] [--json]\n"
                  "\n"
                  "Restore the before state of the changes still in force, newest first: those of the last\n"
                  "apply run, those logged after sequence number SEQ, or all. Each restore is logged as\n"
                  "records of its own. If a target is neither in the state llmtune left it in nor in its\n"
                  "before state (someone changed it since), nothing is rolled back unless --force.\n"
                  "A broken change log chain (see `llmtune verify`) is refused unless --force.\n"
+                 "\n"
+                 "  -l, --last-run   the changes of the last apply run\n"
+                 "  -t, --to SEQ     the changes logged after sequence number SEQ\n"
+                 "  -a, --all        every change still in force\n"
+                 "  -f, --force      restore over later changes, or from a broken chain\n"
+                 "  -w, --wait       wait for another apply or rollback instead of failing\n"
+                 "      --no-wait    fail at once ([rollback] wait in " SITE_CONFIG_PATH " sets the default)\n"
+                 "  -n, --dry-run    say what would be restored (or refused); change and log nothing\n"
+                 "  -j, --json       {run, dry_run, rolled_back, refused, conflicts: [{seq, rule, target, now, applied,\n"
+                 "                   before}], changes: [{seq, rule, type, target, status, before}]} where\n"
+                 "                   status is restored, already, manual, failed or (--dry-run) would-restore\n"
                  "\n"
                  "Exit status: 0 rolled back (or nothing to do), 1 refused or failed.\n",
         .run = rollback_cmd,

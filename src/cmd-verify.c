@@ -198,7 +198,7 @@ static int verify_cmd(struct cli *cli, int argc, char **argv)
                 switch (c) {
                 case 'j': json = true; break;
                 case 'v': verbose = true; break;
-                default: return EXIT_ERROR;
+                default: return cli_usage_error("verify");
                 }
         if (optind < argc)
                 return cli_error("unexpected argument '%s' (see llmtune verify --help)", argv[optind]);

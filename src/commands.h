@@ -8,6 +8,7 @@ extern const struct command cmd_facts;
 extern const struct command cmd_audit;
 extern const struct command cmd_recommend;
 extern const struct command cmd_profiles;
+extern const struct command cmd_profile;
 extern const struct command cmd_explain;
 extern const struct command cmd_lint;
 extern const struct command cmd_apply;

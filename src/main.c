@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "facts.h"
 #include "topology-root.h"
+#include "site-config.h"
 #include "util.h"
 
 #ifndef LLMTUNE_VERSION
@@ -23,6 +24,7 @@ const struct command *const command_table[] = {
         &cmd_audit,
         &cmd_recommend,
         &cmd_profiles,
+        &cmd_profile,
         &cmd_explain,
         &cmd_lint,
         &cmd_plan,
@@ -75,6 +77,13 @@ static const char *root_missing(struct root *r)
                        : "it has neither proc/ nor sys/";
 }
 
+int cli_usage_error(const char *command)
+{
+        /* getopt has said what was wrong (on stderr); say where the options are described */
+        fprintf(stderr, "llmtune: see `llmtune %s --help`\n", command);
+        return EXIT_ERROR;
+}
+
 struct root *cli_root(struct cli *cli)
 {
         if (cli->root)
@@ -121,6 +130,26 @@ bool cli_wants_help(const struct command *cmd, int argc, char **argv)
         return false;
 }
 
+const struct site_config *cli_config(struct cli *cli)
+{
+        if (cli->config)
+                return cli->config;
+        struct root *r = cli_root(cli);
+        if (!r)
+                return NULL;
+        struct site_config *c = xcalloc(1, sizeof(*c));
+        struct diags d = {0};
+        if (site_config_load(r, c, &d) < 0) {
+                for (size_t i = 0; i < d.msgs.n; i++)
+                        fprintf(stderr, "llmtune: %s\n", d.msgs.v[i]);
+                strv_free(&d.msgs);
+                site_config_free(c);
+                free(c);
+                return NULL;
+        }
+        return cli->config = c;
+}
+
 const char *cli_color(const struct cli *cli, const char *code) { return cli->color ? code : ""; }
 
 static void usage(FILE *out)
@@ -146,8 +175,8 @@ static void usage(FILE *out)
               "  -h, --help   show this help; `llmtune COMMAND --help` for a command\n"
               "  --version    print the version\n"
               "\n"
-              "Exit status: 0 success, 1 error, 2 findings (audit) or drift (verify), 3 could not\n"
-              "evaluate (a fact a [match] needs is unreadable).\n",
+              "Exit status: 0 success, 1 error, 2 findings (audit), drift (verify) or pending changes\n"
+              "(plan --exit-code), 3 could not evaluate (an unreadable fact).\n",
               out);
 }
 
@@ -237,6 +266,9 @@ int main(int argc, char **argv)
                         continue;
                 if (cli_wants_help(cmd, argc - 1, argv + 1))
                         return EXIT_OK;
+                /* getopt names argv[0] in its messages: "llmtune audit: unrecognized option" */
+                _cleanup_free_ char *name = xasprintf("llmtune %s", cmd->name);
+                argv[1] = name;
                 int rc = cmd->run(&cli, argc - 1, argv + 1);
                 /* For the benchmark (bench/README.md): files read through the root handle and the
                  * library handles set up (libpci, hwloc, kmod, ...), one line on stderr. */
@@ -244,6 +276,9 @@ int main(int argc, char **argv)
                 if (st && *st)
                         fprintf(stderr, "llmtune-stats: files_opened=%u handles=%s\n",
                                 cli.root ? root_files_opened(cli.root) : 0u, facts_handles_loaded());
+                if (cli.config)
+                        site_config_free(cli.config);
+                free(cli.config);
                 root_free(cli.root);
                 return rc;
         }

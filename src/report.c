@@ -85,6 +85,7 @@ static void host_free(struct report_host *h)
         free(h->name);
         free(h->file);
         free(h->profile);
+        free(h->profile_hash);
 }
 
 int report_add_json(struct report *rp, const char *file, const char *text, size_t len, char **err)
@@ -125,7 +126,10 @@ int report_add_json(struct report *rp, const char *file, const char *text, size_
         h.file = xstrdup(file);
         json_object *prof;
         if (json_object_object_get_ex(top, "profile", &prof) && json_object_is_type(prof, json_type_object))
+        {
                 h.profile = dup_or_null(get_str(prof, "name"));
+                h.profile_hash = dup_or_null(get_str(prof, "hash"));
+        }
         size_t n = json_object_array_length(results);
         /* Validate every result before touching the report, so a bad file leaves no trace. */
         for (size_t i = 0; i < n && rc == 0; i++) {
@@ -321,9 +325,33 @@ static char *findings_key(const struct report *rp, const struct report_host *h)
         return key;
 }
 
+/* Two hosts "on a100-8x" whose profiles resolve to different content are on different profiles:
+ * such names get the start of the hash, so every view (table, CSV, JSON, HTML) tells them apart. */
+static void label_profiles(struct report *rp)
+{
+        bool *split = xcalloc(rp->nhosts + 1, sizeof(bool));
+        for (size_t i = 0; i < rp->nhosts; i++) {
+                const struct report_host *h = &rp->hosts[i];
+                for (size_t j = 0; j < rp->nhosts && h->profile && h->profile_hash && !split[i]; j++) {
+                        const struct report_host *o = &rp->hosts[j];
+                        split[i] = o->profile && o->profile_hash && streq(o->profile, h->profile) &&
+                                   !streq(o->profile_hash, h->profile_hash);
+                }
+        }
+        for (size_t i = 0; i < rp->nhosts; i++)
+                if (split[i]) {
+                        struct report_host *h = &rp->hosts[i];
+                        char *l = xasprintf("%s (sha256:%.12s)", h->profile, h->profile_hash);
+                        free(h->profile);
+                        h->profile = l;
+                }
+        free(split);
+}
+
 int report_finish(struct report *rp, char **err)
 {
         *err = NULL;
+        label_profiles(rp);
         for (size_t g = 0; g < rp->ngroups; g++) {
                 free(rp->groups[g].hosts);
                 free(rp->groups[g].key);

@@ -34,7 +34,8 @@ struct report_cell {
 struct report_host {
         char *name;      /* "host" of the audit JSON, else the file name without directory and .json */
         char *file;      /* the file it came from */
-        char *profile;   /* may be NULL */
+        char *profile;   /* may be NULL; "NAME (sha256:PREFIX)" when hosts on NAME differ in content */
+        char *profile_hash; /* the resolved profile's SHA-256 from the audit, may be NULL */
         size_t group;    /* index into report.groups */
         size_t count[CELL__COUNT];
         struct report_cell *cells; /* one per report.rules, grown with them */

@@ -24,13 +24,15 @@ _llmtune_options()
 {
         case $1 in
         facts) echo "--json -j" ;;
-        audit) echo "--profile -p --rule -r --json -j --format -f --output -o" ;;
-        plan) echo "--profile -p --rule -r --json -j" ;;
-        apply) echo "--profile -p --rule -r --dry-run -n --json -j --wait -w" ;;
-        rollback) echo "--last-run -l --to -t --all -a --force -f --wait -w" ;;
+        audit) echo "--profile -p --rule -r --json -j --format -f --output -o --quiet -q --only-failed --fail-on" ;;
+        plan) echo "--profile -p --rule -r --json -j --exit-code" ;;
+        apply) echo "--profile -p --rule -r --dry-run -n --json -j --wait -w --no-wait --reapply" ;;
+        profile) echo "--profile -p --json -j" ;;
+        rollback) echo "--last-run -l --to -t --all -a --force -f --wait -w --no-wait --dry-run -n --json -j" ;;
+        recommend | profiles) echo "--json -j" ;;
         log) echo "--run -r --json -j" ;;
         verify) echo "--verbose -v --json -j" ;;
-        explain) echo "--list" ;;
+        explain) echo "--list -l --profile -p --json -j" ;;
         exec) echo "--gpu -g --local-rank -l --node -N --policy -p --mem -m --strict -s --dry-run -n --verbose -v" ;;
         affinity) echo "--gpu -g --policy -p --installed -i" ;;
         nccl) echo "--profile -p" ;;
@@ -43,7 +45,7 @@ _llmtune_options()
 
 _llmtune()
 {
-        local commands="facts audit recommend profiles explain lint plan apply rollback log verify exec affinity nccl report health-check gather help"
+        local commands="facts audit recommend profiles profile explain lint plan apply rollback log verify exec affinity nccl report health-check gather help"
         local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
         local i w cmd="" root="" sub="" dashdash=0 nargs=0
         COMPREPLY=()
@@ -112,6 +114,10 @@ _llmtune()
                         mapfile -t COMPREPLY < <(compgen -W "$(_llmtune_list "${rootopt[@]}" profiles)" -- "$cur")
                         [[ $cur == */* || $cur == .* ]] && mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -f -X '!*.ini' -- "$cur"; compgen -d -- "$cur")
                 fi
+                return 0
+                ;;
+        --fail-on)
+                mapfile -t COMPREPLY < <(compgen -W "critical warning info" -- "$cur")
                 return 0
                 ;;
         --policy)
@@ -193,6 +199,13 @@ _llmtune()
                 elif [[ $sub == show && $nargs -eq 1 ]]; then
                         mapfile -t COMPREPLY < <(compgen -W "$(_llmtune_list "${rootopt[@]}" profiles)" -- "$cur")
                         [[ $cur == */* || $cur == .* ]] && mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -f -X '!*.ini' -- "$cur"; compgen -d -- "$cur")
+                fi
+                ;;
+        profile)
+                if ((nargs == 0)); then
+                        mapfile -t COMPREPLY < <(compgen -W "set unset" -- "$cur")
+                elif [[ $sub == set && $nargs -eq 1 ]]; then
+                        mapfile -t COMPREPLY < <(compgen -W "$(_llmtune_list "${rootopt[@]}" profiles)" -- "$cur")
                 fi
                 ;;
         explain)

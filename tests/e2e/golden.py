@@ -16,13 +16,14 @@ cases.ini holds one section per case:
     env = FOO=1 BAR=2          ; optional extra environment
     readonly = yes             ; optional: assert the tree is byte-identical afterwards
                                ; (default: yes when the command is "facts")
-NO_COLOR=1 and LC_ALL=C are always set. The temporary root's path is printed as @ROOT@.
+NO_COLOR=1 and LC_ALL=C are always set. The temporary root's path is printed as @ROOT@, the time of an audit --json as @TIME@.
 """
 import argparse
 import configparser
 import difflib
 import hashlib
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -84,6 +85,8 @@ def run_case(name, case, args):
         r = subprocess.run([args.llmtune, '--root', root] + argv, env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, timeout=120)
         out = r.stdout.decode('utf-8', 'backslashreplace').replace(root, '@ROOT@')
+        # audit --json says when it ran: the one value that differs from run to run
+        out = re.sub(r'"time": "\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"', '"time": "@TIME@"', out)
         err = r.stderr.decode('utf-8', 'backslashreplace').replace(root, '@ROOT@')
         golden = os.path.join(args.golden, name + '.out')
         if os.environ.get('LLMTUNE_UPDATE_GOLDEN') == '1':

@@ -130,6 +130,225 @@ def detect_unreadable_fails(c):
     check(r.stdout.startswith('base\t'), 'recommend: %r' % r.stdout)
 
 
+# --- item 1: the pinned profile -------------------------------------------------------------------
+
+CONF = 'etc/llmtune/llmtune.conf'
+
+
+@case
+def pin_profile(c):
+    """`profile set` pins (keeping other lines), `profile` says where the profile comes from,
+    audit and plan use the pin, `profile unset` gives detection back."""
+    root = c.root('vm-nogpu')
+    r = c.run(root, 'profile', '--json', status=0)
+    j = json.loads(r.stdout)
+    check((j['profile'], j['source']) == ('base', 'detected'), 'before pinning: %s' % j)
+    put(root, CONF, '# site settings\n[audit]\nfail_on = warning\n')
+    r = c.run(root, 'profile', 'set', 'rtx4090-ws', status=0)
+    text = open(os.path.join(root, CONF)).read()
+    check(text == 'profile = rtx4090-ws\n# site settings\n[audit]\nfail_on = warning\n' or
+          text == '# site settings\nprofile = rtx4090-ws\n[audit]\nfail_on = warning\n', 'llmtune.conf: %r' % text)
+    r = c.run(root, 'profile', status=0)
+    check(r.stdout.startswith('rtx4090-ws\n') and 'from:  config (pinned in /etc/llmtune/llmtune.conf:' in r.stdout,
+          'profile: %s' % r.stdout)
+    r = c.run(root, 'profile', '--profile', 'base', '--json', status=0)
+    check(json.loads(r.stdout)['source'] == 'option', 'profile --profile: %s' % r.stdout)
+    r = c.run(root, 'audit', '--json')
+    p = json.loads(r.stdout)['profile']
+    check((p['name'], p['selected']) == ('rtx4090-ws', 'config'), 'audit profile: %s' % p)
+    r = c.run(root, 'plan', '--json', status=0)
+    check(json.loads(r.stdout)['profile'] == 'rtx4090-ws', 'plan does not use the pin')
+    r = c.run(root, 'profile', 'set', 'no-such', status=1)
+    check('no such profile' in r.stderr, 'set no-such: %s' % r.stderr)
+    check('rtx4090-ws' in open(os.path.join(root, CONF)).read(), 'a refused pin changed the file')
+    c.run(root, 'profile', 'unset', status=0)
+    check('profile' not in open(os.path.join(root, CONF)).read().replace('# site', ''), 'unset left the pin')
+    r = c.run(root, 'profile', '--json', status=0)
+    check(json.loads(r.stdout)['source'] == 'detected', 'after unset: %s' % r.stdout)
+
+
+@case
+def pin_config_errors(c):
+    """An unreadable or invalid llmtune.conf is an error, never detection instead of the pin."""
+    root = c.root('vm-nogpu')
+    put(root, CONF, 'profile = rtx4090-ws\n[audit]\nfail_on = sometimes\n')
+    for argv in (['audit'], ['plan'], ['profile']):
+        r = c.run(root, *argv, status=1)
+        check('llmtune.conf:3: fail_on \'sometimes\'' in r.stderr, '%s: %s' % (argv, r.stderr))
+    put(root, CONF, 'profil = base\n')
+    r = c.run(root, 'audit', status=1)
+    check("unknown key 'profil'" in r.stderr, r.stderr)
+    os.unlink(os.path.join(root, CONF))
+    os.mkdir(os.path.join(root, CONF))
+    r = c.run(root, 'audit', status=1)
+    check('llmtune.conf: cannot read' in r.stderr, r.stderr)
+    r = c.run(root, 'audit', '--profile', 'base', status=1)  # the config has option defaults too
+
+
+# --- item 6: exit codes for gating -----------------------------------------------------------------
+
+@case
+def audit_fail_on(c):
+    """info findings pass the default gate (warning); --fail-on info and [audit] fail_on = info fail
+    it; --fail-on critical lets warnings through."""
+    root = c.root('hgx-h100')
+    r = c.run(root, 'audit', '--profile', 'base', '--json', status=0)
+    fails = [x for x in json.loads(r.stdout)['results'] if x['status'] == 'fail']
+    check(fails and all(x['severity'] == 'info' for x in fails), 'expected only info findings: %s' % fails)
+    c.run(root, 'audit', '--profile', 'base', '--fail-on', 'info', '--quiet', status=2)
+    put(root, CONF, '[audit]\nfail_on = info\n')
+    c.run(root, 'audit', '--profile', 'base', '--quiet', status=2)
+    c.run(root, 'audit', '--profile', 'base', '--quiet', '--fail-on', 'warning', status=0)
+    r = c.run(root, 'audit', '--fail-on', 'sometimes', status=1)
+    check('critical, warning or info' in r.stderr, r.stderr)
+    root = c.root('dgx-a100')
+    r = c.run(root, 'audit', '--profile', 'a100-8x', '--json', status=2)
+    sev = {x['severity'] for x in json.loads(r.stdout)['results'] if x['status'] == 'fail'}
+    want = 2 if 'critical' in sev else 0
+    c.run(root, 'audit', '--profile', 'a100-8x', '--quiet', '--fail-on', 'critical', status=want)
+
+
+@case
+def audit_could_not_evaluate(c):
+    """An unreadable fact of a warning rule: exit 3, not 2 (a finding) and not 0."""
+    root = c.root('vm-nogpu')
+    p = os.path.join(root, 'sys/kernel/mm/transparent_hugepage/enabled')
+    os.unlink(p)
+    os.mkdir(p)
+    r = c.run(root, 'audit', status=3)
+    check('ERROR thp-enabled' in r.stdout, r.stdout)
+    c.run(root, 'audit', '--fail-on', 'critical', '--quiet', status=0)
+
+
+@case
+def plan_exit_code(c):
+    """plan --exit-code: 2 while changes are pending, 0 once applied; plain plan stays 0."""
+    root = c.root('ws-4090')
+    c.run(root, 'plan', status=0)
+    r = c.run(root, 'plan', '--exit-code', status=2)
+    check('planned' in r.stdout, r.stdout)
+    c.run(root, 'apply', status=0)
+    c.run(root, 'plan', '--exit-code', status=0)
+    r = c.run(root, 'apply', '--exit-code', status=1)
+    check('--exit-code goes with plan' in r.stderr, r.stderr)
+
+
+# --- item 15: lint of shipped files ----------------------------------------------------------------
+
+@case
+def lint_shipped_files(c):
+    """`llmtune lint rules/*.ini profiles/*.ini` in the source tree passes: a file that is one of the
+    loaded shipped files is linted once, however it is named; a copy elsewhere that defines a
+    shipped rule id again is still an error."""
+    rules = sorted(f for f in os.listdir(os.path.join(SRC, 'rules')) if f.endswith('.ini'))
+    profiles = sorted(f for f in os.listdir(os.path.join(SRC, 'profiles')) if f.endswith('.ini'))
+    argv = ['rules/' + f for f in rules] + ['profiles/' + f for f in profiles]
+    e = dict(os.environ, LLMTUNE_DATADIR=SRC, NO_COLOR='1')
+    r = subprocess.run([c.llmtune, 'lint'] + argv, cwd=SRC, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=120)
+    check(r.returncode == 0, 'lint of the shipped files: exit %d\n%s' % (r.returncode, r.stderr[-2000:]))
+    check(r.stdout.count(': ok\n') == len(argv), 'not every file ok: %s' % r.stdout)
+    copy = os.path.join(c.tmp, 'cpu.ini')
+    shutil.copy(os.path.join(SRC, 'rules', 'cpu.ini'), copy)
+    r = subprocess.run([c.llmtune, 'lint', copy], env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=120)
+    check(r.returncode == 1 and "rule 'cpu-governor' already defined at " in r.stderr,
+          'a copy of rules/cpu.ini: exit %d %s' % (r.returncode, r.stderr[-1000:]))
+
+
+# --- item 7: --json everywhere, --quiet/--only-failed, usage errors, singular ----------------------
+
+@case
+def json_outputs(c):
+    """recommend, profiles, profiles show, explain and rollback speak JSON."""
+    root = c.root('vm-nogpu')
+    j = json.loads(c.run(root, 'recommend', '--json', status=0).stdout)
+    check(j['profile'] == 'base' and j['requirements'] == [], 'recommend --json: %s' % j)
+    j = json.loads(c.run(root, 'profiles', '--json', status=0).stdout)
+    names = {p['name']: p for p in j}
+    check(set(names) >= {'base', 'a100-8x', 'h100-sxm-8x'} and names['a100-8x']['match'][0] == 'gpu.nvidia_count == 8',
+          'profiles --json: %s' % sorted(names))
+    j = json.loads(c.run(root, 'profiles', 'show', 'a100-8x', '--json', status=0).stdout)
+    check(j['params']['ib_rate_gbps']['value'] == '200' and 'a100-8x.ini' in j['params']['ib_rate_gbps']['origin'] and
+          len(j['hash']) == 64 and j['rules']['cpu-governor'] in ('critical', 'warning', 'info'), 'show --json: %s' % j)
+    j = json.loads(c.run(root, 'explain', '--json', 'thp-enabled', status=0).stdout)
+    check(j['checks'][0]['condition'] == 'thp.enabled == madvise' and '${thp_enabled}' in j['checks'][0]['text'],
+          'explain --json: %s' % j['checks'])
+    j = json.loads(c.run(root, 'explain', '--list', '--json', status=0).stdout)
+    check(any(r['rule'] == 'thp-enabled' for r in j), 'explain --list --json')
+    root = c.root('ws-4090')
+    c.run(root, 'apply', status=0)
+    j = json.loads(c.run(root, 'rollback', '--last-run', '--dry-run', '--json', status=0).stdout)
+    check(j['dry_run'] and j['rolled_back'] > 0 and all(x['status'] in ('would-restore', 'manual', 'already')
+                                                      for x in j['changes']), 'rollback --dry-run --json: %s' % j)
+    gov = os.path.join(root, 'sys/devices/system/cpu/cpufreq/policy0/scaling_governor')
+    with open(gov, 'w') as f:
+        f.write('schedutil\n')  # someone else changed a target: check mode must say it would refuse
+    r = c.run(root, 'rollback', '--last-run', '--dry-run', '--json', status=1)
+    j = json.loads(r.stdout)
+    check(j['refused'] and j['conflicts'][0]['target'].endswith('policy0/scaling_governor') and
+          'rollback would refuse' in r.stderr, 'dry-run over a changed target: %s %s' % (j, r.stderr))
+    r = c.run(root, 'rollback', '--last-run', '--json', '--force', status=0)
+    j = json.loads(r.stdout)
+    check(not j['dry_run'] and j['rolled_back'] > 0 and any(x['status'] == 'restored' for x in j['changes']),
+          'rollback --json: %s' % j)
+
+
+@case
+def audit_quiet_only_failed(c):
+    root = c.root('dgx-a100')
+    r = c.run(root, 'audit', '--profile', 'a100-8x', '--quiet', status=2)
+    check(r.stdout == '', 'audit --quiet printed %r' % r.stdout[:200])
+    r = c.run(root, 'audit', '--profile', 'a100-8x', '--only-failed', status=2)
+    check('  FAIL ' in r.stdout and '  PASS ' not in r.stdout and '  N/A ' not in r.stdout, r.stdout)
+    j = json.loads(c.run(root, 'audit', '--profile', 'a100-8x', '--only-failed', '--json', status=2).stdout)
+    check(j['results'] and all(x['status'] in ('fail', 'error') for x in j['results']) and j['summary']['pass'] > 0,
+          'only-failed json')
+
+
+@case
+def usage_errors_and_singular(c):
+    """A bad option names the command and points to its --help; one rule is '1 rule'."""
+    root = c.root('vm-nogpu')
+    for cmd in ('audit', 'plan', 'apply', 'log', 'rollback', 'facts', 'recommend', 'profiles', 'explain', 'profile'):
+        r = c.run(root, cmd, '--no-such-option', status=1)
+        check('see `llmtune %s --help`' % cmd in r.stderr and 'llmtune %s: unrecognized option' % cmd in r.stderr,
+              '%s: %s' % (cmd, r.stderr))
+    r = c.run(root, 'audit', '--rule', 'thp-enabled', status=0)
+    check('\n1 rule: 1 passed, 0 failed, 0 not applicable, 0 errors\n' in r.stdout, r.stdout[-200:])
+
+
+# --- item 8: audit JSON identity, report tells profile contents apart -------------------------------
+
+@case
+def audit_json_identity(c):
+    root = c.root('vm-nogpu')
+    j = json.loads(c.run(root, 'audit', '--json', status=0).stdout)
+    ver = c.run(None, '--version', status=0).stdout.split()[1]
+    with open(os.path.join(root, 'proc/sys/kernel/osrelease')) as f:
+        rel = f.read().strip()
+    check(j['llmtune_version'] == ver and j['kernel_release'] == rel and len(j['profile']['hash']) == 64,
+          'audit identity: %s' % {k: j.get(k) for k in ('llmtune_version', 'kernel_release', 'time')})
+    import re
+    check(re.fullmatch(r'\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ', j['time']), 'time: %r' % j['time'])
+    # two hosts on "base", one with a site change to base: the report shows two profiles
+    a = os.path.join(c.tmp, 'a.json')
+    with open(a, 'w') as f:
+        json.dump(j, f)
+    put(root, 'etc/llmtune/profiles.d/base.ini', '[profile]\nname = base\ninherits = base\n[params]\nthp_enabled = always\n')
+    put(root, 'etc/hostname', 'other-host\n')
+    j2 = json.loads(c.run(root, 'audit', '--json').stdout)
+    check(j2['profile']['name'] == 'base' and j2['profile']['hash'] != j['profile']['hash'], 'site base hash')
+    b = os.path.join(c.tmp, 'b.json')
+    with open(b, 'w') as f:
+        json.dump(j2, f)
+    r = c.run(None, 'report', a, b)
+    check('base (sha256:%s)' % j['profile']['hash'][:12] in r.stdout and
+          'base (sha256:%s)' % j2['profile']['hash'][:12] in r.stdout, 'report: %s' % r.stdout[:600])
+    r = c.run(None, 'report', a, a.replace('a.json', 'a.json'))
+    check('sha256:' not in r.stdout, 'same hash shown as different: %s' % r.stdout[:400])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     ap.add_argument('--llmtune')

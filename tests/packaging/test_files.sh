@@ -189,11 +189,19 @@ echo powersave >"$gov" # what a cpufreq driver loaded after systemd-tmpfiles lea
 [ $? -eq 2 ] && ok "verify sees the lost governor (exit 2)" || fail "verify did not report the lost governor"
 out=$(reapply --root "$root" 2>&1)
 rc=$?
-[ $rc -eq 0 ] && printf '%s' "$out" | grep -q 'llmtune-reapply: profile a100-8x, rules:.* cpu-governor' &&
+[ $rc -eq 0 ] && printf '%s' "$out" | grep -q 're-applying with profile a100-8x (.*):.* cpu-governor' &&
         printf '%s' "$out" | grep -q '"changed": [1-9]' && [ "$(cat "$gov")" = "$want" ] &&
         ok "reapply writes the governor again ($want)" || fail "reapply after a lost governor (rc $rc): $out"
 "$llmtune" --root "$root" verify >/dev/null 2>&1
 [ $? -eq 0 ] && ok "verify clean after reapply" || fail "verify not clean after reapply"
+# The pinned profile is the one re-applied (llmtune.conf), not one the wrapper reads from the log.
+"$llmtune" --root "$root" profile set a100-8x >/dev/null || fail "profile set a100-8x"
+echo powersave >"$gov"
+out=$(reapply --root "$root" 2>&1)
+printf '%s' "$out" | grep -q 're-applying with profile a100-8x (pinned in /etc/llmtune/llmtune.conf:[0-9]*)' &&
+        [ "$(cat "$gov")" = "$want" ] && ok "reapply uses the pinned profile" || fail "reapply with a pin: $out"
+grep -v '^#' "$build/packaging/llmtune-reapply" | grep -q 'awk\|log --json' &&
+        fail "llmtune-reapply parses the change log itself" || ok "llmtune-reapply leaves the change log to llmtune"
 "$llmtune" --root "$root" rollback --all >/dev/null 2>&1 || fail "rollback --all on the fixture"
 out=$(reapply --root "$root" 2>&1)
 [ $? -eq 0 ] && printf '%s' "$out" | grep -q 'nothing to re-apply' && ok "reapply after rollback: nothing" ||

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The site configuration (src/site-config.c): reading llmtune.conf through a root, its errors
+ * with file:line, and `profile set/unset` rewriting only the pin. */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "site-config.h"
+#include "tmptree.h"
+
+static void setup(void) { tmptree_new("config"); }
+
+static int load(const char *text, struct site_config *c, struct diags *d)
+{
+        if (text)
+                tmptree_put("etc/llmtune/llmtune.conf", text, 0644);
+        struct root *r;
+        ck_assert_int_eq(root_new(tmptree_path(), &r), 0);
+        int rc = site_config_load(r, c, d);
+        root_free(r);
+        return rc;
+}
+
+START_TEST(missing_is_empty)
+{
+        struct site_config c;
+        struct diags d = {0};
+        ck_assert_int_eq(load(NULL, &c, &d), 0);
+        ck_assert(!c.present);
+        ck_assert_ptr_null(c.profile);
+        ck_assert_int_eq(c.apply_wait, -1);
+        ck_assert_uint_eq(d.msgs.n, 0);
+        site_config_free(&c);
+}
+END_TEST
+
+START_TEST(values_and_sections)
+{
+        struct site_config c;
+        struct diags d = {0};
+        ck_assert_int_eq(load("# pinned by ansible\nprofile = a100-8x\n[audit]\nfail_on = critical\n[apply]\nwait = yes\n"
+                              "[rollback]\nwait = false\n",
+                              &c, &d),
+                         0);
+        ck_assert_str_eq(c.profile, "a100-8x");
+        ck_assert_uint_eq(c.profile_line, 2);
+        ck_assert_str_eq(c.fail_on, "critical");
+        ck_assert_int_eq(c.apply_wait, 1);
+        ck_assert_int_eq(c.rollback_wait, 0);
+        site_config_free(&c);
+        ck_assert_int_eq(load("[llmtune]\nprofile = base\n", &c, &d), 0);
+        ck_assert_str_eq(c.profile, "base");
+        site_config_free(&c);
+}
+END_TEST
+
+START_TEST(errors_name_the_line)
+{
+        struct site_config c;
+        struct diags d = {0};
+        ck_assert_int_eq(load("profile = A100!\n[audit]\nfail_on = often\nwhat = 1\n[colours]\nx = 1\n[apply]\nwait = maybe\n",
+                              &c, &d),
+                         -EINVAL);
+        ck_assert_uint_eq(d.msgs.n, 5);
+        ck_assert_ptr_nonnull(strstr(d.msgs.v[0], "llmtune.conf:1: profile 'A100!'"));
+        ck_assert_ptr_nonnull(strstr(d.msgs.v[1], "llmtune.conf:3: fail_on 'often'"));
+        ck_assert_ptr_nonnull(strstr(d.msgs.v[2], "llmtune.conf:4: unknown key 'what' in [audit]"));
+        ck_assert_ptr_nonnull(strstr(d.msgs.v[3], "llmtune.conf:6: unknown section [colours]"));
+        ck_assert_ptr_nonnull(strstr(d.msgs.v[4], "llmtune.conf:8: wait 'maybe'"));
+        strv_free(&d.msgs);
+        site_config_free(&c);
+        ck_assert_int_eq(load("profile = a\nprofile = b\n", &c, &d), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(d.msgs.v[0], "profile given twice (first at line 1)"));
+        strv_free(&d.msgs);
+        site_config_free(&c);
+}
+END_TEST
+
+START_TEST(rewrite_keeps_other_lines)
+{
+        char *t = site_config_with_profile(NULL, "base");
+        ck_assert_str_eq(t, "# llmtune site configuration: see llmtune(1), CONFIGURATION.\nprofile = base\n");
+        free(t);
+        t = site_config_with_profile("# ours\nprofile = old  \n[audit]\nfail_on = info\n", "new");
+        ck_assert_str_eq(t, "# ours\nprofile = new\n[audit]\nfail_on = info\n");
+        free(t);
+        /* no pin yet: it goes before the first section (a key there belongs to that section) */
+        t = site_config_with_profile("# ours\n[audit]\nfail_on = info\n", "new");
+        ck_assert_str_eq(t, "# ours\nprofile = new\n[audit]\nfail_on = info\n");
+        free(t);
+        /* a pin in [llmtune] is replaced at the top, once; a 'profile' key elsewhere is not ours */
+        t = site_config_with_profile("[apply]\nprofile_x = 1\n[llmtune]\nprofile: old\n", "new");
+        ck_assert_str_eq(t, "profile = new\n[apply]\nprofile_x = 1\n[llmtune]\n");
+        free(t);
+        t = site_config_with_profile("# ours\nprofile = old\n[audit]\nfail_on = info", NULL);
+        ck_assert_str_eq(t, "# ours\n[audit]\nfail_on = info\n");
+        free(t);
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("config");
+        TCase *tc = tcase_create("config");
+        tcase_add_checked_fixture(tc, setup, tmptree_drop);
+        tcase_add_test(tc, missing_is_empty);
+        tcase_add_test(tc, values_and_sections);
+        tcase_add_test(tc, errors_name_the_line);
+        tcase_add_test(tc, rewrite_keeps_other_lines);
+        suite_add_tcase(s, tc);
+        SRunner *sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
