@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# SPDX-License-Identifier: MIT
+# SPDX-License-Identifier: GPL-2.0-or-later
 """
 The benchmark kept working (meson test --suite bench): generate the small synthetic root, run
 bench/run.py on it and on one fixture root with two runs each and --check (the structural

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Install what llmtune needs to build and test: Debian/Ubuntu (apt-get) or Fedora/RHEL (dnf).
 # Runs the package manager through sudo when not already root.
 set -eu

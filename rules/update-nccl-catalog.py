@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Regenerate rules/nccl-catalog.tsv: the facts llmtune needs about NCCL's environment variables.
 
 Input: the NCCL catalog in ../shared/nccl/nccl-env.tsv (extracted from the NCCL 2.30.7 sources; see

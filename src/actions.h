@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Actions: carrying out one change, undoing it, and reading the current state of its target.
  * Files are replaced atomically (temporary file in the same directory, fsync, mode and owner of the

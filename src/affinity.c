@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * GPU -> NUMA node -> CPU sets, from the fact store (gpu.N.numa_node, numa.node.N.cpus, cpu.online)
  * and the CPU topology files under the root (core_cpus_list, or thread_siblings_list on kernels

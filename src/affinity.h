@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * GPU -> NUMA node -> CPU sets (KNOBS.md "GPU placement, NUMA and binding"). GPUs are the NVIDIA
  * GPUs of the fact store in PCI bus order, which is CUDA's numbering with

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The change log (see changelog.h). One JSON object per line, keys in a fixed order:
  *

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The change log: append-only JSON Lines at ROOT/var/lib/llmtune/changelog.jsonl, with the replaced
  * and written file contents kept by SHA-256 in ROOT/var/lib/llmtune/backups/. Every record carries

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What the rule commands share: finding the data directory, loading rules and profiles, and
  * choosing a profile (by --profile NAME|FILE or by auto-detection). */
 #pragma once

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The command-line layer: the command table, global options, and what every command shares. */
 #pragma once
 

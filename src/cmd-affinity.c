@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* llmtune affinity: every GPU's NUMA node and CPU sets, in the gpu-affinity.conf format. */
 #include <errno.h>
 #include <getopt.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* llmtune apply / plan: fix what the audit found, show it first, log every change, undo on failure. */
 #include <errno.h>
 #include <getopt.h>
@@ -465,11 +465,23 @@ static int run_apply(struct cli *cli, int argc, char **argv, bool plan_only)
                         json_object_object_add(top, "format", json_object_new_int(1));
                         json_object_object_add(top, "root", json_object_new_string(root_path(root)));
                         json_object_object_add(top, "profile", json_object_new_string(env.profile.name));
-                        json_object_object_add(top, "changed", json_object_new_int64((int64_t)plan_changes(&p)));
-                        json_object_object_add(top, "reboot_required", json_object_new_boolean(reboot_required(&p)));
+                        /* The same record schema as apply's: status is what apply would report,
+                         * "planned" for a change, "skipped" for a command that would not run here
+                         * (under --root only image files in the tree are touched), "reboot-required"
+                         * or "manual"; "changed" counts what apply would count as changed. */
+                        size_t would = 0;
                         json_object *arr = json_object_new_array();
-                        for (size_t i = 0; i < p.n; i++)
-                                json_object_array_add(arr, change_json(&p.v[i], NULL, true));
+                        for (size_t i = 0; i < p.n; i++) {
+                                const struct change *ch = &p.v[i];
+                                const char *st = ch->type == CHANGE_NOTE ? (ch->reboot ? "reboot-required" : "manual")
+                                                 : ch->type == CHANGE_COMMAND && !plan_command_runs(root, &ch->argv) ? "skipped"
+                                                                                                                     : "planned";
+                                would += streq(st, "planned");
+                                json_object_array_add(arr, change_json(ch, st, true));
+                        }
+                        json_object_object_add(top, "changed", json_object_new_int64((int64_t)would));
+                        json_object_object_add(top, "planned", json_object_new_int64((int64_t)plan_changes(&p)));
+                        json_object_object_add(top, "reboot_required", json_object_new_boolean(reboot_required(&p)));
                         json_object_object_add(top, "changes", arr);
                         json_print(stdout, top);
                         json_object_put(top);

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* llmtune audit: what on this machine deviates from a profile, why it matters, and the fix. */
 #include <errno.h>
 #include <getopt.h>

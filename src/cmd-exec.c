@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * llmtune exec: run a command bound to the CPUs and memory of a GPU's NUMA node (KNOBS.md "GPU
  * placement, NUMA and binding"). The binding is sched_setaffinity(2) plus set_mempolicy(2), both

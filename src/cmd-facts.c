@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* llmtune facts: what llmtune knows about this machine or a --root tree. */
 #include <getopt.h>
 #include <string.h>

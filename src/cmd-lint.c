@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* llmtune lint FILE...: validate profile and rule files (for CI of a site's own profiles). */
 #include <stdio.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* llmtune log: what llmtune changed on this machine, from the change log. */
 #include <errno.h>
 #include <getopt.h>
@@ -30,6 +30,26 @@ static char *short_value(const struct log_record *rec, const char *v, const char
         return b.s ? sbuf_steal(&b) : xstrdup("\"\"");
 }
 
+/* How many (intent, outcome) pairs from I on are runtime values alike: same run, rule, event
+ * pair, before and after, the outcome concluding its intent (a governor per CPU). */
+static size_t value_pairs(const struct log_read *lr, size_t i)
+{
+        const struct log_record *a = &lr->v[i];
+        if (a->change.type != CHANGE_VALUE || !streq(a->event, "intent"))
+                return 0;
+        size_t k = 0;
+        for (size_t j = i; j + 1 < lr->n; j += 2, k++) {
+                const struct log_record *x = &lr->v[j], *y = &lr->v[j + 1];
+                if (x->change.type != CHANGE_VALUE || !streq(x->event, "intent") || y->ref != x->seq ||
+                    !streq(y->event, lr->v[i + 1].event) || !streq(x->run, a->run) || !streq(x->change.rule, a->change.rule) ||
+                    !streq(x->change.after, a->change.after) || x->detail || y->detail ||
+                    !((!x->change.before && !a->change.before) ||
+                      (x->change.before && a->change.before && streq(x->change.before, a->change.before))))
+                        break;
+        }
+        return k;
+}
+
 static void print_table(struct cli *cli, const struct log_read *lr, const char *run)
 {
         const char *off = cli_color(cli, "\033[0m"), *bold = cli_color(cli, "\033[1m"), *dim = cli_color(cli, "\033[2m");
@@ -48,6 +68,21 @@ static void print_table(struct cli *cli, const struct log_read *lr, const char *
                         last_run = rec->run;
                 }
                 const struct change *c = &rec->change;
+                size_t pairs = value_pairs(lr, i);
+                if (pairs > 3) {
+                        /* as plan shows them: one line for many values alike */
+                        const struct log_record *last = &lr->v[i + 2 * pairs - 1];
+                        _cleanup_free_ char *b = short_value(rec, c->before, "before_sha256"),
+                                            *a = short_value(rec, c->after, "after_sha256");
+                        printf("%5ld  %-20s  %-11s  %5s  %-28s  %-8s  %s ... %s (%zu files)\n", rec->seq, rec->time,
+                               "intent", "", c->rule ? c->rule : "-", change_type_name(c->type), c->target,
+                               lr->v[i + 2 * pairs - 2].change.target, pairs);
+                        printf("%7s%s%s -> %s%s\n", "", dim, b, a, off);
+                        printf("%5s  %-20s  %-11s  %5s  (seq %ld..%ld, %zu of each)\n", "", last->time, last->event, "",
+                               rec->seq, last->seq, pairs);
+                        i += 2 * pairs - 1;
+                        continue;
+                }
                 char of[24] = "";
                 if (rec->ref)
                         snprintf(of, sizeof(of), "%ld", rec->ref);
@@ -74,20 +109,74 @@ static void print_table(struct cli *cli, const struct log_read *lr, const char *
                 printf("no records of run %s\n", run);
 }
 
+/* One line per run (an apply or rollback): id, when, profile, host, what it did. */
+static void print_runs(const struct log_read *lr, bool json)
+{
+        struct strv runs = {0};
+        for (size_t i = 0; i < lr->n; i++)
+                if (lr->v[i].run && !strv_contains(&runs, lr->v[i].run))
+                        strv_add(&runs, lr->v[i].run);
+        json_object *arr = json ? json_object_new_array() : NULL;
+        if (!json && runs.n)
+                printf("%-36s  %-20s  %-20s  %-8s  %5s  %6s  %6s  %s\n", "RUN", "FIRST (UTC)", "LAST (UTC)", "KIND", "DONE",
+                       "UNDONE", "FAILED", "PROFILE (HOST)");
+        for (size_t k = 0; k < runs.n; k++) {
+                const struct log_record *first = NULL, *last = NULL;
+                size_t done = 0, undone = 0, failed = 0;
+                bool undo = false;
+                for (size_t i = 0; i < lr->n; i++) {
+                        const struct log_record *r = &lr->v[i];
+                        if (!streq(r->run, runs.v[k]))
+                                continue;
+                        first = first ? first : r;
+                        last = r;
+                        done += streq(r->event, "done");
+                        undone += streq(r->event, "undone");
+                        failed += streq(r->event, "failed") || streq(r->event, "undo-failed");
+                        undo |= startswith(r->event, "undo") && (!r->detail || !strstr(r->detail, "failed run"));
+                }
+                const char *kind = done ? "apply" : undo ? "rollback" : "other";
+                if (json) {
+                        json_object *o = json_object_new_object();
+                        json_object_object_add(o, "run", json_object_new_string(runs.v[k]));
+                        json_object_object_add(o, "first", json_object_new_string(first->time ? first->time : ""));
+                        json_object_object_add(o, "last", json_object_new_string(last->time ? last->time : ""));
+                        json_object_object_add(o, "kind", json_object_new_string(kind));
+                        json_object_object_add(o, "profile", first->profile ? json_object_new_string(first->profile) : NULL);
+                        json_object_object_add(o, "host", first->host ? json_object_new_string(first->host) : NULL);
+                        json_object_object_add(o, "done", json_object_new_int64((int64_t)done));
+                        json_object_object_add(o, "undone", json_object_new_int64((int64_t)undone));
+                        json_object_object_add(o, "failed", json_object_new_int64((int64_t)failed));
+                        json_object_array_add(arr, o);
+                } else
+                        printf("%-36s  %-20s  %-20s  %-8s  %5zu  %6zu  %6zu  %s (%s)\n", runs.v[k], first->time ? first->time : "?",
+                               last->time ? last->time : "?", kind, done, undone, failed, first->profile ? first->profile : "?",
+                               first->host ? first->host : "?");
+        }
+        if (json) {
+                json_print(stdout, arr);
+                json_object_put(arr);
+        } else if (!runs.n)
+                printf("no changes recorded\n");
+        strv_free(&runs);
+}
+
 static int log_cmd(struct cli *cli, int argc, char **argv)
 {
         static const struct option opts[] = {
                 {"json", no_argument, NULL, 'j'},
                 {"run", required_argument, NULL, 'r'},
+                {"runs", no_argument, NULL, 'R'},
                 {},
         };
-        bool json = false;
+        bool json = false, runs = false;
         const char *run = NULL;
         int c;
         while ((c = getopt_long(argc, argv, "jr:", opts, NULL)) != -1)
                 switch (c) {
                 case 'j': json = true; break;
                 case 'r': run = optarg; break;
+                case 'R': runs = true; break;
                 default: return cli_usage_error("log");
                 }
         if (optind < argc)
@@ -99,7 +188,9 @@ static int log_cmd(struct cli *cli, int argc, char **argv)
         int rc = changelog_read(root, &lr);
         if (rc < 0)
                 return cli_error("cannot read %s under %s: %s", CHANGELOG_PATH, root_path(root), changelog_strerror(rc));
-        if (json) {
+        if (runs)
+                print_runs(&lr, json);
+        else if (json) {
                 json_object *a = json_object_new_array();
                 for (size_t i = 0; i < lr.n; i++)
                         if (!run || streq(lr.v[i].run, run))
@@ -122,7 +213,7 @@ static int log_cmd(struct cli *cli, int argc, char **argv)
 const struct command cmd_log = {
         .name = "log",
         .summary = "show the changes llmtune made (the change log)",
-        .usage = "Usage: llmtune [--root DIR] log [--run ID] [--json]\n"
+        .usage = "Usage: llmtune [--root DIR] log [--run ID | --runs] [--json]\n"
                  "\n"
                  "Print the change log (" CHANGELOG_PATH "): one record per step of every apply and\n"
                  "rollback, with its sequence number, time, event (intent, done, failed, undo-intent, undone,\n"
@@ -130,7 +221,11 @@ const struct command cmd_log = {
                  "intent before -> after (files: size and the start of the content's SHA-256; the contents\n"
                  "are kept in " CHANGELOG_DIR "/backups).\n"
                  "\n"
+                 "Many runtime values alike in a row (a governor per CPU) are one line with a count.\n"
+                 "\n"
                  "  -r, --run ID   only the records of this run (an apply or rollback)\n"
+                 "      --runs     one line per run: id, first and last time, kind (apply, rollback),\n"
+                 "                 done, undone and failed steps, profile and host (with --json: an array)\n"
                  "  -j, --json     the records as a JSON array, exactly as logged\n"
                  "\n"
                  "Records whose hash chain is broken are shown and warned about; `llmtune verify` checks.\n"

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* llmtune nccl: lint NCCL configuration files; print the settings llmtune would give NCCL. */
 #include <errno.h>
 #include <getopt.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* llmtune report: merge the audit --json outputs of many hosts into one fleet report. */
 #include <errno.h>
 #include <fcntl.h>

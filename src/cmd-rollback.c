@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* llmtune rollback: put back the before state of logged changes, newest first, logging each. */
 #include <errno.h>
 #include <getopt.h>
@@ -28,8 +28,61 @@ static char *brief(const struct change *c, const char *s)
 }
 
 /* One line of the report (a JSON record with --json, where a failed one is also kept). */
+static void print_one(const struct log_record *rec, const char *status)
+{
+        const struct change *ch = &rec->change;
+        if (streq(status, "would-restore"))
+                printf("would restore %-10s %s -> %s   (seq %ld)\n", change_type_name(ch->type), ch->target,
+                       ch->type == CHANGE_FILE ? (ch->before ? "previous content" : "(removed)") : show(ch->before), rec->seq);
+        else if (streq(status, "already"))
+                printf("already  %-10s %s   (seq %ld)\n", change_type_name(ch->type), ch->target, rec->seq);
+        else if (streq(status, "manual")) {
+                _cleanup_free_ char *cmd = strv_join(&ch->argv, " ");
+                printf("manual   command    %s: reverse by hand   (seq %ld)\n", cmd, rec->seq);
+        } else
+                printf("restored %-10s %s -> %s   (seq %ld)\n", change_type_name(ch->type), ch->target,
+                       ch->type == CHANGE_FILE ? (ch->before ? "previous content" : "(removed)") : show(ch->before), rec->seq);
+}
+
+/* Consecutive runtime values alike (a governor per CPU: same rule, status and before value) are
+ * one line with the first and last target and a count, as `plan` shows them. */
+struct pending {
+        const struct log_record *v[8192];
+        size_t n;
+        const char *status;
+};
+
+static void flush(struct pending *p)
+{
+        if (p->n > 3) {
+                const struct log_record *a = p->v[0], *b = p->v[p->n - 1];
+                printf("%s %-10s %s ... %s (%zu files) -> %s   (seq %ld..%ld)\n",
+                       streq(p->status, "would-restore") ? "would restore" : streq(p->status, "already") ? "already "
+                                                                                                         : "restored",
+                       change_type_name(a->change.type), a->change.target, b->change.target, p->n, show(a->change.before),
+                       a->seq, b->seq);
+        } else
+                for (size_t i = 0; i < p->n; i++)
+                        print_one(p->v[i], p->status);
+        p->n = 0;
+}
+
+static bool alike(const struct log_record *a, const struct log_record *b)
+{
+        const struct change *x = &a->change, *y = &b->change;
+        return x->type == CHANGE_VALUE && y->type == CHANGE_VALUE && streq(x->rule, y->rule) &&
+               ((!x->before && !y->before) || (x->before && y->before && streq(x->before, y->before)));
+}
+
+/* One record of the report: JSON always (a failed one is kept there), a line (maybe grouped)
+ * unless --json. REC NULL flushes what is pending. */
 static void report(json_object *arr, const struct log_record *rec, const char *status, bool json)
 {
+        static struct pending p;
+        if (!rec) {
+                flush(&p);
+                return;
+        }
         const struct change *ch = &rec->change;
         json_object *o = json_object_new_object();
         json_object_object_add(o, "seq", json_object_new_int64(rec->seq));
@@ -42,17 +95,10 @@ static void report(json_object *arr, const struct log_record *rec, const char *s
         json_object_array_add(arr, o);
         if (json || streq(status, "failed"))
                 return;
-        if (streq(status, "would-restore"))
-                printf("would restore %-10s %s -> %s   (seq %ld)\n", change_type_name(ch->type), ch->target,
-                       ch->type == CHANGE_FILE ? (ch->before ? "previous content" : "(removed)") : show(ch->before), rec->seq);
-        else if (streq(status, "already"))
-                printf("already  %-10s %s   (seq %ld)\n", change_type_name(ch->type), ch->target, rec->seq);
-        else if (streq(status, "manual")) {
-                _cleanup_free_ char *cmd = strv_join(&ch->argv, " ");
-                printf("manual   command    %s: reverse by hand   (seq %ld)\n", cmd, rec->seq);
-        } else
-                printf("restored %-10s %s -> %s   (seq %ld)\n", change_type_name(ch->type), ch->target,
-                       ch->type == CHANGE_FILE ? (ch->before ? "previous content" : "(removed)") : show(ch->before), rec->seq);
+        if (p.n && (!streq(p.status, status) || !alike(p.v[0], rec) || p.n == ARRAY_SIZE(p.v)))
+                flush(&p);
+        p.status = status;
+        p.v[p.n++] = rec;
 }
 
 static int rollback_cmd(struct cli *cli, int argc, char **argv)
@@ -241,6 +287,7 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                                 report(done, rec, st, json);
                                 undone += !skip[i];
                         }
+                report(NULL, NULL, NULL, json);
                 if (!json)
                         printf("%zu would be rolled back (dry run)\n", undone);
                 goto out;
@@ -301,6 +348,7 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                 free(err);
         }
         changelog_close(log);
+        report(NULL, NULL, NULL, json);
         if (!json)
                 printf("%zu rolled back\n", undone);
 out:

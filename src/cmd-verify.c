@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * llmtune verify: is the change log intact, did every apply and rollback finish, and is every
  * change still in force still true on the machine? Like tuned's verify (re-read and compare each

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* One command per cmd-*.c file; main.c lists them in command_table. */
 #pragma once
 

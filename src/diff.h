@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Unified diffs of small text files (the configuration files apply writes), for dry runs. */
 #pragma once
 

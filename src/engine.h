@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The rule engine: facts + rules + a resolved profile -> one result per enabled rule (data only). */
 #pragma once
 

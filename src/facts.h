@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Facts: typed, named observations of one machine (or fixture root), each either a value or
  * "absent"/"unreadable" with a reason and the path it came from. Names are dotted

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * INI files through inih, with what inih alone does not give: the line number of every key (for
  * "file:line: message" errors), continuation lines joined into one value, and overlong lines

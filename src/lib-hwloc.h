@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * hwloc, pointed at the root once per fact store and loaded only when a fact needs it (an audit
  * of sysfs-only rules never pays for a topology load). Under a foreign root it is aimed with

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libpci, pointed at the root once per fact store (method linux-sysfs, "sysfs.path" =
  * ROOT/sys/bus/pci) and kept as the store's "libpci" handle. libpci reports fatal errors through

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* llmtune: audit and tune Linux hosts for LLM training. Entry point and command dispatch. */
 #include <errno.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * /proc/mdstat (drivers/md/md.c md_seq_show): one block per array,
  *   md0 : active raid0 sdb[1] sda[0]

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The modprobe configuration of a machine root: modprobe.d(5) read by libkmod from the root's
  * directories, plus the module options and blacklists on the root's kernel command line

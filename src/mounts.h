@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* /proc/mounts and /etc/fstab, read through the root handle (fstab(5), proc(5)). */
 #pragma once
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * /etc/nccl.conf from the profile's [nccl] keys and what the hardware implies (../nccl/NOTES.md
  * section 8). Everything written is checked with the same linter `llmtune nccl lint` uses, so a

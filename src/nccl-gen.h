@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * /etc/nccl.conf generated from the profile and the hardware (KNOBS.md "NCCL configuration",
  * ../nccl/NOTES.md section 8). NCCL reads the file literally (src/misc/param.cc): KEY=VALUE, no

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * NCCL configuration files: the catalog of NCCL's variables (rules/nccl-catalog.tsv) and a linter
  * for nccl.conf text that knows NCCL's exact reading rules (NCCL 2.30.7 src/misc/param.cc): literal

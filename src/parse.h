@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Strict parsers for the values the kernel prints in sysfs and procfs. Each takes untrusted text
  * and either returns a value or a negative errno: -ENODATA (empty), -EINVAL (garbage),

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * PCI Express link facts of one PCI function, shared by the GPU (probe-pci.c) and HCA
  * (probe-ib.c) probes. For the function at ADDR, under PREFIX ("gpu.3", "ib.mlx5_0"):

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The plan: what apply would change, as data. Failing audit results become an ordered list of
  * changes, each with its rule, target, before and after. A remedy yields the persistent change in

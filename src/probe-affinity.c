@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * affinity.*: whether /etc/llmtune/gpu-affinity.conf (the GPU -> NUMA node -> CPU map that apply
  * writes for other launchers, format in affinity.h) matches this machine's topology now.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * os.* and boot.*: the distribution (os-release(5)), which decides the initramfs tool, and whether
  * the initramfs of the running kernel is older than the modprobe.d configuration it carries a copy

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * edac.*: memory errors counted by the EDAC memory controller drivers since boot
  * (Documentation/admin-guide/ras.rst, Documentation/ABI/testing/sysfs-devices-edac).

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ib.*: RDMA devices and their ports from /sys/class/infiniband
  * (Documentation/ABI/stable/sysfs-class-infiniband). Devices keep their kernel names (mlx5_0).

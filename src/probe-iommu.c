@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * iommu.*: whether DMA is translated by an IOMMU (KNOBS.md "PCIe links, ACS, BARs").
  *   iommu.units  IOMMU hardware units the kernel registered (/sys/class/iommu: dmar0, ivhd0, ...)

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * kernel.*, module.*, modprobe.*, nvidia.*: the running kernel and its command line, loaded
  * modules (/proc/modules, proc(5); /sys/module, sysfs-module ABI), the modprobe.d configuration

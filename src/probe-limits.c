@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * limits.*: the locked-memory limit RDMA needs (KNOBS.md "Limits, shm, driver services").
  *   limits.memlock.login.{soft,hard}    login sessions: pam_limits from /etc/security/limits.conf, then

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * mem.* and thp.*: total and available memory (/proc/meminfo), the size of /dev/shm, and
  * transparent hugepage "enabled"/"defrag" (Documentation/admin-guide/mm/transhuge.rst).

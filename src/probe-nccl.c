@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * nccl.*: /etc/nccl.conf of the root, linted against the NCCL catalog (rules/nccl-catalog.tsv,
  * located through the "datadir" handle the CLI sets). Each problem class is one fact listing the

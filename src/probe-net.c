@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * net.*: network interfaces from /sys/class/net (Documentation/ABI/testing/sysfs-class-net),
  * keyed by kernel name (which may contain dots: eth0.1015 is a VLAN).

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * numa.*: NUMA nodes with their CPUs and memory. A node without CPUs is memory-only; one that the
  * NVIDIA driver reports in /proc/driver/nvidia/gpus/BDF/numa_status (POWER9 + V100 NVLink) is GPU

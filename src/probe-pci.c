@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpu.*, nvswitch.*, nvme.*: PCI devices that matter for training, from sysfs
  * (Documentation/ABI/testing/sysfs-bus-pci), libpci (PCI Express capability, pci.ids names) and

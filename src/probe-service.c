@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * service.*: systemd units enabled at boot, read from the unit tree, never from a running
  * systemd (a foreign root has none). A unit is enabled when a symlink to it sits in a

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * md.* and mount.*: md arrays from sysfs (Documentation/admin-guide/md.rst) with /proc/mdstat
  * filling what sysfs lacks, the filesystem each array carries (its superblock's stripe geometry

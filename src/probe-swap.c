@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * swap.*: active swap areas (/proc/swaps, proc(5)) and everything that turns swap back on at boot:
  * fstab "swap" lines (systemd-fstab-generator; Ubuntu's /swap.img is one), native .swap units,

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * sysctl.*: any sysctl by name, read from ROOT/proc/sys (dots become slashes, sysctl(8)).
  * Listing all facts shows the ones training hosts care about; any other is read on demand.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The probe table: one probe per fact source, each in its own probe-*.c file. */
 #pragma once
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Profiles are data: profiles/NAME.ini (shipped) and ROOT/etc/llmtune/profiles.d/NAME.ini (site), which
  * shadow shipped profiles of the same name. Sections: [profile] name, description, inherits;

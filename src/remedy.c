@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "remedy.h"
 
 /* Where each change is persisted follows KNOBS.md: sysctl.d, tmpfiles.d, modprobe.d + initramfs,

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Remedies: the typed actions a rule names as its fix ("remedy = sysctl" with "remedy.key = ...").
  * This table says which kinds exist and which parameters each takes, so rule files are validated

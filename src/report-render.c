@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fleet report output: terminal table, CSV (RFC 4180), JSON (json-c) and self-contained HTML. */
 #include "report-render.h"
 

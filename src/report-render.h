@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fleet report output: terminal table, CSV, JSON and a self-contained HTML page (cmd-report.c). */
 #pragma once
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fleet report: parse many `llmtune audit --json` documents (json-c) and aggregate them. */
 #include "report.h"
 

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Fleet report: merge the `llmtune audit --json` outputs of many hosts (as Ansible's fetch
  * collects them) into one hosts x rules view: which rules fail on how many hosts and which,

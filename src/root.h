@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The root handle: every file llmtune reads or writes is reached through one directory fd opened
  * on --root. Paths are resolved as if that directory were "/" (symlinks included), so nothing a

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Rules are data: rules/NAME.ini, one [rule-id] section per rule (format in llmtune.rule(5) / README):
  *

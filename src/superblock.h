@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The RAID alignment fields of an ext2/3/4 or XFS superblock: block size and the stripe geometry
  * mkfs stored (ext4 s_raid_stride/s_raid_stripe_width, mke2fs(8); XFS sb_unit/sb_width, xfs(5)).

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Test hooks (see test-hooks.h). Nothing here runs unless an LLMTUNE_TEST_* variable is set, and
  * nothing of it is compiled in a build without them (-Dtest_hooks=disabled, release packages). */
 #include "test-hooks.h"

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * TEST HOOKS. Environment variables that make llmtune fail or stop at a chosen point, so the test
  * suite can show that faults and crashes never leave a machine half-changed (docs/RELIABILITY.md).

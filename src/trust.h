@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Trust in rule and profile files. llmtune running as root turns them into writes under /etc, so,
  * like sudo with sudoers, it refuses a file that another user could have written: one that is

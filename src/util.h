@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Small helpers shared by every layer: cleanup attributes, checked allocation, string lists. */
 #pragma once
 

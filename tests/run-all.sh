@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The whole test suite, in up to three passes, each with its own build directory:
 #   plain  the release-like build (hardening flags), warnings as errors: every test
 #   asan   AddressSanitizer + UndefinedBehaviorSanitizer (leaks too): every test but the

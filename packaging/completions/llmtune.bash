@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: MIT
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bash completion for llmtune(1): commands, options, profile names (from `llmtune profiles`,
 # under the --root given on the line, so site profiles are offered too), rule ids (from
 # `llmtune explain --list`) and the values of options that take a fixed set.
@@ -30,7 +30,7 @@ _llmtune_options()
         profile) echo "--profile -p --json -j" ;;
         rollback) echo "--last-run -l --to -t --all -a --force -f --wait -w --no-wait --dry-run -n --json -j" ;;
         recommend | profiles) echo "--json -j" ;;
-        log) echo "--run -r --json -j" ;;
+        log) echo "--run -r --runs --json -j" ;;
         verify) echo "--verbose -v --json -j" ;;
         explain) echo "--list -l --profile -p --json -j" ;;
         exec) echo "--gpu -g --local-rank -l --node -N --policy -p --mem -m --strict -s --dry-run -n --verbose -v" ;;
@@ -157,10 +157,13 @@ _llmtune()
                 return 0
                 ;;
         --run)
+                # run ids, from `llmtune log --runs` under the --root of the line
+                mapfile -t COMPREPLY < <(compgen -W "$(_llmtune_list "${rootopt[@]}" log --runs | grep -v '^RUN$')" -- "$cur")
                 return 0
                 ;;
         --rule | -r)
                 if [[ $cmd == log ]]; then
+                        mapfile -t COMPREPLY < <(compgen -W "$(_llmtune_list "${rootopt[@]}" log --runs | grep -v '^RUN$')" -- "$cur")
                         return 0
                 fi
                 mapfile -t COMPREPLY < <(compgen -W "$(_llmtune_list explain --list)" -- "$cur")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# SPDX-License-Identifier: MIT
+# SPDX-License-Identifier: GPL-2.0-or-later
 """
 The Ansible collection (packaging/ansible) against localhost (connection: local) on a temporary
 copy of the dgx-a100 fixture root, with Debian's ansible-core:
@@ -153,6 +153,14 @@ def main():
         check(files and any(d['after'] for d in files), 'check mode --diff: no file before/after in %s' % [
             d.get('after_header') for d in diffs])
         check(tree(root) == pristine, 'check mode changed the tree: %s' % differences(pristine, tree(root))[:10])
+        check_count, check_changes = res.get('changes_count'), res.get('changes') or []
+        # 256 governors are one line with a count (as plan shows them); commands, reboots and
+        # manual steps are in the prepared text.
+        values = [d for d in diffs if d.get('after_header') == 'runtime values']
+        check(values and '(256 files)' in values[0]['after'] and values[0]['after'].count('scaling_governor') < 5,
+              'check mode --diff: runtime values not grouped: %s' % (values[0]['after'][:500] if values else None))
+        prepared = [d['prepared'] for d in diffs if 'prepared' in d]
+        check(prepared and 'reboot required' in prepared[0], 'check mode --diff: no prepared text: %s' % diffs[-1:])
         # The same through the default callback: the diff is shown.
         rc, text = run.play([{'name': 'llmtune', 'llmtune.llmtune.llmtune': dict(
             binary=llmtune, root=root, state='applied', profile=PROFILE)}], ['--check', '--diff'], callback='default')
@@ -178,6 +186,13 @@ def main():
         rc, res = run.module(root, ['--diff'], state='applied', profile=PROFILE)
         check(rc == 0 and res.get('changed') is True and res.get('changes') and res.get('run'),
               'first apply: exit %d, changed %s, msg %s' % (rc, res.get('changed'), res.get('msg')))
+        # Check mode said what the real run did: the same count, the same records and statuses.
+        check(res.get('changes_count') == check_count, 'check mode counted %s changes, the real run %s' % (
+            check_count, res.get('changes_count')))
+        real = [(c.get('rule'), c.get('type'), c.get('target'), c.get('status')) for c in res.get('changes') or []]
+        dry = [(c.get('rule'), c.get('type'), c.get('target'), 'changed' if c.get('status') == 'planned'
+                else c.get('status')) for c in check_changes]
+        check(real == dry, 'check mode and real changes differ: %s' % [x for x in zip(dry, real) if x[0] != x[1]][:5])
         check(res.get('reboot_required') is True, 'first apply: reboot_required not true')
         check(any(d.get('after_header', '').startswith('/etc/') for d in res.get('diff') or []), 'first apply: no diff')
         applied = tree(root, skip_log=True)
@@ -207,6 +222,20 @@ def main():
         rc, res = run.module(root, state='applied', profile=PROFILE)
         check(rc == 0 and res.get('changed') is True, 'apply before rollback: %s' % res.get('msg'))
         before = tree(root)
+        # Someone else changed a target: the rollback is refused, and check mode says so too.
+        gov = os.path.join(root, 'sys/devices/system/cpu/cpufreq/policy0/scaling_governor')
+        with open(gov) as f:
+            was = f.read()
+        with open(gov, 'w') as f:
+            f.write('schedutil\n')
+        for extra in (['--check'], []):
+            rc, res = run.module(root, extra, state='rolled_back')
+            check(rc != 0 and res.get('failed') and 'policy0/scaling_governor' in str(res.get('conflicts')) and
+                  ('would be refused' in res.get('msg', '')) == bool(extra),
+                  'rollback %s over a changed target: exit %d, %s' % (extra, rc, res.get('msg')))
+        with open(gov, 'w') as f:
+            f.write(was)
+        check(tree(root) == before, 'a refused rollback changed the tree')
         rc, res = run.module(root, ['--check'], state='rolled_back')
         check(rc == 0 and res.get('changed') is True and res.get('rolled_back', 0) > 0 and tree(root) == before,
               'rollback check mode: exit %d, %s' % (rc, {k: res.get(k) for k in ('changed', 'rolled_back', 'msg')}))
@@ -230,6 +259,27 @@ def main():
         check(not left, 'rollback left differences: %s' % left[:10])
         rc, res = run.module(root, state='rolled_back')
         check(rc == 0 and res.get('changed') is False, 'second rollback: changed %s' % res.get('changed'))
+
+        # params: a managed site profile; pin: llmtune.conf. Check mode writes neither.
+        root4 = os.path.join(top, 'root4')
+        shutil.copytree(os.path.join(args.roots, ROOT), root4, symlinks=True)
+        site = os.path.join(root4, 'etc/llmtune/profiles.d/ansible-%s.ini' % PROFILE)
+        conf = os.path.join(root4, 'etc/llmtune/llmtune.conf')
+        opts = dict(state='applied', profile=PROFILE, params={'thp_enabled': 'never'}, pin=True)
+        rc, res = run.module(root4, ['--check'], **opts)
+        check(rc == 0 and res.get('changed') is True and res.get('profile') == 'ansible-' + PROFILE and
+              not os.path.exists(site) and not os.path.exists(conf) and
+              any(c.get('target') == '/sys/kernel/mm/transparent_hugepage/enabled' and c.get('after') == 'never'
+                  for c in res.get('changes') or []),
+              'params+pin check mode: exit %d, %s' % (rc, {k: res.get(k) for k in ('changed', 'profile', 'msg')}))
+        rc, res = run.module(root4, **opts)
+        with open(os.path.join(root4, 'sys/kernel/mm/transparent_hugepage/enabled')) as f:
+            thp = f.read()
+        check(rc == 0 and res.get('pinned') == 'ansible-' + PROFILE and os.path.exists(site) and
+              'profile = ansible-%s' % PROFILE in open(conf).read() and ('[never]' in thp or thp.strip() == 'never'),
+              'params+pin: exit %d, %s, thp %r' % (rc, res.get('msg'), thp))
+        rc, res = run.module(root4, **opts)
+        check(rc == 0 and res.get('changed') is False, 'params+pin, second run: changed %s' % res.get('changed'))
 
         # The role: apply, handler notified on the changing run only (and skipped: not the live root).
         root2 = os.path.join(top, 'root2')

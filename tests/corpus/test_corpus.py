@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# SPDX-License-Identifier: MIT
+# SPDX-License-Identifier: GPL-2.0-or-later
 """llmtune's facts against the real-machine corpus (../shared/corpus).
 
 Usage: test_corpus.py LLMTUNE_EXE CORPUS_DIR

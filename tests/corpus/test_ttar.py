@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# SPDX-License-Identifier: MIT
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Self-test of the corpus unpackers: tests/corpus/ttar.py (the format's corner cases) and the
 tarball check in test_corpus.py, both with the refusals that keep an archive inside its
 destination. Needs no corpus."""

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# SPDX-License-Identifier: MIT
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Extract a .ttar text archive (the format of prometheus node_exporter's and procfs's fixtures).
 
 The format, as those archives use it, is a sequence of blocks, each ended by a separator line

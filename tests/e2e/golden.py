@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# SPDX-License-Identifier: MIT
+# SPDX-License-Identifier: GPL-2.0-or-later
 """
 Golden end-to-end tests: run llmtune on a temporary copy of a fixture root and compare its
 stdout and exit status with tests/golden/CASE.out and the status in cases.ini.

@@ -349,6 +349,64 @@ def audit_json_identity(c):
     check('sha256:' not in r.stdout, 'same hash shown as different: %s' % r.stdout[:400])
 
 
+# --- item 11: a licence ---------------------------------------------------------------------------
+
+SOURCE_SUFFIXES = ('.c', '.h', '.py', '.sh', '.build', '.yml', '.in', '.bash', '.spec', '.zsh', '.txt')
+
+
+@case
+def licence(c):
+    """GPL-2.0-or-later: COPYING holds the GPL-2 text, every tracked source file the SPDX line,
+    debian/copyright is machine-readable with a GPL-2+ licence, the RPM ships %license."""
+    with open(os.path.join(SRC, 'COPYING')) as f:
+        text = f.read()
+    check('GNU GENERAL PUBLIC LICENSE' in text and 'Version 2, June 1991' in text, 'COPYING is not the GPL-2')
+    files = subprocess.run(['git', 'ls-files'], cwd=SRC, stdout=subprocess.PIPE, text=True).stdout.split()
+    names = ('meson.build', 'meson_options.txt', '_llmtune', 'run', 'rules', 'rpm-macros-compat')
+    missing = []
+    for f in files:
+        base = os.path.basename(f)
+        if f.startswith(('tests/golden/', 'tests/fuzz/corpus/', 'tests/corpus/data')) or \
+                not (base.endswith(SOURCE_SUFFIXES) or base in names):
+            continue
+        with open(os.path.join(SRC, f), errors='replace') as fh:
+            head = fh.read(600)
+        if 'SPDX-License-Identifier: GPL-2.0-or-later' not in head:
+            missing.append(f)
+    check(not missing, 'no GPL-2.0-or-later SPDX line in: %s' % ' '.join(missing[:20]))
+    with open(os.path.join(SRC, 'packaging/debian/copyright')) as f:
+        cp = f.read()
+    check(cp.startswith('Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/') and
+          '\nFiles: *\n' in cp and '\nLicense: GPL-2+\n' in cp and '/usr/share/common-licenses/GPL-2' in cp and
+          'MIT' not in cp, 'debian/copyright is not a GPL-2+ DEP-5 file')
+    with open(os.path.join(SRC, 'packaging/rpm/llmtune.spec')) as f:
+        spec = f.read()
+    check('%license COPYING' in spec and 'License:        GPL-2.0-or-later' in spec, 'spec: no %license / License')
+
+
+# --- item 9: explain resolved values (json-outputs), log --runs, grouped per-CPU lines -------------
+
+@case
+def log_runs_and_grouping(c):
+    """log --runs lists the apply and the rollback; a run's 32 governor changes are one line with a
+    count in `log` and in rollback's report, as plan shows them."""
+    root = c.root('ws-4090')
+    c.run(root, 'apply', '--profile', 'rtx4090-ws', status=0)
+    r = c.run(root, 'log', status=0)
+    check('policy0/scaling_governor ... ' in r.stdout and '(32 files)' in r.stdout, 'log not grouped:\n' + r.stdout[:1500])
+    check(r.stdout.count('scaling_governor') < 6, 'log shows the governor files one by one')
+    r = c.run(root, 'rollback', '--last-run', status=0)
+    check('(32 files)' in r.stdout and r.stdout.count('scaling_governor') < 6, 'rollback not grouped:\n' + r.stdout[:1500])
+    j = json.loads(c.run(root, 'log', '--runs', '--json', status=0).stdout)
+    check([x['kind'] for x in j] == ['apply', 'rollback'] and j[0]['done'] > 32 and j[1]['undone'] == j[0]['done'] and
+          j[0]['profile'] == 'rtx4090-ws', 'log --runs --json: %s' % j)
+    r = c.run(root, 'log', '--runs', status=0)
+    lines = r.stdout.splitlines()
+    check(len(lines) == 3 and lines[1].split()[0] == j[0]['run'], 'log --runs: %s' % r.stdout)
+    r = c.run(root, 'log', '--run', j[1]['run'], status=0)
+    check('undone' in r.stdout and 'rollback' not in r.stdout.split('\n')[0], r.stdout[:300])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     ap.add_argument('--llmtune')

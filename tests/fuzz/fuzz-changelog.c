@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The change log read back (what verify, log and rollback trust), with its in-force and
  * unfinished-step analyses. */
 #include "changelog.h"

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* /proc/mounts and /etc/fstab (the same bytes as both), and mount option lookups. */
 #include "fuzz.h"
 #include "mounts.h"

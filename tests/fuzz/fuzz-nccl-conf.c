@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* nccl.conf text through the linter (NCCL's own reading rules). */
 #include "config.h"
 #include "fuzz.h"

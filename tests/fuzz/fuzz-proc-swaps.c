@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* /proc/swaps through the swap probe, on a one-file root. */
 #include "facts.h"
 #include "fuzz.h"

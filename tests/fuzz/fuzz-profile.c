@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A site profile file, through loading, validation and inheritance against the shipped profiles
  * and rules (what `llmtune lint`, `audit --profile FILE` and site profiles.d go through). */
 #include <stdio.h>

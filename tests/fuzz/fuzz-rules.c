@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A rule file, through loading and validation (conditions, remedies, parameters). */
 #include "fuzz.h"
 #include "rules.h"

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* ext2/3/4 and XFS superblocks (the first bytes of a device or image). */
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The sysfs/procfs value parsers (parse.h). The first byte picks the parser; cpulists must also
  * survive a round trip through format_cpulist. */
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libFuzzer targets for every parser of outside input (docs/RELIABILITY.md). Each fuzz-NAME.c
  * defines LLVMFuzzerTestOneInput. With -Dfuzzing=true (clang) they link libFuzzer; otherwise

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Without libFuzzer: run a target over files and directories of inputs (seeds, reproducers). */
 #include <dirent.h>
 #include <stdio.h>

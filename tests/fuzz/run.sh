@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # One fuzz target as a test (tests/meson.build):
 #   run.sh replay EXE NAME SRCDIR          run every seed and reproducer once
 #   run.sh fuzz   EXE NAME SRCDIR WORKDIR  libFuzzer for $LLMTUNE_FUZZ_SECONDS (default 20) from

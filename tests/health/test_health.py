@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# SPDX-License-Identifier: MIT
+# SPDX-License-Identifier: GPL-2.0-or-later
 """
 Hardware health rules (rules/pcie.ini, driver.ini, infiniband.ini, limits.ini): every rule has a
 failing and a passing case.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# SPDX-License-Identifier: MIT
+# SPDX-License-Identifier: GPL-2.0-or-later
 """
 Bad and hostile input, on copies of a fixture root (docs/RELIABILITY.md): a gigabyte-long sysfs
 value and kernel tables, NUL bytes, binary garbage, unterminated and overlong lines in every file

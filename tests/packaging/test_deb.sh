@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPDX-License-Identifier: MIT
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The packages, built from a copy of the source tree (the build directory of the suite is not
 # touched):
 #   1. Debian: packaging/debian copied to debian/, `dpkg-buildpackage -us -uc -b` (tests off:
@@ -194,7 +194,7 @@ if command -v rpmbuild >/dev/null; then
                 expect_files "$tmp/rpm.list" /usr/lib/systemd/system /usr/share/zsh/site-functions
                 # Same regular files as the .deb, but for the distributions' own directories and docs.
                 norm() { sed -e 's,^/lib/systemd/,/usr/lib/systemd/,' -e 's,/zsh/vendor-completions/,/zsh/site-functions/,' \
-                        -e 's,\.gz$,,' | grep -v -e '^/usr/share/doc/' -e '^/usr/lib/\.build-id/' | sort -u; }
+                        -e 's,\.gz$,,' | grep -v -e '^/usr/share/doc/' -e '^/usr/share/licenses/' -e '^/usr/lib/\.build-id/' | sort -u; }
                 [ "$have_deb" = 1 ] && d=$(diff <(dpkg-deb -c "$deb" | awk '$1 ~ /^-/ { print $6 }' | sed 's,^\.,,' | norm) \
                         <(rpm -qlvp "$rpmfile" 2>/dev/null | awk '$1 ~ /^-/ { print $NF }' | norm))
                 n=$(rpm -qlvp "$rpmfile" 2>/dev/null | awk '$1 ~ /^-/' | wc -l)

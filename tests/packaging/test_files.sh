@@ -1,5 +1,5 @@
 #!/bin/bash
-# SPDX-License-Identifier: MIT
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What the packages install besides the binary, checked from the build tree (fast; suite
 # 'packaging'):
 #   - the man pages format without a warning (groff -ww), carry the project's version, and name
@@ -136,35 +136,71 @@ fi
 # --- meson install: files where the units expect them -----------------------------------------
 dest=$tmp/dest
 if DESTDIR=$dest meson install -C "$build" --no-rebuild --quiet >"$tmp/install.log" 2>&1; then
-        prefix=$(meson introspect "$build" --buildoptions | python3 -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="prefix"][0])')
-        for f in bin/llmtune share/man/man1/llmtune.1 share/man/man5/llmtune.profile.5 share/man/man5/llmtune.rule.5 \
-                share/bash-completion/completions/llmtune share/zsh/site-functions/_llmtune \
-                lib/systemd/system/llmtune-apply.service lib/systemd/system/llmtune-verify.service \
-                lib/systemd/system/llmtune-verify.timer libexec/llmtune/llmtune-reapply \
-                lib/systemd/system/llmtune-metrics.service lib/systemd/system/llmtune-metrics.timer \
-                share/llmtune/rules/cpu.ini share/llmtune/profiles/base.ini; do
-                [ -e "$dest$prefix/$f" ] || fail "meson install: no $prefix/$f"
+        # The directories the build was configured with (a Debian build sets systemdunitdir to
+        # /lib/systemd/system and zshcompletiondir to vendor-completions): the defaults of
+        # packaging/meson.build when an option is empty.
+        eval "$(meson introspect "$build" --buildoptions | python3 -c '
+import json, sys
+o = {x["name"]: x["value"] for x in json.load(sys.stdin)}
+p = o["prefix"]
+def d(v):
+    return v if v.startswith("/") else p + "/" + v
+print("prefix=%s" % p)
+print("bindir=%s" % d(o["bindir"]))
+print("libexecdir=%s" % d(o["libexecdir"]))
+print("datadir=%s" % d(o["datadir"]))
+print("mandir=%s" % d(o["mandir"]))
+print("unitdir=%s" % (o.get("systemdunitdir") or p + "/lib/systemd/system"))
+print("bashdir=%s" % (o.get("bashcompletiondir") or d(o["datadir"]) + "/bash-completion/completions"))
+print("zshdir=%s" % (o.get("zshcompletiondir") or d(o["datadir"]) + "/zsh/site-functions"))
+')"
+        for f in "$bindir/llmtune" "$mandir/man1/llmtune.1" "$mandir/man5/llmtune.profile.5" "$mandir/man5/llmtune.rule.5" \
+                "$bashdir/llmtune" "$zshdir/_llmtune" \
+                "$unitdir/llmtune-apply.service" "$unitdir/llmtune-verify.service" \
+                "$unitdir/llmtune-verify.timer" "$libexecdir/llmtune/llmtune-reapply" \
+                "$unitdir/llmtune-metrics.service" "$unitdir/llmtune-metrics.timer" \
+                "$datadir/llmtune/rules/cpu.ini" "$datadir/llmtune/profiles/base.ini"; do
+                [ -e "$dest$f" ] || fail "meson install: no $f"
         done
-        [ -x "$dest$prefix/libexec/llmtune/llmtune-reapply" ] || fail "llmtune-reapply is not executable"
-        [ -x "$dest$prefix/libexec/llmtune/slurm-health-check" ] &&
-                grep -q "^exec \"\${LLMTUNE:-$prefix/bin/llmtune}\" health-check --slurm" "$dest$prefix/libexec/llmtune/slurm-health-check" ||
+        [ -x "$dest$libexecdir/llmtune/llmtune-reapply" ] || fail "llmtune-reapply is not executable"
+        [ -x "$dest$libexecdir/llmtune/slurm-health-check" ] &&
+                grep -q "^exec \"\${LLMTUNE:-$bindir/llmtune}\" health-check --slurm" "$dest$libexecdir/llmtune/slurm-health-check" ||
                 fail "slurm-health-check is not installed executable, running the installed llmtune health-check --slurm"
-        grep -qx "ExecStart=$prefix/libexec/llmtune/llmtune-reapply" "$dest$prefix/lib/systemd/system/llmtune-apply.service" ||
+        grep -qx "ExecStart=$libexecdir/llmtune/llmtune-reapply" "$dest$unitdir/llmtune-apply.service" ||
                 fail "llmtune-apply.service does not run the installed wrapper"
-        grep -qx "ExecStart=$prefix/bin/llmtune verify" "$dest$prefix/lib/systemd/system/llmtune-verify.service" ||
+        grep -qx "ExecStart=$bindir/llmtune verify" "$dest$unitdir/llmtune-verify.service" ||
                 fail "llmtune-verify.service does not run the installed binary"
-        grep -qx "ExecStart=$prefix/bin/llmtune audit --format prometheus --output /var/lib/prometheus/node-exporter/llmtune.prom" \
-                "$dest$prefix/lib/systemd/system/llmtune-metrics.service" ||
+        grep -qx "ExecStart=$bindir/llmtune audit --format prometheus --output /var/lib/prometheus/node-exporter/llmtune.prom" \
+                "$dest$unitdir/llmtune-metrics.service" ||
                 fail "llmtune-metrics.service does not run the installed binary into node_exporter's directory"
         ok "meson install: man pages, completions, units, wrapper under $prefix"
         if command -v systemd-analyze >/dev/null; then
                 # The units name installed paths, which do not exist outside the DESTDIR: that
                 # complaint is expected; any other (unknown key, bad value, no ExecStart) fails.
-                v=$(cd "$dest$prefix/lib/systemd/system" && systemd-analyze verify --man=no ./llmtune-apply.service \
-                        ./llmtune-verify.service ./llmtune-verify.timer ./llmtune-metrics.service \
-                        ./llmtune-metrics.timer 2>&1 |
-                        grep -v "Command $prefix/[a-z/-]* is not executable: No such file or directory")
-                [ -z "$v" ] && ok "systemd-analyze verify: units accepted" || fail "systemd-analyze verify: $v"
+                # A directory that is not there must fail the check, not make it pass silently.
+                if ! cd "$dest$unitdir" 2>/dev/null; then
+                        fail "systemd-analyze verify: no unit directory $unitdir in the installed tree"
+                else
+                        v=$(systemd-analyze verify --man=no ./llmtune-apply.service ./llmtune-verify.service \
+                                ./llmtune-verify.timer ./llmtune-metrics.service ./llmtune-metrics.timer 2>&1 |
+                                grep -v "Command /[a-z/-]* is not executable: No such file or directory")
+                        cd - >/dev/null || fail "cd back"
+                        [ -z "$v" ] && ok "systemd-analyze verify: units accepted" || fail "systemd-analyze verify: $v"
+                fi
+                # The sandboxing (exposure 0 best .. 10 worst; both were 9.6 without it): verify only
+                # reads and must stay near the top; the re-apply unit writes /etc, /sys, /boot.
+                for u in verify:2.5 apply:7.0; do
+                        unit=llmtune-${u%%:*}.service max=${u#*:}
+                        score=$(systemd-analyze security --offline=true "$dest$unitdir/$unit" 2>/dev/null |
+                                sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\) .*/\1/p')
+                        if [ -z "$score" ]; then
+                                skip "systemd-analyze security --offline does not work here: $unit not scored"
+                        elif awk -v s="$score" -v m="$max" 'BEGIN { exit !(s <= m) }'; then
+                                ok "$unit: systemd-analyze security exposure $score (at most $max)"
+                        else
+                                fail "$unit: systemd-analyze security exposure $score, more than $max"
+                        fi
+                done
         fi
 else
         fail "meson install failed: $(cat "$tmp/install.log")"

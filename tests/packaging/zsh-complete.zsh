@@ -1,4 +1,5 @@
 #!/usr/bin/env zsh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Print the completions zsh offers for a command line, one per line:
 #     zsh-complete.zsh FPATH_DIR 'llmtune audit --profile '
 # Runs an interactive zsh in a pseudo-terminal (zsh/zpty), loads the completion system with

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# SPDX-License-Identifier: MIT
+# SPDX-License-Identifier: GPL-2.0-or-later
 """
 llmtune report on a generated fleet: ~300 audit files made from real `llmtune audit --json`
 outputs of the fixture roots, with varied host names and results. The report's JSON, CSV and

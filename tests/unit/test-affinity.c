@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * GPU -> NUMA node -> CPU sets on the fixture roots (LLMTUNE_ROOTS: BUILDDIR/tests/roots), the
  * gpu-affinity.conf format, and real binding on this machine: `llmtune exec` (LLMTUNE_BIN) started

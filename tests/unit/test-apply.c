@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The pieces of apply: unified diffs, atomic file replacement under the root, tree emulation. */
 #include <check.h>
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The change log: records and backups read back, the hash chain catching edited, removed and
  * reordered records, changes in force after a rollback, and the apply lock. */
 #include <check.h>

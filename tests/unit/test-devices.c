@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpu.*, nvswitch.*, nvme.*, ib.*, net.*: synthetic sysfs trees built here byte by byte (config
  * spaces with a PCI Express capability, broken variants), and the hwloc corpus tarballs of real

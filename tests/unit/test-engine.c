@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Conditions, rule and profile files, and the engine: exact results and exact file:line errors. */
 #include <check.h>
 #include <errno.h>

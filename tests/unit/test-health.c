@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Health probes (limits.*, edac.*, iommu.*, service.*, gpudirect.*) against small machine roots
  * written here: precedence of configuration files, garbage, and missing trees.

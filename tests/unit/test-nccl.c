@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The NCCL linter on the seed-style file and each problem class, and /etc/nccl.conf generation on
  * the fixture roots (LLMTUNE_ROOTS): HCAs and interfaces from the hardware, the profile's keys,

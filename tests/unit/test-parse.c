@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Parsers of untrusted sysfs/procfs text: values, and the exact errors for bad input. */
 #include <check.h>
 #include <errno.h>

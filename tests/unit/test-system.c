@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * System probes (swap.*, kernel.*, module.*, modprobe.*, nvidia.*, md.*, mount.*) against small
  * machine roots written here, plus the mdstat parser against the real-machine corpus.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The temporary machine roots of the unit tests: see tmptree.h. */
 #include "tmptree.h"
 

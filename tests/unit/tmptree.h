@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A throwaway machine root for one unit test: a mkdtemp directory under /tmp, files, links and
  * directories written into it by path relative to it, and the whole tree removed afterwards.

@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: MIT
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A stdout callback for the tests: every task's (and handler's) result per host as one JSON
 # document at the end. ansible-core ships no JSON callback (that one is in ansible.posix).
 from __future__ import absolute_import, division, print_function

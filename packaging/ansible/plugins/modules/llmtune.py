@@ -1,6 +1,6 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
-# SPDX-License-Identifier: MIT
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Ansible module wrapping the llmtune CLI's JSON output (audit, plan, apply, rollback)."""
 
 from __future__ import absolute_import, division, print_function
@@ -44,13 +44,52 @@ options:
     type: str
     default: llmtune
   fail_on_findings:
-    description: With C(state=audited), fail the task when a rule fails or cannot be evaluated (the findings
-      are still returned). Otherwise the findings are only returned.
+    description: With C(state=audited), fail the task when a rule at or above O(fail_on) fails or cannot be
+      evaluated (the findings are still returned). Otherwise the findings are only returned.
+    type: bool
+    default: false
+  fail_on:
+    description: The lowest severity that counts as a finding for O(fail_on_findings) (C(llmtune audit --fail-on)).
+    type: str
+    choices: [critical, warning, info]
+    default: warning
+  wait:
+    description: With C(state=applied) or C(rolled_back), wait for another llmtune apply or rollback on the
+      host instead of failing (C(--wait); C(false) is C(--no-wait)). Unset, C(/etc/llmtune/llmtune.conf) decides.
+    type: bool
+  force:
+    description: With C(state=rolled_back), restore even targets someone changed since llmtune set them
+      (C(llmtune rollback --force)). Without it such a rollback is refused, in check mode too.
+    type: bool
+    default: false
+  rollback:
+    description: With C(state=rolled_back), what to restore. C(last_run) the last apply run, C(all) every change
+      still in force, C(to) the changes logged after sequence number O(to).
+    type: str
+    choices: [last_run, all, to]
+    default: last_run
+  to:
+    description: The sequence number for O(rollback=to) (see C(llmtune log)).
+    type: int
+  params:
+    description:
+      - Profile parameter overrides for this host (see C(llmtune profiles show PROFILE)), with O(profile).
+      - The module manages the site profile C(/etc/llmtune/profiles.d/ansible-PROFILE.ini) (name
+        C(ansible-PROFILE), inheriting PROFILE) holding them, and uses it; llmtune validates the values.
+    type: dict
+  pin:
+    description: Pin the profile used (O(profile), or the managed C(ansible-PROFILE) with O(params)) in
+      C(/etc/llmtune/llmtune.conf) (C(llmtune profile set)), so the boot re-apply unit and later runs use it.
     type: bool
     default: false
 notes:
-  - Supports check mode and diff mode. C(state=rolled_back) in check mode reads the change log
-    (C(llmtune log --json)) to say whether the last run has changes to roll back.
+  - Supports check mode and diff mode. Check mode reports what the real run does, from llmtune's own dry
+    runs (C(llmtune plan --json), C(llmtune rollback --dry-run --json)): the same change count, the same
+    C(changes) records (status C(planned) where the real run says C(changed)), reboot and manual steps,
+    and a rollback that would be refused fails in check mode too.
+  - In diff mode each file has its own before/after; runtime values alike (a governor per CPU) are one
+    line with a count, as C(llmtune plan) shows them; commands, reboots and manual steps are in a
+    C(prepared) text.
 author:
   - llmtune maintainers
 '''
@@ -91,7 +130,8 @@ host:
   type: str
   returned: when state is audited
 findings:
-  description: The audit results whose status is fail or error, each with rule, title, severity, status,
+  description: The audit results whose status is fail or error (every severity; O(fail_on) decides only what
+    fails the task), each with rule, title, severity, status,
     observed, expected, reason and remedy (the shape of C(llmtune audit --json) results).
   type: list
   elements: dict
@@ -106,8 +146,13 @@ summary:
   type: dict
   returned: when state is audited
 changes:
-  description: The change records of C(llmtune apply --json) (or C(plan --json) in check mode) with rule,
-    type, target, diff (files), before/after (values), status.
+  description:
+    - The change records of C(llmtune apply --json) (in check mode C(llmtune plan --json)), one schema for both.
+    - C(rule), C(type) (file, symlink, value, swap, mountopt, command, note), C(target), C(diff) (files),
+      C(before)/C(after) (values; file contents in check mode), C(command) (commands), C(text) and C(reboot)
+      (notes), C(status).
+    - C(status) is C(changed), C(skipped) (a command that does not run here), C(failed), C(undone), C(not-run),
+      C(reboot-required) or C(manual); in check mode C(planned) stands for C(changed).
   type: list
   elements: dict
   returned: when state is applied
@@ -127,10 +172,22 @@ rolled_back:
   description: How many changes were restored (or, in check mode, would be).
   type: int
   returned: when state is rolled_back
-stdout:
-  description: llmtune's standard output (rolled_back).
-  type: str
+targets:
+  description: The records of C(llmtune rollback --json) (C(--dry-run) in check mode), each with seq, rule,
+    type, target, status (C(restored), C(already), C(manual), C(failed); C(would-restore) in check mode).
+  type: list
+  elements: dict
   returned: when state is rolled_back
+conflicts:
+  description: Targets changed by someone else since llmtune set them (why a rollback is refused), each with
+    seq, rule, target, now, applied, before.
+  type: list
+  elements: dict
+  returned: when state is rolled_back
+pinned:
+  description: The profile pinned in C(/etc/llmtune/llmtune.conf) when O(pin) is set.
+  type: str
+  returned: when pin is true
 '''
 
 import json
@@ -171,11 +228,80 @@ class Llmtune(object):
             if not self.binary:
                 module.fail_json(msg='llmtune on %s: %s not found in PATH (install the llmtune package or set binary)'
                                  % (self.root, binary), root=self.root)
+        self.profile = module.params['profile']
+        self.changed_setup = False
+        self.tmpdir = None
+
+    # --- params (a managed site profile) and pin --------------------------------------------------
+
+    def site_profile(self):
+        """With params: the managed site profile ansible-PROFILE is written (in check mode, to a
+        temporary file that plan reads) and used. Returns whether the target's file changed."""
+        params = self.m.params['params']
+        if not params:
+            return False
+        base = self.m.params['profile']
+        if not base or '/' in base or base.endswith('.ini'):
+            self.m.fail_json(msg='llmtune on %s: params needs profile set to a profile name' % self.root,
+                             root=self.root)
+        name = 'ansible-' + base
+        lines = ['# Managed by Ansible (llmtune.llmtune.llmtune, option params): changes are overwritten.',
+                 '[profile]', 'name = %s' % name, 'inherits = %s' % base,
+                 'description = %s with parameters set by Ansible' % base, '', '[params]']
+        for k in sorted(params):
+            v = params[k]
+            if isinstance(v, bool):
+                v = 'true' if v else 'false'
+            v = str(v)
+            if not re.match(r'^[a-z0-9_]+$', k) or '\n' in v:
+                self.m.fail_json(msg='llmtune on %s: params: %r = %r is not a parameter line' % (self.root, k, v))
+            lines.append('%s = %s' % (k, v))
+        text = '\n'.join(lines) + '\n'
+        path = os.path.join(self.root, 'etc/llmtune/profiles.d', name + '.ini')
+        old = None
+        if os.path.exists(path):
+            with open(path) as f:
+                old = f.read()
+        changed = old != text
+        if self.m.check_mode and changed:
+            import tempfile
+            self.tmpdir = tempfile.mkdtemp(prefix='llmtune-ansible-')
+            tmp = os.path.join(self.tmpdir, name + '.ini')
+            with open(tmp, 'w') as f:
+                f.write(text)
+            self.profile = tmp  # plan reads the profile from the file
+        else:
+            if changed:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path + '.tmp', 'w') as f:
+                    f.write(text)
+                os.rename(path + '.tmp', path)
+            self.profile = name
+        return changed
+
+    def pin(self):
+        """Pin the profile in use (llmtune profile set); returns (changed, name)."""
+        name = self.m.params['profile'] and (('ansible-' + self.m.params['profile']) if self.m.params['params']
+                                             else self.m.params['profile'])
+        if not name:
+            self.m.fail_json(msg='llmtune on %s: pin needs profile' % self.root, root=self.root)
+        rc, doc, err, cmd = self.json_of('profile', ['profile', '--json'], ok_codes=(0, 3))
+        if doc.get('source') == 'config' and doc.get('profile') == name:
+            return False, name
+        if not self.m.check_mode:
+            rc, out, err, cmd = self.run(['profile', 'set', name])
+            if rc != 0:
+                self.fail('profile set', rc, err, cmd)
+        return True, name
+
+    def wait_args(self):
+        w = self.m.params['wait']
+        return [] if w is None else ['--wait'] if w else ['--no-wait']
 
     def selection(self):
         args = []
-        if self.m.params['profile']:
-            args += ['--profile', self.m.params['profile']]
+        if self.profile:
+            args += ['--profile', self.profile]
         for r in self.m.params['rules'] or []:
             args += ['--rule', r]
         return args
@@ -202,16 +328,22 @@ class Llmtune(object):
     # --- state=audited -------------------------------------------------------------------------
 
     def audited(self):
-        rc, doc, err, cmd = self.json_of('audit', ['audit'] + self.selection() + ['--json'], ok_codes=(0, 2))
+        rc, doc, err, cmd = self.json_of('audit', ['audit'] + self.selection() + ['--json', '--fail-on',
+                                                                                   self.m.params['fail_on']],
+                                         ok_codes=(0, 2, 3))
         results = doc.get('results', [])
         findings = [r for r in results if r.get('status') in ('fail', 'error')]
         profile = (doc.get('profile') or {}).get('name')
         res = dict(changed=False, root=self.root, host=doc.get('host'), profile=profile, findings=findings,
                    results=results, summary=doc.get('summary', {}))
-        if findings and self.m.params['fail_on_findings']:
-            ids = ', '.join('%s (%s)' % (f['rule'], f['status']) for f in findings)
+        # the gate is llmtune's own: exit 2 or 3 means a finding at or above fail_on
+        gating = [f for f in findings if {'info': 0, 'warning': 1, 'critical': 2}.get(f.get('severity'), 2) >=
+                  {'info': 0, 'warning': 1, 'critical': 2}[self.m.params['fail_on']]]
+        if rc in (2, 3) and gating and self.m.params['fail_on_findings']:
+            findings_msg = gating
+            ids = ', '.join('%s (%s)' % (f['rule'], f['status']) for f in findings_msg)
             self.m.fail_json(msg='llmtune audit on %s: %d rule(s) of profile %s fail: %s' % (
-                doc.get('host') or self.root, len(findings), profile, ids), **res)
+                doc.get('host') or self.root, len(findings_msg), profile, ids), **res)
         self.m.exit_json(**res)
 
     # --- state=applied -------------------------------------------------------------------------
@@ -237,28 +369,51 @@ class Llmtune(object):
                             before_header=t if before is not None else '%s (absent)' % t,
                             after_header=t if after is not None else '%s (removed)' % t))
         if values:
-            def line(c, key):
-                v = c.get(key)
-                return '%s = %s\n' % (c['target'], '(none)' if v is None else v)
-            out.append(dict(before=''.join(line(c, 'before') for c in values),
-                            after=''.join(line(c, 'after') for c in values),
+            before, after = [], []
+            i = 0
+            while i < len(values):
+                c = values[i]
+                # values alike in a row (a governor per CPU): one line with a count, as plan shows them
+                j = i + 1
+                while (j < len(values) and c.get('type') == 'value' and values[j].get('type') == 'value' and
+                       values[j].get('rule') == c.get('rule') and values[j].get('before') == c.get('before') and
+                       values[j].get('after') == c.get('after')):
+                    j += 1
+                target = c['target'] if j - i <= 3 else '%s ... %s (%d files)' % (c['target'], values[j - 1]['target'],
+                                                                                   j - i)
+                if j - i <= 3:
+                    j = i + 1
+                for key, acc in (('before', before), ('after', after)):
+                    v = c.get(key)
+                    acc.append('%s = %s\n' % (target, '(none)' if v is None else v))
+                i = j
+            out.append(dict(before=''.join(before), after=''.join(after),
                             before_header='runtime values', after_header='runtime values'))
+        prepared = []
+        for c in plan.get('changes', []):
+            if c.get('type') == 'command':
+                st = c.get('status')
+                prepared.append('command: %s   (%s)%s' % (c.get('command'), c.get('rule'),
+                                                          ', not run here' if st == 'skipped' else ''))
+            elif c.get('type') == 'note':
+                prepared.append('%s: %s   (%s)' % ('reboot required' if c.get('reboot') else 'manual step',
+                                                   c.get('text'), c.get('rule')))
+        if prepared:
+            out.append(dict(prepared='\n'.join(prepared) + '\n'))
         return out
 
-    def would_change(self, plan):
-        """How many planned changes apply would make. Under a --root tree apply does not run
-        commands (modprobe, update-initramfs: they act on the running system), so a plan of
-        commands alone changes nothing there, and apply reports it unchanged."""
-        n = 0
-        for c in plan.get('changes', []):
-            if c.get('type') == 'note':
-                continue
-            if c.get('type') == 'command' and os.path.realpath(self.root) != '/':
-                continue
-            n += 1
-        return n
+    @staticmethod
+    def would_change(plan):
+        """How many changes apply would make: llmtune's dry run counts them as apply does (a command
+        that would not run here, status skipped, is not one; tune2fs on an image file in a tree is)."""
+        return int(plan.get('changed', 0))
 
     def applied(self):
+        setup = self.site_profile()
+        pinned = None
+        if self.m.params['pin']:
+            p_changed, pinned = self.pin()
+            setup = setup or p_changed
         sel = self.selection()
         plan = None
         if self.m.check_mode or self.m._diff:
@@ -266,14 +421,17 @@ class Llmtune(object):
             rc, plan, err, cmd = self.json_of('plan', ['plan'] + sel + ['--json'])
         if self.m.check_mode:
             n = self.would_change(plan)
-            res = dict(changed=n > 0, root=self.root, profile=plan.get('profile'), changes=plan.get('changes', []),
-                       changes_count=n, reboot_required=bool(plan.get('reboot_required')))
+            res = dict(changed=n > 0 or setup, root=self.root, profile=plan.get('profile'),
+                       changes=plan.get('changes', []), changes_count=n,
+                       reboot_required=bool(plan.get('reboot_required')))
+            if pinned:
+                res['pinned'] = pinned
             if self.m._diff:
                 res['diff'] = self.diffs(plan)
             self.m.exit_json(**res)
-        rc, doc, err, cmd = self.json_of('apply', ['apply'] + sel + ['--json'])
+        rc, doc, err, cmd = self.json_of('apply', ['apply'] + sel + ['--json'] + self.wait_args())
         n = int(doc.get('changed', 0))
-        res = dict(changed=n > 0, root=self.root, profile=doc.get('profile'), run=doc.get('run'),
+        res = dict(changed=n > 0 or setup, root=self.root, profile=doc.get('profile'), run=doc.get('run'),
                    changes=doc.get('changes', []), changes_count=n, reboot_required=bool(doc.get('reboot_required')))
         if doc.get('failed') or rc != 0:
             # The error names the target, the rule and the reason; the run was undone.
@@ -281,42 +439,36 @@ class Llmtune(object):
             res['changed'] = False
             self.m.fail_json(msg='llmtune apply on %s failed at %s (the changes of this run were undone)' % (
                 self.root, reason), rc=rc, stderr=err, **res)
+        if pinned:
+            res['pinned'] = pinned
         if self.m._diff and plan is not None and n > 0:
             res['diff'] = self.diffs(plan)
         self.m.exit_json(**res)
 
     # --- state=rolled_back ---------------------------------------------------------------------
 
-    def pending_rollback(self):
-        """Changes of the last run still in force, read from the change log (for check mode)."""
-        rc, log, err, cmd = self.json_of('log', ['log', '--json'])
-        undone = set(r.get('ref') for r in log if r.get('event') == 'undone')
-        done = [r for r in log if r.get('event') == 'done' and r.get('type') != 'note' and r.get('seq') not in undone]
-        if not done:
-            return []
-        last = done[-1].get('run')
-        return [r for r in done if r.get('run') == last]
-
     def rolled_back(self):
+        p = self.m.params
+        scope = {'last_run': ['--last-run'], 'all': ['--all']}.get(p['rollback'])
+        if p['rollback'] == 'to':
+            if p['to'] is None:
+                self.m.fail_json(msg='llmtune on %s: rollback=to needs to (a sequence number)' % self.root)
+            scope = ['--to', str(p['to'])]
+        args = ['rollback'] + scope + ['--json'] + (['--force'] if p['force'] else []) + self.wait_args()
         if self.m.check_mode:
-            pending = self.pending_rollback()
-            self.m.exit_json(changed=bool(pending), root=self.root, rolled_back=len(pending),
-                             targets=[r.get('target') for r in pending])
-        rc, out, err, cmd = self.run(['rollback', '--last-run'])
-        if rc != 0:
-            self.fail('rollback', rc, err, cmd, stdout=out)
-        # The last line is "N rolled back" or "nothing to roll back"; anything else is not
-        # understood and reported as changed, never silently as unchanged.
-        last = out.strip().splitlines()[-1] if out.strip() else ''
-        m = re.match(r'^(\d+) rolled back$', last)
-        if m:
-            n = int(m.group(1))
-        elif last == 'nothing to roll back':
-            n = 0
-        else:
-            self.m.fail_json(msg='llmtune rollback on %s: unexpected output %r' % (self.root, last), stdout=out,
-                             root=self.root, changed=True)
-        self.m.exit_json(changed=n > 0, root=self.root, rolled_back=n, stdout=out)
+            args.append('--dry-run')  # llmtune's own answer: what it would restore, or that it would refuse
+        rc, out, err, cmd = self.run(args)
+        doc = parse_json(out) if out else None
+        if not isinstance(doc, dict):
+            self.fail('rollback', rc, err or out, cmd)
+        res = dict(root=self.root, rolled_back=int(doc.get('rolled_back', 0)), targets=doc.get('changes', []),
+                   conflicts=doc.get('conflicts', []))
+        if rc != 0 or doc.get('refused'):
+            reason = (err or '').strip().replace('llmtune: ', '') or 'exit status %d' % rc
+            self.m.fail_json(msg='llmtune rollback on %s %s: %s' % (
+                self.root, 'would be refused' if self.m.check_mode else 'failed', reason), rc=rc, stderr=err,
+                changed=False, **res)
+        self.m.exit_json(changed=res['rolled_back'] > 0, **res)
 
 
 def main():
@@ -328,11 +480,27 @@ def main():
             root=dict(type='path', default='/'),
             binary=dict(type='str', default='llmtune'),
             fail_on_findings=dict(type='bool', default=False),
+            fail_on=dict(type='str', default='warning', choices=['critical', 'warning', 'info']),
+            wait=dict(type='bool'),
+            force=dict(type='bool', default=False),
+            rollback=dict(type='str', default='last_run', choices=['last_run', 'all', 'to']),
+            to=dict(type='int'),
+            params=dict(type='dict'),
+            pin=dict(type='bool', default=False),
         ),
+        required_if=[('rollback', 'to', ('to',))],
         supports_check_mode=True,
     )
     lt = Llmtune(module)
-    state = module.params['state']
+    try:
+        run_state(lt, module.params['state'])
+    finally:
+        if lt.tmpdir:
+            import shutil
+            shutil.rmtree(lt.tmpdir, ignore_errors=True)
+
+
+def run_state(lt, state):
     if state == 'audited':
         lt.audited()
     elif state == 'applied':
