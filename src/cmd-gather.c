@@ -214,7 +214,9 @@ static int gather_cmd(struct cli *cli, int argc, char **argv)
                 strv_add(&cmdline, "--root");
                 strv_add(&cmdline, cli->root_path);
         }
-        for (int i = 0; i < argc; i++)
+        /* argv[0] is "llmtune gather" (main names the command for getopt's messages) */
+        strv_add(&cmdline, "gather");
+        for (int i = 1; i < argc; i++)
                 strv_add(&cmdline, argv[i]);
         struct gather_opts o = {.argc = (int)cmdline.n, .argv = cmdline.v};
         int c;

@@ -32,6 +32,7 @@ fixture roots. One part per run (meson test reliability-PART):
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import stat
@@ -45,6 +46,11 @@ FIXTURES = [('dgx-a100', 'a100-8x'), ('hgx-h100', 'h100-sxm-8x'), ('ws-4090', 'r
 
 failures = []
 figures = {}
+
+
+def untimed(out):
+    """Audit JSON without its "time" line (issue 16 item 8: the run's time differs between runs)."""
+    return re.sub(rb'\n  "time": "[^"]*",', b'', out, count=1)
 
 
 def check(cond, what):
@@ -132,7 +138,7 @@ def renames(tool, roots, tmp, args):
     refs = {}
     for name, profile in FIXTURES:
         root = copy_root(roots, name, os.path.join(tmp, name))
-        refs[name] = tool.run(root, 'audit', '--json', binary=True)[1]
+        refs[name] = untimed(tool.run(root, 'audit', '--json', binary=True)[1])
         check(refs[name].startswith(b'{'), f'{name}: reference audit (quiet machine)')
     # The reference apply: what an uninterrupted, undisturbed apply writes.
     # Compared: every file and link the apply manages (images in dev/ keep tune2fs's timestamps).
@@ -161,7 +167,7 @@ def renames(tool, roots, tmp, args):
             root = os.path.join(tmp, name)
             bad = 0
             for i in range(args.audits):
-                out = tool.run(root, 'audit', '--json', binary=True)[1]
+                out = untimed(tool.run(root, 'audit', '--json', binary=True)[1])
                 bad += out != refs[name]
             total += args.audits
             differ += bad
