@@ -9,6 +9,7 @@ tell unknown, deprecated, removed and non-NCCL keys apart and suggest replacemen
     rules/update-nccl-catalog.py [../shared/nccl/nccl-env.tsv] > rules/nccl-catalog.tsv
 """
 import csv
+import re
 import sys
 
 src = sys.argv[1] if len(sys.argv) > 1 else "../shared/nccl/nccl-env.tsv"
@@ -25,6 +26,10 @@ with open(src, newline="") as fp:
             words = [seg.strip().split(" ")[0].strip(";,") for seg in r["allowed_values"].split("|")]
             words = [w for w in words if w and w.replace("_", "").replace("-", "").isalnum()]
             # keep only real value lists (upper-case words); prose like "gpu | anything" is not one
+            # values the code accepts beyond the documented ones (the level enums: NVB C2C P2C PXN)
+            more = re.search(r"code also accepts ([A-Z0-9 ]+)", r["allowed_values"])
+            if more:
+                words += [w for w in more.group(1).split() if w not in words]
             if words and all(w == w.upper() for w in words):
                 allowed = ",".join(words)
         rows.append((r["name"], r["type"], r["status"], repl, allowed))

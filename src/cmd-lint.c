@@ -5,6 +5,7 @@
 
 #include "cli-data.h"
 #include "commands.h"
+#include "nccl-lint.h"
 
 /* A rule file has [rule-id] sections; a profile has [profile]. Decide by content. */
 static bool is_profile(const char *path)
@@ -33,6 +34,27 @@ static bool same_file(const char *a, const char *b)
         return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* The [nccl] keys a profile file sets itself, read as NCCL 2.30 reads them: a value NCCL rejects,
+ * ignores or misreads (NCCL_ALGO=Rnig fails every init, NCCL_P2P_LEVEL=pxb is ignored) is an error
+ * of the file; apply would refuse to write it. */
+static void lint_profile_nccl(const struct resolved *r, const char *file, const struct nccl_catalog *cat, struct diags *d)
+{
+        size_t fl = strlen(file);
+        for (size_t i = 0; i < r->nccl.n; i++) {
+                const struct setting *st = &r->nccl.v[i];
+                if (strchr(st->key, '.') || strncmp(st->origin, file, fl) != 0 || st->origin[fl] != ':')
+                        continue; /* KEY.reason, or inherited from another file */
+                unsigned line = (unsigned)strtoul(st->origin + fl + 1, NULL, 10);
+                _cleanup_free_ char *text = xasprintf("%s=%s\n", st->key, st->value);
+                struct nccl_lint l;
+                nccl_lint_text(cat, text, strlen(text), &l);
+                for (size_t k = 0; k < l.n_findings; k++)
+                        if (nccl_problem_is_error(l.findings[k].problem))
+                                diag_add(d, file, line, "[nccl] %s", l.findings[k].message);
+                nccl_lint_free(&l);
+        }
+}
+
 static int lint_cmd(struct cli *cli, int argc, char **argv)
 {
         if (argc < 2)
@@ -46,6 +68,9 @@ static int lint_cmd(struct cli *cli, int argc, char **argv)
                 rule_env_free(&env);
                 return rc;
         }
+        struct nccl_catalog cat = {0};
+        _cleanup_free_ char *cat_path = xasprintf("%s/rules/nccl-catalog.tsv", cli_data_dir());
+        bool have_cat = nccl_catalog_load(cat_path, &cat) == 0 && cat.n > 0;
         struct diags d = {0};
         int bad = 0;
         for (int i = 1; i < argc; i++) {
@@ -54,8 +79,13 @@ static int lint_cmd(struct cli *cli, int argc, char **argv)
                         size_t n = env.lib.n;
                         if (profiles_load_file(&env.lib, argv[i], &d) == 0) {
                                 struct resolved r;
-                                if (profile_resolve(&env.lib, env.lib.v[n].name, &env.rules, &r, &d) == 0)
+                                if (profile_resolve(&env.lib, env.lib.v[n].name, &env.rules, &r, &d) == 0) {
+                                        if (have_cat)
+                                                lint_profile_nccl(&r, argv[i], &cat, &d);
+                                        else
+                                                diag_add(&d, argv[i], 0, "[nccl] not checked: %s cannot be read", cat_path);
                                         resolved_free(&r);
+                                }
                         }
                 } else {
                         struct ruleset extra = {0};
@@ -77,6 +107,7 @@ static int lint_cmd(struct cli *cli, int argc, char **argv)
         }
         rc = cli_report_diags(&d);
         rule_env_free(&env);
+        nccl_catalog_free(&cat);
         return bad ? EXIT_ERROR : rc;
 }
 
@@ -87,7 +118,8 @@ const struct command cmd_lint = {
                  "\n"
                  "Check profile and rule files against the shipped rules and profiles: unknown sections\n"
                  "and keys, unknown rule ids, unknown or badly typed parameters, cyclic inheritance,\n"
-                 "malformed conditions. Each problem is printed as FILE:LINE: message.\n"
+                 "malformed conditions, [nccl] values NCCL 2.30 rejects, ignores or misreads (as\n"
+                 "`llmtune nccl lint` reads them). Each problem is printed as FILE:LINE: message.\n"
                  "Exit status: 0 all files valid, 1 otherwise.\n",
         .run = lint_cmd,
 };

@@ -43,8 +43,9 @@ static size_t lint_print(const struct nccl_catalog *c, const char *label, const 
         struct nccl_lint l;
         nccl_lint_text(c, data, len, &l);
         for (size_t i = 0; i < l.n_findings; i++)
-                printf("%s:%u: %s: %s\n", label, l.findings[i].line, nccl_problem_name(l.findings[i].problem),
-                       l.findings[i].message);
+                printf("%s:%u: %s: %s: %s\n", label, l.findings[i].line,
+                       nccl_problem_is_error(l.findings[i].problem) ? "error" : "warning",
+                       nccl_problem_name(l.findings[i].problem), l.findings[i].message);
         size_t n = l.n_findings;
         nccl_lint_free(&l);
         return n;
@@ -177,10 +178,15 @@ const struct command cmd_nccl = {
                  "       (rules/nccl-catalog.tsv, NCCL 2.30.7): unknown keys (with a \"did you mean\"),\n"
                  "       deprecated keys and their replacement, removed keys, keys that are not NCCL's\n"
                  "       (PyTorch's TORCH_NCCL_* belong to the job's environment), values of the wrong type\n"
-                 "       or outside the allowed set, spaces around '=', quotes, 'export', inline '#',\n"
-                 "       duplicates (the first one wins in NCCL), CRLF, debugging switches. One line per\n"
-                 "       problem: FILE:LINE: KIND: MESSAGE. Without FILE: ROOT/etc/nccl.conf,\n"
-                 "       ROOT/root/.nccl.conf and ROOT/home/*/.nccl.conf. FILE - reads stdin.\n"
+                 "       or outside the allowed set (level names are case-sensitive: pxb is ignored),\n"
+                 "       NCCL_ALGO/NCCL_PROTO tokens NCCL rejects (init fails), spaces around '=', quotes,\n"
+                 "       'export', inline '#', duplicates (the first one wins in NCCL), CRLF, debugging\n"
+                 "       switches and settings (NCCL_DEBUG=INFO, NCCL_ALGO, NCCL_BUFFSIZE, NCCL_GRAPH_FILE...),\n"
+                 "       NCCL_IB_GID_INDEX (NCCL 2.21+ chooses it), NCCL_IB_HCA without '=' (prefixes).\n"
+                 "       One line per problem: FILE:LINE: SEVERITY: KIND: MESSAGE, SEVERITY error (NCCL fails,\n"
+                 "       ignores or misreads the line) or warning (it acts, but should not be kept so).\n"
+                 "       Without FILE: ROOT/etc/nccl.conf, ROOT/root/.nccl.conf and ROOT/home/*/.nccl.conf.\n"
+                 "       FILE - reads stdin.\n"
                  "env    the settings llmtune writes to /etc/nccl.conf (the profile's [nccl] keys, then\n"
                  "       NCCL_IB_HCA from the ACTIVE InfiniBand/RoCE ports and NCCL_SOCKET_IFNAME from the\n"
                  "       interfaces that are up with an address) as export lines for a job script\n"

@@ -284,13 +284,15 @@ static char *lint_one(const struct nccl_catalog *c, const char *key, const char 
                 enum nccl_problem p = l.findings[i].problem;
                 if (p == NP_DEBUG)
                         *debug = true;
-                else if (p != NP_DEPRECATED)
+                else if (nccl_problem_is_error(p))
                         *fatal = true;
-                if (!msg && (p != NP_DEBUG && p != NP_DEPRECATED))
+                if (!msg && nccl_problem_is_error(p))
                         msg = xstrdup(l.findings[i].message);
         }
+        /* A warning the profile's value still earns (deprecated, a debugging setting, advice) goes into
+         * the comment: the profile asked for it, the reader should know. */
         for (size_t i = 0; !msg && i < l.n_findings; i++)
-                if (l.findings[i].problem == NP_DEPRECATED)
+                if (l.findings[i].problem != NP_DEBUG)
                         msg = xstrdup(l.findings[i].message);
         nccl_lint_free(&l);
         return msg;
@@ -456,8 +458,11 @@ static void site_transform(struct strv *site, const struct nccl_settings *s, con
                         struct nccl_lint l;
                         nccl_lint_text(c, line, strlen(line), &l);
                         /* Deprecated keys too: they still act, but the replacement is the key to
-                         * set (in the profile), and a generated file must pass the linter. */
-                        bad = l.n_findings > 0;
+                         * set (in the profile). Advisory findings (a debugging setting such as
+                         * NCCL_ALGO, a GID index, HCA prefixes) do not disable a line: it acts as
+                         * written and may be the site's deliberate workaround; the audit reports it. */
+                        for (size_t k = 0; k < l.n_findings && !bad; k++)
+                                bad = !nccl_problem_is_advisory(l.findings[k].problem);
                         nccl_lint_free(&l);
                 }
                 _cleanup_free_ char *key = line_key(line);
@@ -492,8 +497,9 @@ static void disabled_notes(const struct strv *site, const struct nccl_settings *
                 if (c) {
                         struct nccl_lint l;
                         nccl_lint_text(c, orig, strlen(orig), &l);
-                        if (l.n_findings)
-                                msg = xstrdup(l.findings[0].message);
+                        for (size_t k = 0; k < l.n_findings && !msg; k++)
+                                if (!nccl_problem_is_advisory(l.findings[k].problem))
+                                        msg = xstrdup(l.findings[k].message);
                         nccl_lint_free(&l);
                 }
                 _cleanup_free_ char *key = line_key(orig);

@@ -111,9 +111,17 @@ const char *nccl_catalog_suggest(const struct nccl_catalog *c, const char *name)
 
 const char *nccl_problem_name(enum nccl_problem p)
 {
-        static const char *const n[] = {"syntax", "duplicate", "unknown", "removed", "deprecated", "foreign", "bad-value", "debug"};
+        static const char *const n[] = {"syntax",  "duplicate", "unknown",      "removed",    "deprecated", "foreign",
+                                        "bad-value", "debug",   "init-failure", "debug-only", "advice"};
         return n[p];
 }
+
+bool nccl_problem_is_error(enum nccl_problem p)
+{
+        return p != NP_DEPRECATED && p != NP_DEBUG && p != NP_DEBUG_KEY && p != NP_ADVICE;
+}
+
+bool nccl_problem_is_advisory(enum nccl_problem p) { return p == NP_DEBUG_KEY || p == NP_ADVICE; }
 
 static void add(struct nccl_lint *l, unsigned line, enum nccl_problem p, const char *key, const char *fmt, ...)
         _printf_(5, 6);
@@ -171,11 +179,106 @@ static bool in_list(const char *list, const char *v)
         return false;
 }
 
+static bool in_words(const char *const *w, size_t n, const char *s)
+{
+        for (size_t i = 0; i < n; i++)
+                if (strcasecmp(w[i], s) == 0)
+                        return true;
+        return false;
+}
+
+/* NCCL_ALGO and NCCL_PROTO as parseList() in NCCL's src/graph/tuning.cc reads them:
+ * "[func:]item[,item...][;func:item,...]", ';' then ':' then ',' split with strtok (empty fields
+ * vanish), names compared case-insensitively, a '^' before an item list inverts it, only the first
+ * entry may omit "func:". Anything else is ncclInvalidUsage, and the communicator init fails (NCCL
+ * 2.24 and later). Returns what is wrong, or NULL. */
+static char *tuning_list_error(const char *v, const char *kind, const char *const *elems, size_t nelems)
+{
+        static const char *const funcs[] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce"};
+        _cleanup_free_ char *copy = xstrdup(v);
+        char *err = NULL, *save = NULL;
+        for (char *entry = strtok_r(copy, ";", &save); entry && !err; entry = strtok_r(NULL, ";", &save)) {
+                _cleanup_free_ char *sub = xstrdup(entry);
+                char *save2 = NULL;
+                char *prefix = strtok_r(sub, ":", &save2);
+                char *list = strtok_r(NULL, ":", &save2);
+                if (!list) {
+                        if (entry != copy) {
+                                err = xasprintf("the entry \"%s\" has no \"function:\" (only the first entry may omit it)",
+                                                entry);
+                                break;
+                        }
+                        list = prefix;
+                        prefix = NULL;
+                }
+                if (prefix && !in_words(funcs, ARRAY_SIZE(funcs), prefix)) {
+                        err = xasprintf("unknown function \"%s\" (Broadcast, Reduce, AllGather, ReduceScatter, AllReduce)",
+                                        prefix);
+                        break;
+                }
+                if (*list == '^')
+                        list++;
+                char *save3 = NULL;
+                for (char *e = strtok_r(list, ",", &save3); e; e = strtok_r(NULL, ",", &save3))
+                        if (!in_words(elems, nelems, e)) {
+                                struct sbuf names = {0};
+                                for (size_t i = 0; i < nelems; i++)
+                                        sbuf_addf(&names, "%s%s", i ? ", " : "", elems[i]);
+                                err = xasprintf("unknown %s \"%s\" (%s)", kind, e, names.s);
+                                free(sbuf_steal(&names));
+                                break;
+                        }
+        }
+        return err;
+}
+
+/* NCCL_P2P_LEVEL and NCCL_NET_GDR_LEVEL go through ncclGetLevel() (NCCL src/graph/paths.cc): the
+ * value is compared with strcmp against the path types of src/graph/topo.cc, so "pxb" matches
+ * nothing; a value starting with a digit is a legacy number (0 LOC, 1 PIX, 2 PXB, 3 PHB, 4+ SYS).
+ * Whatever else is written is ignored without a word and NCCL keeps its default. */
+static void check_level(struct nccl_lint *l, unsigned line, const char *key, const char *v)
+{
+        static const char *const levels[] = {"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN", "PHB", "SYS"};
+        for (size_t i = 0; i < ARRAY_SIZE(levels); i++) {
+                if (streq(v, levels[i]))
+                        return;
+                if (strcasecmp(v, levels[i]) == 0) {
+                        add(l, line, NP_BAD_VALUE, key,
+                            "%s=%s is ignored: NCCL compares level names case-sensitively and keeps its default "
+                            "(write %s)",
+                            key, v, levels[i]);
+                        return;
+                }
+        }
+        if (isdigit((unsigned char)*v) && is_int(v))
+                return;
+        add(l, line, NP_BAD_VALUE, key,
+            "%s=%s is ignored: not a level (LOC NVL NVB C2C PIX PXB P2C PXN PHB SYS, or a legacy number 0-4), so "
+            "NCCL keeps its default",
+            key, v);
+}
+
 static void check_value(struct nccl_lint *l, unsigned line, const struct nccl_var *var, const char *v)
 {
         if (!*v) {
                 add(l, line, NP_BAD_VALUE, var->name, "%s is empty: integer keys treat it as unset, others as \"\"",
                     var->name);
+                return;
+        }
+        if (streq(var->name, "NCCL_P2P_LEVEL") || streq(var->name, "NCCL_NET_GDR_LEVEL")) {
+                check_level(l, line, var->name, v);
+                return;
+        }
+        if (streq(var->name, "NCCL_ALGO") || streq(var->name, "NCCL_PROTO")) {
+                static const char *const algos[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"};
+                static const char *const protos[] = {"LL", "LL128", "Simple"};
+                bool algo = streq(var->name, "NCCL_ALGO");
+                _cleanup_free_ char *err = algo ? tuning_list_error(v, "algorithm", algos, ARRAY_SIZE(algos))
+                                                : tuning_list_error(v, "protocol", protos, ARRAY_SIZE(protos));
+                if (err)
+                        add(l, line, NP_INIT_FAIL, var->name,
+                            "%s=%s: %s: every communicator init fails (ncclInvalidUsage, NCCL 2.24 and later)", var->name,
+                            v, err);
                 return;
         }
         if (streq(var->type, "int64") && !is_int(v))
@@ -186,6 +289,56 @@ static void check_value(struct nccl_lint *l, unsigned line, const struct nccl_va
         else if (streq(var->type, "enum") && var->allowed && !in_list(var->allowed, v) &&
                  !(endswith(var->name, "_LEVEL") && is_int(v)))
                 add(l, line, NP_BAD_VALUE, var->name, "%s=%s is not one of %s", var->name, v, var->allowed);
+}
+
+/* Keys that act as written but do not belong in a file every job on the machine reads. */
+static void check_persistent(struct nccl_lint *l, unsigned line, const char *key, const char *value)
+{
+        /* The Debugging section of NCCL's environment variables documentation: "should not be used in
+         * production nor retained in scripts". A file read by every job is such a script. */
+        static const char *const debug_keys[] = {"NCCL_DEBUG_SUBSYS", "NCCL_BUFFSIZE", "NCCL_MAX_NCHANNELS",
+                                                 "NCCL_MAX_CTAS", "NCCL_ALGO", "NCCL_PROTO"};
+        if (streq(key, "NCCL_DEBUG")) {
+                /* trimmed and case-insensitive (NCCL 2.30 src/param) */
+                _cleanup_free_ char *v = xstrdup(value + strspn(value, " \t"));
+                strip_trailing(v);
+                if (strcasecmp(v, "INFO") == 0 || strcasecmp(v, "TRACE") == 0)
+                        add(l, line, NP_DEBUG_KEY, key,
+                            "NCCL_DEBUG=%s is a debugging level: every job of the machine logs every init and "
+                            "connection (and slows its init); WARN is the level to keep",
+                            value);
+        } else if (streq(key, "NCCL_GRAPH_FILE"))
+                add(l, line, NP_DEBUG_KEY, key,
+                    "NCCL_GRAPH_FILE forces the rings and trees of a saved topology on every job: it goes stale and "
+                    "breaks jobs when the hardware changes; keep it in the environment of the jobs being studied");
+        else
+                for (size_t i = 0; i < ARRAY_SIZE(debug_keys); i++)
+                        if (streq(key, debug_keys[i]))
+                                add(l, line, NP_DEBUG_KEY, key,
+                                    "%s is a debugging setting (the Debugging section of NCCL's environment "
+                                    "variables): in this file it binds every job of the machine; remove it once the "
+                                    "debugging is done, or set it in the jobs that need it",
+                                    key);
+        /* NCCL 2.21 and later select the RoCE GID themselves (NCCL_IB_ADDR_FAMILY, NCCL_IB_ADDR_RANGE,
+         * NCCL_IB_ROCE_VERSION_NUM); the troubleshooting guide says the index should not be set. */
+        if (streq(key, "NCCL_IB_GID_INDEX") && !streq(value, "-1"))
+                add(l, line, NP_ADVICE, key,
+                    "NCCL_IB_GID_INDEX=%s: NCCL 2.21 and later choose the RoCE GID themselves and NCCL's troubleshooting "
+                    "guide says not to set it; keep it only for NCCL older than 2.21 (a fixed index breaks when the GID "
+                    "table changes)",
+                    value);
+        /* [^][=]hca[:port],...: without '=' every name is a prefix (NCCL src/transport/net_ib). */
+        if (streq(key, "NCCL_IB_HCA") && *value) {
+                bool neg = value[0] == '^';
+                const char *rest = value + neg;
+                if (*rest != '=') {
+                        _cleanup_free_ char *first = xstrndup(rest, strcspn(rest, ",:"));
+                        add(l, line, NP_ADVICE, key,
+                            "NCCL_IB_HCA=%s matches names by prefix (%s also selects %s0, %s1 and every name that "
+                            "starts with %s): NCCL_IB_HCA=%s%s names exactly these HCAs",
+                            value, first, first, first, first, neg ? "^=" : "=", rest);
+                }
+        }
 }
 
 static void check_key(struct nccl_lint *l, const struct nccl_catalog *c, unsigned line, const char *key, const char *value)
@@ -241,6 +394,7 @@ static void check_key(struct nccl_lint *l, const struct nccl_catalog *c, unsigne
                 add(l, line, NP_DEBUG, key, "%s=%s is a debugging switch%s", key, value,
                     streq(value, "0") ? " and =0 does nothing (only 1 acts)" : " that costs bandwidth when left in place");
         check_value(l, line, var, value);
+        check_persistent(l, line, key, value);
 }
 
 void nccl_lint_text(const struct nccl_catalog *c, const char *text, size_t len, struct nccl_lint *ret)

@@ -35,9 +35,19 @@ enum nccl_problem {
         NP_REMOVED,
         NP_DEPRECATED,
         NP_FOREIGN,    /* not read by NCCL: PyTorch's, CUDA's, or read by nothing */
-        NP_BAD_VALUE,  /* wrong type or outside the allowed set */
+        NP_BAD_VALUE,  /* wrong type or outside the allowed set: NCCL ignores or misreads it */
         NP_DEBUG,      /* NCCL_P2P_DISABLE / NCCL_IB_DISABLE / NCCL_SHM_DISABLE */
+        NP_INIT_FAIL,  /* a value that makes communicator init fail (NCCL_ALGO/NCCL_PROTO tokens) */
+        NP_DEBUG_KEY,  /* a key of env.rst's Debugging section left in a persistent file */
+        NP_ADVICE,     /* works, but NCCL's documentation advises against it (GID index, HCA prefixes) */
 };
+
+/* Errors: NCCL fails, or ignores or misreads the line (it does not do what it says). Warnings:
+ * the line acts as written but should not be there, or not in that form. */
+bool nccl_problem_is_error(enum nccl_problem p);
+/* Problems of a line that still acts as written and may be a site's deliberate choice: reported,
+ * but a generated file keeps such a line of the site's. */
+bool nccl_problem_is_advisory(enum nccl_problem p);
 
 struct nccl_finding {
         unsigned line;

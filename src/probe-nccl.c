@@ -167,7 +167,8 @@ static int nccl_run(struct facts *f)
         const struct nccl_catalog *c = facts_nccl_catalog(f);
         if (!c) {
                 static const char *const names[] = {"keys", "syntax", "unknown", "removed", "deprecated",
-                                                    "foreign", "bad_values", "debug_switches"};
+                                                    "foreign", "bad_values", "debug_switches", "init_failures",
+                                                    "debug_keys", "advice"};
                 for (size_t i = 0; i < ARRAY_SIZE(names); i++)
                         fact_unreadable(f, "rules/nccl-catalog.tsv", 0, "NCCL catalog not found", "nccl.conf.%s",
                                         names[i]);
@@ -190,6 +191,9 @@ static int nccl_run(struct facts *f)
         list_fact(f, &l, NP_FOREIGN, NP_FOREIGN, "nccl.conf.foreign");
         list_fact(f, &l, NP_BAD_VALUE, NP_BAD_VALUE, "nccl.conf.bad_values");
         list_fact(f, &l, NP_DEBUG, NP_DEBUG, "nccl.conf.debug_switches");
+        list_fact(f, &l, NP_INIT_FAIL, NP_INIT_FAIL, "nccl.conf.init_failures");
+        list_fact(f, &l, NP_DEBUG_KEY, NP_DEBUG_KEY, "nccl.conf.debug_keys");
+        list_fact(f, &l, NP_ADVICE, NP_ADVICE, "nccl.conf.advice");
         nccl_lint_free(&l);
         hardware_drift(f, c, data);
         return 0;

@@ -325,6 +325,75 @@ def case_item9_socket_ifname(tmp):
           'item 7: the single-node workstation profile never pins NCCL_SOCKET_IFNAME')
 
 
+# --- item 10: nccl lint per NCCL 2.30 --------------------------------------------------------------
+
+def lint(root):
+    """nccl lint of the root's files: exit status, {line number: every finding of that line}."""
+    rc, out, err = run(root, 'nccl', 'lint')
+    lines = {}
+    for l in out.splitlines():
+        if l.startswith('/etc/nccl.conf:'):
+            n = int(l.split(':')[1])
+            lines[n] = lines.get(n, '') + l + '\n'
+    return rc, lines, out
+
+
+def case_item10_nccl_lint(tmp):
+    """NCCL_ALGO/NCCL_PROTO tokens NCCL rejects are errors (init fails since 2.24); level names are
+    case-sensitive and include P2C; a GID index, HCA prefixes and debugging settings left in the file
+    are warnings; apply disables what NCCL rejects or ignores and keeps what acts as written."""
+    root = copy_root(tmp, 'dgx-a100')
+    conf = ('NCCL_ALGO=Ring,Rnig\n'              # 1 unknown algorithm: init fails
+            'NCCL_PROTO=LL128;allreduce:^LL\n'    # 2 valid, but a debugging setting
+            'NCCL_P2P_LEVEL=pxb\n'                # 3 lower case: ignored
+            'NCCL_NET_GDR_LEVEL=P2C\n'            # 4 valid: ncclGetLevel knows P2C
+            'NCCL_IB_GID_INDEX=3\n'               # 5 NCCL >= 2.21 chooses it
+            'NCCL_IB_HCA=mlx5_1,mlx5_2:1\n'       # 6 prefixes
+            'NCCL_DEBUG_SUBSYS=INIT,NET\n'        # 7 debugging
+            'NCCL_GRAPH_FILE=/opt/graph.xml\n')   # 8 a stale graph breaks jobs
+    write(root, '/etc/nccl.conf', conf)
+    rc, lines, out = lint(root)
+    check(rc == 2, 'item 10: nccl lint exits 2 on findings')
+    check('error: init-failure: NCCL_ALGO=Ring,Rnig: unknown algorithm "Rnig"' in lines.get(1, ''),
+          'item 10: an unknown NCCL_ALGO token is an init-failure error (%r)' % lines.get(1))
+    check('init-failure' not in lines.get(2, '') and 'warning: debug-only: NCCL_PROTO' in lines.get(2, ''),
+          'item 10: a valid NCCL_PROTO list is only a debugging-setting warning')
+    check('error: bad-value: NCCL_P2P_LEVEL=pxb is ignored' in lines.get(3, '') and '(write PXB)' in lines.get(3, ''),
+          'item 10: lower-case pxb is an error naming PXB (%r)' % lines.get(3))
+    check(4 not in lines, 'item 10: NCCL_NET_GDR_LEVEL=P2C is valid (%r)' % lines.get(4))
+    check('warning: advice: NCCL_IB_GID_INDEX=3' in lines.get(5, ''), 'item 10: NCCL_IB_GID_INDEX is a warning')
+    check('warning: advice:' in lines.get(6, '') and 'NCCL_IB_HCA==mlx5_1,mlx5_2:1 names exactly' in lines.get(6, ''),
+          'item 10: NCCL_IB_HCA without = is a warning giving the exact = form (%r)' % lines.get(6))
+    check('warning: debug-only: NCCL_DEBUG_SUBSYS' in lines.get(7, ''), 'item 10: NCCL_DEBUG_SUBSYS is a warning')
+    check('warning: debug-only: NCCL_GRAPH_FILE' in lines.get(8, ''), 'item 10: NCCL_GRAPH_FILE is a warning')
+    rules = ['nccl-conf-init-failures', 'nccl-conf-values', 'nccl-conf-debug-settings', 'nccl-conf-advice']
+    res = audit(root, 'a100-8x', *rules)
+    for r in rules:
+        check(res[r]['status'] == 'fail', 'item 10: %s fails (%r)' % (r, res[r].get('observed')))
+    check(res['nccl-conf-init-failures']['severity'] == 'critical', 'item 10: an init failure is critical')
+    rc, o, err = run(root, 'apply', '--profile', 'a100-8x', '--rule', 'nccl-conf-init-failures', '--rule', 'nccl-conf-values')
+    after = read(root, '/etc/nccl.conf') or ''
+    check(rc == 0, 'item 10: apply exits 0 (%s)' % err.strip())
+    check('\n#llmtune-disabled# NCCL_ALGO=Ring,Rnig\n' in after and '\n#llmtune-disabled# NCCL_P2P_LEVEL=pxb\n' in after,
+          'item 10: apply disables the NCCL_ALGO NCCL rejects and the level it ignores')
+    for keep in ('NCCL_PROTO=LL128;allreduce:^LL', 'NCCL_NET_GDR_LEVEL=P2C', 'NCCL_IB_GID_INDEX=3',
+                 'NCCL_IB_HCA=mlx5_1,mlx5_2:1', 'NCCL_DEBUG_SUBSYS=INIT,NET', 'NCCL_GRAPH_FILE=/opt/graph.xml'):
+        check('\n' + keep + '\n' in after, 'item 10: apply keeps %s, which acts as written' % keep)
+    res = audit(root, 'a100-8x', *rules)
+    check(res['nccl-conf-init-failures']['status'] == 'pass' and res['nccl-conf-values']['status'] == 'pass',
+          'item 10: after apply no init failure or ignored value is left')
+    check(res['nccl-conf-debug-settings']['status'] == 'fail' and res['nccl-conf-advice']['status'] == 'fail',
+          'item 10: the kept debugging settings and advice are still reported')
+    # llmtune lint reads a profile's [nccl] values the same way
+    prof = os.path.join(tmp, 'site.ini')
+    with open(prof, 'w') as f:
+        f.write('[profile]\nname = site\ndescription = x\ninherits = a100-8x\n\n'
+                '[nccl]\nNCCL_PROTO = LL,Simpel\nNCCL_NET_GDR_LEVEL = P2C\n')
+    rc, o, err = run(root, 'lint', prof)
+    check(rc == 1 and 'site.ini:7: [nccl] NCCL_PROTO=LL,Simpel: unknown protocol "Simpel"' in err
+          and 'site.ini:8' not in err, 'item 10: llmtune lint flags the profile\'s NCCL_PROTO, not P2C (%s)' % err.strip())
+
+
 CASES = {
     'item1-sysctl-override': case_item1_sysctl_override,
     'item13-shmmax-default': case_item13_shmmax_default,
@@ -332,6 +401,7 @@ CASES = {
     'item5-gpudirect': case_item5_gpudirect,
     'item8-ib-hca': case_item8_ib_hca,
     'item9-socket-ifname': case_item9_socket_ifname,
+    'item10-nccl-lint': case_item10_nccl_lint,
 }
 
 
