@@ -378,6 +378,10 @@ int nvsmi_xml_facts(struct facts *f, const char *path)
         struct root *r = facts_root(f);
         const char *data;
         size_t len;
+        /* Live, nvml.lost lists the GPUs NVML reports lost; a capture has no such field, so the
+         * same fact set is there with the reason (gather-live compares the two). */
+        fact_absent(f, path, "an nvidia-smi -q -x capture does not say which GPUs NVML lost (only live NVML does)",
+                    "nvml.lost");
         int rc = root_read(r, path, &data, &len);
         if (rc < 0) {
                 if (rc == -ENOENT || rc == -ENOTDIR) {

@@ -56,6 +56,8 @@ ok "commands and options checked against --help: $(echo $commands)"
 
 # --- fixture: a site profile under a root ------------------------------------------------------
 mkdir -p "$tmp/root/etc/llmtune/profiles.d"
+# A root must look like a machine (docs/RELIABILITY.md): completion runs `llmtune --root DIR profiles`.
+mkdir -p "$tmp/root/sys/devices/system/cpu"
 printf '[profile]\nname = site-test\ninherits = base\n' >"$tmp/root/etc/llmtune/profiles.d/site-test.ini"
 bindir=$tmp/bin
 mkdir -p "$bindir"
