@@ -60,9 +60,11 @@ fuzz: skipped (no clang)"
         meson compile -C "$dir" || exit 1
         case $pass in
         plain) meson test -C "$dir" --print-errorlogs --num-processes 2 "$@" ;;
-        # The kill loop (reliability-kills) proves crash safety in the plain pass with 200 kills;
-        # under ASan each run is several times slower, so 40 kills look for memory errors there.
-        asan) LLMTUNE_KILL_RUNS=${LLMTUNE_KILL_RUNS_ASAN:-40} meson test -C "$dir" --print-errorlogs \
+        # The kill loop (reliability-kills) and the rename storm (reliability-renames) prove their
+        # point in the plain pass (200 kills, 200 audits); under ASan each run is several times
+        # slower, so fewer look for memory errors there (CI has 60 minutes).
+        asan) LLMTUNE_KILL_RUNS=${LLMTUNE_KILL_RUNS_ASAN:-40} LLMTUNE_STORM_AUDITS=${LLMTUNE_STORM_AUDITS_ASAN:-10} \
+                meson test -C "$dir" --print-errorlogs \
                 --num-processes 2 --no-suite packaging --no-suite ansible --no-suite bench "$@" ;;
         fuzz) meson test -C "$dir" --print-errorlogs --num-processes 2 --suite fuzz --suite fuzz-replay "$@" ;;
         esac

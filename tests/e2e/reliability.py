@@ -685,7 +685,9 @@ def main():
     ap.add_argument('--llmtune', required=True)
     ap.add_argument('--roots', required=True)
     ap.add_argument('--part', required=True, choices=sorted(PARTS))
-    ap.add_argument('--audits', type=int, default=50, help='audits per fixture during the rename storm')
+    # LLMTUNE_STORM_AUDITS: the ASan pass of tests/run-all.sh asks for fewer (each audit is slower there).
+    ap.add_argument('--audits', type=int, default=int(os.environ.get('LLMTUNE_STORM_AUDITS', '50')),
+                    help='audits per fixture during the rename storm (default $LLMTUNE_STORM_AUDITS or 50)')
     ap.add_argument('--applies', type=int, default=5, help='applies during the rename storm')
     args = ap.parse_args()
     tool = Tool(os.path.abspath(args.llmtune))
