@@ -454,9 +454,11 @@ START_TEST(nccl_seed_file)
                            "NCCL_DEBUG=WARN # quiet\r\n";
         struct nccl_lint l;
         nccl_lint_text(&c, text, strlen(text), &l);
-        int seen[8] = {0};
-        for (size_t i = 0; i < l.n_findings; i++)
+        int seen[NP_ADVICE + 1] = {0};
+        for (size_t i = 0; i < l.n_findings; i++) {
+                ck_assert_uint_le(l.findings[i].problem, NP_ADVICE);
                 seen[l.findings[i].problem] |= 1 << (l.findings[i].line - 1);
+        }
         ck_assert_int_eq(seen[NP_FOREIGN], (1 << 0) | (1 << 2));  /* SOCKET_TIMEOUT, ASYNC_ERROR_HANDLING */
         ck_assert_int_eq(seen[NP_DEPRECATED], 1 << 1);            /* MIN_NRINGS */
         ck_assert_int_eq(seen[NP_DEBUG], 1 << 3);                 /* P2P_DISABLE=0 */
