@@ -63,7 +63,9 @@ fuzz: skipped (no clang)"
         # The kill loop (reliability-kills) and the rename storm (reliability-renames) prove their
         # point in the plain pass (200 kills, 200 audits); under ASan each run is several times
         # slower, so fewer look for memory errors there (CI has 60 minutes).
+        # Likewise the hardening test kills apply and rollback at every third crash point there.
         asan) LLMTUNE_KILL_RUNS=${LLMTUNE_KILL_RUNS_ASAN:-40} LLMTUNE_STORM_AUDITS=${LLMTUNE_STORM_AUDITS_ASAN:-10} \
+                LLMTUNE_CRASH_STRIDE=${LLMTUNE_CRASH_STRIDE_ASAN:-3} \
                 meson test -C "$dir" --print-errorlogs \
                 --num-processes 2 --no-suite packaging --no-suite ansible --no-suite bench "$@" ;;
         fuzz) meson test -C "$dir" --print-errorlogs --num-processes 2 --suite fuzz --suite fuzz-replay "$@" ;;
