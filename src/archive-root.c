@@ -508,16 +508,21 @@ static int unpack_all(struct unpack *u, struct archive_unread *ret_unread)
         return 0;
 }
 
+/* $TMPDIR as usual; else /dev/shm (memory: unpacking a few thousand small files there costs a
+ * fraction of a disk's metadata writes), else /tmp. */
+const char *private_tmp_base(void)
+{
+        const char *tmp = getenv("TMPDIR");
+        if (!tmp || *tmp != '/')
+                tmp = access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
+        return tmp;
+}
+
 static int unpack(struct unpack *u, char **ret_dir, struct archive_unread *ret_unread, char **ret_why)
 {
         struct archive_unread unread = {0};
         *ret_why = NULL;
-        /* $TMPDIR as usual; else /dev/shm (memory: unpacking a few thousand small files there costs
-         * a fraction of a disk's metadata writes), else /tmp. */
-        const char *tmp = getenv("TMPDIR");
-        if (!tmp || *tmp != '/')
-                tmp = access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
-        u->dir = xasprintf("%s/llmtune-archive-XXXXXX", tmp);
+        u->dir = xasprintf("%s/llmtune-archive-XXXXXX", private_tmp_base());
         int rc;
         if (!mkdtemp(u->dir)) {
                 rc = fail(u, -errno, "cannot create a private directory %s: %s", u->dir, strerror(errno));

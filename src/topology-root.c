@@ -356,10 +356,7 @@ int topology_root_build(const char *xml, char **ret_dir, char **ret_why)
                 return rc;
         }
 
-        const char *tmp = getenv("TMPDIR");
-        if (!tmp || *tmp != '/')
-                tmp = access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
-        char *dir = xasprintf("%s/llmtune-topology-XXXXXX", tmp);
+        char *dir = xasprintf("%s/llmtune-topology-XXXXXX", private_tmp_base());
         if (!mkdtemp(dir)) {
                 rc = fail(ret_why, -errno, "cannot create a private directory %s: %s", dir, strerror(errno));
                 free(dir);
