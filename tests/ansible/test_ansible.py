@@ -123,6 +123,46 @@ def results(doc):
     return out
 
 
+
+def gathered_archive_checks(llmtune, arch, tree_root):
+    """The archive the role fetched is a valid llmtune archive: a root whose facts are the tree's
+    (but for the root field and the facts of the --exclude'd /etc/nccl.conf), which audits, and
+    which `llmtune report` accepts and audits with the given profile."""
+    def run_json(argv):
+        r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        try:
+            return r.returncode, json.loads(r.stdout)
+        except ValueError:
+            problems.append('role gather: %s printed no JSON (exit %d): %s' % (
+                ' '.join(argv[1:]), r.returncode, r.stderr.decode('utf-8', 'replace')[-500:]))
+            return r.returncode, None
+    rc, fa = run_json([llmtune, '--root', arch, 'facts', '--json'])
+    _, ft = run_json([llmtune, '--root', tree_root, 'facts', '--json'])
+    if check(rc == 0 and fa is not None and ft is not None, 'role gather: facts of the fetched archive: exit %d' % rc):
+        check(fa['root'] == arch and ft['root'] == tree_root, 'role gather: root fields %s %s' % (fa['root'], ft['root']))
+        check({k: v for k, v in fa.items() if k not in ('root', 'facts')} ==
+              {k: v for k, v in ft.items() if k not in ('root', 'facts')}, 'role gather: facts headers differ')
+        # --exclude /etc/nccl.conf: the file is not in the archive, so its facts say so (and the
+        # tree's say it is there: the comparison below would pass without the exclude otherwise).
+        check(ft['facts']['nccl.conf.present'].get('value') is True and
+              fa['facts']['nccl.conf.present'].get('value') is False,
+              'role gather: --exclude not passed: %s' % fa['facts'].get('nccl.conf.present'))
+        diff = sorted(k for k in set(fa['facts']) | set(ft['facts'])
+                      if not k.startswith('nccl.conf.') and fa['facts'].get(k) != ft['facts'].get(k))
+        check(len(fa['facts']) > 100 and not diff, 'role gather: archive facts differ from the tree: %s' % diff[:10])
+    rc, audit = run_json([llmtune, '--root', arch, 'audit', '--json', '--profile', PROFILE])
+    if check(audit is not None and audit['host'] == ROOT and rc == 2,
+             'role gather: audit of the fetched archive: exit %d, host %s' % (rc, (audit or {}).get('host'))):
+        rc, rep = run_json([llmtune, 'report', '--json', '--profile', PROFILE, arch])
+        hosts = (rep or {}).get('hosts', [])
+        if check(rc == 0 and len(hosts) == 1, 'role gather: llmtune report of the archive: exit %d, %d hosts' % (
+                rc, len(hosts))):
+            h = hosts[0]
+            want = {r['rule']: r['status'] for r in audit['results']}
+            check(h['host'] == ROOT and h['file'] == arch and h['profile'] == PROFILE and h['results'] == want,
+                  'role gather: report of the archive is not its audit: %s' % {k: h[k] for k in h if k != 'results'})
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--llmtune', required=True)
@@ -313,13 +353,7 @@ def main():
         check(res.get('Apply the llmtune profile', {}).get('skipped') is True, 'role gather: apply was not skipped')
         check(not os.path.exists(os.path.join(top, 'llmtune-localhost.tar.gz')), 'role gather: archive left on the node')
         if os.path.isfile(arch):
-            a = subprocess.run([llmtune, '--root', arch, 'audit', '--json', '--profile', PROFILE],
-                               stdout=subprocess.PIPE, timeout=120)
-            audit = json.loads(a.stdout)
-            check(audit['host'] == ROOT and a.returncode == 2, 'role gather: audit of the fetched archive: %s' % audit.get('host'))
-            facts = json.loads(subprocess.run([llmtune, '--root', arch, 'facts', '--json', 'nccl.conf.present'],
-                                              stdout=subprocess.PIPE, timeout=60).stdout)['facts']
-            check(facts['nccl.conf.present'].get('value') is False, 'role gather: --exclude not passed: %s' % facts)
+            gathered_archive_checks(llmtune, arch, os.path.join(args.roots, ROOT))
     finally:
         shutil.rmtree(top, ignore_errors=True)
     for p in problems:
