@@ -8,8 +8,9 @@
 #     --root too), rule ids and option values (compgen through the completion function);
 #   - the zsh completion parses, names every command and option, and (when zsh/zpty works)
 #     offers the same things in a real zsh;
-#   - `meson install` puts man pages, completions, units and the re-apply wrapper where the
-#     units expect them, and systemd-analyze accepts the units (when it is installed);
+#   - `meson install` puts man pages, completions, units, the re-apply wrapper and the docs
+#     (/usr/share/doc/llmtune: README.md, docs/*.md; nothing they or the rules cite lies outside
+#     the project) where the units expect them, and systemd-analyze accepts the units (when it is installed);
 #   - llmtune-reapply, on a copy of a fixture root: nothing to do before any apply; after an
 #     apply and a lost runtime value (a governor reset at boot) it writes it again and verify is
 #     clean; after a rollback it does nothing.
@@ -176,6 +177,57 @@ print("zshdir=%s" % (o.get("zshcompletiondir") or d(o["datadir"]) + "/zsh/site-f
                 "$dest$unitdir/llmtune-metrics.service" ||
                 fail "llmtune-metrics.service does not run the installed binary into node_exporter's directory"
         ok "meson install: man pages, completions, units, wrapper under $prefix"
+        # The docs ship (issue 16 item 12), and neither they nor what `explain` prints (each installed
+        # rule's source, explained through the installed data directory) cite a file outside the
+        # project: the maintainers' notes (KNOBS.md, ../nccl/NOTES.md), the shared corpus, /work.
+        docdir=$datadir/doc/llmtune
+        for f in README.md docs/FACTS.md docs/RELIABILITY.md docs/GATHER.md; do
+                cmp -s "$src/$f" "$dest$docdir/$f" || fail "meson install: $docdir/$f is not $f"
+        done
+        if out=$(python3 - "$llmtune" "$dest$datadir/llmtune" "$dest$docdir" "$src" <<'PY'
+import json, os, re, subprocess, sys
+llmtune, data, docdir, src = sys.argv[1:]
+# Citations of files outside the repository: the maintainers' notes, a data set of the corpus. (The
+# README may say where the optional test corpus lives, ../shared/corpus: that names no source.)
+outside = re.compile(r"KNOBS\.md|NOTES\.md|nccl-env\.tsv|\.\./nccl/|\.\./docs\b|\.\./shared/(docs|nccl)|/work/|"
+                     r"(^|[^/\w])corpus/[\w-]")
+bad = []
+env = dict(os.environ, LLMTUNE_DATADIR=data)
+ids = [r["rule"] for r in json.loads(subprocess.run([llmtune, "explain", "--list", "--json"], env=env,
+                                                    capture_output=True, text=True, check=True).stdout)]
+if len(ids) < 50:
+    bad.append("explain --list names only %d rules" % len(ids))
+for rid in ids:
+    e = json.loads(subprocess.run([llmtune, "explain", "--json", rid], env=env, capture_output=True,
+                                  text=True, check=True).stdout)
+    if not e["file"].startswith(data + "/"):
+        bad.append("%s: explained from %s, not the installed rules" % (rid, e["file"]))
+    text = "%s %s" % (e.get("source") or "", e.get("note") or "")
+    if not (e.get("source") or "").strip():
+        bad.append("%s: no source" % rid)
+    if outside.search(text):
+        bad.append("%s cites outside the project: %s" % (rid, text))
+    for md in re.findall(r"[\w./-]+\.md\b", text):  # a document it names must be installed
+        if not os.path.exists(os.path.join(docdir, md)):
+            bad.append("%s cites %s, which is not in the installed docs" % (rid, md))
+files = [os.path.join(d, f) for top in (data, docdir) for d, _, fs in os.walk(top) for f in fs]
+for path in files:
+    for n, line in enumerate(open(path, encoding="utf-8", errors="replace"), 1):
+        if outside.search(line):
+            bad.append("%s:%d cites outside the project: %s" % (path[len(os.path.dirname(data)):], n, line.strip()))
+    if path.endswith(".md"):  # relative links of the docs name files of the source tree
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", open(path, encoding="utf-8").read()):
+            rel = os.path.relpath(os.path.join(os.path.dirname(path), target), docdir)
+            if rel.startswith("..") or not os.path.exists(os.path.join(src, rel)):
+                bad.append("%s links %s, outside the source tree" % (path[len(docdir) + 1:], target))
+print("\n".join(bad) if bad else "%d rules, %d installed files" % (len(ids), len(files)))
+sys.exit(1 if bad else 0)
+PY
+        ); then
+                ok "docs in $docdir; explain and the installed rules, profiles and docs cite nothing outside the project ($out)"
+        else
+                fail "citations: $out"
+        fi
         if command -v systemd-analyze >/dev/null; then
                 # The units name installed paths, which do not exist outside the DESTDIR: that
                 # complaint is expected; any other (unknown key, bad value, no ExecStart) fails.
