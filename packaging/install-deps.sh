@@ -16,8 +16,8 @@ if command -v apt-get >/dev/null 2>&1; then
                 libpci-dev pciutils pci.ids libhwloc-dev hwloc-nox libkmod-dev libinih-dev \
                 libjson-c-dev libssl-dev libarchive-dev libxml2-dev check e2fsprogs strace time \
                 clang libclang-rt-dev xfsprogs \
-                ansible-core chromium \
-                dpkg-dev debhelper fakeroot rpm groff-base zsh \
+                ansible-core ansible-lint chromium \
+                dpkg-dev debhelper fakeroot lintian rpm groff-base zsh \
                 prometheus yamllint python3-yaml \
                 slurmctld slurmd slurm-client munge
 elif command -v dnf >/dev/null 2>&1; then
@@ -26,7 +26,7 @@ elif command -v dnf >/dev/null 2>&1; then
                 pciutils-devel pciutils hwloc-devel hwloc kmod-devel inih-devel \
                 json-c-devel openssl-devel libarchive-devel libxml2-devel check-devel e2fsprogs strace time \
                 clang compiler-rt libasan libubsan xfsprogs \
-                ansible-core chromium \
+                ansible-core ansible-lint chromium \
                 rpm-build systemd-rpm-macros groff-base zsh \
                 golang-github-prometheus yamllint python3-pyyaml \
                 slurm slurm-slurmctld slurm-slurmd munge

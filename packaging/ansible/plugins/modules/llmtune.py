@@ -83,11 +83,13 @@ options:
     type: bool
     default: false
 notes:
-  - Supports check mode and diff mode. Check mode reports what the real run does, from llmtune's own dry
+  - >-
+    Supports check mode and diff mode. Check mode reports what the real run does, from llmtune's own dry
     runs (C(llmtune plan --json), C(llmtune rollback --dry-run --json)): the same change count, the same
     C(changes) records (status C(planned) where the real run says C(changed)), reboot and manual steps,
     and a rollback that would be refused fails in check mode too.
-  - In diff mode each file has its own before/after; runtime values alike (a governor per CPU) are one
+  - >-
+    In diff mode each file has its own before/after; runtime values alike (a governor per CPU) are one
     line with a count, as C(llmtune plan) shows them; commands, reboots and manual steps are in a
     C(prepared) text.
 author:
