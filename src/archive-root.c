@@ -9,9 +9,11 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <openssl/evp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,8 +33,9 @@ struct mentry {
 struct unpack {
         struct archive *a;
         int dirfd;
-        char *last_parent; /* members come sorted: the previous member's directory stays open */
-        int last_parent_fd;
+        struct dcached **dcache; /* directories open, by path (open_parent) */
+        size_t ndcached, dcache_max;
+        EVP_MD_CTX *md;
         char *dir;
         json_object *manifest;
         struct mentry *v;
@@ -154,70 +157,156 @@ static int check_name(struct unpack *u, const char *member, const char *rel, str
         return 0;
 }
 
-/* Open (creating as needed) the directory holding the last component; no link may be on the way. */
-static int open_parent_walk(struct unpack *u, const char *member, const struct strv *comps)
+/*
+ * Directories already opened while unpacking, by path under the private directory ("a/b"), so
+ * that each is created and opened once rather than walked again from the top for every member
+ * (members of one directory do not come together: "a", "a/b/x", "a/c"). Each was reached one
+ * component at a time with O_NOFOLLOW | O_DIRECTORY, so a cached fd is a real directory with no
+ * link on its way. At most DIR_CACHE_MAX fds are held, and no more than a quarter of the
+ * process's RLIMIT_NOFILE: when full, the cache is emptied.
+ */
+#define DIR_CACHE_BUCKETS 1024
+#define DIR_CACHE_MAX 256
+
+struct dcached {
+        char *path;
+        int fd;
+        struct dcached *next;
+};
+
+static unsigned dir_hash(const char *s, size_t len)
 {
-        int cur = dup(u->dirfd);
-        if (cur < 0)
-                return fail(u, -errno, "%s", strerror(errno));
-        for (size_t i = 0; i + 1 < comps->n; i++) {
-                if (mkdirat(cur, comps->v[i], 0755) < 0 && errno != EEXIST) {
-                        int e = errno;
-                        close(cur);
-                        return fail(u, -e, "member %s: cannot create directory %s: %s", member, comps->v[i],
-                                    strerror(e));
-                }
-                int next = openat(cur, comps->v[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                int e = errno;
-                close(cur);
-                if (next < 0)
-                        return fail(u, e == ELOOP || e == ENOTDIR ? -EINVAL : -e,
-                                    "member %s: lies under %s, which is %s", member, comps->v[i],
-                                    e == ELOOP || e == ENOTDIR ? "a symbolic link or a file, not a directory"
-                                                                : strerror(e));
-                cur = next;
-        }
-        return cur;
+        uint32_t h = 2166136261u;
+        for (size_t i = 0; i < len; i++)
+                h = (h ^ (unsigned char)s[i]) * 16777619u;
+        return h % DIR_CACHE_BUCKETS;
 }
 
-static int open_parent(struct unpack *u, const char *member, const struct strv *comps)
+static int dir_cache_get(struct unpack *u, const char *path, size_t len)
 {
-        _cleanup_free_ char *parent = xstrdup("");
-        for (size_t i = 0; i + 1 < comps->n; i++) {
-                char *p = xasprintf("%s%s/", parent, comps->v[i]);
-                free(parent);
-                parent = p;
+        for (struct dcached *d = u->dcache[dir_hash(path, len)]; d; d = d->next)
+                if (strlen(d->path) == len && memcmp(d->path, path, len) == 0)
+                        return d->fd;
+        return -1;
+}
+
+static void dir_cache_flush(struct unpack *u)
+{
+        if (!u->dcache)
+                return;
+        for (size_t i = 0; i < DIR_CACHE_BUCKETS; i++) {
+                for (struct dcached *d = u->dcache[i], *n; d; d = n) {
+                        n = d->next;
+                        close(d->fd);
+                        free(d->path);
+                        free(d);
+                }
+                u->dcache[i] = NULL;
         }
-        if (u->last_parent && streq(u->last_parent, parent))
-                return dup(u->last_parent_fd);
-        int fd = open_parent_walk(u, member, comps);
+        u->ndcached = 0;
+}
+
+/* Whether FD was taken (false: the cache is full, FD stays the caller's). */
+static bool dir_cache_put(struct unpack *u, const char *path, size_t len, int fd)
+{
+        if (u->ndcached >= u->dcache_max)
+                return false;
+        struct dcached *d = xcalloc(1, sizeof(*d));
+        d->path = xstrndup(path, len);
+        d->fd = fd;
+        unsigned h = dir_hash(path, len);
+        d->next = u->dcache[h];
+        u->dcache[h] = d;
+        u->ndcached++;
+        return true;
+}
+
+/* Create (when absent) and open directory NAME in CUR; no link or file may stand there. */
+static int open_dir_in(struct unpack *u, const char *member, int cur, const char *name)
+{
+        if (mkdirat(cur, name, 0755) < 0 && errno != EEXIST)
+                return fail(u, -errno, "member %s: cannot create directory %s: %s", member, name, strerror(errno));
+        int fd = openat(cur, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+                int e = errno;
+                return fail(u, e == ELOOP || e == ENOTDIR ? -EINVAL : -e, "member %s: lies under %s, which is %s",
+                            member, name,
+                            e == ELOOP || e == ENOTDIR ? "a symbolic link or a file, not a directory" : strerror(e));
+        }
+        return fd;
+}
+
+/* The directory holding the last component, opened (and created as needed) with no link on the
+ * way. The fd belongs to the cache (or is u->dirfd), unless *ret_owned says the caller closes it
+ * (the cache was full). */
+static int open_parent(struct unpack *u, const char *member, const struct strv *comps, bool *ret_owned)
+{
+        *ret_owned = false;
+        size_t depth = comps->n - 1; /* components of the parent */
+        if (depth == 0)
+                return u->dirfd;
+        /* the parent's path, and where each of its prefixes ends in it */
+        size_t ends[ARCHIVE_MAX_DEPTH + 1];
+        struct sbuf b = {0};
+        for (size_t i = 0; i < depth; i++) {
+                if (i)
+                        sbuf_add(&b, "/");
+                sbuf_add(&b, comps->v[i]);
+                ends[i] = b.len;
+        }
+        int fd = dir_cache_get(u, b.s, b.len);
+        if (fd >= 0) {
+                free(b.s);
+                return fd;
+        }
+        if (u->ndcached + depth > u->dcache_max)
+                dir_cache_flush(u);
+        /* from the deepest directory already open: its first I components are */
+        size_t i = depth - 1;
+        int cur = -1;
+        while (i > 0 && (cur = dir_cache_get(u, b.s, ends[i - 1])) < 0)
+                i--;
+        if (cur < 0)
+                cur = u->dirfd;
+        bool owned = false; /* cur is ours to close, not the cache's */
+        for (; i < depth; i++) {
+                fd = open_dir_in(u, member, cur, comps->v[i]);
+                if (owned)
+                        close(cur);
+                if (fd < 0)
+                        break;
+                owned = !dir_cache_put(u, b.s, ends[i], fd);
+                cur = fd;
+        }
+        free(b.s);
         if (fd < 0)
                 return fd;
-        if (u->last_parent_fd >= 0)
-                close(u->last_parent_fd);
-        free(u->last_parent);
-        u->last_parent = xstrdup(parent);
-        u->last_parent_fd = dup(fd);
-        return fd;
+        *ret_owned = owned;
+        return cur;
 }
 
 static void hex(const unsigned char *md, unsigned n, char *out)
 {
-        for (unsigned i = 0; i < n; i++)
-                sprintf(out + 2 * i, "%02x", md[i]);
+        static const char digits[] = "0123456789abcdef";
+        for (unsigned i = 0; i < n; i++) {
+                out[2 * i] = digits[md[i] >> 4];
+                out[2 * i + 1] = digits[md[i] & 15];
+        }
 }
 
 /* Copy the member's data into FD (or into *ret_buf when FD < 0), bounded, hashing as it goes. */
 static int copy_data(struct unpack *u, const char *member, int fd, size_t cap, char **ret_buf, size_t *ret_len,
                      char sha[65])
 {
-        EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-        if (!ctx || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
-                EVP_MD_CTX_free(ctx);
+        /* one digest context for every member (allocating one each was measurable) */
+        if (!u->md && !(u->md = EVP_MD_CTX_new()))
                 return fail(u, -ENOMEM, "cannot set up SHA-256");
-        }
+        EVP_MD_CTX *ctx = u->md;
+        if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1)
+                return fail(u, -ENOMEM, "cannot set up SHA-256");
         size_t len = 0;
-        char *buf = ret_buf ? xmalloc(1) : NULL;
+        size_t bufcap = 65536;
+        char *buf = ret_buf ? xmalloc(bufcap) : NULL;
         int rc = 0;
         char block[65536];
         for (;;) {
@@ -243,7 +332,11 @@ static int copy_data(struct unpack *u, const char *member, int fd, size_t cap, c
                 }
                 EVP_DigestUpdate(ctx, block, (size_t)n);
                 if (buf) {
-                        buf = xrealloc(buf, len + 1);
+                        if (len + 1 > bufcap) { /* doubling: the MANIFEST of a big host is a megabyte */
+                                while (len + 1 > bufcap)
+                                        bufcap *= 2;
+                                buf = xrealloc(buf, bufcap);
+                        }
                         memcpy(buf + len - (size_t)n, block, (size_t)n);
                 } else {
                         for (size_t off = 0; off < (size_t)n;) {
@@ -263,7 +356,6 @@ static int copy_data(struct unpack *u, const char *member, int fd, size_t cap, c
         unsigned char md[EVP_MAX_MD_SIZE];
         unsigned mdlen = 0;
         EVP_DigestFinal_ex(ctx, md, &mdlen);
-        EVP_MD_CTX_free(ctx);
         hex(md, mdlen < 32 ? mdlen : 32, sha);
         sha[64] = '\0';
         if (rc < 0) {
@@ -417,19 +509,28 @@ static int one_member(struct unpack *u, struct archive_entry *e)
                 return fail(u, -EFBIG, "member %s is %lld bytes, more than the %u a root file may have", name,
                             (long long)archive_entry_size(e), ROOT_READ_MAX);
         }
-        int pfd = open_parent(u, name, &comps);
+        bool pfd_owned;
+        int pfd = open_parent(u, name, &comps, &pfd_owned);
         const char *base = comps.v[comps.n - 1];
         if (pfd < 0) {
                 strv_free(&comps);
                 return pfd;
         }
         if (t == AE_IFDIR) {
-                if (mkdirat(pfd, base, 0755) < 0 && errno != EEXIST)
+                /* opened (and kept for the members under it) rather than stat'ed: O_NOFOLLOW |
+                 * O_DIRECTORY fails the same way when a file or link of that name came first */
+                if (dir_cache_get(u, path, strlen(path)) >= 0)
+                        ; /* made and opened on the way to a member under it */
+                else if (mkdirat(pfd, base, 0755) < 0 && errno != EEXIST)
                         rc = fail(u, -errno, "member %s: %s", name, strerror(errno));
                 else {
-                        struct stat st;
-                        if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+                        int dfd = openat(pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        if (dfd < 0 && (errno == ELOOP || errno == ENOTDIR))
                                 rc = fail(u, -EINVAL, "member %s: a file or link of that name came first", name);
+                        else if (dfd < 0)
+                                rc = fail(u, -errno, "member %s: %s", name, strerror(errno));
+                        else if (!dir_cache_put(u, path, strlen(path), dfd))
+                                close(dfd);
                 }
         } else if (t == AE_IFLNK) {
                 const char *target = archive_entry_symlink(e);
@@ -459,7 +560,8 @@ static int one_member(struct unpack *u, struct archive_entry *e)
                                 rc = fail(u, -EINVAL, "member %s: size or SHA-256 differs from the MANIFEST", name);
                 }
         }
-        close(pfd);
+        if (pfd_owned)
+                close(pfd);
         strv_free(&comps);
         return rc;
 }
@@ -522,6 +624,11 @@ static int unpack(struct unpack *u, char **ret_dir, struct archive_unread *ret_u
 {
         struct archive_unread unread = {0};
         *ret_why = NULL;
+        u->dcache = xcalloc(DIR_CACHE_BUCKETS, sizeof(*u->dcache));
+        struct rlimit rl;
+        u->dcache_max = DIR_CACHE_MAX;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur / 4 < u->dcache_max)
+                u->dcache_max = rl.rlim_cur / 4;
         u->dir = xasprintf("%s/llmtune-archive-XXXXXX", private_tmp_base());
         int rc;
         if (!mkdtemp(u->dir)) {
@@ -534,9 +641,9 @@ static int unpack(struct unpack *u, char **ret_dir, struct archive_unread *ret_u
                 rc = unpack_all(u, &unread);
         if (u->dirfd >= 0)
                 close(u->dirfd);
-        if (u->last_parent_fd >= 0)
-                close(u->last_parent_fd);
-        free(u->last_parent);
+        dir_cache_flush(u);
+        free(u->dcache);
+        EVP_MD_CTX_free(u->md);
         archive_read_free(u->a);
         json_object_put(u->manifest);
         free(u->v);
@@ -569,7 +676,7 @@ static struct archive *reader(void)
 
 int archive_root_unpack(const char *file, char **ret_dir, struct archive_unread *ret_unread, char **ret_why)
 {
-        struct unpack u = {.dirfd = -1, .last_parent_fd = -1};
+        struct unpack u = {.dirfd = -1};
         u.a = reader();
         if (!u.a) {
                 *ret_why = xstrdup("libarchive: out of memory");
@@ -586,7 +693,7 @@ int archive_root_unpack(const char *file, char **ret_dir, struct archive_unread 
 
 int archive_root_unpack_mem(const void *data, size_t size, char **ret_dir, struct archive_unread *ret_unread, char **ret_why)
 {
-        struct unpack u = {.dirfd = -1, .last_parent_fd = -1};
+        struct unpack u = {.dirfd = -1};
         u.a = reader();
         if (!u.a) {
                 *ret_why = xstrdup("libarchive: out of memory");
@@ -607,28 +714,33 @@ void archive_unread_free(struct archive_unread *u)
         u->err = NULL;
 }
 
-static void remove_at(int dfd, const char *name, int depth)
+/* Remove NAME in DFD, never following a link. TYPE is readdir's d_type (DT_UNKNOWN: find out):
+ * a file or link takes one unlinkat, not a stat first (a few thousand of them per archive root). */
+static void remove_at(int dfd, const char *name, unsigned char type, int depth)
 {
-        struct stat st;
-        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return;
-        if (S_ISDIR(st.st_mode) && depth < ARCHIVE_MAX_DEPTH + 4) {
+        if (type != DT_DIR) {
+                if (unlinkat(dfd, name, 0) == 0 || (errno != EISDIR && errno != EPERM))
+                        return;
+                struct stat st; /* unlink(2) of a directory: EISDIR on Linux, EPERM by POSIX */
+                if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+                        return;
+        }
+        if (depth < ARCHIVE_MAX_DEPTH + 4) {
                 int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
                 if (d) {
                         struct dirent *de;
                         while ((de = readdir(d)))
                                 if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
-                                        remove_at(dirfd(d), de->d_name, depth + 1);
+                                        remove_at(dirfd(d), de->d_name, de->d_type, depth + 1);
                         closedir(d);
                 } else if (fd >= 0)
                         close(fd);
-                unlinkat(dfd, name, AT_REMOVEDIR);
-        } else
-                unlinkat(dfd, name, 0);
+        }
+        unlinkat(dfd, name, AT_REMOVEDIR);
 }
 
 void archive_root_remove(const char *dir)
 {
-        remove_at(AT_FDCWD, dir, 0);
+        remove_at(AT_FDCWD, dir, DT_UNKNOWN, 0);
 }
