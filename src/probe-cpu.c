@@ -234,7 +234,11 @@ static void probe_cpufreq(struct facts *f, const unsigned *cpus, int n)
                 }
         fact_int(f, CPU_DIR "/cpufreq", policies, "cpu.cpufreq.policies");
         if (policies == 0)
-                fact_absent(f, CPU_DIR "/cpu0/cpufreq", "no cpufreq driver (VM, container or disabled in firmware)",
+                /* Live, the kernel's answer may be explained; in a tree only what is missing is known. */
+                fact_absent(f, CPU_DIR "/cpu0/cpufreq",
+                            root_is_live(r)       ? "no cpufreq driver (VM, container or disabled in firmware)"
+                            : root_is_topology(r) ? "an lstopo export holds no cpufreq data"
+                                                  : "no " CPU_DIR "/cpufreq/policy* nor cpu*/cpufreq in this tree",
                             "cpu.cpufreq.driver");
         else if (driver)
                 fact_str(f, driver_src, driver, "cpu.cpufreq.driver");

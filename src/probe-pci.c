@@ -679,6 +679,17 @@ static void stage_sysfs(struct facts *f, struct state *s)
         } else
                 fact_absent(f, PCI_DEVS, "no BMC or virtual display adapter", "gpu.excluded");
         strv_free(&excluded);
+        /* Placement and RAM per GPU are about the GPUs found: with no PCI listing (or one that
+         * failed) they are as unknown as gpu.count, not "no NVIDIA GPU". */
+        static const char *const derived[] = {"gpu.per_socket", "gpu.sockets_used", "gpu.balanced",
+                                              "gpu.ram_per_gpu"};
+        _cleanup_free_ char *unread = lrc < 0 ? xstrdup("listing failed") : bad ? xasprintf("class of %s", bad) : NULL;
+        for (size_t i = 0; i < ARRAY_SIZE(derived); i++) {
+                if (lrc == -ENOENT || lrc == -ENOTDIR)
+                        fact_absent(f, PCI_DEVS, "no " PCI_DEVS " under the root", "%s", derived[i]);
+                else if (unread)
+                        fact_unreadable(f, PCI_DEVS, lrc < 0 ? lrc : 0, unread, "%s", derived[i]);
+        }
         gpu_balance(f, s);
         gpu_ram(f, nvidia);
         nvme_sysfs(f, s);

@@ -175,6 +175,9 @@ class Cpus:
     def __init__(self, d):
         c = d['cpu']
         self.sockets, self.cores, self.threads = c['sockets'], c['cores'], c['threads']
+        # dies per package (a Threadripper 2990WX has 4): the kernel numbers core_id within a
+        # die, so core ids repeat in one package and only the sibling sets tell cores apart
+        self.dies = c.get('dies', 1)
         self.count = self.sockets * self.cores * self.threads
         self.nps = c.get('nodes_per_socket', 1)
         self.nodes = self.sockets * self.nps
@@ -203,6 +206,18 @@ class Cpus:
         s = self.where(n)[0]
         return [self.cpu(s, k, t) for k in range(self.cores) for t in range(self.threads)]
 
+    def die(self, n):
+        """(die index within the package, core_id as the kernel shows it)."""
+        k = self.where(n)[1]
+        per_die = self.cores // self.dies
+        return k // per_die, k % per_die
+
+    def die_cpus(self, n):
+        s, k, _ = self.where(n)
+        per_die = self.cores // self.dies
+        first = k - k % per_die
+        return [self.cpu(s, j, t) for j in range(first, first + per_die) for t in range(self.threads)]
+
 
 def gen_cpu(t, d, cpus):
     c, f = d['cpu'], d.get('cpufreq')
@@ -223,11 +238,21 @@ def gen_cpu(t, d, cpus):
             t.attr(d_ + '/online', '1')
         topo = d_ + '/topology'
         t.attr(topo + '/physical_package_id', s)
-        t.attr(topo + '/die_id', s if c.get('die_per_socket', True) else 0)
-        t.attr(topo + '/core_id', k)
         sib, pkg = cpus.siblings(i), cpus.package(i)
-        for name, group in (('thread_siblings', sib), ('core_cpus', sib), ('core_siblings', pkg),
-                            ('package_cpus', pkg), ('die_cpus', pkg)):
+        groups = [('thread_siblings', sib), ('core_cpus', sib), ('core_siblings', pkg), ('package_cpus', pkg)]
+        if cpus.dies > 1:
+            # 'die_files': False is a kernel before 5.3 (no die_id/die_cpus), as on the 2990WX
+            # machines that showed "8 cores x 8 threads"
+            die, core_id = cpus.die(i)
+            t.attr(topo + '/core_id', core_id)
+            if c.get('die_files', True):
+                t.attr(topo + '/die_id', die)
+                groups.append(('die_cpus', cpus.die_cpus(i)))
+        else:
+            t.attr(topo + '/die_id', s if c.get('die_per_socket', True) else 0)
+            t.attr(topo + '/core_id', k)
+            groups.append(('die_cpus', pkg))
+        for name, group in groups:
             t.attr('%s/%s' % (topo, name), cpumask(group, n))
             t.attr('%s/%s_list' % (topo, name), cpulist(group))
         t.link('%s/node%d' % (d_, cpus.node_of(i)), '/sys/devices/system/node/node%d' % cpus.node_of(i))
@@ -318,7 +343,7 @@ def gen_cpuinfo(t, d, cpus):
         lines = [('processor', i), ('vendor_id', c['vendor']), ('cpu family', c['family']), ('model', c['model']),
                  ('model name', c['model_name']), ('stepping', c['stepping']), ('microcode', c['microcode']),
                  ('cpu MHz', '%.3f' % c['mhz']), ('cache size', '%d KB' % c['cache_kb']), ('physical id', s),
-                 ('siblings', cpus.cores * cpus.threads), ('core id', k), ('cpu cores', cpus.cores),
+                 ('siblings', cpus.cores * cpus.threads), ('core id', cpus.die(i)[1]), ('cpu cores', cpus.cores),
                  ('apicid', apic), ('initial apicid', apic), ('fpu', 'yes'), ('fpu_exception', 'yes'),
                  ('cpuid level', c['cpuid_level']), ('wp', 'yes'), ('flags', c['flags']), ('bugs', c['bugs']),
                  ('bogomips', '%.2f' % c['bogomips'])]
@@ -1071,9 +1096,49 @@ def gen_misc(t, d, cpus, node_kb, total_kb):
             t.write(path, bytes(data), 0o600)
 
 
-def generate(desc_path, outdir):
+def merge(base, over):
+    """A description over another: dicts merge key by key, anything else replaces."""
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = merge(base[k], v) if isinstance(v, dict) and isinstance(base.get(k), dict) else v
+    return out
+
+
+def load_desc(desc_path):
+    """Read a description; 'inherits': 'NAME' starts from tests/roots/NAME.desc (looked up beside
+    the file, then in its parent), so a partial tree says only what it changes."""
     with open(desc_path) as f:
         d = ast.literal_eval(f.read())
+    parent = d.pop('inherits', None)
+    if parent is None:
+        return d
+    here = os.path.dirname(os.path.abspath(desc_path))
+    for folder in (here, os.path.dirname(here)):
+        cand = os.path.join(folder, parent + '.desc')
+        if os.path.exists(cand) and os.path.abspath(cand) != os.path.abspath(desc_path):
+            return merge(load_desc(cand), d)
+    raise SystemExit('%s: inherits %r: no %s.desc beside it or in its parent folder' % (desc_path, parent, parent))
+
+
+def trim(t, d):
+    """What a snapshot tool did not copy: 'move' {FROM: TO} renames a generated path (a copy of
+    /proc/self/mounts without the /proc/mounts symlink), then 'omit' [PATH...] removes paths."""
+    for src, dst in d.get('move', {}).items():
+        h = t.host(dst)
+        os.makedirs(os.path.dirname(h), exist_ok=True)
+        os.rename(t.host(src), h)
+    for path in d.get('omit', []):
+        h = t.host(path)
+        if not os.path.lexists(h):
+            raise SystemExit('omit: %s was not generated (a description that omits nothing tests nothing)' % path)
+        if os.path.isdir(h) and not os.path.islink(h):
+            shutil.rmtree(h)
+        else:
+            os.unlink(h)
+
+
+def generate(desc_path, outdir):
+    d = load_desc(desc_path)
     name = os.path.splitext(os.path.basename(desc_path))[0]
     final = os.path.join(outdir, name)
     os.makedirs(outdir, exist_ok=True)
@@ -1097,6 +1162,7 @@ def generate(desc_path, outdir):
         gen_misc(t, d, cpus, node_kb, total)
         for path, net in ((n.get('sysdir'), n) for n in d.get('nets', []) if n.get('sysdir')):
             gen_netdev(t, d, path, net, None)
+        trim(t, d)
         if os.path.lexists(final):
             shutil.rmtree(final)
         os.rename(work, final)

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""
+Partial and unusual trees (issue 13): the roots made from tests/roots/partial/*.desc lack the
+primary source of some facts, as a snapshot tool that copies files one by one leaves them, or have
+a CPU layout the shipped roots do not (a multi-die package). Each check names the class of input
+it keeps fixed: the second source is used, or the fact is absent with a reason naming the missing
+path, never a wrong value and never "nothing there".
+
+    test_partial.py --llmtune BIN --roots PARTIAL_ROOTS_DIR --fixtures FIXTURE_ROOTS_DIR
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+failures = []
+
+
+def check(cond, what):
+    print('%s  %s' % ('ok  ' if cond else 'FAIL', what))
+    if not cond:
+        failures.append(what)
+
+
+def run_json(llmtune, root, *args):
+    p = subprocess.run([llmtune, '--root', root] + list(args) + ['--json'], capture_output=True, text=True,
+                       timeout=120)
+    if p.returncode not in (0, 2, 3):
+        sys.exit('%s %s: exit %d\n%s' % (root, ' '.join(args), p.returncode, p.stderr))
+    return json.loads(p.stdout)
+
+
+def facts(llmtune, root):
+    return run_json(llmtune, root, 'facts')['facts']
+
+
+def results(llmtune, root):
+    return {r['rule']: r for r in run_json(llmtune, root, 'audit')['results']}
+
+
+def ok(f, name, value, source=None):
+    x = f.get(name, {})
+    good = x.get('status') == 'ok' and x.get('value') == value and (source is None or x.get('source') == source)
+    return good, '%s = %r%s (got %r)' % (name, value, ' from %s' % source if source else '', x)
+
+
+def absent(f, name, *words):
+    x = f.get(name, {})
+    good = x.get('status') == 'absent' and all(w in x.get('reason', '') for w in words)
+    return good, '%s absent, reason naming %s (got %r)' % (name, ' and '.join(map(repr, words)), x)
+
+
+def dgx_partial(llmtune, root):
+    f = facts(llmtune, root)
+    # 13.1: no /proc/swaps, but meminfo's SwapTotal says swap is on
+    check(*ok(f, 'swap.active', True, '/proc/meminfo'))
+    check(*ok(f, 'swap.total', 16777212 * 1024, '/proc/meminfo'))
+    check(*absent(f, 'swap.active.count', 'no /proc/swaps in this tree', 'SwapTotal'))
+    # 13.3 and 13.7: no cpu/online; the cpuN directories give it, the source says so, and the PCI
+    # probe's GPU placement (one CPU topology reader) still works
+    check(*ok(f, 'cpu.online', '0-255'))
+    check(f['cpu.online'].get('source', '').endswith('/cpu*'),
+          'cpu.online names the cpuN directories as its source, not the missing file (got %r)' % f['cpu.online'])
+    check(*ok(f, 'gpu.per_socket', '4,4'))
+    check(*ok(f, 'gpu.sockets_used', 2))
+    check(*ok(f, 'gpu.0.socket', 0))
+    # 13.2: HCAs of class 0x0207 on PCI but no /sys/class/infiniband: unknown, not zero
+    check(*absent(f, 'ib.count', 'RDMA devices present on PCI but not in /sys/class/infiniband', '0x0207'))
+    # 13.5: no /sys/class/iommu: the mode comes from the command line (iommu=pt)
+    check(*ok(f, 'iommu.mode', 'passthrough', '/proc/cmdline'))
+    # 13.8: /proc/self/mounts when the /proc/mounts link was not copied
+    check(*ok(f, 'mount.count', 13, '/proc/self/mounts'))
+    # 13.6: second sources and reasons that say what is missing
+    check(*absent(f, 'thp.enabled', 'no /sys/kernel/mm/transparent_hugepage in this tree', 'AnonHugePages'))
+    check(*ok(f, 'sysctl.vm.nr_hugepages', 0, '/proc/meminfo'))
+    check(f.get('module.loaded', {}).get('status') == 'ok' and 'nouveau' in f['module.loaded'].get('value', ''),
+          'module.loaded from /sys/module when /proc/modules is missing (got %r)' % f.get('module.loaded'))
+    unreadable = sorted(k for k, v in f.items() if v.get('status') == 'unreadable')
+    check(not unreadable, 'no fact is unreadable on a partial tree (got %s)' % unreadable[:5])
+
+    r = results(llmtune, root)
+    check(r['swap-active']['status'] == 'fail', 'swap-active fails on the meminfo evidence (got %r)' % r['swap-active'])
+    check(r['ib-hca-count']['status'] == 'n/a' and 'infiniband' in r['ib-hca-count'].get('reason', ''),
+          'ib-hca-count cannot judge and says why (got %r)' % r['ib-hca-count'])
+    check(r['memlock-login']['status'] in ('n/a', 'fail'),
+          'memlock-login does not pass on unknown HCAs (got %r)' % r['memlock-login']['status'])
+    check(r['pcie-iommu-mode']['status'] == 'pass', 'pcie-iommu-mode judged from the command line')
+    check(r['no-nobarrier']['status'] == 'pass', 'no-nobarrier judged from /proc/self/mounts')
+
+
+def multi_die(llmtune, root, threads):
+    f = facts(llmtune, root)
+    # 13.4: core_id repeats 0-7 in each of the 4 dies (no die_id file): 32 cores, not 8
+    check(*ok(f, 'cpu.count', 32 * threads))
+    check(*ok(f, 'cpu.cores', 32))
+    check(*ok(f, 'cpu.threads_per_core', threads))
+    check(*ok(f, 'cpu.sockets', 1))
+    check(*ok(f, 'numa.nodes', 4))
+
+
+def no_pci(llmtune, root, vm_nogpu):
+    f = facts(llmtune, root)
+    # 13.8: no PCI data at all is "unknown", a PCI tree without a GPU is 0
+    for name in ('gpu.count', 'gpu.nvidia_count', 'gpu.balanced', 'gpu.ram_per_gpu'):
+        check(*absent(f, name, 'no /sys/bus/pci/devices'))
+    check(*ok(facts(llmtune, vm_nogpu), 'gpu.count', 0, '/sys/bus/pci/devices'))
+    # 13.2: no mount table at all is not "no filesystem with nobarrier"
+    check(f.get('mount.count', {}).get('status') == 'absent', 'mount.count absent without a mount table')
+    r = results(llmtune, root)
+    check(r['no-nobarrier']['status'] == 'n/a', 'no-nobarrier is n/a, not pass, without a mount table (got %r)'
+          % r['no-nobarrier'])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap.add_argument('--llmtune', required=True)
+    ap.add_argument('--roots', required=True, help='directory with the roots of tests/roots/partial/*.desc')
+    ap.add_argument('--fixtures', required=True, help='directory with the fixture roots (vm-nogpu)')
+    a = ap.parse_args()
+    work = tempfile.mkdtemp(prefix='llmtune-partial-')
+    try:
+        def copy(base, name):
+            # read-only commands only, but tests work on copies all the same
+            dst = os.path.join(work, name)
+            shutil.copytree(os.path.join(base, name), dst, symlinks=True)
+            return dst
+        dgx_partial(a.llmtune, copy(a.roots, 'dgx-a100-partial'))
+        multi_die(a.llmtune, copy(a.roots, 'tr-2990wx'), 2)
+        multi_die(a.llmtune, copy(a.roots, 'tr-2990wx-smtoff'), 1)
+        no_pci(a.llmtune, copy(a.roots, 'vm-nopci'), copy(a.fixtures, 'vm-nogpu'))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print('%d failed' % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
