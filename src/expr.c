@@ -45,8 +45,10 @@ void expr_free(struct expr *e)
 {
         free(e->fact);
         free(e->value);
-        free(e->where_field);
-        free(e->where_value);
+        for (size_t i = 0; i < e->nwhere; i++) {
+                free(e->where[i].field);
+                free(e->where[i].value);
+        }
         free(e->text);
         *e = (struct expr){0};
 }
@@ -135,14 +137,29 @@ int expr_parse(const char *text, struct expr *ret, char **err)
         const char *w = strstr(p, " where ");
         if (w) {
                 main_part = xstrndup(p, (size_t)(w - p));
-                if (parse_test(w + strlen(" where "), &e.where_field, &e.where_op, &e.where_value, err) < 0) {
-                        expr_free(&e);
-                        return -EINVAL;
-                }
-                if (strpbrk(e.where_field, "*?[")) {
-                        *err = xasprintf("'where' takes a field of the item (like vendor_id), not \"%s\"", e.where_field);
-                        expr_free(&e);
-                        return -EINVAL;
+                const char *c = w + strlen(" where ");
+                for (;;) {
+                        const char *and = strstr(c, " and ");
+                        _cleanup_free_ char *clause = and ? xstrndup(c, (size_t)(and - c)) : xstrdup(c);
+                        if (e.nwhere == EXPR_WHERE_MAX) {
+                                *err = xasprintf("more than %d 'where' clauses", EXPR_WHERE_MAX);
+                                expr_free(&e);
+                                return -EINVAL;
+                        }
+                        struct expr_where *wc = &e.where[e.nwhere++];
+                        if (parse_test(clause, &wc->field, &wc->op, &wc->value, err) < 0) {
+                                expr_free(&e);
+                                return -EINVAL;
+                        }
+                        if (strpbrk(wc->field, "*?[")) {
+                                *err = xasprintf("'where' takes a field of the item (like vendor_id), not \"%s\"",
+                                                 wc->field);
+                                expr_free(&e);
+                                return -EINVAL;
+                        }
+                        if (!and)
+                                break;
+                        c = and + strlen(" and ");
                 }
         } else
                 main_part = xstrdup(p);
@@ -151,8 +168,8 @@ int expr_parse(const char *text, struct expr *ret, char **err)
                 return -EINVAL;
         }
         bool wild = strpbrk(e.fact, "*?[") != NULL;
-        if ((explicit_quant || e.where_field) && !wild) {
-                *err = xasprintf("'%s' needs a fact pattern with '*', got \"%s\"", e.where_field ? "where" : first, e.fact);
+        if ((explicit_quant || e.nwhere) && !wild) {
+                *err = xasprintf("'%s' needs a fact pattern with '*', got \"%s\"", e.nwhere ? "where" : first, e.fact);
                 expr_free(&e);
                 return -EINVAL;
         }
@@ -212,7 +229,8 @@ void expr_params(const struct expr *e, struct strv *ret)
 {
         collect_params(e->fact, ret);
         collect_params(e->value, ret);
-        collect_params(e->where_value, ret);
+        for (size_t i = 0; i < e->nwhere; i++)
+                collect_params(e->where[i].value, ret);
 }
 
 int parse_rule_number(const char *s, bool *neg, uint64_t *mag)
@@ -472,21 +490,31 @@ static void collection_unknown(const struct expr *e, const struct fact *coll, st
         ret->failing = 0;
 }
 
+static void where_wants_free(char ***v)
+{
+        for (size_t i = 0; i < EXPR_WHERE_MAX; i++)
+                free((*v)[i]);
+}
+
 void expr_eval(const struct expr *e, struct facts *f, param_fn params, void *userdata, struct eval_result *ret)
 {
         *ret = (struct eval_result){0};
         _cleanup_free_ char *missing = NULL;
-        _cleanup_free_ char *want = NULL, *where_want = NULL;
+        _cleanup_free_ char *want = NULL;
+        char *where_want[EXPR_WHERE_MAX] = {0};
+        _cleanup_(where_wants_free) char **where_wants = where_want;
         if (e->value && !(want = expr_substitute(e->value, params, userdata, &missing))) {
                 ret->status = EVAL_ERROR;
                 ret->reason = xasprintf("unknown parameter ${%s}", missing);
                 return;
         }
-        if (e->where_value && !(where_want = expr_substitute(e->where_value, params, userdata, &missing))) {
-                ret->status = EVAL_ERROR;
-                ret->reason = xasprintf("unknown parameter ${%s}", missing);
-                return;
-        }
+        for (size_t i = 0; i < e->nwhere; i++)
+                if (e->where[i].value &&
+                    !(where_want[i] = expr_substitute(e->where[i].value, params, userdata, &missing))) {
+                        ret->status = EVAL_ERROR;
+                        ret->reason = xasprintf("unknown parameter ${%s}", missing);
+                        return;
+                }
         ret->expected = want ? xasprintf("%s %s", expr_op_name(e->op), want) : xstrdup(expr_op_name(e->op));
 
         /* A parameter tested directly ("${swap} == off"): a constant of the profile. */
@@ -556,25 +584,27 @@ void expr_eval(const struct expr *e, struct facts *f, param_fn params, void *use
         bool uniform = true;
         for (size_t i = 0; i < n; i++) {
                 const struct fact *fc = items[i];
-                if (e->where_field) {
-                        _cleanup_free_ char *sib = sibling(e->fact, fc->name, e->where_field);
+                bool keep = true;
+                for (size_t w = 0; w < e->nwhere && keep; w++) {
+                        _cleanup_free_ char *sib = sibling(e->fact, fc->name, e->where[w].field);
                         const struct fact *sf = facts_get(f, sib);
                         char *err = NULL;
                         if (sf && sf->status == FACT_UNREADABLE) {
                                 /* An item whose kind cannot be read may be one the rule is about. */
                                 ret->status = EVAL_ERROR;
                                 ret->reason = xasprintf("%s unreadable (for where %s): %s%s%s", sf->name,
-                                                        e->where_field, sf->reason, sf->source ? " at " : "",
+                                                        e->where[w].field, sf->reason, sf->source ? " at " : "",
                                                         sf->source ? sf->source : "");
                                 ret->observed = xasprintf("%s unreadable", sf->name);
                                 free(items);
                                 return;
                         }
-                        int t = sf && sf->status == FACT_OK ? test_fact(sf, e->where_op, where_want, &err) : 0;
+                        int t = sf && sf->status == FACT_OK ? test_fact(sf, e->where[w].op, where_want[w], &err) : 0;
                         free(err);
-                        if (t <= 0)
-                                continue;
+                        keep = t > 0;
                 }
+                if (!keep)
+                        continue;
                 if (fc->status == FACT_UNREADABLE) {
                         ret->status = EVAL_ERROR;
                         ret->reason = xasprintf("%s unreadable: %s%s%s", fc->name, fc->reason, fc->source ? " at " : "",
@@ -626,10 +656,15 @@ void expr_eval(const struct expr *e, struct facts *f, param_fn params, void *use
                 ret->status = EVAL_NA;
                 if (first_absent)
                         ret->reason = xasprintf("%s: %s", first_absent->name, first_absent->reason);
-                else
-                        ret->reason = e->where_field ? xasprintf("nothing to check: no %s where %s %s %s", e->fact,
-                                                                 e->where_field, expr_op_name(e->where_op), where_want)
-                                                       : xasprintf("nothing to check: no %s", e->fact);
+                else {
+                        struct sbuf b = {0};
+                        sbuf_addf(&b, "nothing to check: no %s", e->fact);
+                        for (size_t w = 0; w < e->nwhere; w++)
+                                sbuf_addf(&b, " %s %s %s%s%s", w ? "and" : "where", e->where[w].field,
+                                          expr_op_name(e->where[w].op), where_want[w] ? " " : "",
+                                          where_want[w] ? where_want[w] : "");
+                        ret->reason = sbuf_steal(&b);
+                }
                 ret->observed = xasprintf("no %s", e->fact);
                 return;
         }

@@ -2,7 +2,7 @@
 /*
  * Conditions over facts, as written in rules and profile match blocks:
  *
- *     [all|any|none] FACT OP [VALUE] [where FIELD OP VALUE]
+ *     [all|any|none] FACT OP [VALUE] [where FIELD OP VALUE [and FIELD OP VALUE]...]
  *
  * FACT is a fact name, possibly with '*' ("cpu.policy.*.governor": every policy). OP is one of
  * == != >= <= > < in !in contains !contains present absent version>= version<. Numbers may be
@@ -24,14 +24,20 @@ enum expr_op {
 
 enum quantifier { Q_ALL, Q_ANY, Q_NONE };
 
+#define EXPR_WHERE_MAX 4
+
 struct expr {
         enum quantifier quant;
         char *fact;   /* name or pattern; "${param}" for a parameter tested directly */
         enum expr_op op;
         char *value;  /* raw, before parameter substitution; NULL for present/absent */
-        char *where_field;
-        enum expr_op where_op;
-        char *where_value;
+        /* "where A op x and B op y": every clause must hold for an item to count */
+        struct expr_where {
+                char *field;
+                enum expr_op op;
+                char *value;
+        } where[EXPR_WHERE_MAX];
+        size_t nwhere;
         char *text;   /* as written, for messages */
 };
 

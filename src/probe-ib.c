@@ -140,7 +140,63 @@ static void probe_port(struct facts *f, const char *dev, const char *port, struc
                 c->unknown = true;
 }
 
-static void probe_dev(struct facts *f, const char *dev, struct counts *c)
+/*
+ * Compute or storage HCA (ib.DEV.port.N.role): NCCL's rails are the HCAs that share a NUMA node
+ * with an NVIDIA GPU (as nccl-gen.c's compute_hcas() picks them for NCCL_IB_HCA); an HCA on a node
+ * without GPUs carries storage or management traffic, and the port rules judge only compute ports.
+ * "storage" needs proof: with no NVIDIA GPU, or any NUMA node unknown, every HCA is "compute" so the
+ * rules keep judging it.
+ */
+struct gpu_nodes {
+        bool known; /* NVIDIA GPUs exist and every one's NUMA node is known */
+        struct strv nodes;
+};
+
+static void gpu_nodes_get(struct facts *f, struct gpu_nodes *g)
+{
+        *g = (struct gpu_nodes){0};
+        const struct fact **v;
+        size_t n = facts_match(f, "gpu.*.vendor_id", &v);
+        bool ok = true;
+        size_t nvidia = 0;
+        for (size_t i = 0; i < n && ok; i++) {
+                if (v[i]->status != FACT_OK) {
+                        ok = false;
+                        break;
+                }
+                if (!streq(v[i]->str, "10de"))
+                        continue;
+                nvidia++;
+                _cleanup_free_ char *np = xasprintf("%.*snuma_node", (int)(strlen(v[i]->name) - strlen("vendor_id")),
+                                                    v[i]->name);
+                const struct fact *nf = facts_get(f, np);
+                bool neg;
+                uint64_t node;
+                if (!nf || nf->status != FACT_OK || !fact_number(nf, &neg, &node) || neg) {
+                        ok = false;
+                        break;
+                }
+                if (!strv_contains(&g->nodes, nf->str))
+                        strv_add(&g->nodes, nf->str);
+        }
+        free(v);
+        g->known = ok && nvidia > 0;
+}
+
+static const char *hca_role(struct facts *f, const char *dev, const struct gpu_nodes *g)
+{
+        if (!g->known)
+                return "compute";
+        _cleanup_free_ char *name = xasprintf("ib.%s.numa_node", dev);
+        const struct fact *nf = facts_get(f, name);
+        bool neg;
+        uint64_t node;
+        if (!nf || nf->status != FACT_OK || !fact_number(nf, &neg, &node) || neg)
+                return "compute";
+        return strv_contains(&g->nodes, nf->str) ? "compute" : "storage";
+}
+
+static void probe_dev(struct facts *f, const char *dev, const struct gpu_nodes *g, struct counts *c)
 {
         struct root *r = facts_root(f);
         _cleanup_free_ char *dir = xasprintf(IB_DIR "/%s", dev);
@@ -183,6 +239,8 @@ static void probe_dev(struct facts *f, const char *dev, struct counts *c)
                 if (parse_u64(ports.v[i], &p) < 0)
                         continue;
                 probe_port(f, dev, ports.v[i], c);
+                _cleanup_free_ char *src = xasprintf("%s/device/numa_node", dir);
+                fact_str(f, src, hca_role(f, dev, g), "ib.%s.port.%s.role", dev, ports.v[i]);
                 n++;
         }
         fact_int(f, pdir, n, "ib.%s.ports", dev);
@@ -238,8 +296,11 @@ static int ib_run(struct facts *f)
                 return 0;
         }
         struct counts c = {0};
+        struct gpu_nodes g;
+        gpu_nodes_get(f, &g);
         for (size_t i = 0; i < devs.n; i++)
-                probe_dev(f, devs.v[i], &c);
+                probe_dev(f, devs.v[i], &g, &c);
+        strv_free(&g.nodes);
         fact_int(f, IB_DIR, (int64_t)devs.n, "ib.count");
         if (c.unknown) {
                 fact_unreadable(f, IB_DIR, -EIO, "a port's state or link_layer is unreadable", "ib.infiniband_ports");

@@ -137,6 +137,21 @@ def a100_no_local_hca(d):
                 ch.pop('ib', None)
 
 
+def a100_storage_hcas(d, down=True):
+    """DGX A100 with the two storage ConnectX-6 of the real box on node 4 (no GPU there): one DOWN,
+    one ACTIVE at EDR 100 Gb/s. Neither is an NCCL rail, so the compute-port rules must not fail."""
+    for hb in d['pci']:
+        if hb['root'] == '0000:e0':
+            for dev, bus, name, extra in (('03.7', 0xe7, 'mlx5_8', {'state': '1: DOWN', 'phys_state': '3: Disabled'}
+                                           if down else {}),
+                                          ('04.1', 0xe8, 'mlx5_9', {'rate': '100 Gb/sec (4X EDR)'})):
+                ib = {'name': name, 'guid': '0c42:a103:0067:a7%02x' % bus, 'fw': '20.35.1012', 'hca': 'MT4123',
+                      'board': 'MT_0000000223', 'rate': '200 Gb/sec (4X HDR)'}
+                ib.update(extra)
+                hb['ports'].append({'dev': dev, 'use': 'rome-rp', 'child': {
+                    'bus': bus, 'use': 'connectx-6', 'driver': 'mlx5_core', 'ib': ib}})
+
+
 def h100_inbox(d):
     """HGX H100 on the distribution's RDMA stack: no MLNX_OFED, so no nvidia_peermem."""
     del d['etc']['/usr/bin/ofed_info']
@@ -156,6 +171,8 @@ VARIANTS = {
     'h100-good': ('hgx-h100', h100_good),
     'h100-bad': ('hgx-h100', h100_bad),
     'a100-nohca': ('dgx-a100', a100_no_local_hca),
+    'a100-storage': ('dgx-a100', a100_storage_hcas),
+    'a100-storage-up': ('dgx-a100', lambda d: a100_storage_hcas(d, down=False)),
     'h100-inbox': ('hgx-h100', h100_inbox),
     'h100-inbox-open': ('hgx-h100', h100_inbox_open),
 }
@@ -226,6 +243,12 @@ CASES = [
     ('h100-good', 'h100-sxm-8x', 'ib-port-rate', 'pass', None),
     ('h100-bad', 'h100-sxm-8x', 'ib-port-rate', 'fail', 'ib.mlx5_5.port.1.rate_gbps = 200'),
     ('dgx-a100', 'a100-8x', 'ib-port-rate', 'pass', None),
+    # storage HCAs (no NVIDIA GPU on their NUMA node) are not NCCL rails: only an info finding
+    ('a100-storage', 'a100-8x', 'ib-port-active', 'pass', None),
+    ('a100-storage', 'a100-8x', 'ib-port-rate', 'pass', None),
+    ('a100-storage', 'a100-8x', 'ib-storage-port-health', 'fail', 'ib.mlx5_8.port.1.state = DOWN'),
+    ('a100-storage-up', 'a100-8x', 'ib-storage-port-health', 'pass', None),
+    ('dgx-a100', 'a100-8x', 'ib-storage-port-health', 'n/a', None),
     ('h100-good', 'h100-sxm-8x', 'ib-link-layer', 'pass', None),
     ('h100-bad', 'h100-sxm-8x', 'ib-link-layer', 'fail', 'ib.infiniband_ports'),
     ('dgx-a100', 'a100-8x', 'ib-gpu-affinity', 'pass', None),

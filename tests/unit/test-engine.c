@@ -71,6 +71,16 @@ START_TEST(parse_errors)
         free(err);
         ck_assert_int_eq(expr_parse("", &e, &err), -EINVAL);
         free(err);
+        ck_assert_int_eq(expr_parse("all a.*.b == 1 where c == 1 and d.* == 2", &e, &err), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err, "takes a field"));
+        free(err);
+        ck_assert_int_eq(expr_parse("all a.*.b == 1 where c == 1 and d == 2 and e == 3 and f == 4 and g == 5", &e, &err),
+                         -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err, "more than 4"));
+        free(err);
+        ck_assert_int_eq(expr_parse("all a.*.b == 1 where c == 1 and d == 2 and e == 3 and f == 4", &e, &err), 0);
+        ck_assert_int_eq((int)e.nwhere, 4);
+        expr_free(&e);
 }
 END_TEST
 
@@ -112,6 +122,24 @@ START_TEST(quantifiers_and_where)
         ck_assert_int_eq(eval(f, "all gpu.*.numa_node >= 0", NULL), EVAL_FALSE);
         ck_assert_int_eq(eval(f, "all gpu.*.numa_node >= 0 where vendor_id == 10de", NULL), EVAL_TRUE);
         ck_assert_int_eq(eval(f, "all gpu.*.numa_node >= 0 where vendor_id == 8086", NULL), EVAL_NA);
+
+        /* "and" joins where clauses: an item counts only when every clause holds */
+        fact_str(f, "t", "DOWN", "ib.mlx5_0.port.1.state");
+        fact_str(f, "t", "InfiniBand", "ib.mlx5_0.port.1.link_layer");
+        fact_str(f, "t", "storage", "ib.mlx5_0.port.1.role");
+        fact_str(f, "t", "ACTIVE", "ib.mlx5_1.port.1.state");
+        fact_str(f, "t", "InfiniBand", "ib.mlx5_1.port.1.link_layer");
+        fact_str(f, "t", "compute", "ib.mlx5_1.port.1.role");
+        fact_str(f, "t", "DOWN", "ib.mlx5_2.port.1.state");
+        fact_str(f, "t", "Ethernet", "ib.mlx5_2.port.1.link_layer");
+        fact_str(f, "t", "compute", "ib.mlx5_2.port.1.role");
+        ck_assert_int_eq(eval(f, "all ib.*.port.*.state == ACTIVE where link_layer == InfiniBand", NULL), EVAL_FALSE);
+        ck_assert_int_eq(eval(f, "all ib.*.port.*.state == ACTIVE where link_layer == InfiniBand and role == compute",
+                              NULL), EVAL_TRUE);
+        ck_assert_int_eq(eval(f, "all ib.*.port.*.state == ACTIVE where role == compute and link_layer == Ethernet",
+                              NULL), EVAL_FALSE);
+        ck_assert_int_eq(eval(f, "all ib.*.port.*.state == ACTIVE where role == storage and link_layer == Ethernet",
+                              NULL), EVAL_NA);
 
         fact_str(f, "t", "rw,relatime,nobarrier", "mount.0.options");
         fact_str(f, "t", "rw,noatime", "mount.1.options");
