@@ -2,9 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The packages, built from a copy of the source tree (the build directory of the suite is not
 # touched):
-#   1. Debian: packaging/debian copied to debian/, `dpkg-buildpackage -us -uc -b` (tests off:
-#      the suite is running them already); the .deb must hold the binary, /usr/share/llmtune,
-#      the man pages, completions, units and the wrapper; its binary, unpacked, must run.
+#   1. Debian: packaging/debian copied to debian/, `dpkg-buildpackage -us -uc -b`; the .deb must
+#      hold the binary, /usr/share/llmtune, the man pages, completions, units, the wrapper and the
+#      docs; its binary, unpacked, must run. With LLMTUNE_PACKAGE_FULL=1 (default: the value of
+#      LLMTUNE_PACKAGE_INSTALL, so CI does it once) the build is exactly README's, with its
+#      build-time tests (debian/rules: suites unit and golden); otherwise with -Pnocheck (the suite
+#      runs those tests already). Then `lintian` on the .changes and the .deb: no error or warning
+#      (debian/llmtune.lintian-overrides justifies what is left); skipped without lintian unless
+#      LLMTUNE_PACKAGE_INSTALL=1.
 #   2. When LLMTUNE_PACKAGE_INSTALL=1 (CI, as root; .ci/run sets it): `dpkg -i` the .deb, run the
 #      INSTALLED llmtune --version, `llmtune profiles` and `llmtune --root COPY-OF-dgx-a100 audit
 #      --profile a100-8x` (exit 2 expected; the installed binary finds /usr/share/llmtune by
@@ -19,6 +24,7 @@
 set -u
 src=$(realpath "$1") build=$(realpath "$2")
 required=${LLMTUNE_PACKAGE_INSTALL:-0}
+full=${LLMTUNE_PACKAGE_FULL:-$required}
 if [ -n "${LLMTUNE_IN_PACKAGE_BUILD:-}" ]; then
         echo "skip: inside a package build"
         exit 77
@@ -78,15 +84,51 @@ spec_version=$(sed -nE 's/^Version: *//p' "$tree/packaging/rpm/llmtune.spec")
 if [ "$have_deb" = 1 ]; then
 # --- Debian package ---------------------------------------------------------------------------
 jobs=$(nproc 2>/dev/null || echo 2)
-if ! (cd "$tree" && env -u LLMTUNE_REQUIRE_CORPUS -u LLMTUNE_PACKAGE_INSTALL DEB_BUILD_OPTIONS="nocheck parallel=$jobs" \
-        dpkg-buildpackage -us -uc -b -Pnocheck) >"$tmp/deb-build.log" 2>&1; then
-        tail -40 "$tmp/deb-build.log"
-        echo "FAIL: dpkg-buildpackage failed"
+if [ "$full" = 1 ]; then
+        # README's command as it stands, build-time tests included (the environment of a developer's
+        # shell: none of the suite's LLMTUNE_* switches, DEB_BUILD_OPTIONS only for parallelism).
+        how="dpkg-buildpackage -us -uc -b (with its tests)"
+        build_cmd=(env -u LLMTUNE_REQUIRE_CORPUS -u LLMTUNE_PACKAGE_INSTALL -u LLMTUNE_REQUIRE_ALL -u LLMTUNE_PACKAGE_FULL
+                DEB_BUILD_OPTIONS="parallel=$jobs" dpkg-buildpackage -us -uc -b)
+else
+        how="dpkg-buildpackage -us -uc -b -Pnocheck"
+        build_cmd=(env -u LLMTUNE_REQUIRE_CORPUS -u LLMTUNE_PACKAGE_INSTALL DEB_BUILD_OPTIONS="nocheck parallel=$jobs"
+                dpkg-buildpackage -us -uc -b -Pnocheck)
+fi
+t0=$(date +%s)
+if ! (cd "$tree" && "${build_cmd[@]}") >"$tmp/deb-build.log" 2>&1; then
+        tail -60 "$tmp/deb-build.log"
+        echo "FAIL: $how failed"
         exit 1
+fi
+ok "$how: $(($(date +%s) - t0)) s"
+if [ "$full" = 1 ]; then
+        # The build-time tests ran and passed (not skipped by a nocheck left in the environment).
+        summary=$(sed -n 's/^Ok: *\([0-9]*\) *$/\1/p' "$tmp/deb-build.log" | tail -1)
+        grep -q "meson test.*--suite unit --suite golden" "$tmp/deb-build.log" && [ "${summary:-0}" -gt 10 ] &&
+                grep -q '^Fail: *0 *$' "$tmp/deb-build.log" && ok "the package build ran $summary tests (suites unit, golden)" ||
+                fail "the package build did not run its tests (suites unit and golden)"
 fi
 deb=$(ls "$tmp"/llmtune_"$deb_version"_*.deb 2>/dev/null | head -1)
 [ -f "$deb" ] || { echo "FAIL: no .deb built"; ls "$tmp"; exit 1; }
 ok "built $(basename "$deb")"
+
+# lintian on what the build made: the .changes (and through it the .deb and .buildinfo).
+changes=$(ls "$tmp"/llmtune_"$deb_version"_*.changes 2>/dev/null | head -1)
+if command -v lintian >/dev/null; then
+        t0=$(date +%s)
+        # Errors and warnings fail; info and pedantic tags are shown. Overrides in
+        # debian/llmtune.lintian-overrides (installed with the .deb) say why each is there.
+        out=$(lintian --fail-on error,warning --display-info --show-overrides "$changes" "$deb" 2>&1)
+        rc=$?
+        bad=$(printf '%s\n' "$out" | grep -E '^[EW]: ')
+        [ $rc -eq 0 ] && [ -z "$bad" ] && ok "lintian: no error or warning ($(($(date +%s) - t0)) s)$(printf '%s\n' "$out" |
+                grep -E '^[IO]: ' | sed 's/^/\n    /' | tr -d '\n')" || fail "lintian exited $rc: $out"
+elif [ "$required" = 1 ]; then
+        fail "lintian not installed (packaging/install-deps.sh installs it)"
+else
+        echo "skip: lintian not installed: the package was not linted"
+fi
 
 # What every package must hold (paths after the distribution's unit and zsh directories).
 expect_files() { # LISTING UNITDIR ZSHDIR
@@ -97,6 +139,7 @@ expect_files() { # LISTING UNITDIR ZSHDIR
                 /usr/share/llmtune/profiles/a100-8x.ini /usr/share/man/man1/llmtune.1 \
                 /usr/share/man/man5/llmtune.profile.5 /usr/share/man/man5/llmtune.rule.5 \
                 /usr/share/bash-completion/completions/llmtune "$3/_llmtune" "$2/llmtune-apply.service" \
+                /usr/share/doc/llmtune/README.md /usr/share/doc/llmtune/docs/FACTS.md \
                 "$2/llmtune-verify.service" "$2/llmtune-verify.timer" "$2/llmtune-metrics.service" \
                 "$2/llmtune-metrics.timer"; do
                 grep -Eq "^$f(\.gz)?$" "$1" || fail "$(basename "$1"): no $f"
@@ -192,9 +235,11 @@ if command -v rpmbuild >/dev/null; then
                 ok "rpmbuild: $(basename "$rpmfile")"
                 rpm -qlp "$rpmfile" 2>/dev/null >"$tmp/rpm.list"
                 expect_files "$tmp/rpm.list" /usr/lib/systemd/system /usr/share/zsh/site-functions
-                # Same regular files as the .deb, but for the distributions' own directories and docs.
+                # Same regular files as the .deb (docs included), but for the distributions' own directories,
+                # Debian's changelog and copyright, licence files and lintian overrides.
                 norm() { sed -e 's,^/lib/systemd/,/usr/lib/systemd/,' -e 's,/zsh/vendor-completions/,/zsh/site-functions/,' \
-                        -e 's,\.gz$,,' | grep -v -e '^/usr/share/doc/' -e '^/usr/share/licenses/' -e '^/usr/lib/\.build-id/' | sort -u; }
+                        -e 's,\.gz$,,' | grep -v -e '^/usr/share/doc/llmtune/changelog\(\.Debian\)\{0,1\}$' -e '^/usr/share/doc/llmtune/copyright$' \
+                        -e '^/usr/share/licenses/' -e '^/usr/share/lintian/overrides/' -e '^/usr/lib/\.build-id/' | sort -u; }
                 [ "$have_deb" = 1 ] && d=$(diff <(dpkg-deb -c "$deb" | awk '$1 ~ /^-/ { print $6 }' | sed 's,^\.,,' | norm) \
                         <(rpm -qlvp "$rpmfile" 2>/dev/null | awk '$1 ~ /^-/ { print $NF }' | norm))
                 n=$(rpm -qlvp "$rpmfile" 2>/dev/null | awk '$1 ~ /^-/' | wc -l)
