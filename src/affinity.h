@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * GPU -> NUMA node -> CPU sets (KNOBS.md "GPU placement, NUMA and binding"). GPUs are the NVIDIA
- * GPUs of the fact store in PCI bus order, which is CUDA's numbering with
+ * GPU -> NUMA node -> CPU sets (Documentation/ABI/testing/sysfs-bus-pci: numa_node, local_cpulist).
+ * GPUs are the NVIDIA GPUs of the fact store in PCI bus order, which is CUDA's numbering with
  * CUDA_DEVICE_ORDER=PCI_BUS_ID. A GPU's node is its sysfs numa_node; -1 means the firmware did not
  * say, and then there is no CPU set (local_cpulist lists every CPU: not "local to everything").
  *

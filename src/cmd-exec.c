@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * llmtune exec: run a command bound to the CPUs and memory of a GPU's NUMA node (KNOBS.md "GPU
- * placement, NUMA and binding"). The binding is sched_setaffinity(2) plus set_mempolicy(2), both
- * inherited across execve(2), so the command and everything it starts stay on the node.
+ * llmtune exec: run a command bound to the CPUs and memory of a GPU's NUMA node (numa(7), NVIDIA
+ * DeepLearningExamples gpu_affinity.py). The binding is sched_setaffinity(2) plus set_mempolicy(2),
+ * both inherited across execve(2), so the command and everything it starts stay on the node.
  */
 #include <errno.h>
 #include <getopt.h>

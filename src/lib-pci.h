@@ -29,7 +29,7 @@ enum {
         PCIE_TYPE_SWITCH_DOWN = 0x6,
 };
 
-/* ACS Control register bits (PCIe Base Spec 7.7.8.3; KNOBS.md "PCIe links, ACS, BARs"). */
+/* ACS Control register bits (PCIe Base Spec 7.7.8.3). */
 enum {
         ACS_CTRL_SRC_VALID = 0x01,
         ACS_CTRL_TRANS_BLOCK = 0x02,

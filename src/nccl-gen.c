@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * /etc/nccl.conf from the profile's [nccl] keys and what the hardware implies (../nccl/NOTES.md
- * section 8). Everything written is checked with the same linter `llmtune nccl lint` uses, so a
- * generated file never holds a line NCCL would misread.
+ * /etc/nccl.conf from the profile's [nccl] keys and what the hardware implies (NCCL 2.30.7
+ * src/transport/net_ib/init.cc: HCAs and ports; src/os/linux.cc: interfaces). Everything written is
+ * checked with the same linter `llmtune nccl lint` uses, so a generated file never holds a line
+ * NCCL would misread.
  *
  * Generated comments avoid '=': NCCL before 2.26 has no comments and turns "# a=b" into a junk
  * variable named "# a" (harmless, but a comment should not define anything).

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * /etc/nccl.conf generated from the profile and the hardware (KNOBS.md "NCCL configuration",
- * ../nccl/NOTES.md section 8). NCCL reads the file literally (src/misc/param.cc): KEY=VALUE, no
- * trimming, no quotes, '#' comments in column 1 only, and the FIRST definition of a key wins. So
- * the managed block goes first, and the site's own lines are kept after it, with the lines NCCL
- * would misread (or that would override nothing, or that are debugging switches) commented out.
+ * /etc/nccl.conf generated from the profile and the hardware (NCCL env.rst; what the hardware
+ * implies per NCCL src/transport/net_ib/init.cc, src/os/linux.cc). NCCL reads the file literally
+ * (src/misc/param.cc): KEY=VALUE, no trimming, no quotes, '#' comments in column 1 only, and the
+ * FIRST definition of a key wins. So the managed block goes first, and the site's own lines are
+ * kept after it, with the lines NCCL would misread (or that would override nothing, or that are
+ * debugging switches) commented out.
  */
 #pragma once
 

@@ -362,7 +362,7 @@ static void check_key(struct nccl_lint *l, const struct nccl_catalog *c, unsigne
                         add(l, line, NP_UNKNOWN, key, "unknown key %s: NCCL 2.30 reads no such variable", key);
                 return;
         }
-        /* initEnvFunc() reads NCCL_CONF_FILE with getenv() before any file (../nccl/NOTES.md section 3). */
+        /* initEnvFunc() reads NCCL_CONF_FILE with getenv() before any file (NCCL src/misc/param.cc). */
         if (streq(key, "NCCL_CONF_FILE")) {
                 add(l, line, NP_FOREIGN, key, "NCCL_CONF_FILE is read from the environment only: in a file it does nothing");
                 return;

@@ -12,7 +12,7 @@
  *                                                   P2P Request/Completion Redirect enabled
  *
  * Config space first (libpci: exact registers), the kernel's sysfs link attributes second
- * (KNOBS.md "PCIe links, ACS, BARs").
+ * (Documentation/ABI/testing/sysfs-bus-pci: current_link_speed, max_link_width, ...).
  */
 #pragma once
 

@@ -349,7 +349,8 @@ static void plan_sysctl(struct planner *pl)
                 return;
         }
         bool is_min = mode && streq(mode, "min");
-        /* "min": raise only. A value at or above the minimum is never written down (KNOBS.md). */
+        /* "min": raise only. A value at or above the minimum is never written down: since Linux 3.16
+         * shmmax/shmall default to nearly ULONG_MAX (shmget(2)), so a "tuned" value would lower them. */
         bool runtime = !is_min || !cur || parse_integer(cur, &cn, &cm) < 0 || parse_rule_number(value, &wn, &wm) < 0 ||
                        num_cmp(cn, cm, wn, wm) < 0;
         /* sysctl.d takes plain numbers: expand a "64G" of the profile */
@@ -413,7 +414,7 @@ static void plan_swapoff(struct planner *pl)
                 used_total += used * 1024;
                 strv_add(&lines, line);
         }
-        /* swapoff(2) fails with ENOMEM when memory cannot take what is swapped out (KNOBS.md). */
+        /* swapoff(2) fails with ENOMEM when memory cannot take what is swapped out (swapoff(2)). */
         if (have_avail && used_total >= avail) {
                 note(pl, false, "swap holds %llu MiB and only %llu MiB are available: free memory, then swapoff -a",
                      (unsigned long long)(used_total >> 20), (unsigned long long)(avail >> 20));

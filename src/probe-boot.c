@@ -2,7 +2,8 @@
 /*
  * os.* and boot.*: the distribution (os-release(5)), which decides the initramfs tool, and whether
  * the initramfs of the running kernel is older than the modprobe.d configuration it carries a copy
- * of (KNOBS.md "nouveau": a blacklist is not in force at boot until the initramfs is regenerated).
+ * of (update-initramfs(8), dracut(8): a blacklist is not in force at boot until the initramfs is
+ * regenerated).
  */
 #include <errno.h>
 #include <sys/stat.h>

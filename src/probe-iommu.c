@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * iommu.*: whether DMA is translated by an IOMMU (KNOBS.md "PCIe links, ACS, BARs").
+ * iommu.*: whether DMA is translated by an IOMMU (Documentation/arch/x86/iommu.rst;
+ * Documentation/admin-guide/kernel-parameters.txt iommu=, iommu.passthrough=).
  *   iommu.units  IOMMU hardware units the kernel registered (/sys/class/iommu: dmar0, ivhd0, ...)
  *   iommu.mode   off | passthrough | translated
  * The default domain type of the IOMMU groups (/sys/kernel/iommu_groups/N/type, Linux 5.11+:

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * limits.*: the locked-memory limit RDMA needs (KNOBS.md "Limits, shm, driver services").
+ * limits.*: the locked-memory limit RDMA needs (limits.conf(5), systemd-system.conf(5)).
  *   limits.memlock.login.{soft,hard}    login sessions: pam_limits from /etc/security/limits.conf, then
  *                                       limits.d/NAME.conf in name order, "*" (default) lines; without one,
  *                                       what the session inherits from its service (sshd, logind)

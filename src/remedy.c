@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "remedy.h"
 
-/* Where each change is persisted follows KNOBS.md: sysctl.d, tmpfiles.d, modprobe.d + initramfs,
- * fstab lines commented behind a marker, generators masked; never forced at runtime when unsafe. */
+/* Where each change is persisted (sysctl.d(5), tmpfiles.d(5), modprobe.d(5), fstab(5)): sysctl.d,
+ * tmpfiles.d, modprobe.d + initramfs, fstab lines commented behind a marker, generators masked;
+ * never forced at runtime when unsafe. */
 static const struct remedy_kind kinds[] = {
         {"sysfs", {"path", "value"}, {}, "write ${value} to ${path} now, and at boot through tmpfiles.d", false},
         {"sysctl", {"key", "value"}, {"mode"},

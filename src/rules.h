@@ -7,7 +7,7 @@
  *   area = memory
  *   severity = warning
  *   rationale = ...
- *   source = KNOBS.md "Transparent hugepages"; Documentation/admin-guide/mm/transhuge.rst
+ *   source = Documentation/admin-guide/mm/transhuge.rst
  *   when = thp.enabled present          (any number; all must hold, else "not applicable")
  *   check = thp.enabled == ${thp_enabled}   (any number; all must hold)
  *   remedy = sysfs
