@@ -103,6 +103,14 @@ CASES = {
                    [entry("etc/hostname", "file", b"node\n"), entry("proc/sys/kernel/osrelease", "file", b"6.1.0\n"),
                     entry("d", "link", target="etc"), entry("d/x", "file", b"x")],
                    "which is a symbolic link or a file"),
+    # The unpacker keeps each directory open for the members under it (archive-root.c): a link
+    # or file that later stands where a member's directory should be is still refused, also when
+    # members of other directories come between and the directory above it is already open.
+    "under-link-later": (GOOD + [("root/a/", "dir", None), ("root/a/f", "file", b"f"), ("root/a/l", "link", "../etc"),
+                                 ("root/b", "file", b"b"), ("root/a/l/x", "file", b"x")], None,
+                         "lies under l, which is a symbolic link or a file"),
+    "under-file-later": (GOOD + [("root/a/", "dir", None), ("root/a/f", "file", b"f"), ("root/b", "file", b"b"),
+                                 ("root/a/f/x", "file", b"x")], None, "lies under f, which is a symbolic link or a file"),
     "duplicate": (GOOD + [("root/etc/hostname", "file", b"node\n")], None, "appears twice"),
     "hardlink": (GOOD + [("root/etc/h2", "hard", "root/etc/hostname")], None, "hard links are not allowed"),
     "device": (GOOD + [("root/dev/mem", "chr", None)], None, "is a character device"),
