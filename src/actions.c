@@ -1031,11 +1031,25 @@ static bool same_options(const char *a, const char *b)
         return eq;
 }
 
+/* Runtime values read back may carry a trailing newline or space the logged value lacks. */
+static bool same_value(const char *a, const char *b)
+{
+        size_t la = strlen(a), lb = strlen(b);
+        while (la && (a[la - 1] == '\n' || a[la - 1] == ' '))
+                la--;
+        while (lb && (b[lb - 1] == '\n' || b[lb - 1] == ' '))
+                lb--;
+        return la == lb && memcmp(a, b, la) == 0;
+}
+
+/* "Is the target in this state": the one comparison apply, verify, rollback and recovery use. */
 bool action_state_equal(const struct change *c, const char *current, const char *want)
 {
         if (!current || !want)
                 return !current && !want;
         if (c->type == CHANGE_MOUNTOPT)
                 return same_options(current, want);
+        if (c->type == CHANGE_VALUE)
+                return same_value(current, want);
         return streq(current, want);
 }

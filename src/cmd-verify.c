@@ -52,19 +52,6 @@ static char *describe_file(const char *content)
 
 static char *quote(const char *v) { return v ? xasprintf("'%s'", v) : xstrdup("absent"); }
 
-/* Runtime values read back may carry a trailing newline the logged value lacks. */
-static bool same_value(const char *a, const char *b)
-{
-        if (!a || !b)
-                return !a && !b;
-        size_t la = strlen(a), lb = strlen(b);
-        while (la && (a[la - 1] == '\n' || a[la - 1] == ' '))
-                la--;
-        while (lb && (b[lb - 1] == '\n' || b[lb - 1] == ' '))
-                lb--;
-        return la == lb && memcmp(a, b, la) == 0;
-}
-
 static void check_one(struct root *root, const struct log_record *rec, struct check *ck)
 {
         const struct change *c = &rec->change;
@@ -80,9 +67,8 @@ static void check_one(struct root *root, const struct log_record *rec, struct ch
                 ck->message = xasprintf("cannot check %s: %s", c->target, strerror(-rc));
                 return;
         }
-        bool same = c->type == CHANGE_FILE ? (!c->after && !ck->found) || streq(c->after, ck->found)
-                                           : same_value(c->after, ck->found);
-        if (same) {
+        /* apply's own test (a mount's options compare as sets: the kernel orders them) */
+        if (action_state_equal(c, ck->found, c->after)) {
                 ck->status = CHECK_OK;
                 ck->message = xasprintf("ok: %s", c->target);
                 return;
