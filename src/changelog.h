@@ -68,6 +68,10 @@ struct log_record {
         /* A file's backup could not be loaded (missing, unreadable, altered): change.before or
          * change.after is NULL for that reason, not because the file did not exist. */
         bool before_lost, after_lost;
+        /* Worked out once for the whole log by changelog_read (one sorted pass, not a scan of the
+         * log per record): a "done" record a later "undone" names by ref (reversed); an "intent"
+         * or "undo-intent" a later outcome record concludes (finished; true for other events). */
+        bool reversed, finished;
         json_object *json;    /* the parsed record */
 };
 
@@ -88,12 +92,13 @@ int changelog_read(struct root *r, struct log_read *ret);
 void log_read_free(struct log_read *lr);
 
 /* Changes still in force: "done" records whose change was not undone later, latest per target,
- * in log order. Indexes into lr->v. */
+ * in log order. Indexes into lr->v. O(n log n) in the log's length. */
 size_t changelog_in_force(const struct log_read *lr, size_t **ret);
 
 /* Is the step at index I (an "intent" or "undo-intent") concluded by an outcome record? (Other
  * events: true.) And the indexes of every step that is not: an apply or rollback that did not
- * finish (killed, power lost) left its target in an unknown state. */
+ * finish (killed, power lost) left its target in an unknown state. Both read the record's
+ * "finished", worked out when the log was read. */
 bool changelog_step_finished(const struct log_read *lr, size_t i);
 size_t changelog_unfinished(const struct log_read *lr, size_t **ret);
 

@@ -206,12 +206,8 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
          * (the newest per target) are what the machine must still show. */
         size_t *idx = xcalloc(lr.n + 1, sizeof(size_t)), n = 0;
         for (size_t i = 0; i < lr.n; i++) {
-                if (!streq(lr.v[i].event, "done") || lr.v[i].change.type == CHANGE_NOTE)
-                        continue;
-                bool undone = false;
-                for (size_t j = i + 1; j < lr.n && !undone; j++)
-                        undone = streq(lr.v[j].event, "undone") && lr.v[j].ref == lr.v[i].seq;
-                if (!undone)
+                /* reversed: a later "undone" names it (worked out once when the log was read) */
+                if (streq(lr.v[i].event, "done") && lr.v[i].change.type != CHANGE_NOTE && !lr.v[i].reversed)
                         idx[n++] = i;
         }
         const char *last_run = n ? lr.v[idx[n - 1]].run : NULL;
@@ -227,13 +223,13 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
          * change of each target says what the machine should show now. */
         size_t *force_idx = NULL, undone = 0;
         size_t nf = changelog_in_force(&lr, &force_idx);
+        bool *newest = xcalloc(lr.n + 1, sizeof(bool)); /* by record index: one lookup per change */
+        for (size_t k = 0; k < nf; k++)
+                newest[force_idx[k]] = true;
         json_object *conflicts = json_object_new_array(), *done = json_object_new_array();
         bool *skip = xcalloc(n + 1, sizeof(bool));
         for (size_t i = 0; i < n; i++) {
-                bool newest = false;
-                for (size_t k = 0; k < nf && !newest; k++)
-                        newest = force_idx[k] == idx[i];
-                if (!pick[i] || !newest)
+                if (!pick[i] || !newest[idx[i]])
                         continue;
                 const struct change *ch = &lr.v[idx[i]].change;
                 char *cur = NULL;
@@ -258,6 +254,7 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                 free(cur);
         }
         free(force_idx);
+        free(newest);
         /* A file whose before content cannot be loaded has nothing to be restored to: undoing it
          * would delete the target as if it had not existed. Refused even with --force. */
         for (size_t i = 0; i < n; i++) {

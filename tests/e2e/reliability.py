@@ -21,6 +21,8 @@ fixture roots. One part per run (meson test reliability-PART):
             and rollback; backups of a 0600 file are 0600; created directories are 0755 under umask 077.
   logbound  a runtime value bigger than a log record holds (64 KiB) is refused, not logged; a log
             within 16 MiB of its 256 MiB read-back limit takes no new change.
+  longlog   rollback --all of a generated log of thousands of records (apply/rollback cycles, the
+            last apply in force) restores the original tree; the log reads back clean.
   kills     LLMTUNE_KILL_RUNS (200) SIGKILLs of apply and rollback --all at random moments: every
             target before or after, the log read back, reruns equal to uninterrupted runs, the
             original tree restored.
@@ -548,6 +550,102 @@ def logbound(tool, roots, tmp, args):
     check(os.path.getsize(log) == size and tree(root) == before, 'nothing was changed or logged')
 
 
+# --- a long history rolled back ----------------------------------------------------------------------
+
+def _record_hash(rec):
+    """The chain hash: SHA-256 of the line without its "hash" (docs/RELIABILITY.md, changelog.c)."""
+    import hashlib
+    body = json.dumps({k: v for k, v in rec.items() if k != 'hash'}, separators=(',', ':'), ensure_ascii=False)
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
+def history_log(tool, root, records, profile='rtx4090-ws'):
+    """Give ROOT (a fixture copy) a change log of about RECORDS records: a real apply, its records
+    replayed as earlier history, the real apply last. Half the history is apply/rollback cycles
+    (intent, done, ..., undo-intent, undone newest first: nothing of them in force), half is
+    re-applies of the runtime values (the boot re-apply after something reset them: intent, done,
+    every one still in force under the newer ones). What years of applies leave behind; the tree
+    is in the apply's after state. Returns (records, "done" records rollback --all undoes)."""
+    rc, out, err = tool.run(root, 'apply', '--profile', profile)
+    if rc != 0:
+        raise RuntimeError(f'apply: {err.strip()[-300:]}')
+    path = os.path.join(root, LOG_DIR, 'changelog.jsonl')
+    with open(path) as f:
+        run = [json.loads(line) for line in f]
+    pairs = [(run[k], run[k + 1]) for k in range(0, len(run) - 1, 2)
+             if run[k]['event'] == 'intent' and run[k + 1]['event'] == 'done']
+    values = [p for p in pairs if p[1]['type'] == 'value']
+    history = max(0, records - len(run))
+    cycles = history // 2 // (4 * len(pairs))
+    reapplies = (history - cycles * 4 * len(pairs)) // (2 * len(values))
+    out_recs = []
+
+    def emit(rec, **fields):
+        out_recs.append(dict(rec, **fields))
+        return len(out_recs)
+
+    for c in range(cycles):
+        run_id, undo_id = f'history-{c}', f'history-{c}-rollback'
+        done_seq = []
+        for intent, done in pairs:
+            s = emit(intent, run=run_id, ref=None)
+            done_seq.append(emit(done, run=run_id, ref=s))
+        for (intent, done), ds in reversed(list(zip(pairs, done_seq))):
+            emit(done, run=undo_id, event='undo-intent', ref=ds, detail='rollback')
+            emit(done, run=undo_id, event='undone', ref=ds, detail=None)
+    for c in range(reapplies):
+        for intent, done in values:
+            s = emit(intent, run=f'reapply-{c}', ref=None)
+            emit(done, run=f'reapply-{c}', ref=s)
+    base = len(out_recs)
+    for rec in run:
+        emit(rec, ref=rec['ref'] + base if rec['ref'] else None)
+    prev = '0' * 64
+    with open(path, 'w') as f:
+        for seq, rec in enumerate(out_recs, 1):
+            rec['seq'], rec['prev'] = seq, prev
+            rec.pop('hash', None)
+            rec['hash'] = prev = _record_hash(rec)
+            f.write(json.dumps(rec, separators=(',', ':'), ensure_ascii=False) + '\n')
+    return len(out_recs), len(pairs) + reapplies * len(values)
+
+
+def longlog(tool, roots, tmp, args):
+    """rollback --all of a log of thousands of records (apply/rollback cycles, re-applies, the last
+    apply) restores the original tree, and the log reads back clean afterwards. Correctness only:
+    bench/rollback_bench.py times it (docs/RELIABILITY.md)."""
+    # tmpfs when there is one: each undone change appends two records, each fsync'ed (on a disk
+    # that, not the log's analysis, is most of the time).
+    base = '/dev/shm' if os.path.isdir('/dev/shm') and os.access('/dev/shm', os.W_OK) else tmp
+    with tempfile.TemporaryDirectory(prefix='llmtune-longlog-', dir=base) as t:
+        _longlog(tool, roots, t, args)
+
+
+def _longlog(tool, roots, tmp, args):
+    orig = copy_root(roots, 'ws-4090', os.path.join(tmp, 'orig'))
+    root = copy_root(roots, 'ws-4090', os.path.join(tmp, 'longlog'))
+    n, in_force = history_log(tool, root, args.records)
+    check(n >= args.records - 200, f'a log of {n} records ({in_force} changes to undo)')
+    rc, out, err = tool.run(root, 'verify', '--json')
+    v = json.loads(out) if rc == 0 else {}
+    check(rc == 0 and v.get('records') == n, f'verify reads it back clean (rc {rc}: {err.strip()[-200:]})')
+    t0 = time.monotonic()
+    rc, out, err = tool.run(root, 'rollback', '--all')
+    secs = time.monotonic() - t0
+    check(rc == 0 and f'{in_force} rolled back' in out, f'rollback --all undoes the {in_force} changes '
+          f'(rc {rc}: {(out + err).strip()[-300:]})')
+    d = tree_diff(orig, root)
+    check(not d, f'the tree equals the original (differs: {d[:5]})')
+    rc, out, err = tool.run(root, 'verify', '--json')
+    v = json.loads(out) if rc == 0 else {}
+    check(rc == 0 and v.get('records') == n + 2 * in_force and v.get('status') == 'clean',
+          f'verify: clean, {n + 2 * in_force} records (rc {rc}: {out.strip()[-200:]} {err.strip()[-200:]})')
+    rc, out, err = tool.run(root, 'rollback', '--all')
+    check(rc == 0 and 'nothing to roll back' in out, f'a second rollback --all finds nothing ({out.strip()[-200:]})')
+    figures['records'] = n
+    figures['rollback --all seconds'] = round(secs, 2)
+
+
 # --- kills ------------------------------------------------------------------------------------------
 
 def kills(tool, roots, tmp, args):
@@ -677,7 +775,7 @@ def _kills(tool, roots, tmp, runs, rnd):
     figures['seconds'] = round(secs, 1)
 
 
-PARTS = {'logbound': logbound, 'metadata': metadata, 'rootshape': rootshape, 'output': output, 'renames': renames, 'lostupdate': lostupdate, 'backups': backups, 'lock': lock, 'debris': debris, 'kills': kills}
+PARTS = {'longlog': longlog, 'logbound': logbound, 'metadata': metadata, 'rootshape': rootshape, 'output': output, 'renames': renames, 'lostupdate': lostupdate, 'backups': backups, 'lock': lock, 'debris': debris, 'kills': kills}
 
 
 def main():
@@ -689,6 +787,7 @@ def main():
     ap.add_argument('--audits', type=int, default=int(os.environ.get('LLMTUNE_STORM_AUDITS', '50')),
                     help='audits per fixture during the rename storm (default $LLMTUNE_STORM_AUDITS or 50)')
     ap.add_argument('--applies', type=int, default=5, help='applies during the rename storm')
+    ap.add_argument('--records', type=int, default=4000, help='records of the generated log (part longlog)')
     args = ap.parse_args()
     tool = Tool(os.path.abspath(args.llmtune))
     roots = os.path.abspath(args.roots)
