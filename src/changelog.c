@@ -20,7 +20,9 @@
  *
  * File contents are not inline: before/after are null for CHANGE_FILE and the contents live in
  * CHANGELOG_DIR/backups/<sha256>, written once per content (atomically, before the record that
- * names them), so a record never references a backup that is not on disk.
+ * names them), so a record never references a backup that is not on disk. A runtime value longer
+ * than CHANGELOG_VALUE_INLINE is kept the same way (its before/after null, its *_sha256 and
+ * backup_* set); shorter ones are inline.
  */
 #include "changelog.h"
 
@@ -497,12 +499,19 @@ long changelog_append(struct changelog *l, const struct log_context *ctx, const 
                       long ref, const char *detail)
 {
         bool file = c->type == CHANGE_FILE;
-        if (!file && ((c->before && strlen(c->before) > CHANGELOG_VALUE_MAX) ||
-                      (c->after && strlen(c->after) > CHANGELOG_VALUE_MAX)))
-                return -E2BIG;
         char sha_b[65] = "", sha_a[65] = "";
         _cleanup_free_ char *bk_b = NULL, *bk_a = NULL;
-        if (file) {
+        if (!file) {
+                /* A value too long to hold inline goes to the backup store (0600: nobody else
+                 * needs it), before the record that names it. */
+                int rc;
+                if (c->before && strlen(c->before) > CHANGELOG_VALUE_INLINE &&
+                    (rc = store_backup(l->root, c->before, 0600, sha_b, &bk_b)) < 0)
+                        return rc;
+                if (c->after && strlen(c->after) > CHANGELOG_VALUE_INLINE &&
+                    (rc = store_backup(l->root, c->after, 0600, sha_a, &bk_a)) < 0)
+                        return rc;
+        } else {
                 /* Backups are as private as the file: the target's mode now, else the mode apply
                  * gives a new one. */
                 struct stat st;
@@ -532,8 +541,8 @@ long changelog_append(struct changelog *l, const struct log_context *ctx, const 
         json_object_object_add(o, "rule", str_or_null(c->rule));
         json_object_object_add(o, "target", str_or_null(c->target));
         json_object_object_add(o, "type", json_object_new_string(change_type_name(c->type)));
-        json_object_object_add(o, "before", file ? NULL : str_or_null(c->before));
-        json_object_object_add(o, "after", file ? NULL : str_or_null(c->after));
+        json_object_object_add(o, "before", file || bk_b ? NULL : str_or_null(c->before));
+        json_object_object_add(o, "after", file || bk_a ? NULL : str_or_null(c->after));
         json_object_object_add(o, "before_sha256", bk_b ? json_object_new_string(sha_b) : NULL);
         json_object_object_add(o, "after_sha256", bk_a ? json_object_new_string(sha_a) : NULL);
         json_object_object_add(o, "backup_before", str_or_null(bk_b));
@@ -682,12 +691,27 @@ static char *record_from_json(struct root *r, json_object *o, struct log_record 
         if (json_strv(o, "mkdirs", &c->mkdirs) < 0 || json_strv(o, "argv", &c->argv) < 0 ||
             json_strv(o, "undo", &c->undo) < 0)
                 return xstrdup("its mkdirs, argv or undo is not a list of strings");
+        char *why = NULL;
         if (c->type != CHANGE_FILE) {
-                c->before = dup_str(o, "before");
-                c->after = dup_str(o, "after");
+                /* Inline, or (a long value) in the backup store; never both. */
+                static const char *const which[] = {"before", "after"};
+                for (int k = 0; k < 2; k++) {
+                        char **dst = k ? &c->after : &c->before;
+                        _cleanup_free_ char *bkey = xasprintf("backup_%s", which[k]),
+                                            *skey = xasprintf("%s_sha256", which[k]);
+                        if (!get_str(o, bkey) && !get_str(o, skey)) {
+                                *dst = dup_str(o, which[k]);
+                                continue;
+                        }
+                        if (get_str(o, which[k]))
+                                return xasprintf("its %s value is both inline and in a backup", which[k]);
+                        if (load_backup(r, o, which[k], dst, &why) < 0) {
+                                *(k ? &rec->after_lost : &rec->before_lost) = true;
+                                return why;
+                        }
+                }
                 return NULL;
         }
-        char *why = NULL;
         if (load_backup(r, o, "before", &c->before, &why) < 0) {
                 rec->before_lost = true;
                 return why;

@@ -28,10 +28,13 @@
 #define CHANGELOG_READ_MAX (256u << 20)
 #define CHANGELOG_RESERVE (16u << 20)
 
-/* Largest runtime value a record holds inline (before or after). A kernel attribute is at most a
- * page; a bigger "value" (a fixture file, a hostile one) is refused rather than logged, so 256
- * such changes cannot fill the log. */
-#define CHANGELOG_VALUE_MAX (64u << 10)
+/* Longest runtime value a record holds inline (before or after). A kernel attribute is at most a
+ * page, so real values stay inline and readable in the log; a longer one (a hostile file, a tree
+ * whose "sysfs" value is 700 KiB) is stored in the backup store like a file's content, the record
+ * naming it by SHA-256 ("before_sha256"/"backup_before"), so no record is bigger than a few KiB
+ * whatever the values hold: 256 such changes once made a 367 MB log that could no longer be read
+ * back. (What a value can be at all is bounded by what root_read reads: 8 MiB.) */
+#define CHANGELOG_VALUE_INLINE 4096u
 
 struct changelog;
 

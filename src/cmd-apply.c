@@ -227,11 +227,7 @@ static int carry_out(struct cli *cli, const struct rule_env *env, const struct p
                 /* Intent first: a crash between here and the outcome leaves a record verify reports. */
                 long intent = changelog_append(log, &ctx, "intent", c, 0, NULL);
                 if (intent < 0) {
-                        failure = intent == -E2BIG
-                                          ? xasprintf("%s (rule %s): refused: its value is larger than a change log "
-                                                      "record holds (%u KiB; a kernel value is at most a page)",
-                                                      c->target, c->rule, CHANGELOG_VALUE_MAX >> 10)
-                                  : intent == -EFBIG
+                        failure = intent == -EFBIG
                                           ? xasprintf("%s (rule %s): refused: the change log would pass the size it "
                                                       "can be read back at (%u MiB)",
                                                       c->target, c->rule, CHANGELOG_READ_MAX >> 20)

@@ -15,7 +15,21 @@
 
 enum scope { SCOPE_NONE, SCOPE_ALL, SCOPE_LAST_RUN, SCOPE_TO };
 
-static const char *show(const char *s) { return s ? s : "(absent)"; }
+/* A value for a line of the report: a long one (kept in the backup store, up to 8 MiB) by its
+ * length, not spelled out (--json has it whole). */
+static const char *show(const char *s)
+{
+        static char buf[2][48];
+        static int k;
+        if (!s)
+                return "(absent)";
+        size_t n = strlen(s);
+        if (n <= 80)
+                return s;
+        k ^= 1;
+        snprintf(buf[k], sizeof(buf[k]), "(%zu bytes)", n);
+        return buf[k];
+}
 
 /* Short form of a state for messages: file contents are summarised. */
 static char *brief(const struct change *c, const char *s)
