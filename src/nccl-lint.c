@@ -97,8 +97,14 @@ const char *nccl_catalog_suggest(const struct nccl_catalog *c, const char *name)
 {
         const char *best = NULL;
         size_t bd = 4; /* more than 3 edits away is not a typo */
+        size_t ln = strlen(name);
         for (size_t i = 0; i < c->n; i++) {
                 if (c->v[i].status == NCCL_REMOVED || c->v[i].status == NCCL_NOT_NCCL)
+                        continue;
+                /* Names whose lengths differ by BD or more are at least BD edits apart: skip the
+                 * table (most of the catalog, for each unknown key of a file). */
+                size_t lv = strlen(c->v[i].name);
+                if ((ln > lv ? ln - lv : lv - ln) >= bd)
                         continue;
                 size_t dd = edit_distance(name, c->v[i].name);
                 if (dd < bd) {

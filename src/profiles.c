@@ -58,10 +58,17 @@ static void profile_free(struct profile *p)
         free(p->match);
 }
 
+void profiles_truncate(struct profile_lib *lib, size_t n)
+{
+        for (size_t i = n; i < lib->n; i++)
+                profile_free(&lib->v[i]);
+        if (n < lib->n)
+                lib->n = n;
+}
+
 void profiles_free(struct profile_lib *lib)
 {
-        for (size_t i = 0; i < lib->n; i++)
-                profile_free(&lib->v[i]);
+        profiles_truncate(lib, 0);
         free(lib->v);
         *lib = (struct profile_lib){0};
 }
@@ -190,9 +197,14 @@ int profiles_load_file(struct profile_lib *lib, const char *path, struct diags *
                 diag_add(d, path, 0, "larger than 1 MiB: not a profile");
                 return -EFBIG;
         }
-        int rc = load_one(lib, path, b.s ? b.s : "", b.len, true, d);
+        int rc = profiles_load_buffer(lib, path, b.s ? b.s : "", b.len, d);
         free(sbuf_steal(&b));
         return rc;
+}
+
+int profiles_load_buffer(struct profile_lib *lib, const char *name, const char *data, size_t len, struct diags *d)
+{
+        return load_one(lib, name, data, len, true, d);
 }
 
 static struct strv ini_names(const char *dir)

@@ -41,6 +41,11 @@ struct profile_lib {
 int profiles_load(struct profile_lib *lib, const char *shipped_dir, struct root *root, struct diags *d);
 /* One profile file given by path (--profile FILE), added to LIB as a site-level profile. */
 int profiles_load_file(struct profile_lib *lib, const char *path, struct diags *d);
+/* The same for a profile already in memory (what profiles_load_file does once it has read the
+ * file; NAME stands for the file in messages). The fuzz target parses from memory with it. */
+int profiles_load_buffer(struct profile_lib *lib, const char *name, const char *data, size_t len, struct diags *d);
+/* Free the profiles from index N on (those loaded after the first N), keeping the first N. */
+void profiles_truncate(struct profile_lib *lib, size_t n);
 void profiles_free(struct profile_lib *lib);
 
 struct resolved {

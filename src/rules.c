@@ -217,6 +217,15 @@ int rules_load_file(struct ruleset *rs, const char *path, struct diags *d)
         return d->msgs.n > before ? -EINVAL : 0;
 }
 
+int rules_load_buffer(struct ruleset *rs, const char *name, const char *data, size_t len, struct diags *d)
+{
+        struct loader l = {.rs = rs, .d = d, .file = name, .first = rs->n};
+        size_t before = d->msgs.n;
+        ini_load_buffer(name, data, len, on_key, &l, d);
+        validate(&l);
+        return d->msgs.n > before ? -EINVAL : 0;
+}
+
 int rules_load_dir(struct ruleset *rs, const char *dir, struct diags *d)
 {
         DIR *dp = opendir(dir);

@@ -44,6 +44,8 @@ struct ruleset {
 /* Load every *.ini of DIR (sorted) or one FILE into RS; errors go to D (file:line). */
 int rules_load_dir(struct ruleset *rs, const char *dir, struct diags *d);
 int rules_load_file(struct ruleset *rs, const char *path, struct diags *d);
+/* The same for rules already in memory, NAME standing for the file (the fuzz target's way in). */
+int rules_load_buffer(struct ruleset *rs, const char *name, const char *data, size_t len, struct diags *d);
 void rules_free(struct ruleset *rs);
 
 const struct rule *rules_find(const struct ruleset *rs, const char *id);

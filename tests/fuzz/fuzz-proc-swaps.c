@@ -1,22 +1,28 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* /proc/swaps through the swap probe, on a one-file root. */
+/* /proc/swaps through the swap probe, on a one-file root. One root handle on one private
+ * directory serves every input (made on the first); each input gets fresh facts and the handle's
+ * cache of /proc/swaps dropped, so nothing of the previous input is seen. */
+#include <stdlib.h>
+
 #include "facts.h"
 #include "fuzz.h"
 #include "root.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+        static struct root *r;
         fuzz_put("swaps/proc/swaps", data, size);
-        _cleanup_free_ char *top = xasprintf("%s/swaps", fuzz_tmpdir());
-        struct root *r = NULL;
-        if (root_new(top, &r) < 0)
-                return 0;
+        if (!r) {
+                _cleanup_free_ char *top = xasprintf("%s/swaps", fuzz_tmpdir());
+                if (root_new(top, &r) < 0)
+                        abort();
+        }
+        root_forget(r, "/proc/swaps");
         struct facts *f = facts_new(r);
         facts_get(f, "swap.active.count");
         const struct fact **v = NULL;
         facts_under(f, "swap.active.", &v);
         free(v);
         facts_free(f);
-        root_free(r);
         return 0;
 }
