@@ -6,11 +6,20 @@
  *   before_sha256 after_sha256 backup_before backup_after mode mkdirs argv undo aux reboot detail
  *   prev hash
  *
- * "hash" is the SHA-256 (hex) of the record serialized by json-c with JSON_C_TO_STRING_PLAIN |
- * JSON_C_TO_STRING_NOSLASHESCAPE without its "hash" key, which is exactly the line as written
- * with its trailing `,"hash":"..."` cut off: a script can check the chain without json-c.
+ * "hash" is always the last key, and a line ends in exactly `,"hash":"<64 hex digits>"}` and its
+ * newline. The hash covers the bytes of the line as written: it is the SHA-256 (hex) of the bytes
+ * before `,"hash":"` followed by one `}` -- the line with its hash field cut out. (When it was
+ * written, that is the record serialized by json-c without "hash", so logs written before this
+ * rule check the same.) No re-serialization takes part, so a changed space, an added CR or any
+ * other byte fails the record's hash, and a script checks the chain with SHA-256 and byte slicing.
  * "prev" is the previous record's "hash" ("0" x 64 for the first), so an edited record fails its
  * own hash, and a removed or reordered one breaks the next record's "prev" and the seq sequence.
+ *
+ * The head file (CHANGELOG_HEAD) is "SEQ:HASH\n" of the last record, replaced atomically
+ * (temporary file, fsync, rename, directory fsync) after each append. The log is fsynced before
+ * the head is replaced, so the head is never ahead of an intact log: one record behind is a run
+ * killed between the two writes, ahead (or naming a record the log holds with another hash) is a
+ * log that was cut.
  *
  * What "ref" points at (changelog_in_force and verify rely on it):
  *   intent                   null (a new step)
@@ -28,6 +37,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <ctype.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <openssl/evp.h>
@@ -52,6 +62,7 @@ struct changelog {
         long seq;       /* last seq written */
         char prev[65];  /* its hash */
         char *host;
+        char *note;     /* what opening did to the head file (changelog_note) */
 };
 
 static void sha256_hex(const void *data, size_t len, char out[65])
@@ -254,22 +265,35 @@ static json_object *parse_line(const char *s, size_t len)
         return o;
 }
 
-/* Check O's own hash: remove "hash", serialize, digest, put it back (it stays the last key). */
-static bool record_hash_ok(json_object *o, char stored[65])
+#define HASH_FIELD ",\"hash\":\""
+#define HASH_TAIL_LEN (sizeof(HASH_FIELD) - 1 + 64 + 2) /* ,"hash":"<64 hex>"} */
+
+/*
+ * The hash LINE (without its newline) stores, in STORED ("" when the line does not end in a hash
+ * field as changelog_append writes it), and whether the bytes of the line hash to it: the bytes
+ * before `,"hash":"` followed by `}` (see the top of this file). Returns false for a line that is
+ * not in that form (a CR or a space after the hash, a hash that is not lowercase hex).
+ */
+static bool line_hash_ok(const char *line, size_t n, char stored[65])
 {
-        json_object *h;
         stored[0] = '\0';
-        if (!json_object_object_get_ex(o, "hash", &h) || !json_object_is_type(h, json_type_string) ||
-            !is_hex64(json_object_get_string(h)))
+        if (n < HASH_TAIL_LEN + 1)
                 return false;
-        memcpy(stored, json_object_get_string(h), 65);
-        json_object_get(h);
-        json_object_object_del(o, "hash");
-        size_t len;
-        const char *s = json_object_to_json_string_length(o, JSON_FLAGS, &len);
+        const char *tail = line + n - HASH_TAIL_LEN;
+        if (memcmp(tail, HASH_FIELD, sizeof(HASH_FIELD) - 1) != 0 || memcmp(line + n - 2, "\"}", 2) != 0)
+                return false;
+        char h[65];
+        memcpy(h, tail + sizeof(HASH_FIELD) - 1, 64);
+        h[64] = '\0';
+        if (!is_hex64(h))
+                return false;
+        memcpy(stored, h, sizeof(h));
+        size_t body = (size_t)(tail - line);
+        _cleanup_free_ char *buf = xmalloc(body + 1);
+        memcpy(buf, line, body);
+        buf[body] = '}';
         char actual[65];
-        sha256_hex(s, len, actual);
-        json_object_object_add(o, "hash", h);
+        sha256_hex(buf, body + 1, actual);
         return streq(actual, stored);
 }
 
@@ -290,6 +314,149 @@ static long get_long(json_object *o, const char *key)
         return x > 0 && x <= LONG_MAX ? (long)x : 0;
 }
 
+/* ---- the head file ---- */
+
+/* Read the head file: 0 with SEQ and HASH, -ENOENT when there is none, -EBADMSG when it is not
+ * exactly "SEQ:HASH\n", or the trust checks' refusal. */
+static int read_head(struct root *r, long *ret_seq, char ret_hash[65])
+{
+        *ret_seq = 0;
+        ret_hash[0] = '\0';
+        int fd = open_trusted(r, CHANGELOG_HEAD, O_RDONLY, 0, true);
+        if (fd < 0)
+                return fd;
+        char buf[128];
+        ssize_t n;
+        do
+                n = read(fd, buf, sizeof(buf) - 1);
+        while (n < 0 && errno == EINTR);
+        int e = errno;
+        close(fd);
+        if (n < 0)
+                return -e;
+        buf[n] = '\0';
+        char *colon = strchr(buf, ':'), *end;
+        if (!colon || n != (colon - buf) + 1 + 64 + 1 || buf[n - 1] != '\n' || !isdigit((unsigned char)buf[0]))
+                return -EBADMSG;
+        errno = 0;
+        long seq = strtol(buf, &end, 10);
+        buf[n - 1] = '\0';
+        if (errno || end != colon || seq <= 0 || !is_hex64(colon + 1))
+                return -EBADMSG;
+        *ret_seq = seq;
+        memcpy(ret_hash, colon + 1, 65);
+        return 0;
+}
+
+/* Replace the head file with SEQ:HASH: a temporary file, fsync, rename, fsync of the directory. */
+static int write_head(struct root *r, long seq, const char *hash)
+{
+        _cleanup_free_ char *line = xasprintf("%ld:%s\n", seq, hash);
+        return root_write_file(r, CHANGELOG_HEAD, line, strlen(line), 0644);
+}
+
+struct head_view {
+        const char *state; /* see struct log_read */
+        char *problem;     /* the log was cut (or the head is damaged): what is missing */
+        char *note;        /* not a problem: what it means */
+};
+
+/*
+ * Judge the log's end against the head file. HEAD_RC: read_head's result; LOG_EXISTS: the log file
+ * is there; END_SEQ/END_HASH: its last record; AT_HEAD: the stored hash of the log's record
+ * HEAD_SEQ (NULL: the log holds no such record); HAS_RUNS: the log has "run-begin" records, which
+ * only an llmtune that keeps the head file writes.
+ */
+static void judge_head(int head_rc, long head_seq, const char *head_hash, bool log_exists, long end_seq,
+                       const char *end_hash, const char *at_head, bool has_runs, struct head_view *v)
+{
+        *v = (struct head_view){.state = "ok"};
+        if (head_rc == -ENOENT) {
+                if (end_seq == 0 && !log_exists)
+                        v->state = "none";
+                else if (has_runs) {
+                        v->state = "missing";
+                        v->problem = xasprintf("the head file %s is missing, but the log was written by an llmtune "
+                                               "that keeps it (it has run-begin records): it was deleted, and "
+                                               "records after record %ld may have been cut off",
+                                               CHANGELOG_HEAD, end_seq);
+                } else if (end_seq == 0) {
+                        v->state = "none";
+                } else {
+                        v->state = "absent";
+                        v->note = xasprintf("the log has no head file %s (it was written by an older llmtune): "
+                                            "the next apply or rollback creates it; until then a cut at the "
+                                            "log's end cannot be seen (verify --expect-head can)",
+                                            CHANGELOG_HEAD);
+                }
+                return;
+        }
+        if (head_rc < 0) {
+                v->state = "damaged";
+                v->problem = xasprintf("the head file %s is damaged (not SEQ:HASH): the log's end cannot be checked",
+                                       CHANGELOG_HEAD);
+                return;
+        }
+        if (!log_exists) {
+                v->state = "cut";
+                v->problem = xasprintf("the change log %s is missing, but its head file names record %ld (hash "
+                                       "%.16s...): the log was deleted",
+                                       CHANGELOG_PATH, head_seq, head_hash);
+        } else if (head_seq > end_seq) {
+                v->state = "cut";
+                v->problem = end_seq ? xasprintf("the log ends at record %ld, but its head file names record %ld: "
+                                                 "records %ld to %ld were cut off (the log was truncated)",
+                                                 end_seq, head_seq, end_seq + 1, head_seq)
+                                     : xasprintf("the log is empty, but its head file names record %ld: records 1 "
+                                                 "to %ld were cut off (the log was truncated)",
+                                                 head_seq, head_seq);
+        } else if (!at_head) {
+                v->state = "cut";
+                v->problem = xasprintf("the log holds no record %ld, the one its head file names: it was cut or "
+                                       "rewritten",
+                                       head_seq);
+        } else if (!streq(at_head, head_hash)) {
+                v->state = "replaced";
+                v->problem = xasprintf("record %ld has hash %.16s..., but the head file names it with hash "
+                                       "%.16s...: the log's end was rewritten",
+                                       head_seq, at_head, head_hash);
+        } else if (head_seq == end_seq - 1) {
+                v->state = "behind";
+                v->note = xasprintf("the head file names record %ld, one before the log's last (%.16s...): a run "
+                                    "stopped between appending a record and updating the head; the next apply "
+                                    "or rollback brings it up to date",
+                                    head_seq, end_hash);
+        } else if (head_seq < end_seq) {
+                v->state = "appended";
+                v->problem = xasprintf("records %ld to %ld follow the head file's record %ld: they were appended "
+                                       "by something other than llmtune (which updates the head with each record)",
+                                       head_seq + 1, end_seq, head_seq);
+        }
+}
+
+/* The stored hash of record SEQ in the log DATA, looked for from the end. */
+static bool find_hash(const char *data, size_t len, long seq, char out[65])
+{
+        size_t end = len;
+        while (end > 0) {
+                size_t stop = end - 1; /* the newline ending the line */
+                size_t start = stop;
+                while (start > 0 && data[start - 1] != '\n')
+                        start--;
+                json_object *o = parse_line(data + start, stop - start);
+                long s = o ? get_long(o, "seq") : 0;
+                json_object_put(o);
+                if (s == seq)
+                        return line_hash_ok(data + start, stop - start, out), out[0] != '\0';
+                if (s > 0 && s < seq)
+                        return false;
+                end = start;
+        }
+        return false;
+}
+
+#define RUN_BEGIN_KEY "\"event\":\"run-begin\""
+
 int changelog_open(struct root *r, struct changelog **ret)
 {
         int rc = ensure_dir(r, BACKUP_DIR, 0755);
@@ -297,6 +464,13 @@ int changelog_open(struct root *r, struct changelog **ret)
                 rc = check_dirs(r);
         if (rc < 0)
                 return rc;
+        /* Whether the log was there: a missing log beside a head file was deleted, not never written. */
+        int probe = open_trusted(r, CHANGELOG_PATH, O_RDONLY, 0, true);
+        bool log_existed = probe >= 0;
+        if (probe >= 0)
+                close(probe);
+        else if (probe != -ENOENT)
+                return probe;
         int fd = open_trusted(r, CHANGELOG_PATH, O_RDWR | O_APPEND | O_CREAT, 0644, true);
         if (fd < 0)
                 return fd;
@@ -318,7 +492,7 @@ int changelog_open(struct root *r, struct changelog **ret)
                                 start--;
                         json_object *o = parse_line(data + start, end - start);
                         char h[65];
-                        if (!o || !record_hash_ok(o, h) || get_long(o, "seq") <= 0)
+                        if (!o || !line_hash_ok(data + start, end - start, h) || get_long(o, "seq") <= 0)
                                 rc = -EBADMSG;
                         else {
                                 l->seq = get_long(o, "seq");
@@ -326,6 +500,43 @@ int changelog_open(struct root *r, struct changelog **ret)
                         }
                         json_object_put(o);
                 }
+        }
+        /* The log's end against the head file: a cut log is not continued (the next record would
+         * take the place of the ones cut off, and the head would then vouch for it). */
+        long head_seq = 0;
+        char head_hash[65], at_head[65] = "";
+        int hrc = rc < 0 ? 0 : read_head(r, &head_seq, head_hash);
+        if (hrc < 0 && hrc != -ENOENT && hrc != -EBADMSG)
+                rc = hrc;
+        if (rc >= 0) {
+                if (hrc == 0 && head_seq == l->seq)
+                        memcpy(at_head, l->prev, sizeof(at_head));
+                else if (hrc == 0 && head_seq < l->seq)
+                        find_hash(data, len, head_seq, at_head);
+                struct head_view v;
+                judge_head(hrc, head_seq, head_hash, log_existed, l->seq, l->prev, at_head[0] ? at_head : NULL,
+                           data && memmem(data, len, RUN_BEGIN_KEY, strlen(RUN_BEGIN_KEY)), &v);
+                if (v.problem)
+                        rc = refuse(-ESTALE,
+                                    "%s (see `llmtune verify`). To accept the loss and go on from the log as it is, "
+                                    "make its last record the head: echo %ld:%s > %s%s",
+                                    v.problem, l->seq, l->seq ? l->prev : zero_hash,
+                                    streq(root_path(r), "/") ? "" : root_path(r), CHANGELOG_HEAD);
+                else if (streq(v.state, "absent") || streq(v.state, "behind")) {
+                        rc = write_head(r, l->seq, l->prev);
+                        if (rc == 0)
+                                l->note = streq(v.state, "absent")
+                                                  ? xasprintf("the change log had no head file (written by an older "
+                                                              "llmtune): created %s at record %ld; from now on a cut "
+                                                              "log is detected",
+                                                              CHANGELOG_HEAD, l->seq)
+                                                  : xasprintf("the head file %s was one record behind the log (a "
+                                                              "run stopped between the two writes): brought up to "
+                                                              "record %ld",
+                                                              CHANGELOG_HEAD, l->seq);
+                }
+                free(v.problem);
+                free(v.note);
         }
         if (rc < 0) {
                 changelog_close(l);
@@ -345,8 +556,29 @@ struct changelog *changelog_close(struct changelog *l)
         if (l->fd >= 0)
                 close(l->fd);
         free(l->host);
+        free(l->note);
         free(l);
         return NULL;
+}
+
+const char *changelog_note(const struct changelog *l) { return l->note; }
+
+json_object *changelog_head_json(long seq, const char *hash)
+{
+        if (seq <= 0 || !is_hex64(hash))
+                return NULL;
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "seq", json_object_new_int64(seq));
+        json_object_object_add(o, "hash", json_object_new_string(hash));
+        _cleanup_free_ char *anchor = xasprintf("%ld:%s", seq, hash);
+        json_object_object_add(o, "anchor", json_object_new_string(anchor));
+        return o;
+}
+
+void changelog_head(const struct changelog *l, long *ret_seq, char ret_hash[65])
+{
+        *ret_seq = l->seq;
+        memcpy(ret_hash, l->seq ? l->prev : "", l->seq ? 65 : 1);
 }
 
 /*
@@ -415,14 +647,46 @@ static void remove_backup_debris(struct root *r)
         close(fd);
 }
 
+/* A run killed while replacing the head file leaves ".changelog.head.llmtune-<pid>" beside it. */
+static void remove_head_debris(struct root *r)
+{
+        int fd = root_open_nolinks(r, CHANGELOG_DIR, O_RDONLY | O_DIRECTORY, 0);
+        if (fd < 0)
+                return;
+        int lfd = dup(fd);
+        DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+        if (!d) {
+                if (lfd >= 0)
+                        close(lfd);
+                close(fd);
+                return;
+        }
+        struct strv victims = {0};
+        struct dirent *de;
+        const char *prefix = ".changelog.head.llmtune-";
+        while ((de = readdir(d)))
+                if (startswith(de->d_name, prefix) && de->d_name[strlen(prefix)] &&
+                    strspn(de->d_name + strlen(prefix), "0123456789") == strlen(de->d_name + strlen(prefix)))
+                        strv_add(&victims, de->d_name);
+        closedir(d);
+        for (size_t i = 0; i < victims.n; i++)
+                unlinkat(fd, victims.v[i], 0);
+        if (victims.n)
+                fsync(fd);
+        strv_free(&victims);
+        close(fd);
+}
+
 int changelog_lock(struct root *r, bool wait, int *ret_fd)
 {
         int rc = ensure_dir(r, CHANGELOG_DIR, 0755);
         if (rc < 0)
                 return rc;
         rc = lock_dir(r, LOCK_EX, wait, ret_fd);
-        if (rc == 0)
+        if (rc == 0) {
                 remove_backup_debris(r);
+                remove_head_debris(r);
+        }
         return rc;
 }
 
@@ -572,7 +836,8 @@ long changelog_append(struct changelog *l, const struct log_context *ctx, const 
         struct stat st;
         if (fstat(l->fd, &st) < 0)
                 return -errno;
-        uint64_t limit = streq(event, "intent") ? CHANGELOG_READ_MAX - CHANGELOG_RESERVE : CHANGELOG_READ_MAX;
+        uint64_t limit = streq(event, "intent") || streq(event, "run-begin") ? CHANGELOG_READ_MAX - CHANGELOG_RESERVE
+                                                                             : CHANGELOG_READ_MAX;
         if ((uint64_t)st.st_size + len > limit)
                 return -EFBIG;
         ssize_t n = write(l->fd, line, len);
@@ -586,7 +851,24 @@ long changelog_append(struct changelog *l, const struct log_context *ctx, const 
         }
         l->seq++;
         memcpy(l->prev, hash, sizeof(hash));
-        return l->seq;
+        /* Then the head. Failing here leaves it one record behind, as a kill between the two
+         * writes does (verify says so, the next run brings it up to date); the caller stops as
+         * for a failed append. */
+        rc = write_head(l->root, l->seq, l->prev);
+        return rc < 0 ? rc : l->seq;
+}
+
+long changelog_run_begin(struct changelog *l, const struct log_context *ctx, const char *kind)
+{
+        struct change c = {.type = CHANGE_NOTE, .target = (char *)kind};
+        return changelog_append(l, ctx, "run-begin", &c, 0, NULL);
+}
+
+long changelog_run_end(struct changelog *l, const struct log_context *ctx, const char *kind, long begin,
+                       const char *detail)
+{
+        struct change c = {.type = CHANGE_NOTE, .target = (char *)kind};
+        return changelog_append(l, ctx, "run-end", &c, begin, detail);
 }
 
 /* ---- reading back ---- */
@@ -738,11 +1020,39 @@ static void record_clear(struct log_record *rec)
 
 static void log_analyse(struct log_read *lr);
 
+/* Judge the end of the log read into LR against the head file (see judge_head). */
+static int check_head(struct root *r, struct log_read *lr, bool log_exists, bool has_runs)
+{
+        int hrc = read_head(r, &lr->head_seq, lr->head_hash);
+        if (hrc < 0 && hrc != -ENOENT && hrc != -EBADMSG)
+                return hrc;
+        const char *at_head = NULL;
+        for (size_t i = lr->n; hrc == 0 && i-- > 0 && !at_head;)
+                if (lr->v[i].seq == lr->head_seq)
+                        at_head = lr->v[i].hash;
+        struct head_view v;
+        judge_head(hrc, lr->head_seq, lr->head_hash, log_exists, lr->end_seq, lr->end_hash, at_head, has_runs, &v);
+        lr->head_state = v.state;
+        lr->head_note = v.note;
+        if (v.problem) {
+                add_problem(lr, lr->head_seq > lr->end_seq ? lr->end_seq + 1 : lr->head_seq ? lr->head_seq : lr->end_seq,
+                            "%s", v.problem);
+                free(v.problem);
+        }
+        return 0;
+}
+
 int changelog_read(struct root *r, struct log_read *ret)
 {
-        struct log_read lr = {0};
+        struct log_read lr = {.head_state = "none"};
         int fd = open_trusted(r, CHANGELOG_PATH, O_RDONLY, 0, true);
         if (fd == -ENOENT) {
+                /* No log: nothing was ever applied, unless a head file says it was deleted. */
+                int rc = check_head(r, &lr, false, false);
+                if (rc < 0 && rc != -ENOENT && rc != -ENOTDIR) {
+                        log_read_free(&lr);
+                        return rc;
+                }
                 *ret = lr;
                 return 0;
         }
@@ -798,10 +1108,17 @@ int changelog_read(struct root *r, struct log_read *ret)
                         prev_known = false;
                         continue;
                 }
-                bool hash_ok = record_hash_ok(o, hash);
+                bool hash_ok = line_hash_ok(line, n, hash);
                 const char *p = get_str(o, "prev");
-                if (!hash_ok)
-                        add_problem(&lr, seq, "record %ld (line %zu) was edited: its hash does not match its content",
+                if (!hash[0])
+                        add_problem(&lr, seq,
+                                    "record %ld (line %zu) was edited: it does not end in its hash field as llmtune "
+                                    "writes it (,\"hash\":\"<64 hex digits>\"} and the newline: a CR or other "
+                                    "bytes were added)",
+                                    seq, lineno);
+                else if (!hash_ok)
+                        add_problem(&lr, seq,
+                                    "record %ld (line %zu) was edited: its hash does not match the bytes of its line",
                                     seq, lineno);
                 else if (seq > expect)
                         add_problem(&lr, seq, "record %ld (line %zu) follows record %ld: the records between were removed",
@@ -823,6 +1140,9 @@ int changelog_read(struct root *r, struct log_read *ret)
                 struct log_record rec = {.json = o};
                 _cleanup_free_ char *why = record_from_json(r, o, &rec);
                 rec.seq = seq;
+                memcpy(rec.hash, hash, sizeof(rec.hash));
+                lr.end_seq = seq;
+                memcpy(lr.end_hash, hash, sizeof(lr.end_hash));
                 /* A step that recovery or rollback would act on must be one llmtune could have
                  * made (action_check): a forged command or a target outside its kind's area is
                  * reported where it stands. */
@@ -838,6 +1158,11 @@ int changelog_read(struct root *r, struct log_read *ret)
                 lr.v[lr.n++] = rec;
         }
         log_analyse(&lr);
+        rc = check_head(r, &lr, true, memmem(data, len, RUN_BEGIN_KEY, strlen(RUN_BEGIN_KEY)) != NULL);
+        if (rc < 0) {
+                log_read_free(&lr);
+                return rc;
+        }
         *ret = lr;
         return 0;
 }
@@ -850,6 +1175,7 @@ void log_read_free(struct log_read *lr)
         for (size_t i = 0; i < lr->n_problems; i++)
                 free(lr->problems[i].message);
         free(lr->problems);
+        free(lr->head_note);
         *lr = (struct log_read){0};
 }
 
@@ -940,11 +1266,13 @@ static void key_index_sort(struct key_index *k) { qsort_safe(k->v, k->n, sizeof(
  *   log has one), when it comes before the "undone" and is a "done";
  * - an "intent" is finished when a later "done" or "failed" names its seq;
  * - an "undo-intent" is finished when a later "undone" or "undo-failed" names the same ref (or,
- *   for one without a ref, which llmtune never writes, the same target).
+ *   for one without a ref, which llmtune never writes, the same target);
+ * - a "run-begin" is finished when a later "run-end" names its seq.
  */
 static void log_analyse(struct log_read *lr)
 {
-        struct key_index by_seq, outcome, undo_ref, undo_target;
+        struct key_index by_seq, outcome, undo_ref, undo_target, run_end;
+        key_index_init(&run_end, lr->n);
         key_index_init(&by_seq, lr->n);
         key_index_init(&outcome, lr->n);
         key_index_init(&undo_ref, lr->n);
@@ -954,6 +1282,8 @@ static void log_analyse(struct log_read *lr)
                 key_add(&by_seq, rec->seq, NULL, i);
                 if (streq(rec->event, "done") || streq(rec->event, "failed"))
                         key_add(&outcome, rec->ref, NULL, i);
+                else if (streq(rec->event, "run-end"))
+                        key_add(&run_end, rec->ref, NULL, i);
                 else if (streq(rec->event, "undone") || streq(rec->event, "undo-failed")) {
                         key_add(&undo_ref, rec->ref, NULL, i);
                         if (rec->change.target)
@@ -964,12 +1294,15 @@ static void log_analyse(struct log_read *lr)
         key_index_sort(&outcome);
         key_index_sort(&undo_ref);
         key_index_sort(&undo_target);
+        key_index_sort(&run_end);
         for (size_t i = 0; i < lr->n; i++) {
                 struct log_record *rec = &lr->v[i];
                 size_t j;
                 rec->finished = true;
                 if (streq(rec->event, "intent"))
                         rec->finished = (j = key_last(&outcome, rec->seq, NULL)) != SIZE_MAX && j > i;
+                else if (streq(rec->event, "run-begin"))
+                        rec->finished = (j = key_last(&run_end, rec->seq, NULL)) != SIZE_MAX && j > i;
                 else if (streq(rec->event, "undo-intent"))
                         rec->finished = rec->ref ? (j = key_last(&undo_ref, rec->ref, NULL)) != SIZE_MAX && j > i
                                         : rec->change.target &&
@@ -979,6 +1312,7 @@ static void log_analyse(struct log_read *lr)
                         lr->v[j].reversed = true;
         }
         free(by_seq.v);
+        free(run_end.v);
         free(outcome.v);
         free(undo_ref.v);
         free(undo_target.v);
@@ -1044,6 +1378,8 @@ int changelog_recover(struct changelog *l, const struct log_read *lr, struct str
         for (size_t k = 0; k < n && rc >= 0; k++) {
                 const struct log_record *rec = &lr->v[idx[k]];
                 const struct change *c = &rec->change;
+                if (streq(rec->event, "run-begin"))
+                        continue; /* closed below, after its steps */
                 bool undo = streq(rec->event, "undo-intent");
                 struct log_context ctx = {.run = rec->run, .profile = rec->profile, .profile_hash = rec->profile_hash,
                                           .host = rec->host};
@@ -1101,6 +1437,32 @@ int changelog_recover(struct changelog *l, const struct log_read *lr, struct str
                                                       undo && rec->ref ? rec->ref : rec->seq,
                                                       c->target ? c->target : "?", detail + strlen(RECOVERED), event));
                 if (!undo && ret_run && rec->run) {
+                        free(*ret_run);
+                        *ret_run = xstrdup(rec->run);
+                }
+                rc++;
+        }
+        /* Then the runs themselves: a run killed between two changes has no open step, only a
+         * run-begin without its run-end. Its steps are closed (above); the run gets its end. An
+         * apply's run id goes to *ret_run, so the apply that recovers it completes that run. */
+        for (size_t k = 0; k < n && rc >= 0; k++) {
+                const struct log_record *rec = &lr->v[idx[k]];
+                if (!streq(rec->event, "run-begin"))
+                        continue;
+                const char *kind = rec->change.target ? rec->change.target : "run";
+                struct log_context ctx = {.run = rec->run, .profile = rec->profile, .profile_hash = rec->profile_hash,
+                                          .host = rec->host};
+                const char *detail = RECOVERED "the run stopped before its end (its changes are each done, failed "
+                                               "or closed above)";
+                long s = changelog_run_end(l, &ctx, kind, rec->seq, detail);
+                if (s < 0) {
+                        rc = (int)s;
+                        break;
+                }
+                if (messages)
+                        strv_push(messages, xasprintf("%s of run %s (run-begin %ld): %s -> run-end", kind,
+                                                      rec->run ? rec->run : "?", rec->seq, detail + strlen(RECOVERED)));
+                if (ret_run && rec->run && streq(kind, "apply")) {
                         free(*ret_run);
                         *ret_run = xstrdup(rec->run);
                 }

@@ -6,7 +6,15 @@
  * removed or reordered record breaks the chain at that sequence number.
  *
  * Each change is logged twice: an "intent" record before it is made and an outcome ("done",
- * "failed") after; a rollback logs "undo-intent" and "undone". Records of one apply share a run id.
+ * "failed") after; a rollback logs "undo-intent" and "undone". Records of one apply share a run id,
+ * and an apply or rollback that changes anything opens with a "run-begin" record and closes with
+ * a "run-end" (ref: its run-begin), so a run killed between two changes is seen as unfinished.
+ *
+ * The chain proves nothing about the log's end: cutting the last records (or deleting the log)
+ * leaves a valid chain. The head file CHANGELOG_HEAD holds "SEQ:HASH\n" of the last record,
+ * replaced atomically after each append; a log that ends before it, or whose record SEQ has
+ * another hash, was cut. SEQ:HASH kept off the machine (verify --expect-head) proves the same
+ * when both files were rewritten.
  */
 #pragma once
 
@@ -17,6 +25,7 @@
 
 #define CHANGELOG_DIR "/var/lib/llmtune"
 #define CHANGELOG_PATH CHANGELOG_DIR "/changelog.jsonl"
+#define CHANGELOG_HEAD CHANGELOG_DIR "/changelog.head"
 /* What apply and rollback lock (flock, exclusive; verify shared): the directory itself, which
  * cannot be unlinked or swapped from under a holder the way a lock file can. */
 #define CHANGELOG_LOCK CHANGELOG_DIR
@@ -39,9 +48,19 @@
 struct changelog;
 
 /* Open (creating the directory and file if needed) for appending; reads the last record to continue
- * the chain. Fails with -EBADMSG when the existing log's last line is not a valid record. */
+ * the chain. Fails with -EBADMSG when the existing log's last line is not a valid record, and with
+ * -ESTALE when the head file shows the log was cut (changelog_strerror says what is missing and
+ * how to accept the loss). A log without a head file (written before there was one) gets one:
+ * changelog_note then says so, as it does when a head one record behind was brought up to date. */
 int changelog_open(struct root *r, struct changelog **ret);
 struct changelog *changelog_close(struct changelog *l);
+const char *changelog_note(const struct changelog *l);
+
+/* The last record written or read (seq 0 and "" when the log is empty). */
+void changelog_head(const struct changelog *l, long *ret_seq, char ret_hash[65]);
+/* {"seq": SEQ, "hash": HASH, "anchor": "SEQ:HASH"} for --json output (NULL when SEQ is 0): what
+ * verify --expect-head takes. */
+json_object *changelog_head_json(long seq, const char *hash);
 
 /* Take the apply lock (flock on the directory CHANGELOG_LOCK): wait when WAIT, else fail with -EWOULDBLOCK. */
 int changelog_lock(struct root *r, bool wait, int *ret_fd);
@@ -63,9 +82,16 @@ struct log_context {
 long changelog_append(struct changelog *l, const struct log_context *ctx, const char *event, const struct change *c,
                       long ref, const char *detail);
 
+/* A run's first and last record, around its changes: KIND "apply" or "rollback" (the record's
+ * target); the run-end's ref is its run-begin's seq, DETAIL says how the run ended. */
+long changelog_run_begin(struct changelog *l, const struct log_context *ctx, const char *kind);
+long changelog_run_end(struct changelog *l, const struct log_context *ctx, const char *kind, long begin,
+                       const char *detail);
+
 /* One record read back. */
 struct log_record {
         long seq, ref;
+        char hash[65];        /* its stored "hash" ("" when it has none) */
         char *time, *host, *run, *event, *profile, *profile_hash, *detail;
         struct change change; /* with before/after contents loaded from backups for files */
         /* A file's backup could not be loaded (missing, unreadable, altered): change.before or
@@ -88,6 +114,16 @@ struct log_read {
         size_t n;
         struct log_problem *problems; /* chain breaks: edited, removed, reordered records */
         size_t n_problems;
+        long end_seq;                 /* the log's last record (0: empty or missing) */
+        char end_hash[65];
+        /* The log's end against the head file: "ok", "none" (nothing logged, no head), "absent" (a
+         * log from before the head file: the next apply or rollback writes it), "behind" (one record
+         * behind: a run stopped between appending and updating the head), or a problem (also in
+         * problems[]): "missing" (deleted head), "damaged", "cut", "replaced", "appended". */
+        const char *head_state;
+        long head_seq;                /* as the head file says (0: no head file) */
+        char head_hash[65];
+        char *head_note;              /* "absent" and "behind": what that means, else NULL */
 };
 
 /* Read and check the whole log (a missing log is an empty one). */
@@ -98,10 +134,10 @@ void log_read_free(struct log_read *lr);
  * in log order. Indexes into lr->v. O(n log n) in the log's length. */
 size_t changelog_in_force(const struct log_read *lr, size_t **ret);
 
-/* Is the step at index I (an "intent" or "undo-intent") concluded by an outcome record? (Other
- * events: true.) And the indexes of every step that is not: an apply or rollback that did not
- * finish (killed, power lost) left its target in an unknown state. Both read the record's
- * "finished", worked out when the log was read. */
+/* Is the step at index I (an "intent" or "undo-intent") concluded by an outcome record, the
+ * "run-begin" at I by its "run-end"? (Other events: true.) And the indexes of every step that is
+ * not: an apply or rollback that did not finish (killed, power lost) left its target in an unknown
+ * state. Both read the record's "finished", worked out when the log was read. */
 bool changelog_step_finished(const struct log_read *lr, size_t i);
 size_t changelog_unfinished(const struct log_read *lr, size_t **ret);
 

@@ -126,6 +126,15 @@ static bool reboot_required(const struct plan *p)
         return false;
 }
 
+/* Why logging change C (its intent, or the run-begin before it) failed with RC. */
+static char *append_failure(const struct change *c, long rc)
+{
+        return rc == -EFBIG ? xasprintf("%s (rule %s): refused: the change log would pass the size it can be read "
+                                          "back at (%u MiB)",
+                                          c->target, c->rule, CHANGELOG_READ_MAX >> 20)
+                              : xasprintf("cannot write the change log: %s", strerror((int)-rc));
+}
+
 /* Undo the changes of this run that were done, newest first, logging each. */
 static void undo_run(struct root *r, struct changelog *log, const struct log_context *ctx, const struct plan *p,
                      const long *done_seq, size_t upto)
@@ -164,6 +173,8 @@ static int begin_run(struct root *r, bool wait, int *ret_lock, struct changelog 
                 close(lock_fd);
                 return cli_error("cannot open the change log %s: %s", CHANGELOG_PATH, changelog_strerror(rc));
         }
+        if (changelog_note(log))
+                fprintf(stderr, "llmtune: %s\n", changelog_note(log));
         struct log_read lr;
         rc = changelog_read(r, &lr);
         if (rc == 0) {
@@ -208,11 +219,22 @@ static int carry_out(struct cli *cli, const struct rule_env *env, const struct p
         size_t changed = 0;
         int exit_code = EXIT_OK;
         char *failure = NULL;
+        long begin = 0; /* this run's run-begin record */
         for (size_t i = 0; i < p->n; i++) {
                 const struct change *c = &p->v[i];
                 if (c->type == CHANGE_NOTE) {
                         status[i] = c->reboot ? "reboot-required" : "manual";
                         continue;
+                }
+                /* Before the first change: a run-begin, so a run killed between two changes (no
+                 * step left open) is still seen as unfinished until its run-end. */
+                if (begin == 0) {
+                        begin = changelog_run_begin(log, &ctx, "apply");
+                        if (begin < 0) {
+                                failure = append_failure(c, begin);
+                                status[i] = "failed";
+                                break;
+                        }
                 }
                 /* A change its kind may not make (a remedy aimed outside its area, a value that is
                  * syntax) is refused before it is logged: the log holds only changes rollback may undo. */
@@ -227,11 +249,7 @@ static int carry_out(struct cli *cli, const struct rule_env *env, const struct p
                 /* Intent first: a crash between here and the outcome leaves a record verify reports. */
                 long intent = changelog_append(log, &ctx, "intent", c, 0, NULL);
                 if (intent < 0) {
-                        failure = intent == -EFBIG
-                                          ? xasprintf("%s (rule %s): refused: the change log would pass the size it "
-                                                      "can be read back at (%u MiB)",
-                                                      c->target, c->rule, CHANGELOG_READ_MAX >> 20)
-                                          : xasprintf("cannot write the change log: %s", strerror((int)-intent));
+                        failure = append_failure(c, intent);
                         status[i] = "failed";
                         undo_run(r, log, &ctx, p, done, i);
                         break;
@@ -266,7 +284,18 @@ static int carry_out(struct cli *cli, const struct rule_env *env, const struct p
                 status[i] = rc == 1 ? "skipped" : "changed";
                 changed += rc == 0;
                 free(err);
+                test_point("outcome-logged", c->target);
         }
+        if (begin > 0) {
+                _cleanup_free_ char *how = failure ? xasprintf("failed (its changes were undone): %s", failure)
+                                                   : xasprintf("%zu changed", changed);
+                long e = changelog_run_end(log, &ctx, "apply", begin, how);
+                if (e < 0 && !failure)
+                        failure = xasprintf("cannot write the change log: %s", strerror((int)-e));
+        }
+        long head_seq;
+        char head_hash[65];
+        changelog_head(log, &head_seq, head_hash);
         changelog_close(log);
         close(lock_fd);
 
@@ -288,6 +317,7 @@ static int carry_out(struct cli *cli, const struct rule_env *env, const struct p
                 if (failure)
                         json_object_object_add(top, "error", json_object_new_string(failure));
                 json_object_object_add(top, "reboot_required", json_object_new_boolean(reboot_required(p)));
+                json_object_object_add(top, "head", changelog_head_json(head_seq, head_hash));
                 json_object *arr = json_object_new_array();
                 for (size_t i = 0; i < p->n; i++)
                         json_object_array_add(arr, change_json(&p->v[i], status[i] ? status[i] : "not-run", false));

@@ -104,6 +104,12 @@ static void print_table(struct cli *cli, const struct log_read *lr, const char *
                 }
                 if (rec->detail)
                         printf("%7s%s\n", "", rec->detail);
+                if (!changelog_step_finished(lr, i))
+                        printf("%7sunfinished: %s\n", "",
+                               streq(rec->event, "run-begin")
+                                       ? "no run-end: the run was interrupted (the next apply or rollback closes it)"
+                                       : "no outcome: the run was interrupted here (the next apply or rollback "
+                                         "closes it)");
         }
         if (!shown)
                 printf("no records of run %s\n", run);
@@ -123,13 +129,14 @@ static void print_runs(const struct log_read *lr, bool json)
         for (size_t k = 0; k < runs.n; k++) {
                 const struct log_record *first = NULL, *last = NULL;
                 size_t done = 0, undone = 0, failed = 0;
-                bool undo = false;
+                bool undo = false, unfinished = false;
                 for (size_t i = 0; i < lr->n; i++) {
                         const struct log_record *r = &lr->v[i];
                         if (!streq(r->run, runs.v[k]))
                                 continue;
                         first = first ? first : r;
                         last = r;
+                        unfinished |= !changelog_step_finished(lr, i);
                         done += streq(r->event, "done");
                         undone += streq(r->event, "undone");
                         failed += streq(r->event, "failed") || streq(r->event, "undo-failed");
@@ -147,11 +154,13 @@ static void print_runs(const struct log_read *lr, bool json)
                         json_object_object_add(o, "done", json_object_new_int64((int64_t)done));
                         json_object_object_add(o, "undone", json_object_new_int64((int64_t)undone));
                         json_object_object_add(o, "failed", json_object_new_int64((int64_t)failed));
+                        json_object_object_add(o, "finished", json_object_new_boolean(!unfinished));
                         json_object_array_add(arr, o);
                 } else
-                        printf("%-36s  %-20s  %-20s  %-8s  %5zu  %6zu  %6zu  %s (%s)\n", runs.v[k], first->time ? first->time : "?",
-                               last->time ? last->time : "?", kind, done, undone, failed, first->profile ? first->profile : "?",
-                               first->host ? first->host : "?");
+                        printf("%-36s  %-20s  %-20s  %-8s  %5zu  %6zu  %6zu  %s (%s)%s\n", runs.v[k],
+                               first->time ? first->time : "?", last->time ? last->time : "?", kind, done, undone, failed,
+                               first->profile ? first->profile : "?", first->host ? first->host : "?",
+                               unfinished ? "  UNFINISHED" : "");
         }
         if (json) {
                 json_print(stdout, arr);
@@ -204,6 +213,8 @@ static int log_cmd(struct cli *cli, int argc, char **argv)
         /* The log is shown as it is; a broken chain is for verify to judge, but never silent. */
         for (size_t i = 0; i < lr.n_problems; i++)
                 fprintf(stderr, "llmtune: warning: %s\n", lr.problems[i].message);
+        if (lr.head_note)
+                fprintf(stderr, "llmtune: note: %s\n", lr.head_note);
         if (lr.n_problems)
                 fprintf(stderr, "llmtune: the change log is damaged or was altered; see `llmtune verify`\n");
         log_read_free(&lr);
@@ -216,8 +227,9 @@ const struct command cmd_log = {
         .usage = "Usage: llmtune [--root DIR] log [--run ID | --runs] [--json]\n"
                  "\n"
                  "Print the change log (" CHANGELOG_PATH "): one record per step of every apply and\n"
-                 "rollback, with its sequence number, time, event (intent, done, failed, undo-intent, undone,\n"
-                 "undo-failed), the record it concludes or reverses (OF), rule, type, target, and under each\n"
+                 "rollback, with its sequence number, time, event (run-begin, intent, done, failed, undo-intent,\n"
+                 "undone, undo-failed, run-end), the record it concludes or reverses (OF), rule, type, target\n"
+                 "(for run-begin and run-end: apply or rollback), and under each\n"
                  "intent before -> after (files: size and the start of the content's SHA-256; the contents\n"
                  "are kept in " CHANGELOG_DIR "/backups).\n"
                  "\n"
@@ -225,7 +237,8 @@ const struct command cmd_log = {
                  "\n"
                  "  -r, --run ID   only the records of this run (an apply or rollback)\n"
                  "      --runs     one line per run: id, first and last time, kind (apply, rollback),\n"
-                 "                 done, undone and failed steps, profile and host (with --json: an array)\n"
+                 "                 done, undone and failed steps, profile and host, UNFINISHED when it did not\n"
+                 "                 end (with --json: an array; \"finished\")\n"
                  "  -j, --json     the records as a JSON array, exactly as logged\n"
                  "\n"
                  "Records whose hash chain is broken are shown and warned about; `llmtune verify` checks.\n"

@@ -130,6 +130,8 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
         };
         enum scope scope = SCOPE_NONE;
         char *run = NULL;
+        long head_seq = 0; /* the log's last record after this rollback (--json "head") */
+        char head_hash[65] = "";
         long to = 0;
         bool force = false, json = false, dry_run = false;
         int wait = -1;
@@ -190,6 +192,8 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                 struct changelog *rlog = NULL;
                 struct strv msgs = {0};
                 rc = changelog_open(r, &rlog);
+                if (rc == 0 && changelog_note(rlog))
+                        fprintf(stderr, "llmtune: %s\n", changelog_note(rlog));
                 if (rc == 0)
                         rc = changelog_recover(rlog, &lr, &msgs, NULL);
                 changelog_close(rlog);
@@ -314,7 +318,17 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                 exit_code = cli_error("cannot open the change log: %s", changelog_strerror(rc));
                 goto out;
         }
+        if (changelog_note(log))
+                fprintf(stderr, "llmtune: %s\n", changelog_note(log));
         run = changelog_run_id();
+        struct log_context run_ctx = {.run = run};
+        long begin = changelog_run_begin(log, &run_ctx, "rollback");
+        if (begin < 0) {
+                exit_code = cli_error("cannot write the change log: %s", strerror((int)-begin));
+                changelog_head(log, &head_seq, head_hash);
+                changelog_close(log);
+                goto out;
+        }
         for (size_t i = n; i-- > 0;) {
                 if (!pick[i])
                         continue;
@@ -357,7 +371,16 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                 report(done, rec, rc == 1 && ch->type == CHANGE_COMMAND && ch->undo.n == 0 ? "manual" : "restored", json);
                 undone++;
                 free(err);
+                test_point("outcome-logged", ch->target);
         }
+        {
+                _cleanup_free_ char *how = exit_code != EXIT_OK ? xasprintf("stopped: %zu rolled back", undone)
+                                                                : xasprintf("%zu rolled back", undone);
+                long e = changelog_run_end(log, &run_ctx, "rollback", begin, how);
+                if (e < 0 && exit_code == EXIT_OK)
+                        exit_code = cli_error("cannot write the change log: %s", strerror((int)-e));
+        }
+        changelog_head(log, &head_seq, head_hash);
         changelog_close(log);
         report(NULL, NULL, NULL, json);
         if (!json)
@@ -373,6 +396,11 @@ out:
                 json_object_object_add(top, "refused", json_object_new_boolean(json_object_array_length(conflicts) > 0));
                 json_object_object_add(top, "conflicts", json_object_get(conflicts));
                 json_object_object_add(top, "changes", json_object_get(done));
+                if (head_seq == 0) {
+                        head_seq = lr.end_seq;
+                        memcpy(head_hash, lr.end_hash, sizeof(head_hash));
+                }
+                json_object_object_add(top, "head", changelog_head_json(head_seq, head_hash));
                 json_print(stdout, top);
                 json_object_put(top);
         }

@@ -87,6 +87,10 @@ static void check_one(struct root *root, const struct log_record *rec, struct ch
 
 static char *unfinished_message(const struct log_record *rec)
 {
+        if (streq(rec->event, "run-begin"))
+                return xasprintf("%s of run %s did not finish: it began at record %ld and has no run-end (killed "
+                                 "or stopped, possibly between two changes)",
+                                 rec->change.target ? rec->change.target : "run", rec->run ? rec->run : "?", rec->seq);
         bool undo = streq(rec->event, "undo-intent");
         return xasprintf("%s of run %s did not finish: change %ld (%s) is in an unknown state",
                          undo ? "rollback" : "apply", rec->run ? rec->run : "?", undo && rec->ref ? rec->ref : rec->seq,
@@ -119,8 +123,29 @@ static json_object *state_json(const struct change *c, const char *v)
         return json_object_new_string(buf);
 }
 
+/* --expect-head SEQ:HASH, parsed, and what the log says about it. */
+struct expect_head {
+        bool set;
+        long seq;
+        char hash[65];
+        bool found;    /* the log holds record SEQ with hash HASH */
+        char *message; /* why not */
+};
+
+static json_object *head_file_json(const struct log_read *lr)
+{
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "path", json_object_new_string(CHANGELOG_HEAD));
+        json_object_object_add(o, "state", json_object_new_string(lr->head_state ? lr->head_state : "none"));
+        json_object_object_add(o, "seq", lr->head_seq ? json_object_new_int64(lr->head_seq) : NULL);
+        json_object_object_add(o, "hash", lr->head_seq ? json_object_new_string(lr->head_hash) : NULL);
+        json_object_object_add(o, "note", str_or_null(lr->head_note));
+        return o;
+}
+
 static void print_json(struct cli *cli, const struct log_read *lr, const struct check *ck, size_t n_ck,
-                       const struct strv *unfinished, const size_t *unf_idx, const char *status)
+                       const struct strv *unfinished, const size_t *unf_idx, const char *status,
+                       const struct expect_head *eh)
 {
         json_object *top = json_object_new_object();
         json_object_object_add(top, "format", json_object_new_int(1));
@@ -137,6 +162,18 @@ static void print_json(struct cli *cli, const struct log_read *lr, const struct 
         json_object_object_add(chain, "intact", json_object_new_boolean(lr->n_problems == 0));
         json_object_object_add(chain, "problems", probs);
         json_object_object_add(top, "chain", chain);
+        /* The log's last record (keep its "anchor" off the machine: verify --expect-head) and
+         * how it compares with the head file. */
+        json_object_object_add(top, "head", changelog_head_json(lr->end_seq, lr->end_hash));
+        json_object_object_add(top, "head_file", head_file_json(lr));
+        if (eh->set) {
+                json_object *e = json_object_new_object();
+                json_object_object_add(e, "seq", json_object_new_int64(eh->seq));
+                json_object_object_add(e, "hash", json_object_new_string(eh->hash));
+                json_object_object_add(e, "found", json_object_new_boolean(eh->found));
+                json_object_object_add(e, "message", str_or_null(eh->message));
+                json_object_object_add(top, "expected_head", e);
+        }
         json_object *unf = json_object_new_array();
         for (size_t i = 0; i < unfinished->n; i++) {
                 const struct log_record *rec = &lr->v[unf_idx[i]];
@@ -171,19 +208,75 @@ static void print_json(struct cli *cli, const struct log_read *lr, const struct 
         json_object_put(top);
 }
 
+/* SEQ:HASH as the "anchor" of verify/apply/rollback --json prints it. */
+static bool parse_anchor(const char *s, struct expect_head *eh)
+{
+        const char *colon = strchr(s, ':');
+        if (!colon || colon == s || strspn(s, "0123456789") != (size_t)(colon - s) || strlen(colon + 1) != 64)
+                return false;
+        errno = 0;
+        eh->seq = strtol(s, NULL, 10);
+        if (errno || eh->seq <= 0)
+                return false;
+        for (const char *p = colon + 1; *p; p++)
+                if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+                        return false;
+        memcpy(eh->hash, colon + 1, 65);
+        eh->set = true;
+        return true;
+}
+
+/* Does the log hold record SEQ with hash HASH? Its chain (checked apart) links every later record
+ * to it, so a log that does was not cut before SEQ, whatever the files on the machine say. */
+static void check_expected_head(const struct log_read *lr, struct expect_head *eh)
+{
+        const struct log_record *rec = NULL;
+        for (size_t i = lr->n; i-- > 0 && !rec;)
+                if (lr->v[i].seq == eh->seq)
+                        rec = &lr->v[i];
+        if (rec && streq(rec->hash, eh->hash)) {
+                eh->found = true;
+                return;
+        }
+        if (rec)
+                eh->message = xasprintf("record %ld of the log has hash %.16s..., not the expected %.16s...: the "
+                                        "log was rewritten from there on",
+                                        eh->seq, rec->hash, eh->hash);
+        else if (lr->n == 0)
+                eh->message = xasprintf("the log holds no records, but record %ld (hash %.16s...) was expected: the "
+                                        "log was deleted or emptied",
+                                        eh->seq, eh->hash);
+        else if (eh->seq > lr->end_seq)
+                eh->message = xasprintf("the log ends at record %ld, but record %ld (hash %.16s...) was expected: "
+                                        "records %ld to %ld were cut off",
+                                        lr->end_seq, eh->seq, eh->hash, lr->end_seq + 1, eh->seq);
+        else
+                eh->message = xasprintf("the log holds no record %ld (hash %.16s...): it was cut or rewritten",
+                                        eh->seq, eh->hash);
+}
+
 static int verify_cmd(struct cli *cli, int argc, char **argv)
 {
         static const struct option opts[] = {
                 {"json", no_argument, NULL, 'j'},
                 {"verbose", no_argument, NULL, 'v'},
+                {"expect-head", required_argument, NULL, 'E'},
                 {},
         };
         bool json = false, verbose = false;
+        struct expect_head eh = {0};
         int c;
         while ((c = getopt_long(argc, argv, "jv", opts, NULL)) != -1)
                 switch (c) {
                 case 'j': json = true; break;
                 case 'v': verbose = true; break;
+                case 'E':
+                        if (!parse_anchor(optarg, &eh))
+                                return cli_error("--expect-head takes SEQ:HASH (the \"anchor\" of verify, apply "
+                                                 "or rollback --json: a sequence number, ':', 64 lowercase hex "
+                                                 "digits), not '%s'",
+                                                 optarg);
+                        break;
                 default: return cli_usage_error("verify");
                 }
         if (optind < argc)
@@ -219,13 +312,16 @@ static int verify_cmd(struct cli *cli, int argc, char **argv)
                 check_one(root, &lr.v[idx[i]], &ck[i]);
                 count[ck[i].status]++;
         }
-        bool findings = lr.n_problems || unfinished.n || count[CHECK_DRIFT];
-        const char *status = findings ? (lr.n_problems ? "tampered" : unfinished.n ? "unfinished" : "drift")
+        if (eh.set)
+                check_expected_head(&lr, &eh);
+        bool cut = eh.set && !eh.found;
+        bool findings = lr.n_problems || cut || unfinished.n || count[CHECK_DRIFT];
+        const char *status = findings ? (lr.n_problems || cut ? "tampered" : unfinished.n ? "unfinished" : "drift")
                                       : count[CHECK_ERROR] ? "error" : "clean";
 
         if (json)
-                print_json(cli, &lr, ck, n_ck, &unfinished, unf_idx, status);
-        else if (lr.n == 0 && lr.n_problems == 0)
+                print_json(cli, &lr, ck, n_ck, &unfinished, unf_idx, status, &eh);
+        else if (lr.n == 0 && lr.n_problems == 0 && !cut)
                 printf("no changes recorded\n");
         else {
                 const char *off = cli_color(cli, "\033[0m"), *red = cli_color(cli, "\033[31m"),
@@ -236,7 +332,15 @@ static int verify_cmd(struct cli *cli, int argc, char **argv)
                         for (size_t i = 0; i < lr.n_problems; i++)
                                 printf("tampered: %s\n", lr.problems[i].message);
                 } else
-                        printf("change log: %zu records, hash chain intact\n", lr.n);
+                        printf("change log: %zu records, hash chain intact, ends at record %ld (%s)\n", lr.n, lr.end_seq,
+                               lr.end_hash);
+                if (cut)
+                        printf("%stampered: --expect-head %ld:%s: %s%s\n", red, eh.seq, eh.hash, eh.message, off);
+                else if (eh.set)
+                        printf("expected head found: record %ld with hash %.16s... (nothing before it was cut)\n", eh.seq,
+                               eh.hash);
+                if (lr.head_note)
+                        printf("note: %s\n", lr.head_note);
                 for (size_t i = 0; i < unfinished.n; i++)
                         printf("%sunfinished%s: %s\n", red, off, unfinished.v[i]);
                 for (size_t i = 0; i < n_ck; i++) {
@@ -260,6 +364,7 @@ static int verify_cmd(struct cli *cli, int argc, char **argv)
         free(ck);
         free(idx);
         free(unf_idx);
+        free(eh.message);
         strv_free(&unfinished);
         log_read_free(&lr);
         return findings ? EXIT_FINDINGS : count[CHECK_ERROR] ? EXIT_ERROR : EXIT_OK;
@@ -329,7 +434,7 @@ int verify_state_read(struct root *root, struct verify_state *ret)
 const struct command cmd_verify = {
         .name = "verify",
         .summary = "check the change log's integrity and that applied changes are still in force",
-        .usage = "Usage: llmtune [--root DIR] verify [--verbose] [--json]\n"
+        .usage = "Usage: llmtune [--root DIR] verify [--verbose] [--json] [--expect-head SEQ:HASH]\n"
                  "\n"
                  "Check the change log (" CHANGELOG_PATH "): every record's SHA-256 hash and its link to\n"
                  "the record before it, so an edited, removed or reordered record is reported with its\n"
@@ -340,11 +445,21 @@ const struct command cmd_verify = {
                  "A running apply or rollback is waited for (a shared lock), so the log read is never a\n"
                  "run in progress. The next apply or rollback closes unfinished steps after reading\n"
                  "their targets again (records with \"recovered after an interrupted run\").\n"
+                 "The log's end is checked against its head file (" CHANGELOG_HEAD ", SEQ:HASH of the\n"
+                 "last record, replaced with each record): a truncated or deleted log is reported as\n"
+                 "tampered, naming the records cut off. An apply or rollback writes run-begin and run-end\n"
+                 "records around its changes; a run-begin without its run-end is an unfinished run.\n"
                  "\n"
-                 "  -v, --verbose  also list every change found as applied\n"
-                 "  -j, --json     machine-readable output (every change, with its status)\n"
+                 "  -v, --verbose            also list every change found as applied\n"
+                 "  -j, --json               machine-readable output (every change, with its status; \"head\":\n"
+                 "                           the last record's seq, hash and anchor SEQ:HASH)\n"
+                 "      --expect-head SEQ:HASH\n"
+                 "                           the log must hold record SEQ with hash HASH (an anchor kept\n"
+                 "                           off the machine): proves nothing was cut even if the log and\n"
+                 "                           its head file were both rewritten; if not, status tampered\n"
                  "\n"
-                 "Exit status: 0 clean (also when nothing was recorded), 2 drift, a broken chain or an\n"
-                 "unfinished step, 1 the log cannot be read or a target could not be checked.\n",
+                 "Exit status: 0 clean (also when nothing was recorded), 2 drift, a broken chain, a cut log\n"
+                 "(head file or --expect-head) or an unfinished step, 1 the log cannot be read or a target\n"
+                 "could not be checked.\n",
         .run = verify_cmd,
 };

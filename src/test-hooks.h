@@ -15,7 +15,9 @@
  *
  * Crash points are the moments between logging a change's intent and logging its outcome: right
  * after the intent record, inside a file replacement between writing the temporary file and
- * renaming it over the target, and after the change is made but before its outcome is logged.
+ * renaming it over the target, and after the change is made but before its outcome is logged;
+ * and right after an outcome is logged ("outcome-logged"), between two changes of a run (or
+ * between its last change and its run-end record).
  */
 #pragma once
 

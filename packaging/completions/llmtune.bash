@@ -31,7 +31,7 @@ _llmtune_options()
         rollback) echo "--last-run -l --to -t --all -a --force -f --wait -w --no-wait --dry-run -n --json -j" ;;
         recommend | profiles) echo "--json -j" ;;
         log) echo "--run -r --runs --json -j" ;;
-        verify) echo "--verbose -v --json -j" ;;
+        verify) echo "--verbose -v --json -j --expect-head" ;;
         explain) echo "--list -l --profile -p --json -j" ;;
         exec) echo "--gpu -g --local-rank -l --node -N --policy -p --mem -m --strict -s --dry-run -n --verbose -v" ;;
         affinity) echo "--gpu -g --policy -p --installed -i" ;;

@@ -16,6 +16,7 @@ Without ansible-playbook it skips (exit 77), or fails when LLMTUNE_REQUIRE_ALL=1
 import argparse
 import hashlib
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -234,6 +235,12 @@ def main():
                 else c.get('status')) for c in check_changes]
         check(real == dry, 'check mode and real changes differ: %s' % [x for x in zip(dry, real) if x[0] != x[1]][:5])
         check(res.get('reboot_required') is True, 'first apply: reboot_required not true')
+        # The change log's head comes back, for the playbook to keep off the machine; verify
+        # --expect-head with it passes on the machine as it is.
+        anchor = (res.get('head') or {}).get('anchor', '')
+        v = subprocess.run([llmtune, '--root', root, 'verify', '--expect-head', anchor], capture_output=True, text=True)
+        check(re.fullmatch(r'[0-9]+:[0-9a-f]{64}', anchor) is not None and v.returncode == 0,
+              'first apply: head %s, verify --expect-head rc %d' % (res.get('head'), v.returncode))
         check(any(d.get('after_header', '').startswith('/etc/') for d in res.get('diff') or []), 'first apply: no diff')
         applied = tree(root, skip_log=True)
         check(applied != tree(os.path.join(args.roots, ROOT), skip_log=True), 'first apply changed nothing on disk')

@@ -29,10 +29,20 @@ fixture roots. One part per run (meson test reliability-PART):
             original tree restored.
   lostupdate  a line appended to /etc/fstab by another process between plan and rename: apply
             fails that change naming the file, keeps the line and undoes its run.
+  head      the log's end is anchored: a log cut at its end or deleted is reported (verify exit 2,
+            naming what is missing) and not continued by apply; verify --expect-head SEQ:HASH finds
+            a cut even when the log and its head file were both rewritten; apply, verify and
+            rollback --json report the head; a log from before the head file is accepted and gets one.
+  runs      apply and rollback killed between two changes (after an outcome, before the next
+            intent): verify and log report the run unfinished (run-begin without run-end); the next
+            run recovers it and the tree equals an uninterrupted run's.
+  bytes     the hash covers the line's bytes: tests/e2e/logcheck.py (hashlib and byte slicing only)
+            checks a real log and agrees with verify; a CRLF or a space added is an edit.
 
     reliability.py --llmtune BIN --roots DIR --part PART
 """
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -604,7 +614,8 @@ def history_log(tool, root, records, profile='rtx4090-ws'):
     path = os.path.join(root, LOG_DIR, 'changelog.jsonl')
     with open(path) as f:
         run = [json.loads(line) for line in f]
-    pairs = [(run[k], run[k + 1]) for k in range(0, len(run) - 1, 2)
+    # (the run's run-begin and run-end records stand around its pairs)
+    pairs = [(run[k], run[k + 1]) for k in range(len(run) - 1)
              if run[k]['event'] == 'intent' and run[k + 1]['event'] == 'done']
     values = [p for p in pairs if p[1]['type'] == 'value']
     history = max(0, records - len(run))
@@ -639,6 +650,8 @@ def history_log(tool, root, records, profile='rtx4090-ws'):
             rec.pop('hash', None)
             rec['hash'] = prev = _record_hash(rec)
             f.write(json.dumps(rec, separators=(',', ':'), ensure_ascii=False) + '\n')
+    with open(os.path.join(root, LOG_DIR, 'changelog.head'), 'w') as f:
+        f.write(f'{len(out_recs)}:{prev}\n')  # the log's new end (see part head)
     return len(out_recs), len(pairs) + reapplies * len(values)
 
 
@@ -670,8 +683,9 @@ def _longlog(tool, roots, tmp, args):
     check(not d, f'the tree equals the original (differs: {d[:5]})')
     rc, out, err = tool.run(root, 'verify', '--json')
     v = json.loads(out) if rc == 0 else {}
-    check(rc == 0 and v.get('records') == n + 2 * in_force and v.get('status') == 'clean',
-          f'verify: clean, {n + 2 * in_force} records (rc {rc}: {out.strip()[-200:]} {err.strip()[-200:]})')
+    # two records per change undone, and the rollback's run-begin and run-end
+    check(rc == 0 and v.get('records') == n + 2 * in_force + 2 and v.get('status') == 'clean',
+          f'verify: clean, {n + 2 * in_force + 2} records (rc {rc}: {out.strip()[-200:]} {err.strip()[-200:]})')
     rc, out, err = tool.run(root, 'rollback', '--all')
     check(rc == 0 and 'nothing to roll back' in out, f'a second rollback --all finds nothing ({out.strip()[-200:]})')
     figures['records'] = n
@@ -807,7 +821,218 @@ def _kills(tool, roots, tmp, runs, rnd):
     figures['seconds'] = round(secs, 1)
 
 
-PARTS = {'longlog': longlog, 'logbound': logbound, 'metadata': metadata, 'rootshape': rootshape, 'output': output, 'renames': renames, 'lostupdate': lostupdate, 'backups': backups, 'lock': lock, 'debris': debris, 'kills': kills}
+# --- head, runs, bytes: the log's end, run records, the bytes as written (issue 15 item 3) -------------
+
+HEAD = os.path.join(LOG_DIR, 'changelog.head')
+LOGFILE = os.path.join(LOG_DIR, 'changelog.jsonl')
+WS = ('ws-4090', 'rtx4090-ws')
+
+
+def jrun(tool, root, *args):
+    rc, out, err = tool.run(root, *args)
+    try:
+        return rc, json.loads(out), err
+    except ValueError:
+        return rc, {}, err + out
+
+
+def read(path, mode='rb'):
+    with open(path, mode) as f:
+        return f.read()
+
+
+def write(path, data):
+    with open(path, 'wb') as f:
+        f.write(data)
+
+
+def head(tool, roots, tmp, args):
+    """A cut or deleted log is found; --expect-head proves nothing was cut; old logs get a head."""
+    root = copy_root(roots, WS[0], os.path.join(tmp, 'head'))
+    ap = ['apply', '--profile', WS[1], '--json']
+    rc, a1, err = jrun(tool, root, *ap, '--rule', 'gpu-affinity-map')
+    check(rc == 0 and a1.get('head') and a1['changed'] == 1, f'first apply reports its head ({a1.get("head")}, {err.strip()[-200:]})')
+    anchor1 = a1['head']['anchor']
+    check(read(os.path.join(root, HEAD)).decode() == anchor1 + '\n', f'the head file holds the anchor {anchor1[:20]}...')
+    rc, a2, err = jrun(tool, root, *ap, '--rule', 'cpu-governor')
+    anchor2 = a2.get('head', {}).get('anchor', '')
+    rc, v, err = jrun(tool, root, 'verify', '--json')
+    check(rc == 0 and v['head']['anchor'] == anchor2 and v['head_file']['state'] == 'ok' and
+          read(os.path.join(root, HEAD)).decode() == anchor2 + '\n',
+          f'verify --json reports the same head as apply --json and the head file ({v.get("head")}, rc {rc})')
+    rc, out, err = tool.run(root, 'verify', '--expect-head', anchor1)
+    check(rc == 0 and 'expected head found' in out, f'verify --expect-head of an earlier record: found (rc {rc})')
+    full, full_head = read(os.path.join(root, LOGFILE)), read(os.path.join(root, HEAD))
+    lines = full.splitlines(keepends=True)
+    seq1 = int(anchor1.split(':')[0])
+
+    # 1. The log truncated at a record boundary (its chain stays valid): found by the head file.
+    write(os.path.join(root, LOGFILE), b''.join(lines[:seq1]))
+    rc, v, err = jrun(tool, root, 'verify', '--json')
+    msgs = ' '.join(p['message'] for p in v.get('chain', {}).get('problems', []))
+    check(rc == 2 and v['status'] == 'tampered' and v['head_file']['state'] == 'cut' and
+          f'records {seq1 + 1} to {len(lines)} were cut off' in msgs,
+          f'truncated log: verify exit 2, tampered, names the records cut off (rc {rc}: {msgs[:200]})')
+    rc, out, err = tool.run(root, 'apply', '--profile', WS[1])
+    check(rc == 1 and 'cut off' in err and read(os.path.join(root, LOGFILE)) == b''.join(lines[:seq1]),
+          f'apply refuses to continue a cut log and writes nothing (rc {rc}: {err.strip()[-160:]})')
+    # 2. The log deleted.
+    os.unlink(os.path.join(root, LOGFILE))
+    rc, out, err = tool.run(root, 'verify')
+    check(rc == 2 and 'the log was deleted' in out and 'no changes recorded' not in out,
+          f'deleted log: verify exit 2, says it was deleted (rc {rc}: {out.strip()[:200]})')
+    # 3. Both files rewritten to an earlier end (the second apply's records cut, the head made to
+    #    match): only the anchor kept off the machine tells.
+    write(os.path.join(root, LOGFILE), b''.join(lines[:seq1]))
+    write(os.path.join(root, HEAD), (anchor1 + '\n').encode())
+    rc, out, err = tool.run(root, 'verify')
+    check(rc == 0, f'log and head both cut back to the first apply: verify alone cannot tell (rc {rc})')
+    rc, out, err = tool.run(root, 'verify', '--expect-head', anchor2)
+    check(rc == 2 and 'cut off' in out and 'tampered' in out,
+          f'verify --expect-head with the cut log: exit 2, says what was cut (rc {rc}: {out.strip()[:300]})')
+    rc, v, err = jrun(tool, root, 'verify', '--json', '--expect-head', anchor2)
+    check(rc == 2 and v['status'] == 'tampered' and v['expected_head']['found'] is False,
+          f'verify --json --expect-head: status tampered, expected_head.found false (rc {rc})')
+    bad = anchor2.split(':')[0] + ':' + '0' * 64
+    write(os.path.join(root, LOGFILE), full)
+    write(os.path.join(root, HEAD), full_head)
+    rc, out, err = tool.run(root, 'verify', '--expect-head', bad)
+    check(rc == 2 and 'not the expected' in out, f'--expect-head with another hash for the record: exit 2 (rc {rc})')
+    rc, out, err = tool.run(root, 'verify', '--expect-head', 'nonsense')
+    check(rc == 1 and 'SEQ:HASH' in err, f'--expect-head with a malformed anchor is a usage error (rc {rc})')
+    # 4. rollback --json reports the head after its records.
+    rc, rb, err = jrun(tool, root, 'rollback', '--all', '--json')
+    rc2, v, err2 = jrun(tool, root, 'verify', '--json')
+    check(rc == 0 and rb.get('head') and rb['head'] == v['head'] and rc2 == 0,
+          f'rollback --json reports the head verify then finds (rc {rc}, {rb.get("head")})')
+
+    # 5. A log written before the head file (no head, no run records, hashes by re-serialising):
+    #    accepted, and the next apply creates the head and says so.
+    old = copy_root(roots, WS[0], os.path.join(tmp, 'head-old'))
+    rc, out, err = tool.run(old, 'apply', '--profile', WS[1], '--rule', 'gpu-affinity-map')
+    recs = [json.loads(l) for l in read(os.path.join(old, LOGFILE)).splitlines()]
+    recs = [r for r in recs if r['event'] not in ('run-begin', 'run-end')]
+    prev, out_lines = '0' * 64, []
+    renumber = {r['seq']: i for i, r in enumerate(recs, 1)}
+    for i, r in enumerate(recs, 1):
+        r = {k: v for k, v in r.items() if k != 'hash'}
+        r['seq'], r['prev'] = i, prev
+        if r['ref']:
+            r['ref'] = renumber[r['ref']]
+        r['hash'] = prev = hashlib.sha256(json.dumps(r, separators=(',', ':'), ensure_ascii=False).encode()).hexdigest()
+        out_lines.append(json.dumps(r, separators=(',', ':'), ensure_ascii=False) + '\n')
+    write(os.path.join(old, LOGFILE), ''.join(out_lines).encode())
+    os.unlink(os.path.join(old, HEAD))
+    rc, v, err = jrun(tool, old, 'verify', '--json')
+    check(rc == 0 and v['status'] == 'clean' and v['head_file']['state'] == 'absent' and v['head_file']['note'],
+          f'old log without a head file: verify clean, with a note (rc {rc}, {v.get("head_file")})')
+    rc, out, err = tool.run(old, 'apply', '--profile', WS[1], '--rule', 'gpu-affinity-map')
+    check(rc == 0 and 'created' in err and read(os.path.join(old, HEAD)).decode() == f'{len(recs)}:{prev}\n',
+          f'the next apply creates the head file at the old log\'s end and says so (rc {rc}: {err.strip()[-200:]})')
+    rc, v, err = jrun(tool, old, 'verify', '--json')
+    check(rc == 0 and v['head_file']['state'] == 'ok', f'then verify checks the end (rc {rc})')
+
+
+def first_point(tool, root, args, what, skip=0):
+    """The number of the first crash point WHAT (after SKIP of them) of ARGS, found on a copy."""
+    probe = root + '-points'
+    shutil.rmtree(probe, ignore_errors=True)
+    subprocess.run(['cp', '-a', root, probe], check=True)
+    points = probe + '.txt'
+    tool.run(probe, *args, env={'LLMTUNE_TEST_POINTS': points})
+    shutil.rmtree(probe)
+    found = [int(l.split(' ', 2)[0]) for l in open(points).read().splitlines() if l.split(' ', 2)[1] == what]
+    os.unlink(points)
+    return found[skip] if len(found) > skip else None
+
+
+def runs(tool, roots, tmp, args):
+    """A run killed between two changes is unfinished until the next run closes it."""
+    orig = copy_root(roots, WS[0], os.path.join(tmp, 'runs-orig'))
+    ref = copy_root(roots, WS[0], os.path.join(tmp, 'runs-ref'))
+    apply = ['apply', '--profile', WS[1], '--rule', 'cpu-governor']
+    rc, out, err = tool.run(ref, *apply)
+    root = copy_root(roots, WS[0], os.path.join(tmp, 'runs'))
+    n = first_point(tool, root, apply, 'outcome-logged')
+    check(n is not None, f'apply has a crash point after its first outcome (point {n})')
+    rc, out, err = tool.run(root, *apply, env={'LLMTUNE_TEST_KILL_AT': str(n)})
+    check(rc == -signal.SIGKILL, f'apply killed after its first change\'s outcome (rc {rc})')
+    recs = [json.loads(l) for l in read(os.path.join(root, LOGFILE)).splitlines()]
+    check([r['event'] for r in recs] == ['run-begin', 'intent', 'done'],
+          f'the log holds the run-begin and one whole change, no open step ({[r["event"] for r in recs]})')
+    rc, v, err = jrun(tool, root, 'verify', '--json')
+    unf = v.get('unfinished', [])
+    check(rc == 2 and v['status'] == 'unfinished' and len(unf) == 1 and unf[0]['event'] == 'run-begin' and
+          v['chain']['intact'], f'verify: exit 2, the run is unfinished (rc {rc}, {v.get("status")}, {unf})')
+    rc, out, err = tool.run(root, 'log')
+    check(rc == 0 and 'unfinished: no run-end' in out, f'log shows the run unfinished (rc {rc})')
+    rc, lr, err = jrun(tool, root, 'log', '--runs', '--json')
+    check(rc == 0 and len(lr) == 1 and lr[0]['finished'] is False, f'log --runs --json: finished false ({lr})')
+    rc, out, err = tool.run(root, *apply)
+    check(rc == 0 and 'recovered' in err and 'run-end' in err, f'the next apply closes the run ({err.strip()[-200:]})')
+    rc, out, err = tool.run(root, 'verify')
+    check(rc == 0, f'verify is clean after recovery (rc {rc}: {out.strip()[-200:]})')
+    check(tree_diff(root, ref) == [], f'the tree equals an uninterrupted apply\'s ({tree_diff(root, ref)[:5]})')
+    rc, lr, err = jrun(tool, root, 'log', '--runs', '--json')
+    check(rc == 0 and all(r['finished'] for r in lr), f'log --runs: every run finished ({lr})')
+
+    # Rollback killed between two undos.
+    rb = ['rollback', '--all']
+    n = first_point(tool, root, rb, 'outcome-logged')
+    check(n is not None, f'rollback has a crash point after its first outcome (point {n})')
+    rc, out, err = tool.run(root, *rb, env={'LLMTUNE_TEST_KILL_AT': str(n)})
+    check(rc == -signal.SIGKILL, f'rollback killed after its first undo (rc {rc})')
+    rc, v, err = jrun(tool, root, 'verify', '--json')
+    unf = v.get('unfinished', [])
+    check(rc == 2 and v['status'] == 'unfinished' and len(unf) == 1 and unf[0]['event'] == 'run-begin',
+          f'verify: the rollback is unfinished (rc {rc}, {unf})')
+    rc, out, err = tool.run(root, *rb)
+    check(rc == 0 and 'run-end' in err, f'the next rollback closes it and completes (rc {rc}: {err.strip()[-200:]})')
+    rc, out, err = tool.run(root, 'verify')
+    check(rc == 0, f'verify is clean (rc {rc})')
+    check(tree_diff(root, orig) == [], f'the tree is the original again ({tree_diff(root, orig)[:5]})')
+
+
+def bytes_(tool, roots, tmp, args):
+    """logcheck.py checks a real log with hashlib and slicing; a CR or a space is an edit."""
+    root = copy_root(roots, WS[0], os.path.join(tmp, 'bytes'))
+    tool.run(root, 'apply', '--profile', WS[1])
+    tool.run(root, 'rollback', '--last-run')
+    checker = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'logcheck.py')
+    logdir = os.path.join(root, LOG_DIR)
+
+    def logcheck():
+        p = subprocess.run([sys.executable, checker, logdir], capture_output=True, text=True)
+        return p.returncode, p.stdout
+
+    rc, out = logcheck()
+    rc2, v, err = jrun(tool, root, 'verify', '--json')
+    check(rc == 0 and out.strip().splitlines()[-1] == 'head ' + v['head']['anchor'] and rc2 == 0,
+          f'logcheck.py passes a real log of an apply and a rollback and finds verify\'s head (rc {rc}: {out.strip()[-200:]})')
+    full = read(os.path.join(root, LOGFILE))
+    lines = full.splitlines(keepends=True)
+    k = 3  # line 4: a record in the middle
+    edits = {
+        'CRLF': lines[k][:-1] + b'\r\n',
+        'space after a colon': lines[k].replace(b'"event":', b'"event": ', 1),
+        'space at the end': lines[k][:-1] + b' \n',
+        'escaped slash': lines[k].replace(b'/', b'\\/', 1),
+    }
+    for what, line in edits.items():
+        check(line != lines[k] and json.loads(line) == json.loads(lines[k]), f'{what}: the record means the same JSON')
+        write(os.path.join(root, LOGFILE), b''.join(lines[:k] + [line] + lines[k + 1:]))
+        rc, v, err = jrun(tool, root, 'verify', '--json')
+        probs = v.get('chain', {}).get('problems', [])
+        check(rc == 2 and v['status'] == 'tampered' and any(p['seq'] == k + 1 and 'edited' in p['message'] for p in probs),
+              f'{what}: verify exit 2, record {k + 1} edited (rc {rc}: {probs[:1]})')
+        rc, out = logcheck()
+        check(rc == 1 and f'line {k + 1}:' in out, f'{what}: logcheck.py finds it too ({out.strip()[:120]})')
+    write(os.path.join(root, LOGFILE), full)
+    rc, out = logcheck()
+    check(rc == 0, 'the log put back passes again')
+
+
+PARTS = {'head': head, 'runs': runs, 'bytes': bytes_, 'longlog': longlog, 'logbound': logbound, 'metadata': metadata, 'rootshape': rootshape, 'output': output, 'renames': renames, 'lostupdate': lostupdate, 'backups': backups, 'lock': lock, 'debris': debris, 'kills': kills}
 
 
 def main():

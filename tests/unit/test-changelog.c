@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The change log: records and backups read back, the hash chain catching edited, removed and
- * reordered records, changes in force after a rollback, and the apply lock. */
+ * reordered records, the head file catching a cut or deleted log, the hash over the line's bytes
+ * (a CR or a space is an edit), run-begin/run-end, changes in force after a rollback, and the
+ * apply lock. */
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +25,7 @@ static void setup(void)
 }
 
 static char *log_path(void) { return xasprintf("%s%s", tmptree_path(), CHANGELOG_PATH); }
+static char *head_path(void) { return xasprintf("%s%s", tmptree_path(), CHANGELOG_HEAD); }
 
 static char *slurp(const char *path)
 {
@@ -246,8 +249,11 @@ START_TEST(truncated_and_missing_backup)
         struct log_read lr;
         ck_assert_int_eq(changelog_read(r, &lr), 0);
         ck_assert_uint_eq(lr.n, 3);
-        ck_assert_uint_eq(lr.n_problems, 1);
+        /* the incomplete line, and the head file naming record 4 */
+        ck_assert_uint_eq(lr.n_problems, 2);
         ck_assert_int_eq(lr.problems[0].seq, 4);
+        ck_assert_int_eq(lr.problems[1].seq, 4);
+        ck_assert_str_eq(lr.head_state, "cut");
         log_read_free(&lr);
         free(s);
         free(p);
@@ -341,6 +347,204 @@ START_TEST(short_write)
 }
 END_TEST
 
+/* Whole records cut off the end (the chain stays valid) and the log deleted: the head file names
+ * the last record, so both are found, and apply does not continue a cut log. */
+START_TEST(cut_log)
+{
+        struct root *r = open_root();
+        write_sample(r);
+        char *hp = head_path(), *head = slurp(hp);
+        struct strv l = {0};
+        log_lines(&l);
+        ck_assert_uint_eq(l.n, 4);
+        /* the head file is SEQ:HASH of the last record */
+        char *want = xasprintf("4:%.64s\n", strstr(l.v[3], ",\"hash\":\"") + strlen(",\"hash\":\""));
+        ck_assert_str_eq(head, want);
+        struct log_read lr;
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n_problems, 0);
+        ck_assert_str_eq(lr.head_state, "ok");
+        ck_assert_int_eq(lr.end_seq, 4);
+        log_read_free(&lr);
+
+        free(l.v[3]);
+        l.v[3] = NULL;
+        l.n = 3;
+        write_lines(&l);
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n_problems, 1);
+        ck_assert_int_eq(lr.problems[0].seq, 4);
+        ck_assert_ptr_nonnull(strstr(lr.problems[0].message, "records 4 to 4 were cut off"));
+        ck_assert_str_eq(lr.head_state, "cut");
+        log_read_free(&lr);
+        struct changelog *cl;
+        ck_assert_int_eq(changelog_open(r, &cl), -ESTALE);
+        ck_assert_ptr_nonnull(strstr(changelog_strerror(-ESTALE), "cut off"));
+
+        /* The log deleted: not "nothing applied". */
+        char *p = log_path();
+        ck_assert_int_eq(unlink(p), 0);
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n, 0);
+        ck_assert_uint_eq(lr.n_problems, 1);
+        ck_assert_ptr_nonnull(strstr(lr.problems[0].message, "the log was deleted"));
+        log_read_free(&lr);
+
+        /* A head one record behind (killed between the two writes) is a note, and opening brings
+         * it up to date. */
+        strv_free(&l);
+        unlink(p);
+        unlink(hp);
+        write_sample(r);
+        log_lines(&l);
+        char *h3 = xasprintf("3:%.64s\n", strstr(l.v[2], ",\"hash\":\"") + strlen(",\"hash\":\""));
+        spill(hp, h3);
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n_problems, 0);
+        ck_assert_str_eq(lr.head_state, "behind");
+        ck_assert_ptr_nonnull(lr.head_note);
+        log_read_free(&lr);
+        ck_assert_int_eq(changelog_open(r, &cl), 0);
+        ck_assert_ptr_nonnull(changelog_note(cl));
+        changelog_close(cl);
+        char *head2 = slurp(hp);
+        ck_assert_str_eq(head2, want);
+        /* Two behind is not a crash: records appended without the head. */
+        char *h2 = xasprintf("2:%.64s\n", strstr(l.v[1], ",\"hash\":\"") + strlen(",\"hash\":\""));
+        spill(hp, h2);
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n_problems, 1);
+        ck_assert_str_eq(lr.head_state, "appended");
+        log_read_free(&lr);
+        free(h2);
+        /* A head naming a record the log holds with another hash: the end was rewritten. */
+        spill(hp, "4:0000000000000000000000000000000000000000000000000000000000000000\n");
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n_problems, 1);
+        ck_assert_str_eq(lr.head_state, "replaced");
+        log_read_free(&lr);
+        ck_assert_int_eq(changelog_open(r, &cl), -ESTALE);
+        free(head2);
+        free(h3);
+        free(p);
+        free(want);
+        free(head);
+        free(hp);
+        strv_free(&l);
+        root_free(r);
+}
+END_TEST
+
+/* A log from before the head file: no problem; opening creates the head and says so. A log with
+ * run-begin records (written by a version that keeps the head) without one: its head was deleted. */
+START_TEST(old_log_without_head)
+{
+        struct root *r = open_root();
+        write_sample(r);
+        char *hp = head_path();
+        ck_assert_int_eq(unlink(hp), 0);
+        struct log_read lr;
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n_problems, 0);
+        ck_assert_str_eq(lr.head_state, "absent");
+        ck_assert_ptr_nonnull(lr.head_note);
+        log_read_free(&lr);
+        struct changelog *l;
+        ck_assert_int_eq(changelog_open(r, &l), 0);
+        ck_assert_ptr_nonnull(changelog_note(l));
+        ck_assert_ptr_nonnull(strstr(changelog_note(l), "created"));
+        long b = changelog_run_begin(l, &ctx, "apply");
+        ck_assert_int_eq(b, 5);
+        changelog_close(l);
+        ck_assert_int_eq(access(hp, F_OK), 0);
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_str_eq(lr.head_state, "ok");
+        log_read_free(&lr);
+        ck_assert_int_eq(unlink(hp), 0);
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n_problems, 1);
+        ck_assert_str_eq(lr.head_state, "missing");
+        log_read_free(&lr);
+        ck_assert_int_eq(changelog_open(r, &l), -ESTALE);
+        free(hp);
+        root_free(r);
+}
+END_TEST
+
+/* The hash covers the line's bytes: a space added inside, a CR before the newline, a space after
+ * the record are each an edit of that record, though the JSON still means the same. */
+START_TEST(bytes_as_written)
+{
+        struct root *r = open_root();
+        write_sample(r);
+        struct strv l = {0};
+        log_lines(&l);
+        const char *edits[] = {"space", "cr", "trailing"};
+        for (size_t k = 0; k < 3; k++) {
+                struct strv e = {0};
+                for (size_t i = 0; i < l.n; i++)
+                        strv_add(&e, l.v[i]);
+                char *line = e.v[1];
+                char *ev = strstr(line, "\"event\":");
+                ck_assert_ptr_nonnull(ev);
+                e.v[1] = k == 0 ? xasprintf("%.*s\"event\": %s", (int)(ev - line), line, ev + strlen("\"event\":"))
+                         : k == 1 ? xasprintf("%s\r", line)
+                                  : xasprintf("%s ", line);
+                free(line);
+                write_lines(&e);
+                struct log_read lr;
+                ck_assert_int_eq(changelog_read(r, &lr), 0);
+                ck_assert_msg(has_problem_at(&lr, 2), "%s edit of record 2 not found", edits[k]);
+                ck_assert_msg(strstr(lr.problems[0].message, "edited"), "%s: %s", edits[k], lr.problems[0].message);
+                log_read_free(&lr);
+                strv_free(&e);
+        }
+        write_lines(&l);
+        strv_free(&l);
+        root_free(r);
+}
+END_TEST
+
+/* A run-begin without its run-end is an unfinished run (killed between two changes: no open
+ * step), and recovery closes it. */
+START_TEST(run_records)
+{
+        struct root *r = open_root();
+        struct changelog *l;
+        ck_assert_int_eq(changelog_open(r, &l), 0);
+        long b = changelog_run_begin(l, &ctx, "apply");
+        ck_assert_int_eq(b, 1);
+        struct change v = {.rule = xstrdup("vm-swappiness"), .type = CHANGE_VALUE,
+                           .target = xstrdup("/proc/sys/vm/swappiness"), .before = xstrdup("60"), .after = xstrdup("1")};
+        ck_assert_int_eq(changelog_append(l, &ctx, "intent", &v, 0, NULL), 2);
+        ck_assert_int_eq(changelog_append(l, &ctx, "done", &v, 2, NULL), 3);
+        changelog_close(l);
+        struct log_read lr;
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n_problems, 0);
+        size_t *idx;
+        ck_assert_uint_eq(changelog_unfinished(&lr, &idx), 1);
+        ck_assert_str_eq(lr.v[idx[0]].event, "run-begin");
+        free(idx);
+        ck_assert_int_eq(changelog_open(r, &l), 0);
+        char *run = NULL;
+        ck_assert_int_eq(changelog_recover(l, &lr, NULL, &run), 1);
+        ck_assert_str_eq(run, "run-1");
+        free(run);
+        changelog_close(l);
+        log_read_free(&lr);
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n, 4);
+        ck_assert_str_eq(lr.v[3].event, "run-end");
+        ck_assert_int_eq(lr.v[3].ref, 1);
+        ck_assert_uint_eq(changelog_unfinished(&lr, &idx), 0);
+        free(idx);
+        log_read_free(&lr);
+        change_clear(&v);
+        root_free(r);
+}
+END_TEST
+
 START_TEST(missing_log)
 {
         struct root *r = open_root();
@@ -389,6 +593,10 @@ int main(void)
         tcase_add_test(tc, in_force_after_undo);
         tcase_add_test(tc, short_write);
         tcase_add_test(tc, missing_log);
+        tcase_add_test(tc, cut_log);
+        tcase_add_test(tc, old_log_without_head);
+        tcase_add_test(tc, bytes_as_written);
+        tcase_add_test(tc, run_records);
         tcase_add_test(tc, lock);
         tcase_add_test(tc, run_id);
         suite_add_tcase(s, tc);

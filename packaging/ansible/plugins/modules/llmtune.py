@@ -170,6 +170,14 @@ run:
   description: The change log's run id of this apply.
   type: str
   returned: when state is applied and not in check mode
+head:
+  description:
+    - The change log's last record after this apply or rollback, with keys seq, hash and anchor (C(SEQ:HASH)).
+    - Keep the anchor off the machine (a fact cache, a fleet report); C(llmtune verify --expect-head ANCHOR)
+      later proves that nothing up to that record was cut from the log, even if the log and its head file
+      were both rewritten.
+  type: dict
+  returned: when state is applied or rolled_back, not in check mode, and the log has records
 rolled_back:
   description: How many changes were restored (or, in check mode, would be).
   type: int
@@ -435,6 +443,8 @@ class Llmtune(object):
         n = int(doc.get('changed', 0))
         res = dict(changed=n > 0 or setup, root=self.root, profile=doc.get('profile'), run=doc.get('run'),
                    changes=doc.get('changes', []), changes_count=n, reboot_required=bool(doc.get('reboot_required')))
+        if doc.get('head'):
+            res['head'] = doc['head']
         if doc.get('failed') or rc != 0:
             # The error names the target, the rule and the reason; the run was undone.
             reason = doc.get('error') or (err or '').strip() or 'exit status %d' % rc
@@ -465,6 +475,8 @@ class Llmtune(object):
             self.fail('rollback', rc, err or out, cmd)
         res = dict(root=self.root, rolled_back=int(doc.get('rolled_back', 0)), targets=doc.get('changes', []),
                    conflicts=doc.get('conflicts', []))
+        if doc.get('head') and not self.m.check_mode:
+            res['head'] = doc['head']
         if rc != 0 or doc.get('refused'):
             reason = (err or '').strip().replace('llmtune: ', '') or 'exit status %d' % rc
             self.m.fail_json(msg='llmtune rollback on %s %s: %s' % (
