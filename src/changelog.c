@@ -374,7 +374,14 @@ static void judge_head(int head_rc, long head_seq, const char *head_hash, bool l
         if (head_rc == -ENOENT) {
                 if (end_seq == 0 && !log_exists)
                         v->state = "none";
-                else if (has_runs) {
+                else if (has_runs && end_seq == 1) {
+                        /* The head file is first written after record 1: a run killed between the two. */
+                        v->state = "behind";
+                        v->note = xasprintf("the log holds one record and no head file %s yet: a run stopped "
+                                            "between its first record and the head file; the next apply or "
+                                            "rollback writes it",
+                                            CHANGELOG_HEAD);
+                } else if (has_runs) {
                         v->state = "missing";
                         v->problem = xasprintf("the head file %s is missing, but the log was written by an llmtune "
                                                "that keeps it (it has run-begin records): it was deleted, and "
@@ -482,12 +489,16 @@ int changelog_open(struct root *r, struct changelog **ret)
         _cleanup_free_ char *data = NULL;
         size_t len = 0;
         rc = read_fd_all(fd, &data, &len);
-        if (rc >= 0 && len > 0) {
+        /* Half a record at the end (a run killed inside write(2), see changelog_read): the chain
+         * continues from the last whole line, and the half line goes once the head file shows it
+         * was never vouched for. */
+        size_t whole = len;
+        while (rc >= 0 && whole > 0 && data[whole - 1] != '\n')
+                whole--;
+        if (rc >= 0 && whole > 0) {
                 /* Continue the chain from the last record, which must be whole and intact. */
-                if (data[len - 1] != '\n')
-                        rc = -EBADMSG;
-                else {
-                        size_t end = len - 1, start = end;
+                {
+                        size_t end = whole - 1, start = end;
                         while (start > 0 && data[start - 1] != '\n')
                                 start--;
                         json_object *o = parse_line(data + start, end - start);
@@ -512,10 +523,11 @@ int changelog_open(struct root *r, struct changelog **ret)
                 if (hrc == 0 && head_seq == l->seq)
                         memcpy(at_head, l->prev, sizeof(at_head));
                 else if (hrc == 0 && head_seq < l->seq)
-                        find_hash(data, len, head_seq, at_head);
+                        find_hash(data, whole, head_seq, at_head);
                 struct head_view v;
                 judge_head(hrc, head_seq, head_hash, log_existed, l->seq, l->prev, at_head[0] ? at_head : NULL,
-                           data && memmem(data, len, RUN_BEGIN_KEY, strlen(RUN_BEGIN_KEY)), &v);
+                           data && memmem(data, whole, RUN_BEGIN_KEY, strlen(RUN_BEGIN_KEY)), &v);
+                bool drop_torn = !v.problem && whole < len;
                 if (v.problem)
                         rc = refuse(-ESTALE,
                                     "%s (see `llmtune verify`). To accept the loss and go on from the log as it is, "
@@ -537,6 +549,18 @@ int changelog_open(struct root *r, struct changelog **ret)
                 }
                 free(v.problem);
                 free(v.note);
+                if (rc >= 0 && drop_torn) {
+                        /* the half record goes; appends continue after the last whole line */
+                        if (ftruncate(fd, (off_t)whole) < 0 || fsync(fd) < 0)
+                                rc = -errno;
+                        else {
+                                char *note = xasprintf("removed half a record (%zu bytes) from the end of the change "
+                                                       "log: a run was killed while appending it%s%s",
+                                                       len - whole, l->note ? "; " : "", l->note ? l->note : "");
+                                free(l->note);
+                                l->note = note;
+                        }
+                }
         }
         if (rc < 0) {
                 changelog_close(l);
@@ -1072,6 +1096,16 @@ int changelog_read(struct root *r, struct log_read *ret)
         if (rc < 0)
                 return rc;
 
+        /* A last line without its newline is half a record: write(2) of a line that spans two
+         * pages can be cut by SIGKILL between them (the kernel checks for a fatal signal per page),
+         * and a power loss can cut it too. The head file tells a run killed while appending (the
+         * head names the record before: nothing it vouched for is lost, and the next apply or
+         * rollback removes the half line) from a log someone cut (the head names a later record). */
+        size_t whole = len;
+        while (whole > 0 && data[whole - 1] != '\n')
+                whole--;
+        size_t torn_line = 0;
+
         char prev[65];
         memcpy(prev, zero_hash, sizeof(zero_hash));
         bool prev_known = true; /* false after a line that could not be parsed */
@@ -1086,9 +1120,7 @@ int changelog_read(struct root *r, struct log_read *ret)
                 lineno++;
                 long expect = last_seq + 1;
                 if (!nl) {
-                        /* changelog_append never leaves half a line: someone cut the file. */
-                        add_problem(&lr, expect, "line %zu: the last record is incomplete (the log was truncated)",
-                                    lineno);
+                        torn_line = lineno; /* judged against the head file below */
                         break;
                 }
                 json_object *o = parse_line(line, n);
@@ -1158,10 +1190,22 @@ int changelog_read(struct root *r, struct log_read *ret)
                 lr.v[lr.n++] = rec;
         }
         log_analyse(&lr);
-        rc = check_head(r, &lr, true, memmem(data, len, RUN_BEGIN_KEY, strlen(RUN_BEGIN_KEY)) != NULL);
+        rc = check_head(r, &lr, true, memmem(data, whole, RUN_BEGIN_KEY, strlen(RUN_BEGIN_KEY)) != NULL);
         if (rc < 0) {
                 log_read_free(&lr);
                 return rc;
+        }
+        if (torn_line && lr.head_seq > lr.end_seq)
+                add_problem(&lr, lr.end_seq + 1, "line %zu: the last record is incomplete (the log was truncated)",
+                            torn_line);
+        else if (torn_line) {
+                char *note = xasprintf("line %zu is half a record (%zu bytes without their newline): a run was "
+                                       "killed while appending it, before the head file named it; the next apply "
+                                       "or rollback removes it%s%s",
+                                       torn_line, len - whole, lr.head_note ? ". Also: " : "",
+                                       lr.head_note ? lr.head_note : "");
+                free(lr.head_note);
+                lr.head_note = note;
         }
         *ret = lr;
         return 0;

@@ -239,6 +239,41 @@ START_TEST(reordered_records)
 }
 END_TEST
 
+/* A run killed inside write(2) leaves half a line that the head file never named: not a cut log.
+ * verify notes it, the next writer removes it and the chain goes on from the last whole record. */
+START_TEST(torn_append_is_not_a_cut)
+{
+        struct root *r = open_root();
+        write_sample(r);
+        char *p = log_path(), *s = slurp(p);
+        char *torn = xasprintf("%s{\"seq\":5,\"time\":\"2026-", s);
+        spill(p, torn);
+        struct log_read lr;
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n, 4);
+        ck_assert_uint_eq(lr.n_problems, 0);
+        ck_assert_str_eq(lr.head_state, "ok");
+        ck_assert_ptr_nonnull(lr.head_note);
+        ck_assert_ptr_nonnull(strstr(lr.head_note, "half a record"));
+        log_read_free(&lr);
+
+        struct changelog *l = NULL;
+        ck_assert_int_eq(changelog_open(r, &l), 0);
+        changelog_close(l);
+        char *after = slurp(p);
+        ck_assert_str_eq(after, s); /* the half line is gone, nothing else */
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n_problems, 0);
+        ck_assert_ptr_null(lr.head_note);
+        log_read_free(&lr);
+        free(after);
+        free(torn);
+        free(s);
+        free(p);
+        root_free(r);
+}
+END_TEST
+
 START_TEST(truncated_and_missing_backup)
 {
         struct root *r = open_root();
@@ -435,6 +470,30 @@ START_TEST(cut_log)
 }
 END_TEST
 
+/* Killed between the first record (run-begin) and the first head file: a run that stopped, not a
+ * deleted head; the next writer writes it. */
+START_TEST(killed_before_first_head)
+{
+        struct root *r = open_root();
+        struct changelog *l;
+        ck_assert_int_eq(changelog_open(r, &l), 0);
+        ck_assert_int_eq(changelog_run_begin(l, &ctx, "apply"), 1);
+        changelog_close(l);
+        char *hp = head_path();
+        ck_assert_int_eq(unlink(hp), 0);
+        struct log_read lr;
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n_problems, 0);
+        ck_assert_str_eq(lr.head_state, "behind");
+        log_read_free(&lr);
+        ck_assert_int_eq(changelog_open(r, &l), 0);
+        changelog_close(l);
+        ck_assert_int_eq(access(hp, F_OK), 0);
+        free(hp);
+        root_free(r);
+}
+END_TEST
+
 /* A log from before the head file: no problem; opening creates the head and says so. A log with
  * run-begin records (written by a version that keeps the head) without one: its head was deleted. */
 START_TEST(old_log_without_head)
@@ -589,6 +648,8 @@ int main(void)
         tcase_add_test(tc, edited_record);
         tcase_add_test(tc, removed_record);
         tcase_add_test(tc, reordered_records);
+        tcase_add_test(tc, torn_append_is_not_a_cut);
+        tcase_add_test(tc, killed_before_first_head);
         tcase_add_test(tc, truncated_and_missing_backup);
         tcase_add_test(tc, in_force_after_undo);
         tcase_add_test(tc, short_write);
