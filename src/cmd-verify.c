@@ -321,9 +321,11 @@ static int verify_cmd(struct cli *cli, int argc, char **argv)
 
         if (json)
                 print_json(cli, &lr, ck, n_ck, &unfinished, unf_idx, status, &eh);
-        else if (lr.n == 0 && lr.n_problems == 0 && !cut)
+        else if (lr.n == 0 && lr.n_problems == 0 && !cut) {
                 printf("no changes recorded\n");
-        else {
+                if (lr.head_note)
+                        printf("note: %s\n", lr.head_note);
+        } else {
                 const char *off = cli_color(cli, "\033[0m"), *red = cli_color(cli, "\033[31m"),
                            *green = cli_color(cli, "\033[32m");
                 if (lr.n_problems) {
