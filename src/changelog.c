@@ -641,40 +641,20 @@ static bool backup_temp_name(const char *name)
                strspn(rest + strlen(".llmtune-"), "0123456789") == strlen(rest + strlen(".llmtune-"));
 }
 
-/* A run killed while storing a backup leaves its temporary file (no record names it, so recovery
- * of unfinished steps never sees it): remove every one, under the exclusive lock, where no run
- * can be writing one. */
-static void remove_backup_debris(struct root *r)
+/* Is NAME a temporary file of write_head (".changelog.head.llmtune-<pid>")? */
+static bool head_temp_name(const char *name)
 {
-        int fd = root_open_nolinks(r, BACKUP_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
-        if (fd < 0)
-                return;
-        int lfd = dup(fd);
-        DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
-        if (!d) {
-                if (lfd >= 0)
-                        close(lfd);
-                close(fd);
-                return;
-        }
-        struct strv victims = {0};
-        struct dirent *de;
-        while ((de = readdir(d)))
-                if (backup_temp_name(de->d_name))
-                        strv_add(&victims, de->d_name);
-        closedir(d);
-        for (size_t i = 0; i < victims.n; i++)
-                unlinkat(fd, victims.v[i], 0);
-        if (victims.n)
-                fsync(fd);
-        strv_free(&victims);
-        close(fd);
+        const char *prefix = ".changelog.head.llmtune-";
+        if (!startswith(name, prefix) || !name[strlen(prefix)])
+                return false;
+        return strspn(name + strlen(prefix), "0123456789") == strlen(name + strlen(prefix));
 }
 
-/* A run killed while replacing the head file leaves ".changelog.head.llmtune-<pid>" beside it. */
-static void remove_head_debris(struct root *r)
+/* Unlink the entries of DIR (under the root, no symbolic links on the way) that IS_DEBRIS names,
+ * then fsync DIR. */
+static void remove_debris(struct root *r, const char *dir, bool (*is_debris)(const char *))
 {
-        int fd = root_open_nolinks(r, CHANGELOG_DIR, O_RDONLY | O_DIRECTORY, 0);
+        int fd = root_open_nolinks(r, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
         if (fd < 0)
                 return;
         int lfd = dup(fd);
@@ -687,10 +667,8 @@ static void remove_head_debris(struct root *r)
         }
         struct strv victims = {0};
         struct dirent *de;
-        const char *prefix = ".changelog.head.llmtune-";
         while ((de = readdir(d)))
-                if (startswith(de->d_name, prefix) && de->d_name[strlen(prefix)] &&
-                    strspn(de->d_name + strlen(prefix), "0123456789") == strlen(de->d_name + strlen(prefix)))
+                if (is_debris(de->d_name))
                         strv_add(&victims, de->d_name);
         closedir(d);
         for (size_t i = 0; i < victims.n; i++)
@@ -708,8 +686,11 @@ int changelog_lock(struct root *r, bool wait, int *ret_fd)
                 return rc;
         rc = lock_dir(r, LOCK_EX, wait, ret_fd);
         if (rc == 0) {
-                remove_backup_debris(r);
-                remove_head_debris(r);
+                /* A run killed while storing a backup or replacing the head file leaves its
+                 * temporary file (no record names it, so recovery of unfinished steps never sees
+                 * it): remove them, under the exclusive lock, where no run can be writing one. */
+                remove_debris(r, BACKUP_DIR, backup_temp_name);
+                remove_debris(r, CHANGELOG_DIR, head_temp_name);
         }
         return rc;
 }
