@@ -443,7 +443,10 @@ START_TEST(cut_log)
         ck_assert_ptr_nonnull(changelog_note(cl));
         changelog_close(cl);
         char *head2 = slurp(hp);
-        ck_assert_str_eq(head2, want);
+        /* the rewritten sample's own last record: its time (and so its hash) may differ from the first */
+        char *want2 = xasprintf("4:%.64s\n", strstr(l.v[3], ",\"hash\":\"") + strlen(",\"hash\":\""));
+        ck_assert_str_eq(head2, want2);
+        free(want2);
         /* Two behind is not a crash: records appended without the head. */
         char *h2 = xasprintf("2:%.64s\n", strstr(l.v[1], ",\"hash\":\"") + strlen(",\"hash\":\""));
         spill(hp, h2);
