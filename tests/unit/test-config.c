@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The site configuration (src/site-config.c): reading llmtune.conf through a root, its errors
+/* The site configuration (src/base/site-config.c): reading llmtune.conf through a root, its errors
  * with file:line, and `profile set/unset` rewriting only the pin. */
 #include <check.h>
 #include <errno.h>

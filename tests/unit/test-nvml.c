@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The live NVML path (src/nvml-live.c) end to end against the test double of libnvidia-ml.so.1
+ * The live NVML path (src/facts/nvml-live.c) end to end against the test double of libnvidia-ml.so.1
  * (tests/nvml-double): healthy 8-GPU H100 node, MIG on, a pending row remap, NVLinks down, a
  * hardware slowdown, NVML errors (nvmlInit_v2, one call, a lost GPU), a missing library, a library
  * without the core symbols, an old driver without optional ones, a GPU on PCI that NVML does not

@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "archive-root.h"
-#include "lib-hwloc.h"
 
 /* Bigger than any real export (a DGX-2 with every PCI function is about 300 KiB); a file this
  * size is not an lstopo export and is refused before hwloc parses it. */

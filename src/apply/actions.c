@@ -91,7 +91,7 @@ static int write_all(int fd, const char *data, size_t len)
         return 0;
 }
 
-/* Test hook (src/test-hooks.h): make changing one target fail with a chosen errno. */
+/* Test hook (src/base/test-hooks.h): make changing one target fail with a chosen errno. */
 static int injected_failure(const char *path) { return test_fault(path); }
 
 /* Does BASE in DFD still hold EXPECT (NULL: no file there)? Read again right before a replace, so

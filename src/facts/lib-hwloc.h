@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include "archive-root.h"
 #include "facts.h"
 
 /* What hwloc says about the locality of one PCI function. */
@@ -29,10 +30,7 @@ bool hwloc_loaded(struct facts *f);
  * out of the tree, else why not (caller frees). Not called for the live system. */
 char *host_read_vet(struct root *r);
 
-/* Where `llmtune gather` stores hwloc's XML export of the topology under the root. An archive
- * root loads hwloc from it when present (the archive holds llmtune's own evidence, not every file
- * hwloc's Linux backend reads). */
-#define HWLOC_CAPTURE_XML "/var/lib/llmtune/captures/topology.xml"
+/* HWLOC_CAPTURE_XML (archive-root.h): where an archive root keeps hwloc's export of the topology. */
 
 /* The topology as hwloc XML (caller frees); -EIO with *ret_err when hwloc could not load. */
 int hwloc_export_xml(struct facts *f, char **ret, size_t *ret_len, const char **ret_err);

@@ -25,6 +25,11 @@
 
 #include "util.h"
 
+/* Where `llmtune gather` stores hwloc's XML export of the topology under the root. An archive
+ * root loads hwloc from it when present (the archive holds llmtune's own evidence, not every file
+ * hwloc's Linux backend reads). */
+#define HWLOC_CAPTURE_XML "/var/lib/llmtune/captures/topology.xml"
+
 #define ARCHIVE_MANIFEST "MANIFEST"
 #define ARCHIVE_ROOT_DIR "root"
 #define ARCHIVE_MAX_MEMBERS 200000u
