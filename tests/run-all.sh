@@ -3,7 +3,8 @@
 # The whole test suite, in up to three passes, each with its own build directory:
 #   plain  the release-like build (hardening flags), warnings as errors: every test
 #   asan   AddressSanitizer + UndefinedBehaviorSanitizer (leaks too): every test but the
-#          packaging, Ansible and benchmark suites (they test the packages, not the code)
+#          packaging, Ansible and benchmark suites (they test the packages, not the code) and
+#          'walk' (unit and golden again with openat2 off; test-root runs both lookups under ASan)
 #   fuzz   clang + libFuzzer + ASan/UBSan: every fuzz target for $LLMTUNE_FUZZ_SECONDS (20) from
 #          its seeds, then the seeds and reproducers replayed (skipped when clang is missing,
 #          unless LLMTUNE_REQUIRE_ALL=1)
@@ -67,7 +68,7 @@ fuzz: skipped (no clang)"
         asan) LLMTUNE_KILL_RUNS=${LLMTUNE_KILL_RUNS_ASAN:-40} LLMTUNE_STORM_AUDITS=${LLMTUNE_STORM_AUDITS_ASAN:-10} \
                 LLMTUNE_CRASH_STRIDE=${LLMTUNE_CRASH_STRIDE_ASAN:-3} \
                 meson test -C "$dir" --print-errorlogs \
-                --num-processes 2 --no-suite packaging --no-suite ansible --no-suite bench "$@" ;;
+                --num-processes 2 --no-suite packaging --no-suite ansible --no-suite bench --no-suite walk "$@" ;;
         fuzz) meson test -C "$dir" --print-errorlogs --num-processes 2 --suite fuzz --suite fuzz-replay "$@" ;;
         esac
         rc=$?

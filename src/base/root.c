@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <fnmatch.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -167,13 +168,18 @@ char *root_host_path(const struct root *r, const char *path)
 /*
  * Fallback for kernels without openat2 (before 5.6): walk the path one component at a time,
  * expanding symlinks ourselves with "/" and ".." clamped at the root, like RESOLVE_IN_ROOT.
+ * It answers as openat2 does (tests/unit/test-root.c runs both): -ENAMETOOLONG for a path of
+ * PATH_MAX bytes or more, -ELOOP after 40 links, and any depth a valid path can have (the stack of
+ * directories that ".." returns to grows as needed).
  */
 static int walk_open(struct root *r, const char *path, int flags, mode_t mode, bool no_links)
 {
+        if (strlen(path) >= PATH_MAX)
+                return -ENAMETOOLONG;
         char *todo = xstrdup(path);
         int cur = dup(r->fd), links = 0, ret;
-        size_t depth = 0;
-        int stack[256];
+        size_t depth = 0, room = 0;
+        _cleanup_free_ int *stack = NULL;
 
         if (cur < 0) {
                 free(todo);
@@ -226,7 +232,10 @@ static int walk_open(struct root *r, const char *path, int flags, mode_t mode, b
                                 break;
                         }
                         target[n] = '\0';
-                        char *rest = xasprintf("%s/%s", target, last ? "" : slash + 1);
+                        /* The link's target, then what followed the link. When the link was
+                         * the last component nothing follows: no "/" either, which would make
+                         * the target's last component a directory lookup (ENOTDIR for a file). */
+                        char *rest = last ? xstrdup(target) : xasprintf("%s/%s", target, slash + 1);
                         if (target[0] == '/')
                                 while (depth > 0) {
                                         close(cur);
@@ -246,10 +255,9 @@ static int walk_open(struct root *r, const char *path, int flags, mode_t mode, b
                         ret = -errno;
                         break;
                 }
-                if (depth == ARRAY_SIZE(stack)) {
-                        close(next);
-                        ret = -ENAMETOOLONG;
-                        break;
+                if (depth == room) {
+                        room = room ? 2 * room : 32;
+                        stack = xrealloc(stack, room * sizeof(*stack));
                 }
                 stack[depth++] = cur;
                 cur = next;

@@ -17,17 +17,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from checklib import check, finish  # noqa: E402  (tests/lib/checklib.py)
 
-failures = []
 BIN = None
 ROOTS = None
-
-
-def check(cond, what):
-    print(('ok    ' if cond else 'FAIL  ') + what)
-    if not cond:
-        failures.append(what)
-    return cond
 
 
 def run(root, *args):
@@ -426,8 +420,7 @@ def main():
                 check(False, '%s: %s: %s' % (n, type(e).__name__, e))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print('%d failures' % len(failures))
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == '__main__':

@@ -22,19 +22,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from checklib import check, failures  # noqa: E402  (tests/lib/checklib.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 COLLECTION = os.path.join(os.path.dirname(os.path.dirname(HERE)), 'packaging', 'ansible')
 ROOT = 'dgx-a100'
 PROFILE = 'a100-8x'
 LOG_DIR = os.path.join('var', 'lib', 'llmtune')
-problems = []
-
-
-def check(cond, msg):
-    if not cond:
-        problems.append(msg)
-    return cond
 
 
 def tree(top, skip_log=False):
@@ -102,7 +97,7 @@ class Runner:
             try:
                 return r.returncode, json.loads(out)
             except ValueError:
-                problems.append('ansible-playbook printed no JSON (exit %d): %s %s' % (
+                failures.append('ansible-playbook printed no JSON (exit %d): %s %s' % (
                     r.returncode, out[-2000:], r.stderr.decode()[-2000:]))
                 return r.returncode, None
         return r.returncode, out + r.stderr.decode('utf-8', 'replace')
@@ -124,7 +119,6 @@ def results(doc):
     return out
 
 
-
 def gathered_archive_checks(llmtune, arch, tree_root):
     """The archive the role fetched is a valid llmtune archive: a root whose facts are the tree's
     (but for the root field and the facts of the --exclude'd /etc/nccl.conf), which audits, and
@@ -134,7 +128,7 @@ def gathered_archive_checks(llmtune, arch, tree_root):
         try:
             return r.returncode, json.loads(r.stdout)
         except ValueError:
-            problems.append('role gather: %s printed no JSON (exit %d): %s' % (
+            failures.append('role gather: %s printed no JSON (exit %d): %s' % (
                 ' '.join(argv[1:]), r.returncode, r.stderr.decode('utf-8', 'replace')[-500:]))
             return r.returncode, None
     rc, fa = run_json([llmtune, '--root', arch, 'facts', '--json'])
@@ -363,11 +357,11 @@ def main():
             gathered_archive_checks(llmtune, arch, os.path.join(args.roots, ROOT))
     finally:
         shutil.rmtree(top, ignore_errors=True)
-    for p in problems:
+    for p in failures:
         print('FAIL: ' + p)
-    if not problems:
+    if not failures:
         print('ok: ansible collection on a copy of %s' % ROOT)
-    return 1 if problems else 0
+    return 1 if failures else 0
 
 
 if __name__ == '__main__':

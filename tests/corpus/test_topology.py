@@ -22,17 +22,11 @@ import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from checklib import check, failures  # noqa: E402  (tests/lib/checklib.py)
 
 SKIP = 77
 IO_TYPES = {"Bridge", "PCIDev", "OSDev", "Misc"}
-problems = []
-
-
-def check(cond, msg):
-    if not cond:
-        problems.append(msg)
-        print("FAIL: " + msg)
-    return cond
 
 
 def bits(mask):
@@ -195,8 +189,8 @@ def main():
     check(facts and value(facts, "gpu.nvidia_count") == 16 and value(facts, "gpu.per_socket") == "8,8",
           "DGX-2: 16 GPUs, 8 per socket")
     test_refusals(llmtune, corpus, dgx2)
-    if problems:
-        print("%d problem(s)" % len(problems))
+    if failures:
+        print("%d problem(s)" % len(failures))
         return 1
     return 0
 

@@ -13,9 +13,10 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_corpus  # noqa: E402
 import ttar  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from checklib import check as expect, failures  # noqa: E402  (tests/lib/checklib.py)
 
 SEP = "# ttar - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - -\n"
-failures = []
 
 
 def archive(tmp, text, name="a.ttar"):
@@ -23,12 +24,6 @@ def archive(tmp, text, name="a.ttar"):
     with open(p, "wb") as fh:
         fh.write(text.encode("utf-8") if isinstance(text, str) else text)
     return p
-
-
-def expect(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def refused(text, what):

@@ -17,21 +17,14 @@ import stat
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from checklib import check, finish  # noqa: E402  (tests/lib/checklib.py)
 
 ROOT = 'dgx-a100'
 PROFILE = 'a100-8x'
 LOG_DIR = os.path.join('var', 'lib', 'llmtune')
 LOG = os.path.join(LOG_DIR, 'changelog.jsonl')
 HANG = 20  # seconds: a command that takes longer than this on a fixture is hanging
-
-failures = []
-
-
-def check(cond, what):
-    print(('ok    ' if cond else 'FAIL  ') + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
 
 
 class Tool:
@@ -370,8 +363,7 @@ def main():
                 continue
             print(f'== {name}', flush=True)
             fn(t)
-    print(f'{len(failures)} failed')
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == '__main__':

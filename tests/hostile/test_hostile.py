@@ -19,21 +19,15 @@ import subprocess
 import sys
 import tempfile
 import time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from checklib import check, finish  # noqa: E402  (tests/lib/checklib.py)
 
 ROOT = 'vm-nogpu'
 MAX_SECONDS = float(os.environ.get('LLMTUNE_HOSTILE_MAX_SECONDS', '60'))
 MAX_RSS_MB = float(os.environ.get('LLMTUNE_HOSTILE_MAX_RSS_MB', '1024'))
 GIB = 1 << 30
 
-failures = []
 worst = {'seconds': 0.0, 'rss_mb': 0.0, 'runs': 0}
-
-
-def check(cond, what):
-    print(('ok    ' if cond else 'FAIL  ') + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
 
 
 def measure(cmd, env=None):
@@ -308,8 +302,7 @@ def main():
     print(f'figure: hostile runs: {worst["runs"]}')
     print(f'figure: slowest run: {worst["seconds"]:.2f} s')
     print(f'figure: largest max RSS: {worst["rss_mb"]:.0f} MiB')
-    print(f'{len(failures)} failed ({time.time() - start:.0f} s)')
-    return 1 if failures else 0
+    return finish(f'{time.time() - start:.0f} s')
 
 
 if __name__ == '__main__':

@@ -32,17 +32,11 @@ import sys
 import tempfile
 import threading
 import time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from checklib import check, failures  # noqa: E402  (tests/lib/checklib.py)
 
 SKIP = 77
 ROOTS = {'dgx-a100': 'a100-8x', 'hgx-h100': 'h100-sxm-8x', 'ws-4090': 'rtx4090-ws', 'vm-nogpu': 'base'}
-problems = []
-
-
-def check(cond, msg):
-    if not cond:
-        problems.append(msg)
-        print('  FAIL: ' + msg)
-    return cond
 
 
 def run(cmd, env=None, **kw):
@@ -248,7 +242,7 @@ def test_changelog(a, promtool, tmp):
         fh.writelines(lines)
     series, v, cur = state()
     check(cur == ['tampered'] and v['status'] == 'tampered', 'after tampering: state %r, verify %s' % (cur, v['status']))
-    check(one(series, 'llmtune_changelog_chain_problems') >= 1, 'after tampering: chain problems counted')
+    check(one(series, 'llmtune_changelog_chain_problems') >= 1, 'after tampering: chain failures counted')
     print('ok: change log state clean -> drift -> tampered as verify says; last apply within the apply')
 
 
@@ -519,8 +513,8 @@ def main():
     ap.add_argument('what', choices=['prometheus', 'nfd'])
     a = ap.parse_args()
     {'prometheus': prometheus, 'nfd': nfd}[a.what](a)
-    if problems:
-        print('%d problem(s)' % len(problems))
+    if failures:
+        print('%d problem(s)' % len(failures))
         return 1
     return 0
 

@@ -25,16 +25,10 @@ import subprocess
 import sys
 import tempfile
 import time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from checklib import check, failures  # noqa: E402  (tests/lib/checklib.py)
 
 ROOTS = ['dgx-a100', 'hgx-h100', 'ws-4090', 'vm-nogpu']
-problems = []
-
-
-def check(cond, msg):
-    if not cond:
-        problems.append(msg)
-        print('  FAIL: ' + msg)
-    return cond
 
 
 def run(cmd, **kw):
@@ -269,8 +263,8 @@ def main():
         test_data(a, tmp, files)
         test_bad_input(a, tmp, files)
         test_fleet(a, checks, tmp)
-    if problems:
-        print('%d problem(s)' % len(problems))
+    if failures:
+        print('%d problem(s)' % len(failures))
         return 1
     return 0
 

@@ -23,17 +23,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from checklib import check, failures  # noqa: E402  (tests/lib/checklib.py)
 
 ROOTS = ['dgx-a100', 'hgx-h100', 'ws-4090', 'vm-nogpu']
 NHOSTS = 300
 SKIP = 77
-problems = []
-
-
-def check(cond, msg):
-    if not cond:
-        problems.append(msg)
-    return cond
 
 
 def run(cmd, **kw):
@@ -281,7 +276,7 @@ def check_chromium(page, rep, top, screenshot):
     if not chrome:
         msg = 'chromium not found (install it: packaging/install-deps.sh)'
         if os.environ.get('LLMTUNE_REQUIRE_ALL') == '1':
-            problems.append(msg + ', and LLMTUNE_REQUIRE_ALL=1')
+            failures.append(msg + ', and LLMTUNE_REQUIRE_ALL=1')
             return
         print('SKIP: ' + msg)
         sys.exit(SKIP)
@@ -334,11 +329,11 @@ def main():
             check_errors(args.llmtune, top, files)
     finally:
         shutil.rmtree(top, ignore_errors=True)
-    for p in problems:
+    for p in failures:
         print('FAIL: ' + p)
-    if not problems:
+    if not failures:
         print('ok: %d generated audits' % NHOSTS)
-    return 1 if problems else 0
+    return 1 if failures else 0
 
 
 if __name__ == '__main__':

@@ -16,14 +16,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
-
-failures = []
-
-
-def check(cond, what):
-    print('%s  %s' % ('ok  ' if cond else 'FAIL', what))
-    if not cond:
-        failures.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from checklib import check, finish  # noqa: E402  (tests/lib/checklib.py)
 
 
 def run_json(llmtune, root, *args):
@@ -134,8 +128,7 @@ def main():
         no_pci(a.llmtune, copy(a.roots, 'vm-nopci'), copy(a.fixtures, 'vm-nogpu'))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print('%d failed' % len(failures))
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == '__main__':

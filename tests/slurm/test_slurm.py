@@ -28,17 +28,11 @@ import subprocess
 import sys
 import tempfile
 import time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from checklib import check, failures  # noqa: E402  (tests/lib/checklib.py)
 
 SKIP = 77
 NODE = 'llmtune-n1'
-problems = []
-
-
-def check(cond, msg):
-    if not cond:
-        problems.append(msg)
-        print('  FAIL: ' + msg)
-    return cond
 
 
 def free_port():
@@ -347,8 +341,8 @@ def main():
             check(not left, 'daemons stopped: %r left' % left)
     signal.alarm(0)
     print('total %.1f s' % (time.time() - t0))
-    if problems:
-        print('%d problem(s)' % len(problems))
+    if failures:
+        print('%d problem(s)' % len(failures))
         return 1
     return 0
 

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The confinement of root_open and root_open_nolinks: every lookup stays inside the root, whatever
+ * "..", absolute or relative links, loops or over-long paths it meets. Each case runs twice: with
+ * openat2(2) (RESOLVE_IN_ROOT) and with the component walk that replaces it on kernels before 5.6
+ * (forced by LLMTUNE_NO_OPENAT2), and both must answer the same.
+ *
+ * The tree: TMP/tree is the root; TMP/outside/secret is a file beside it that no lookup may reach.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "root.h"
+#include "tmptree.h"
+#include "util.h"
+
+static const char *const mode_name[] = {"openat2", "walk"};
+
+static struct root *open_root(int walk)
+{
+        if (walk)
+                setenv("LLMTUNE_NO_OPENAT2", "1", 1);
+        else
+                unsetenv("LLMTUNE_NO_OPENAT2");
+        _cleanup_free_ char *path = xasprintf("%s/tree", tmptree_path());
+        struct root *r = NULL;
+        ck_assert_int_eq(root_new(path, &r), 0);
+        return r;
+}
+
+static void make_tree(void)
+{
+        tmptree_new("root");
+        tmptree_put("tree/etc/marker", "inside\n", 0644);
+        tmptree_put("outside/secret", "outside\n", 0644);
+        tmptree_mkdir("tree/d/sub");
+        tmptree_put("tree/d/x", "d-x\n", 0644);
+}
+
+/* What a read of PATH gives: the file's first line, or "-errno" as a number. */
+static char *read_in(struct root *r, const char *path, bool no_links)
+{
+        int fd = no_links ? root_open_nolinks(r, path, O_RDONLY, 0) : root_open(r, path, O_RDONLY, 0);
+        if (fd < 0)
+                return xasprintf("%d", fd);
+        char buf[64] = {0};
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        ck_assert_int_ge(n, 0);
+        buf[strcspn(buf, "\n")] = '\0';
+        return xstrdup(buf);
+}
+
+static void expect(struct root *r, int walk, const char *path, bool no_links, const char *want)
+{
+        _cleanup_free_ char *got = read_in(r, path, no_links);
+        ck_assert_msg(streq(got, want), "%s: %s%s gave \"%s\", want \"%s\"", mode_name[walk],
+                      no_links ? "(no links) " : "", path, got, want);
+}
+
+static char *errstr(int e)
+{
+        return xasprintf("%d", -e);
+}
+
+START_TEST(dotdot_is_clamped_at_the_root)
+{
+        make_tree();
+        for (int walk = 0; walk < 2; walk++) {
+                struct root *r = open_root(walk);
+                _cleanup_free_ char *enoent = errstr(ENOENT);
+                expect(r, walk, "../../../etc/marker", false, "inside");
+                expect(r, walk, "/d/sub/../../../../etc/marker", false, "inside");
+                expect(r, walk, "../outside/secret", false, enoent);
+                expect(r, walk, "d/sub/../x", false, "d-x");
+                root_free(r);
+        }
+        tmptree_drop();
+}
+END_TEST
+
+START_TEST(absolute_links_resolve_inside)
+{
+        make_tree();
+        _cleanup_free_ char *secret = xasprintf("%s/outside/secret", tmptree_path());
+        tmptree_link("tree/abs", "/etc/marker");
+        tmptree_link("tree/escape", secret);
+        tmptree_link("tree/d/sub/up", "/d/x");
+        for (int walk = 0; walk < 2; walk++) {
+                struct root *r = open_root(walk);
+                _cleanup_free_ char *enoent = errstr(ENOENT);
+                expect(r, walk, "abs", false, "inside");
+                expect(r, walk, "escape", false, enoent);
+                expect(r, walk, "d/sub/up", false, "d-x");
+                root_free(r);
+        }
+        tmptree_drop();
+}
+END_TEST
+
+START_TEST(relative_links_cannot_climb_out)
+{
+        make_tree();
+        tmptree_link("tree/rel", "../outside/secret");
+        tmptree_link("tree/d/deep", "../../../../../../etc/marker");
+        /* ".." after a link is the parent of where the link led (d/sub -> d), as in the kernel. */
+        tmptree_link("tree/dl", "d/sub");
+        for (int walk = 0; walk < 2; walk++) {
+                struct root *r = open_root(walk);
+                _cleanup_free_ char *enoent = errstr(ENOENT);
+                expect(r, walk, "rel", false, enoent);
+                expect(r, walk, "d/deep", false, "inside");
+                expect(r, walk, "dl/../x", false, "d-x");
+                root_free(r);
+        }
+        tmptree_drop();
+}
+END_TEST
+
+START_TEST(link_loops_end_in_eloop)
+{
+        make_tree();
+        tmptree_link("tree/self", "self");
+        tmptree_link("tree/l1", "l2");
+        tmptree_link("tree/l2", "/l1");
+        tmptree_link("tree/d/back", "../d/back/x");
+        for (int walk = 0; walk < 2; walk++) {
+                struct root *r = open_root(walk);
+                _cleanup_free_ char *eloop = errstr(ELOOP);
+                expect(r, walk, "self", false, eloop);
+                expect(r, walk, "l1", false, eloop);
+                expect(r, walk, "d/back", false, eloop);
+                root_free(r);
+        }
+        tmptree_drop();
+}
+END_TEST
+
+START_TEST(long_and_deep_paths)
+{
+        make_tree();
+        /* 300 nested directories: deeper than any fixed stack, well inside PATH_MAX. */
+        char deep[700] = "tree";
+        for (int i = 0; i < 300; i++)
+                strcat(deep, "/a");
+        tmptree_mkdir(deep);
+        _cleanup_free_ char *deepfile = xasprintf("%s/f", deep);
+        tmptree_put(deepfile, "deep\n", 0644);
+        /* Over PATH_MAX in all, and one component over NAME_MAX. */
+        char *toolong = xmalloc(PATH_MAX + 16);
+        memset(toolong, 'a', PATH_MAX + 8);
+        for (size_t i = 1; i < PATH_MAX + 8; i += 2)
+                toolong[i] = '/';
+        toolong[PATH_MAX + 8] = '\0';
+        char longname[NAME_MAX + 10];
+        memset(longname, 'n', sizeof(longname) - 1);
+        longname[sizeof(longname) - 1] = '\0';
+        for (int walk = 0; walk < 2; walk++) {
+                struct root *r = open_root(walk);
+                _cleanup_free_ char *enametoolong = errstr(ENAMETOOLONG);
+                expect(r, walk, deepfile + strlen("tree/"), false, "deep");
+                expect(r, walk, toolong, false, enametoolong);
+                expect(r, walk, longname, false, enametoolong);
+                root_free(r);
+        }
+        free(toolong);
+        tmptree_drop();
+}
+END_TEST
+
+START_TEST(nolinks_refuses_any_link_on_the_way)
+{
+        make_tree();
+        tmptree_link("tree/dirlink", "d");
+        tmptree_link("tree/d/filelink", "x");
+        for (int walk = 0; walk < 2; walk++) {
+                struct root *r = open_root(walk);
+                _cleanup_free_ char *eloop = errstr(ELOOP);
+                expect(r, walk, "d/x", true, "d-x");
+                expect(r, walk, "dirlink/x", true, eloop);
+                expect(r, walk, "d/filelink", true, eloop);
+                /* ".." is not a link: still clamped, still allowed. */
+                expect(r, walk, "../d/x", true, "d-x");
+                expect(r, walk, "dirlink/x", false, "d-x");
+                root_free(r);
+        }
+        tmptree_drop();
+}
+END_TEST
+
+START_TEST(create_through_a_dangling_link_stays_inside)
+{
+        make_tree();
+        _cleanup_free_ char *target = xasprintf("%s/outside/new", tmptree_path());
+        tmptree_link("tree/dangling", target);
+        for (int walk = 0; walk < 2; walk++) {
+                struct root *r = open_root(walk);
+                int fd = root_open(r, "dangling", O_WRONLY | O_CREAT, 0600);
+                /* Either refused, or created inside the tree: never outside. */
+                if (fd >= 0)
+                        close(fd);
+                _cleanup_free_ char *outside = tmptree_get("outside/new");
+                ck_assert_msg(!outside, "%s: a create through a link wrote outside the root", mode_name[walk]);
+                root_free(r);
+        }
+        tmptree_drop();
+}
+END_TEST
+
+int main(void)
+{
+        Suite *s = suite_create("root");
+        TCase *tc = tcase_create("confinement");
+        tcase_add_test(tc, dotdot_is_clamped_at_the_root);
+        tcase_add_test(tc, absolute_links_resolve_inside);
+        tcase_add_test(tc, relative_links_cannot_climb_out);
+        tcase_add_test(tc, link_loops_end_in_eloop);
+        tcase_add_test(tc, long_and_deep_paths);
+        tcase_add_test(tc, nolinks_refuses_any_link_on_the_way);
+        tcase_add_test(tc, create_through_a_dangling_link_stays_inside);
+        suite_add_tcase(s, tc);
+        SRunner *sr = srunner_create(s);
+        srunner_run_all(sr, CK_NORMAL);
+        int failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
