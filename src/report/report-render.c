@@ -347,7 +347,8 @@ static void html_hosts_list(FILE *out, const struct strv *l)
                 fputs("</details>", out);
 }
 
-void report_print_html(FILE *out, const struct report *rp)
+/* The page up to its summary paragraph: head, style, title, counts and profiles. */
+static void html_summary(FILE *out, const struct report *rp)
 {
         size_t with = report_hosts_with_findings(rp);
         _cleanup_free_ char *profiles = profiles_line(rp);
@@ -363,7 +364,11 @@ void report_print_html(FILE *out, const struct report *rp)
                 rp->nhosts, rp->nrules, with, rp->nhosts - with, rp->ngroups);
         html(out, profiles);
         fputs("</p>\n", out);
+}
 
+/* One row per rule with findings, most failing first, with the hosts that fail it. */
+static void html_failing_rules(FILE *out, const struct report *rp)
+{
         fputs("<h2>Failing rules</h2>\n<table id=\"rules\">\n<thead><tr><th>rule</th><th>severity</th><th>fail</th>"
               "<th>error</th><th>pass</th><th>n/a</th><th>hosts</th></tr></thead>\n<tbody>\n",
               out);
@@ -391,8 +396,36 @@ void report_print_html(FILE *out, const struct report *rp)
                 fputs("</td></tr>\n", out);
         }
         fputs("</tbody>\n</table>\n", out);
+}
 
-        /* The grid: columns most-failing rule first, rows by group so hosts alike sit together. */
+/* One cell of the grid: its state as class and glyph, the values or the reason as its tooltip. */
+static void html_grid_cell(FILE *out, const struct report *rp, const struct report_host *h, size_t k)
+{
+        const struct report_cell *c = &h->cells[k];
+        fprintf(out, "<td class=\"cell %s", cell_key(c->state));
+        if (c->state == CELL_FAIL &&
+            (streq(c->severity, "critical") || streq(c->severity, "warning") || streq(c->severity, "info")))
+                fprintf(out, " %s", c->severity);
+        fputs("\" title=\"", out);
+        html(out, h->name);
+        fputs(": ", out);
+        html(out, rp->rules[k].id);
+        fprintf(out, " %s", cell_name(c->state));
+        if (c->state == CELL_FAIL || c->state == CELL_PASS) {
+                fputs(" &#8212; ", out);
+                html(out, c->observed);
+                fputs(", expected ", out);
+                html(out, c->expected);
+        } else if (c->reason) {
+                fputs(" &#8212; ", out);
+                html(out, c->reason);
+        }
+        fprintf(out, "\">%s</td>", cell_glyph(c->state));
+}
+
+/* The grid: columns most-failing rule first, rows by group so hosts alike sit together. */
+static void html_grid(FILE *out, const struct report *rp)
+{
         fputs("<h2>Hosts &times; rules</h2>\n<p class=\"legend\"><span class=\"cell pass\">&#10003; pass</span>"
               "<span class=\"cell fail\">&#10007; fail</span><span class=\"cell fail critical\">&#10007; fail "
               "(critical)</span><span class=\"cell na\">&#8211; n/a</span><span class=\"cell error\">! error</span>"
@@ -425,33 +458,16 @@ void report_print_html(FILE *out, const struct report *rp)
                         fputs("\">", out);
                         html(out, h->name);
                         fprintf(out, "</th><td class=\"grp\">#%zu</td>", g + 1);
-                        for (size_t j = 0; j < rp->nrules; j++) {
-                                size_t k = rp->by_failing[j];
-                                const struct report_cell *c = &h->cells[k];
-                                fprintf(out, "<td class=\"cell %s", cell_key(c->state));
-                                if (c->state == CELL_FAIL &&
-                                    (streq(c->severity, "critical") || streq(c->severity, "warning") || streq(c->severity, "info")))
-                                        fprintf(out, " %s", c->severity);
-                                fputs("\" title=\"", out);
-                                html(out, h->name);
-                                fputs(": ", out);
-                                html(out, rp->rules[k].id);
-                                fprintf(out, " %s", cell_name(c->state));
-                                if (c->state == CELL_FAIL || c->state == CELL_PASS) {
-                                        fputs(" &#8212; ", out);
-                                        html(out, c->observed);
-                                        fputs(", expected ", out);
-                                        html(out, c->expected);
-                                } else if (c->reason) {
-                                        fputs(" &#8212; ", out);
-                                        html(out, c->reason);
-                                }
-                                fprintf(out, "\">%s</td>", cell_glyph(c->state));
-                        }
+                        for (size_t j = 0; j < rp->nrules; j++)
+                                html_grid_cell(out, rp, h, rp->by_failing[j]);
                         fputs("</tr>\n", out);
                 }
         fputs("</tbody>\n</table>\n</div>\n", out);
+}
 
+/* One row per group of hosts with identical findings. */
+static void html_groups(FILE *out, const struct report *rp)
+{
         fputs("<h2>Host groups (identical findings)</h2>\n<table id=\"groups\">\n<thead><tr><th>group</th><th>hosts</th>"
               "<th>findings</th><th>members</th></tr></thead>\n<tbody>\n",
               out);
@@ -476,6 +492,13 @@ void report_print_html(FILE *out, const struct report *rp)
                 strv_free(&hosts);
         }
         fputs("</tbody>\n</table>\n", out);
+}
 
+void report_print_html(FILE *out, const struct report *rp)
+{
+        html_summary(out, rp);
+        html_failing_rules(out, rp);
+        html_grid(out, rp);
+        html_groups(out, rp);
         fputs("</body>\n</html>\n", out);
 }
