@@ -284,6 +284,73 @@ static double since(const struct timespec *t0)
         return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
+static void hc_conf_done(struct hc_conf *c)
+{
+        free(c->node);
+        free(c->profile);
+        c->node = c->profile = NULL;
+}
+
+/* The findings that count: failures at or above the severity; with drain-on-error also rules that
+ * could not be evaluated. N/A never counts. Each is printed the NHC way; *ret_first is the first. */
+static size_t hc_count_findings(const struct audit *a, const struct hc_conf *conf, const struct result **ret_first)
+{
+        size_t n_bad = 0, n_error_ignored = 0;
+        *ret_first = NULL;
+        for (size_t i = 0; i < a->n; i++) {
+                const struct result *r = &a->v[i];
+                if (r->severity < conf->severity)
+                        continue;
+                bool counts = r->status == RES_FAIL || (r->status == RES_ERROR && conf->drain_on_error);
+                if (r->status == RES_ERROR && !conf->drain_on_error)
+                        n_error_ignored++;
+                if (!counts)
+                        continue;
+                if (!*ret_first)
+                        *ret_first = r;
+                n_bad++;
+                fprintf(stderr, "ERROR:  llmtune:  Health check failed:  %s %s (%s)\n", r->rule->id,
+                        r->status == RES_FAIL ? (r->observed ? r->observed : "?") : "cannot be evaluated",
+                        severity_name(r->severity));
+        }
+        for (size_t i = 0; i < a->n && n_error_ignored; i++)
+                if (a->v[i].status == RES_ERROR && a->v[i].severity >= conf->severity && !conf->drain_on_error)
+                        fprintf(stderr, "WARNING:  llmtune:  %s cannot be evaluated (%s); not counted (drain-on-error is off)\n",
+                                a->v[i].rule->id, a->v[i].reason ? a->v[i].reason : "?");
+        return n_bad;
+}
+
+/* Drain an unhealthy node (unless someone else drained it), resume a healthy one only when the
+ * drain was ours. Returns RET, or HC_ERROR when Slurm could not be asked or told. */
+static int hc_slurm_act(const char *node, size_t n_bad, const struct result *first, bool verbose, int ret)
+{
+        struct node_state ns;
+        if (node_query(node, &ns) < 0)
+                return HC_ERROR;
+        if (n_bad) {
+                _cleanup_free_ char *reason = drain_reason(first, n_bad - 1);
+                if (is_drained(&ns) && !ours(&ns))
+                        fprintf(stderr, "llmtune: node %s is already drained by someone else (%s); left as it is\n",
+                                node, ns.reason ? ns.reason : "no reason");
+                else if (is_drained(&ns) && streq(ns.reason, reason))
+                        fprintf(stderr, "llmtune: node %s stays drained: %s\n", node, reason);
+                else if (scontrol_update(node, "DRAIN", reason) < 0)
+                        ret = HC_ERROR;
+                else
+                        fprintf(stderr, "llmtune: drained node %s: %s\n", node, reason);
+        } else if (is_drained(&ns) && ours(&ns)) {
+                if (scontrol_update(node, "RESUME", NULL) < 0)
+                        ret = HC_ERROR;
+                else
+                        fprintf(stderr, "llmtune: resumed node %s (was: %s)\n", node, ns.reason);
+        } else if (is_drained(&ns) && verbose)
+                fprintf(stderr, "llmtune: node %s is healthy but drained by someone else (%s); left drained\n",
+                        node, ns.reason ? ns.reason : "no reason");
+        free(ns.state);
+        free(ns.reason);
+        return ret;
+}
+
 static int health_check_cmd(struct cli *cli, int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -322,12 +389,9 @@ static int health_check_cmd(struct cli *cli, int argc, char **argv)
         struct root *root = cli_root(cli);
         if (!root)
                 return HC_ERROR;
-        struct hc_conf conf = {.severity = SEV_CRITICAL};
-        if (load_conf(root, config, &conf) < 0) {
-                free(conf.node);
-                free(conf.profile);
+        _cleanup_(hc_conf_done) struct hc_conf conf = {.severity = SEV_CRITICAL};
+        if (load_conf(root, config, &conf) < 0)
                 return HC_ERROR;
-        }
         if (have_sev)
                 conf.severity = sev;
         conf.drain_on_error = conf.drain_on_error || drain_on_error;
@@ -337,11 +401,8 @@ static int health_check_cmd(struct cli *cli, int argc, char **argv)
         const char *env_node = getenv("SLURMD_NODENAME");
         if (!node)
                 node = conf.node ? conf.node : env_node && *env_node ? env_node : (host = short_hostname());
-        if (slurm && !node) {
-                free(conf.node);
-                free(conf.profile);
+        if (slurm && !node)
                 return cli_error("cannot tell the Slurm node name: give --node or node= in " HC_CONFIG), HC_ERROR;
-        }
 
         struct rule_env env = {0};
         struct facts *f = cli_facts_new(cli);
@@ -357,70 +418,19 @@ static int health_check_cmd(struct cli *cli, int argc, char **argv)
                 fprintf(stderr, "ERROR:  llmtune:  Health check could not run (see above); node state left as it is\n");
                 facts_free(f);
                 rule_env_free(&env);
-                free(conf.node);
-                free(conf.profile);
                 return HC_ERROR;
         }
-        /* The findings that count: failures at or above the severity; with drain-on-error also
-         * rules that could not be evaluated. N/A never counts. */
-        const struct result *first = NULL;
-        size_t n_bad = 0, n_error_ignored = 0;
-        for (size_t i = 0; i < a.n; i++) {
-                const struct result *r = &a.v[i];
-                if (r->severity < conf.severity)
-                        continue;
-                bool counts = r->status == RES_FAIL || (r->status == RES_ERROR && conf.drain_on_error);
-                if (r->status == RES_ERROR && !conf.drain_on_error)
-                        n_error_ignored++;
-                if (!counts)
-                        continue;
-                if (!first)
-                        first = r;
-                n_bad++;
-                fprintf(stderr, "ERROR:  llmtune:  Health check failed:  %s %s (%s)\n", r->rule->id,
-                        r->status == RES_FAIL ? (r->observed ? r->observed : "?") : "cannot be evaluated",
-                        severity_name(r->severity));
-        }
-        for (size_t i = 0; i < a.n && n_error_ignored; i++)
-                if (a.v[i].status == RES_ERROR && a.v[i].severity >= conf.severity && !conf.drain_on_error)
-                        fprintf(stderr, "WARNING:  llmtune:  %s cannot be evaluated (%s); not counted (drain-on-error is off)\n",
-                                a.v[i].rule->id, a.v[i].reason ? a.v[i].reason : "?");
-
+        const struct result *first;
+        size_t n_bad = hc_count_findings(&a, &conf, &first);
         int ret = n_bad ? HC_UNHEALTHY : HC_HEALTHY;
-        if (slurm) {
-                struct node_state ns;
-                if (node_query(node, &ns) < 0)
-                        ret = HC_ERROR;
-                else if (n_bad) {
-                        _cleanup_free_ char *reason = drain_reason(first, n_bad - 1);
-                        if (is_drained(&ns) && !ours(&ns))
-                                fprintf(stderr, "llmtune: node %s is already drained by someone else (%s); left as it is\n",
-                                        node, ns.reason ? ns.reason : "no reason");
-                        else if (is_drained(&ns) && streq(ns.reason, reason))
-                                fprintf(stderr, "llmtune: node %s stays drained: %s\n", node, reason);
-                        else if (scontrol_update(node, "DRAIN", reason) < 0)
-                                ret = HC_ERROR;
-                        else
-                                fprintf(stderr, "llmtune: drained node %s: %s\n", node, reason);
-                } else if (is_drained(&ns) && ours(&ns)) {
-                        if (scontrol_update(node, "RESUME", NULL) < 0)
-                                ret = HC_ERROR;
-                        else
-                                fprintf(stderr, "llmtune: resumed node %s (was: %s)\n", node, ns.reason);
-                } else if (is_drained(&ns) && verbose)
-                        fprintf(stderr, "llmtune: node %s is healthy but drained by someone else (%s); left drained\n",
-                                node, ns.reason ? ns.reason : "no reason");
-                free(ns.state);
-                free(ns.reason);
-        }
+        if (slurm)
+                ret = hc_slurm_act(node, n_bad, first, verbose, ret);
         if (verbose)
                 fprintf(stderr, "llmtune: health check of %s with profile %s, severity %s and above: %zu rules, %zu counted; %.3f s\n",
                         node ? node : "this host", env.profile.name, severity_name(conf.severity), a.n, n_bad, since(&t0));
         audit_free(&a);
         facts_free(f);
         rule_env_free(&env);
-        free(conf.node);
-        free(conf.profile);
         return ret;
 }
 
