@@ -187,6 +187,48 @@ static int add_input(struct report *rp, const char *file, const char *profile, c
         return rc;
 }
 
+/* Every audit file into RP; a bad one stops the report unless KEEP_GOING (then it is skipped, and
+ * said so). The names are checked here, so RP is ready to print on EXIT_OK. */
+static int read_inputs(struct report *rp, char **files, int n, const char *profile, bool keep_going)
+{
+        size_t skipped = 0;
+        for (int i = 0; i < n; i++) {
+                _cleanup_free_ char *err = NULL;
+                if (add_input(rp, files[i], profile, &err) < 0) {
+                        if (!keep_going)
+                                return cli_error("%s", err);
+                        fprintf(stderr, "llmtune: skipped %s\n", err);
+                        skipped++;
+                }
+        }
+        if (rp->nhosts == 0)
+                return cli_error("no audit file could be read (%zu skipped)", skipped);
+        _cleanup_free_ char *err = NULL;
+        if (report_finish(rp, &err) < 0)
+                return cli_error("%s", err);
+        return EXIT_OK;
+}
+
+/* RP in FMT to OUTPUT (standard output when NULL); a failed write is an error, not a short page. */
+static int write_report(const struct report *rp, enum format fmt, bool by_host, const char *output)
+{
+        FILE *out = stdout;
+        if (output && !(out = fopen(output, "we")))
+                return cli_error("cannot write %s: %s", output, strerror(errno));
+        switch (fmt) {
+        case FMT_TABLE: report_print_table(out, rp); break;
+        case FMT_CSV: report_print_csv(out, rp, by_host); break;
+        case FMT_JSON: report_print_json(out, rp); break;
+        case FMT_HTML: report_print_html(out, rp); break;
+        }
+        int rc = EXIT_OK;
+        if (fflush(out) != 0 || ferror(out))
+                rc = cli_error("cannot write %s: %s", output ? output : "standard output", strerror(errno));
+        if (output && fclose(out) != 0 && rc == EXIT_OK)
+                rc = cli_error("cannot write %s: %s", output, strerror(errno));
+        return rc;
+}
+
 static int report_cmd(struct cli *cli, int argc, char **argv)
 {
         (void)cli; /* the report reads files, not a machine: --root does not apply */
@@ -242,52 +284,9 @@ static int report_cmd(struct cli *cli, int argc, char **argv)
         if (by_host && fmt != FMT_CSV)
                 return cli_error("--by-host applies to --csv only");
 
-        struct report rp = {0};
-        size_t skipped = 0;
-        for (int i = optind; i < argc; i++) {
-                char *err = NULL;
-                if (add_input(&rp, argv[i], profile, &err) < 0) {
-                        if (!keep_going) {
-                                cli_error("%s", err);
-                                free(err);
-                                report_free(&rp);
-                                return EXIT_ERROR;
-                        }
-                        fprintf(stderr, "llmtune: skipped %s\n", err);
-                        skipped++;
-                }
-                free(err);
-        }
-        char *err = NULL;
-        if (rp.nhosts == 0) {
-                report_free(&rp);
-                return cli_error("no audit file could be read (%zu skipped)", skipped);
-        }
-        if (report_finish(&rp, &err) < 0) {
-                cli_error("%s", err);
-                free(err);
-                report_free(&rp);
-                return EXIT_ERROR;
-        }
-        FILE *out = stdout;
-        if (output && !(out = fopen(output, "we"))) {
-                int e = errno;
-                report_free(&rp);
-                return cli_error("cannot write %s: %s", output, strerror(e));
-        }
-        switch (fmt) {
-        case FMT_TABLE: report_print_table(out, &rp); break;
-        case FMT_CSV: report_print_csv(out, &rp, by_host); break;
-        case FMT_JSON: report_print_json(out, &rp); break;
-        case FMT_HTML: report_print_html(out, &rp); break;
-        }
-        int rc = EXIT_OK;
-        if (fflush(out) != 0 || ferror(out))
-                rc = cli_error("cannot write %s: %s", output ? output : "standard output", strerror(errno));
-        if (output && fclose(out) != 0 && rc == EXIT_OK)
-                rc = cli_error("cannot write %s: %s", output, strerror(errno));
-        report_free(&rp);
-        return rc;
+        _cleanup_(report_free) struct report rp = {0};
+        int rc = read_inputs(&rp, argv + optind, argc - optind, profile, keep_going);
+        return rc == EXIT_OK ? write_report(&rp, fmt, by_host, output) : rc;
 }
 
 const struct command cmd_report = {
