@@ -19,10 +19,24 @@
  * documentation). Interfaces whose only addresses are link-local do not count (net.*.has_address). */
 static const char *const ifname_skip[] = {"lo", "docker", "virbr", "veth", "br-"};
 
-/* Debugging switches (NCCL env.rst "Debugging"): they cost bandwidth when left in place. */
-static bool is_debug_switch(const char *key)
+/* A site's transport switch (NCCL_P2P_DISABLE, NCCL_IB_DISABLE, NCCL_SHM_DISABLE; NCCL env.rst
+ * "Debugging"): one that acts may be the workaround that keeps the machine's jobs running (consumer
+ * GPUs whose peer-to-peer hangs, ACS in the way, a /dev/shm too small in a container), so it is
+ * disabled only when the profile says so (nccl_debug_switches = remove). One that does nothing
+ * (NCCL_P2P_DISABLE=0) is always disabled: it only misleads the reader. */
+static bool switch_disabled(const char *line, bool remove_switches)
 {
-        return streq(key, "NCCL_P2P_DISABLE") || streq(key, "NCCL_IB_DISABLE") || streq(key, "NCCL_SHM_DISABLE");
+        const char *eq = strchr(line, '=');
+        if (!eq)
+                return false;
+        _cleanup_free_ char *key = xstrndup(line, (size_t)(eq - line));
+        return nccl_is_transport_switch(key) && (remove_switches || !nccl_switch_acts(key, eq + 1));
+}
+
+static bool profile_removes_switches(const struct resolved *profile)
+{
+        const char *p = profile ? resolved_param(profile, "nccl_debug_switches") : NULL;
+        return p && streq(p, "remove");
 }
 
 /* GPUDirect RDMA tuning: meaningless unless NCCL can register GPU memory with the NIC. */
@@ -447,7 +461,8 @@ static char *line_key(const char *line)
 
 /* Comment out what NCCL would misread, what does nothing, debugging switches, later duplicates and
  * keys the managed block sets. A line that passes stays as it is, so the transform is stable. */
-static void site_transform(struct strv *site, const struct nccl_settings *s, const struct nccl_catalog *c)
+static void site_transform(struct strv *site, const struct nccl_settings *s, const struct nccl_catalog *c,
+                           bool remove_switches)
 {
         struct strv kept = {0};
         for (size_t i = 0; i < site->n; i++) {
@@ -461,15 +476,17 @@ static void site_transform(struct strv *site, const struct nccl_settings *s, con
                         /* Deprecated keys too: they still act, but the replacement is the key to
                          * set (in the profile). Advisory findings (a debugging setting such as
                          * NCCL_ALGO, a GID index, HCA prefixes) do not disable a line: it acts as
-                         * written and may be the site's deliberate workaround; the audit reports it. */
+                         * written and may be the site's deliberate workaround; the audit reports it.
+                         * Transport switches are decided by switch_disabled(). */
                         for (size_t k = 0; k < l.n_findings && !bad; k++)
-                                bad = !nccl_problem_is_advisory(l.findings[k].problem);
+                                bad = !nccl_problem_is_advisory(l.findings[k].problem) &&
+                                      l.findings[k].problem != NP_DEBUG;
                         nccl_lint_free(&l);
                 }
                 _cleanup_free_ char *key = line_key(line);
                 if (!key) /* whitespace only: NCCL skips it too */
                         bad = strspn(line, " \t") != strlen(line);
-                else if (settings_find(s, key) || strv_contains(&kept, key) || is_debug_switch(key))
+                else if (settings_find(s, key) || strv_contains(&kept, key) || switch_disabled(line, remove_switches))
                         bad = true;
                 if (bad) {
                         site->v[i] = xasprintf(NCCL_GEN_DISABLED "%s", line);
@@ -482,7 +499,7 @@ static void site_transform(struct strv *site, const struct nccl_settings *s, con
 
 /* Why each disabled line is disabled, from the transformed lines alone (so re-rendering agrees). */
 static void disabled_notes(const struct strv *site, const struct nccl_settings *s, const struct nccl_catalog *c,
-                           struct strv *ret)
+                           bool remove_switches, struct strv *ret)
 {
         struct strv kept = {0};
         for (size_t i = 0; i < site->n; i++) {
@@ -499,7 +516,8 @@ static void disabled_notes(const struct strv *site, const struct nccl_settings *
                         struct nccl_lint l;
                         nccl_lint_text(c, orig, strlen(orig), &l);
                         for (size_t k = 0; k < l.n_findings && !msg; k++)
-                                if (!nccl_problem_is_advisory(l.findings[k].problem))
+                                if (!nccl_problem_is_advisory(l.findings[k].problem) &&
+                                    l.findings[k].problem != NP_DEBUG)
                                         msg = xstrdup(l.findings[k].message);
                         nccl_lint_free(&l);
                 }
@@ -510,8 +528,13 @@ static void disabled_notes(const struct strv *site, const struct nccl_settings *
                         msg = xasprintf("%s is set in this block", key);
                 else if (key && strv_contains(&kept, key))
                         msg = xasprintf("%s is defined earlier in the file (the first definition wins)", key);
-                else if (key && is_debug_switch(key))
-                        msg = xasprintf("%s is a debugging switch", key);
+                else if (key && switch_disabled(orig, false))
+                        msg = xasprintf("%s set to %s does nothing (only %s acts)", key, strchr(orig, '=') + 1,
+                                        streq(key, "NCCL_IB_DISABLE") ? "a non-zero integer" : "1");
+                else if (key && remove_switches && nccl_is_transport_switch(key))
+                        msg = xasprintf("%s is a debugging switch and the profile removes them (its "
+                                        "nccl_debug_switches is remove)",
+                                        key);
                 else
                         msg = xasprintf("%s", *orig ? orig : "(blank)");
                 strv_push(ret, xasprintf("disabled below: %s", msg));
@@ -528,8 +551,9 @@ char *nccl_conf_render(struct facts *f, const struct resolved *profile, const st
         struct strv all = {0}, site = {0}, disabled = {0};
         lines_split(existing, &all);
         site_lines(&all, &site);
-        site_transform(&site, &s, c);
-        disabled_notes(&site, &s, c, &disabled);
+        bool remove_switches = profile_removes_switches(profile);
+        site_transform(&site, &s, c, remove_switches);
+        disabled_notes(&site, &s, c, remove_switches, &disabled);
 
         struct sbuf b = {0};
         sbuf_add(&b, NCCL_GEN_BEGIN "\n");

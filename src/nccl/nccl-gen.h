@@ -4,8 +4,10 @@
  * implies per NCCL src/transport/net_ib/init.cc, src/os/linux.cc). NCCL reads the file literally
  * (src/misc/param.cc): KEY=VALUE, no trimming, no quotes, '#' comments in column 1 only, and the
  * FIRST definition of a key wins. So the managed block goes first, and the site's own lines are
- * kept after it, with the lines NCCL would misread (or that would override nothing, or that are
- * debugging switches) commented out.
+ * kept after it, with the lines NCCL would misread (or that would override nothing) commented out.
+ * A site's NCCL_P2P_DISABLE/NCCL_IB_DISABLE/NCCL_SHM_DISABLE that acts is kept (it may be the
+ * workaround the machine needs) unless the profile says nccl_debug_switches = remove; one that does
+ * nothing (=0) is commented out.
  */
 #pragma once
 
@@ -37,7 +39,8 @@ void nccl_settings_build(struct facts *f, const struct resolved *profile, const 
 void nccl_settings_free(struct nccl_settings *s);
 
 /* New /etc/nccl.conf content: the site's lines kept (lines that NCCL would misread or that are
- * unknown/removed/foreign/debug switches or duplicate a managed key are commented out behind
+ * unknown/removed/foreign, transport switches that do nothing (or any, with nccl_debug_switches =
+ * remove) or duplicate a managed key are commented out behind
  * "#llmtune-disabled# "), and one managed block between "# BEGIN llmtune managed" /
  * "# END llmtune managed" markers holding the profile's [nccl] keys and the hardware-derived keys,
  * FIRST in the file. EXISTING may be NULL (no file). Rendering an already rendered file gives the

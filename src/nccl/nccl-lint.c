@@ -129,6 +129,18 @@ bool nccl_problem_is_error(enum nccl_problem p)
 
 bool nccl_problem_is_advisory(enum nccl_problem p) { return p == NP_DEBUG_KEY || p == NP_ADVICE; }
 
+bool nccl_is_transport_switch(const char *key)
+{
+        return streq(key, "NCCL_P2P_DISABLE") || streq(key, "NCCL_IB_DISABLE") || streq(key, "NCCL_SHM_DISABLE");
+}
+
+bool nccl_switch_acts(const char *key, const char *value)
+{
+        /* NCCL ignores trailing text after the number, as strtol does. */
+        long long v = strtoll(value, NULL, 0);
+        return streq(key, "NCCL_IB_DISABLE") ? v != 0 : v == 1;
+}
+
 static void add(struct nccl_lint *l, unsigned line, enum nccl_problem p, const char *key, const char *fmt, ...)
         _printf_(5, 6);
 static void add(struct nccl_lint *l, unsigned line, enum nccl_problem p, const char *key, const char *fmt, ...)
@@ -396,9 +408,13 @@ static void check_key(struct nccl_lint *l, const struct nccl_catalog *c, unsigne
                 break;
         default: break;
         }
-        if (streq(key, "NCCL_P2P_DISABLE") || streq(key, "NCCL_IB_DISABLE") || streq(key, "NCCL_SHM_DISABLE"))
-                add(l, line, NP_DEBUG, key, "%s=%s is a debugging switch%s", key, value,
-                    streq(value, "0") ? " and =0 does nothing (only 1 acts)" : " that costs bandwidth when left in place");
+        if (nccl_is_transport_switch(key) && !nccl_switch_acts(key, value))
+                add(l, line, NP_DEBUG, key, "%s=%s is a debugging switch and =%s does nothing (%s)", key, value, value,
+                    streq(key, "NCCL_IB_DISABLE") ? "only a non-zero integer acts" : "only 1 acts");
+        else if (nccl_is_transport_switch(key))
+                add(l, line, NP_DEBUG, key,
+                    "%s=%s is a debugging switch that costs bandwidth unless it works around a known problem", key,
+                    value);
         check_value(l, line, var, value);
         check_persistent(l, line, key, value);
 }

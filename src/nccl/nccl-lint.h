@@ -49,6 +49,14 @@ bool nccl_problem_is_error(enum nccl_problem p);
  * but a generated file keeps such a line of the site's. */
 bool nccl_problem_is_advisory(enum nccl_problem p);
 
+/* NCCL_P2P_DISABLE, NCCL_IB_DISABLE, NCCL_SHM_DISABLE: NCCL env.rst lists them under Debugging. */
+bool nccl_is_transport_switch(const char *key);
+/* Whether KEY=VALUE of such a switch turns its transport off as NCCL reads it: NCCL_P2P_DISABLE and
+ * NCCL_SHM_DISABLE only when strtol(VALUE, 0) is exactly 1 (src/graph/paths.cc ncclGetLevel,
+ * src/transport/shm.cc), NCCL_IB_DISABLE for any non-zero integer (src/transport/net_ib/init.cc).
+ * "0", "yes" and "true" (which parse as 0) do nothing. */
+bool nccl_switch_acts(const char *key, const char *value);
+
 struct nccl_finding {
         unsigned line;
         enum nccl_problem problem;

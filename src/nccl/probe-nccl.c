@@ -53,6 +53,29 @@ static void list_fact(struct facts *f, const struct nccl_lint *l, enum nccl_prob
         free(sbuf_steal(&s));
 }
 
+/* nccl.conf.transports_disabled / nccl.conf.noop_switches: the transport switches (NP_DEBUG) split
+ * by whether they act as NCCL reads them. A later definition of a key is ignored by NCCL, so it
+ * does nothing either. */
+static void switch_facts(struct facts *f, const struct nccl_lint *l)
+{
+        struct sbuf acting = {0}, noop = {0};
+        for (size_t i = 0; i < l->n_findings; i++) {
+                const struct nccl_finding *x = &l->findings[i];
+                if (x->problem != NP_DEBUG)
+                        continue;
+                bool acts = false;
+                for (size_t k = 0; k < l->n_entries; k++)
+                        if (l->entries[k].line == x->line)
+                                acts = nccl_switch_acts(l->entries[k].key, l->entries[k].value);
+                struct sbuf *b = acts ? &acting : &noop;
+                sbuf_addf(b, "%sline %u: %s", b->len ? "; " : "", x->line, x->message);
+        }
+        fact_str(f, NCCL_CONF, acting.len ? acting.s : "none", "nccl.conf.transports_disabled");
+        fact_str(f, NCCL_CONF, noop.len ? noop.s : "none", "nccl.conf.noop_switches");
+        free(sbuf_steal(&acting));
+        free(sbuf_steal(&noop));
+}
+
 /* nccl.user_conf.*: the ~/.nccl.conf files of the root's homes (NCCL reads $HOME/.nccl.conf before
  * /etc/nccl.conf, so a user's file overrides the site's). One fact for every problem of every file. */
 static void user_confs(struct facts *f, const struct nccl_catalog *c)
@@ -168,7 +191,8 @@ static int nccl_run(struct facts *f)
         if (!c) {
                 static const char *const names[] = {"keys", "syntax", "unknown", "removed", "deprecated",
                                                     "foreign", "bad_values", "debug_switches", "init_failures",
-                                                    "debug_keys", "advice"};
+                                                    "debug_keys", "advice", "transports_disabled",
+                                                    "noop_switches"};
                 for (size_t i = 0; i < ARRAY_SIZE(names); i++)
                         fact_unreadable(f, "rules/nccl-catalog.tsv", 0, "NCCL catalog not found", "nccl.conf.%s",
                                         names[i]);
@@ -191,6 +215,7 @@ static int nccl_run(struct facts *f)
         list_fact(f, &l, NP_FOREIGN, NP_FOREIGN, "nccl.conf.foreign");
         list_fact(f, &l, NP_BAD_VALUE, NP_BAD_VALUE, "nccl.conf.bad_values");
         list_fact(f, &l, NP_DEBUG, NP_DEBUG, "nccl.conf.debug_switches");
+        switch_facts(f, &l);
         list_fact(f, &l, NP_INIT_FAIL, NP_INIT_FAIL, "nccl.conf.init_failures");
         list_fact(f, &l, NP_DEBUG_KEY, NP_DEBUG_KEY, "nccl.conf.debug_keys");
         list_fact(f, &l, NP_ADVICE, NP_ADVICE, "nccl.conf.advice");

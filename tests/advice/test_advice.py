@@ -388,6 +388,57 @@ def case_item10_nccl_lint(tmp):
           and 'site.ini:8' not in err, 'item 10: llmtune lint flags the profile\'s NCCL_PROTO, not P2C (%s)' % err.strip())
 
 
+# --- item 6: a working workaround is never stripped -------------------------------------------------
+
+def case_item6_debug_switches(tmp):
+    """A site's NCCL_P2P_DISABLE=1 (the RTX 4090 workaround) is reported with the known cases and kept
+    by apply; NCCL_SHM_DISABLE=0, which does nothing, is disabled; a profile with
+    nccl_debug_switches = remove has apply disable the working switch too."""
+    root = copy_root(tmp, 'ws-4090')
+    write(root, '/etc/nccl.conf', 'NCCL_P2P_DISABLE=1\nNCCL_SHM_DISABLE=0\n')
+    f = fact(root, 'nccl.conf.transports_disabled')
+    check((f.get('value') or '').startswith('line 1: NCCL_P2P_DISABLE=1 is a debugging switch'),
+          'item 6: NCCL_P2P_DISABLE=1 is a transport switch that acts (%r)' % f)
+    f = fact(root, 'nccl.conf.noop_switches')
+    check((f.get('value') or '').startswith('line 2: NCCL_SHM_DISABLE=0') and 'line 1' not in f.get('value', ''),
+          'item 6: NCCL_SHM_DISABLE=0 is the switch that does nothing (%r)' % f)
+    rules = ['nccl-conf-transport-off', 'nccl-conf-noop-switches', 'nccl-conf-debug-switches']
+    res = audit(root, 'rtx4090-ws', *rules)
+    r = res['nccl-conf-transport-off']
+    check(r['status'] == 'fail' and r['severity'] == 'info', 'item 6: the kept switch is reported as information')
+    check(res['nccl-conf-noop-switches']['status'] == 'fail', 'item 6: the =0 switch fails nccl-conf-noop-switches')
+    check(res['nccl-conf-debug-switches']['status'] == 'n/a', 'item 6: the remove rule does not apply by default')
+    rc, out, err = run(root, 'explain', 'nccl-conf-transport-off')
+    check('RTX 4090' in out and 'nccl-tests/issues/117' in out and '/dev/shm' in out,
+          'item 6: explain names the known cases where a switch is needed')
+    rc, out, err = run(root, 'apply', '--profile', 'rtx4090-ws', '--rule', 'nccl-conf-noop-switches')
+    conf = read(root, '/etc/nccl.conf') or ''
+    check(rc == 0, 'item 6: apply exits 0 (%s)' % err.strip())
+    check('\nNCCL_P2P_DISABLE=1\n' in conf and '#llmtune-disabled# NCCL_P2P_DISABLE' not in conf,
+          'item 6: apply keeps the working NCCL_P2P_DISABLE=1')
+    check('\n#llmtune-disabled# NCCL_SHM_DISABLE=0\n' in conf and
+          '# disabled below: NCCL_SHM_DISABLE set to 0 does nothing (only 1 acts)\n' in conf,
+          'item 6: apply disables NCCL_SHM_DISABLE=0 and says why')
+    res = audit(root, 'rtx4090-ws', *rules)
+    check(res['nccl-conf-noop-switches']['status'] == 'pass' and res['nccl-conf-transport-off']['status'] == 'fail',
+          'item 6: after apply the no-op is gone and the workaround is still reported')
+    # a site profile that removes them
+    prof = os.path.join(tmp, 'site.ini')
+    with open(prof, 'w') as f:
+        f.write('[profile]\nname = site\ndescription = x\ninherits = rtx4090-ws\n\n'
+                '[params]\nnccl_debug_switches = remove\n')
+    rc, out, err = run(root, 'lint', prof)
+    check(rc == 0, 'item 6: the site profile lints clean (%s)' % err.strip())
+    res = audit(root, prof, *rules)
+    check(res['nccl-conf-debug-switches']['status'] == 'fail' and res['nccl-conf-transport-off']['status'] == 'n/a',
+          'item 6: with nccl_debug_switches = remove the switch fails nccl-conf-debug-switches')
+    rc, out, err = run(root, 'apply', '--profile', prof, '--rule', 'nccl-conf-debug-switches')
+    conf = read(root, '/etc/nccl.conf') or ''
+    check(rc == 0 and '\n#llmtune-disabled# NCCL_P2P_DISABLE=1\n' in conf and
+          '# disabled below: NCCL_P2P_DISABLE is a debugging switch and the profile removes them' in conf,
+          'item 6: with remove, apply disables NCCL_P2P_DISABLE=1 and says why (%s)' % err.strip())
+
+
 CASES = {
     'item1-sysctl-override': case_item1_sysctl_override,
     'item13-shmmax-default': case_item13_shmmax_default,
@@ -396,6 +447,7 @@ CASES = {
     'item8-ib-hca': case_item8_ib_hca,
     'item9-socket-ifname': case_item9_socket_ifname,
     'item10-nccl-lint': case_item10_nccl_lint,
+    'item6-debug-switches': case_item6_debug_switches,
 }
 
 
