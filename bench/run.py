@@ -41,22 +41,26 @@ GNU_TIME = '/usr/bin/time' if os.access('/usr/bin/time', os.X_OK) else None
 
 
 def run_once(argv, env):
-    """Wall seconds, peak RSS KiB, exit status, stderr text. The peak RSS comes from GNU time's
-    %M (wait4 rusage of a child forked from the small time process): a child forked from this
-    Python would inherit Python's RSS as its high-water mark."""
+    """Wall seconds, peak RSS KiB, CPU seconds (user + system), exit status, stderr text. The peak
+    RSS and CPU time come from GNU time's %M %U %S (wait4 rusage of a child forked from the small
+    time process): a child forked from this Python would inherit Python's RSS as its high-water
+    mark. CPU time is the figure to compare on a shared machine, where wall time includes waiting
+    for a core."""
     with tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile(suffix='.time') as tf:
-        wrap = [GNU_TIME, '-f', '%M', '-o', tf.name] if GNU_TIME else []
+        wrap = [GNU_TIME, '-f', '%M %U %S', '-o', tf.name] if GNU_TIME else []
         t0 = time.perf_counter()
         p = subprocess.Popen(wrap + argv, env=env, stdout=subprocess.DEVNULL, stderr=err)
         _, status, ru = os.wait4(p.pid, 0)
         wall = time.perf_counter() - t0
         rc = os.waitstatus_to_exitcode(status)
-        rss = ru.ru_maxrss
+        rss, cpu = ru.ru_maxrss, ru.ru_utime + ru.ru_stime
         if GNU_TIME:
             tail = open(tf.name).read().strip().splitlines()
-            rss = int(tail[-1]) if tail and tail[-1].isdigit() else 0
+            f = tail[-1].split() if tail else []
+            if len(f) == 3 and f[0].isdigit():
+                rss, cpu = int(f[0]), float(f[1]) + float(f[2])
         err.seek(0)
-        return wall, rss, rc, err.read().decode(errors='replace')
+        return wall, rss, cpu, rc, err.read().decode(errors='replace')
 
 
 def strace_opens(argv, env, root):
@@ -150,18 +154,20 @@ def bench_root(a, root, live=False):
         run_once(argv, env)
     for _ in range(a.runs):
         for name, argv, env in cmds:
-            wall, rss, rc, err = run_once(argv, env)
-            samples[name].append((wall, rss))
+            wall, rss, cpu, rc, err = run_once(argv, env)
+            samples[name].append((wall, rss, cpu))
             if name.startswith('llmtune'):
                 stats[name] = stats_line(err)
                 if rc not in (0, 2):
                     raise SystemExit('bench: %s failed (%d): %s' % (' '.join(argv), rc, err.strip()[-500:]))
     res = []
     for name, argv, env in cmds:
-        walls = [w for w, _ in samples[name]]
-        rsss = [r for _, r in samples[name]]
+        walls = [w for w, _, _ in samples[name]]
+        rsss = [r for _, r, _ in samples[name]]
+        cpus = [c for _, _, c in samples[name]]
         row = {'command': name, 'runs': len(walls), 'wall_ms': statistics.median(walls) * 1000,
-               'wall_min_ms': min(walls) * 1000, 'rss_kib': statistics.median(rsss), 'stats': stats.get(name)}
+               'wall_min_ms': min(walls) * 1000, 'cpu_ms': statistics.median(cpus) * 1000,
+               'rss_kib': statistics.median(rsss), 'stats': stats.get(name)}
         if a.strace:
             row['strace'] = strace_opens(argv, env, '/' if live else root)
         res.append(row)
@@ -170,6 +176,7 @@ def bench_root(a, root, live=False):
     ratios = {}
     if lst:
         ratios['audit_time_vs_lstopo'] = audit['wall_ms'] / lst['wall_ms']
+        ratios['audit_cpu_vs_lstopo'] = audit['cpu_ms'] / lst['cpu_ms'] if lst['cpu_ms'] else float('nan')
         ratios['audit_rss_vs_lstopo'] = audit['rss_kib'] / lst['rss_kib']
         ratios['rule_time_vs_lstopo'] = by['llmtune audit --rule %s' % a.rule]['wall_ms'] / lst['wall_ms']
     return {'root': root, 'live': live, 'shape': root_shape(a.llmtune, root) if not live else None,
@@ -206,22 +213,23 @@ def fmt_table(report, rule):
         title = 'live machine (/)' if rb['live'] else os.path.basename(rb['root'].rstrip('/'))
         lines.append('### %s%s\n' % (title, ' — %s CPUs, %s NUMA nodes, %s GPUs, %s PCI functions' % (
             sh.get('cpus'), sh.get('nodes'), sh.get('gpus'), sh.get('pci')) if sh else ''))
-        lines.append('| command | median ms | min ms | peak RSS MiB | files opened (unique) | opened twice | '
-                     'libraries set up |')
-        lines.append('| --- | ---: | ---: | ---: | ---: | ---: | --- |')
+        lines.append('| command | median ms | min ms | median CPU ms | peak RSS MiB | files opened (unique) | '
+                     'opened twice | libraries set up |')
+        lines.append('| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |')
         for r in rb['results']:
             s = r.get('strace') or {}
             st = r.get('stats')
             libs = ','.join(h for h in st['handles'] if h in ('libpci', 'hwloc', 'kmod')) if st else ''
-            lines.append('| `%s` | %.1f | %.1f | %.1f | %s | %s | %s |' % (
-                r['command'], r['wall_ms'], r['wall_min_ms'], r['rss_kib'] / 1024.0,
+            lines.append('| `%s` | %.1f | %.1f | %.1f | %.1f | %s | %s | %s |' % (
+                r['command'], r['wall_ms'], r['wall_min_ms'], r['cpu_ms'], r['rss_kib'] / 1024.0,
                 '%d (%d)' % (s['opened'], s['unique']) if s else '-', s.get('twice', '-') if s else '-',
                 libs if st else ''))
         ra = rb['ratios']
         if ra:
-            lines.append('\nRatios: full audit / lstopo time **%.2fx**, peak RSS **%.2fx**; '
+            lines.append('\nRatios: full audit / lstopo time **%.2fx** (CPU time **%.2fx**), peak RSS **%.2fx**; '
                          '`audit --rule %s` / lstopo time %.2fx.\n' % (
-                             ra['audit_time_vs_lstopo'], ra['audit_rss_vs_lstopo'], rule, ra['rule_time_vs_lstopo']))
+                             ra['audit_time_vs_lstopo'], ra['audit_cpu_vs_lstopo'], ra['audit_rss_vs_lstopo'], rule,
+                             ra['rule_time_vs_lstopo']))
         else:
             lines.append('')
     sc = report.get('scaling')

@@ -320,11 +320,18 @@ static unsigned hash_path(const char *s)
         return h % CACHE_BUCKETS;
 }
 
-static int read_fd(int fd, char **ret, size_t *ret_len)
+/* SIZE: the st_size of a regular file (0: unknown, as procfs says). A tree's files are read whole
+ * by one read(2) with no second one to see the end; sysfs says 4096 for every attribute, so the
+ * short first read there is followed by the read that returns 0, as for procfs. */
+static int read_fd(int fd, size_t size, char **ret, size_t *ret_len)
 {
-        size_t cap = 4096, len = 0;
+        if (size >= ROOT_READ_MAX)
+                size = 0; /* read to the end: -EFBIG as for any other oversized file */
+        size_t cap = size ? size : 4096, len = 0;
         char *buf = xmalloc(cap + 1);
         for (;;) {
+                if (size && len == size)
+                        break;
                 if (len == cap) {
                         if (cap >= ROOT_READ_MAX) {
                                 free(buf);
@@ -485,10 +492,12 @@ int root_read(struct root *r, const char *path, const char **ret, size_t *ret_le
                         r->opened++;
                         /* A FIFO reads as empty (or blocks): never "an empty file". read(2) of a
                          * directory fails with EISDIR by itself. */
-                        if (fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+                        bool known = fstat(fd, &st) == 0;
+                        if (known && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
                                 c->err = -ENOTREG;
                         else
-                                c->err = read_fd(fd, &c->data, &c->len);
+                                c->err = read_fd(fd, known && S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size : 0,
+                                                 &c->data, &c->len);
                         close(fd);
                 }
                 c->next = r->cache[h];

@@ -109,6 +109,15 @@ void facts_set_handle(struct facts *f, const char *key, void *ptr, void (*destro
         f->handles = h;
 }
 
+void facts_replace_handle(struct facts *f, const char *key, void *ptr)
+{
+        for (struct handle *h = f->handles; h; h = h->next)
+                if (streq(h->key, key)) {
+                        h->h = ptr;
+                        return;
+                }
+}
+
 static struct entry *find(struct facts *f, const char *name)
 {
         for (struct entry *e = f->buckets[hash(name)]; e; e = e->next_hash)

@@ -102,6 +102,8 @@ char *root_hostname(struct root *r);
 /* Library handles shared by several probes (libpci, hwloc, libkmod), opened once per run. */
 void *facts_handle(struct facts *f, const char *key);
 void facts_set_handle(struct facts *f, const char *key, void *h, void (*destroy)(void *));
+/* Put H in the place of KEY's handle (the caller released the old one; the destroy function stays). */
+void facts_replace_handle(struct facts *f, const char *key, void *h);
 
 /* Every handle key set in this process so far, in order ("libpci,hwloc"; "" for none): what the
  * LLMTUNE_STATS report calls the libraries loaded. Static storage. */

@@ -27,8 +27,9 @@ bool hwloc_loaded(struct facts *f);
 
 /* Libraries that read a foreign root by host path (hwloc, libpci) follow the host's links and block
  * on a FIFO: NULL when the tree's /proc and /sys hold no FIFO, device node, socket or link leading
- * out of the tree, else why not (caller frees). Not called for the live system. */
-char *host_read_vet(struct root *r);
+ * out of the tree, else why not (caller frees). Not called for the live system. The walk is made
+ * once per store, whichever library asks first. */
+char *host_read_vet(struct facts *f);
 
 /* HWLOC_CAPTURE_XML (archive-root.h): where an archive root keeps hwloc's export of the topology. */
 

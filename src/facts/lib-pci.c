@@ -100,7 +100,7 @@ int pcilib_get(struct facts *f, struct pcilib **ret, const char **ret_err)
                 facts_set_handle(f, HANDLE_KEY, p, pcilib_free);
                 _cleanup_free_ char *sysfs = root_host_path(facts_root(f), "/sys/bus/pci");
                 /* libpci reads the tree by host path: vetted first (lib-hwloc.h), never hung. */
-                _cleanup_free_ char *unfit = root_is_live(p->root) ? NULL : host_read_vet(p->root);
+                _cleanup_free_ char *unfit = root_is_live(p->root) ? NULL : host_read_vet(f);
                 if (unfit) {
                         p->setup_err = xasprintf("libpci not used: %s (it reads the tree by host path)", unfit);
                         if (ret_err)

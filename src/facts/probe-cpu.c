@@ -4,6 +4,7 @@
  * policies (Documentation/admin-guide/pm/cpufreq.rst) with the intel_pstate/amd_pstate mode.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -171,33 +172,80 @@ static void probe_model(struct facts *f)
                     "cpu.model");
 }
 
-/* One cpufreq policy directory: cpufreq/policyN on current kernels, cpuN/cpufreq on old ones. */
-static void probe_policy(struct facts *f, const char *dir, unsigned id)
+/*
+ * cpufreq policies: cpufreq/policyN on current kernels, cpuN/cpufreq on old ones. Listing them
+ * (and the driver, for "when = cpu.cpufreq.driver present") is one stage; each per-policy
+ * attribute is a stage of its own, read for every policy only when a fact under it is asked for:
+ * an audit reads the governor and the offered governors of each policy, not five files per policy
+ * (1920 on a 384-CPU host).
+ */
+static const struct {
+        const char *file, *fact, *absent; /* absent: the reason when the file is missing */
+} policy_attrs[] = {
+        {"scaling_driver", "driver", NULL},
+        {"scaling_governor", "governor", NULL},
+        {"scaling_available_governors", "available_governors", NULL},
+        {"affected_cpus", "cpus", NULL},
+        {"energy_performance_preference", "epp", "no EPP (not HWP/amd-pstate-epp)"},
+};
+
+struct cpu_state {
+        bool topo, model, policies;
+        bool attr_read[ARRAY_SIZE(policy_attrs)];
+        unsigned *cpus;
+        int n;
+        struct strv policy_dirs; /* the policies found, with their ids */
+        unsigned *policy_ids;
+};
+
+static void cpu_state_free(void *p)
 {
-        static const struct {
-                const char *file, *fact;
-        } attrs[] = {
-                {"scaling_driver", "driver"},
-                {"scaling_governor", "governor"},
-                {"scaling_available_governors", "available_governors"},
-                {"affected_cpus", "cpus"},
-        };
-        for (size_t i = 0; i < ARRAY_SIZE(attrs); i++) {
-                _cleanup_free_ char *p = xasprintf("%s/%s", dir, attrs[i].file);
-                fact_file_str(f, p, NULL, "cpu.policy.%u.%s", id, attrs[i].fact);
+        struct cpu_state *s = p;
+        if (s) {
+                free(s->cpus);
+                strv_free(&s->policy_dirs);
+                free(s->policy_ids);
         }
-        _cleanup_free_ char *p = xasprintf("%s/energy_performance_preference", dir);
-        fact_file_str(f, p, "no EPP (not HWP/amd-pstate-epp)", "cpu.policy.%u.epp", id);
+        free(s);
 }
 
-static void probe_cpufreq(struct facts *f, const unsigned *cpus, int n)
+static struct cpu_state *cpu_state(struct facts *f)
+{
+        struct cpu_state *s = facts_handle(f, "probe-cpu");
+        if (!s) {
+                s = xcalloc(1, sizeof(*s));
+                facts_set_handle(f, "probe-cpu", s, cpu_state_free);
+        }
+        return s;
+}
+
+static void stage_topology(struct facts *f, struct cpu_state *s);
+
+/* A policy counts when its scaling_driver exists (a stat, not a read: the driver of the first is
+ * read once for cpu.cpufreq.driver, and by the "driver" attribute from the root's cache). */
+static bool add_policy(struct facts *f, struct cpu_state *s, const char *dir, unsigned id, char **driver)
+{
+        struct root *r = facts_root(f);
+        _cleanup_free_ char *drv = xasprintf("%s/scaling_driver", dir);
+        struct stat st;
+        if (root_stat(r, drv, &st, true) < 0)
+                return false;
+        s->policy_ids = xrealloc(s->policy_ids, (s->policy_dirs.n + 1) * sizeof(*s->policy_ids));
+        s->policy_ids[s->policy_dirs.n] = id;
+        strv_add(&s->policy_dirs, dir);
+        if (!*driver)
+                root_read_line(r, drv, driver);
+        return true;
+}
+
+static void stage_policies(struct facts *f, struct cpu_state *s)
 {
         struct root *r = facts_root(f);
         struct strv names = {0};
-        unsigned policies = 0;
         const char *driver_src = NULL;
         _cleanup_free_ char *driver = NULL;
 
+        s->policies = true;
         if (root_list(r, CPU_DIR "/cpufreq", &names) == 0)
                 for (size_t i = 0; i < names.n; i++) {
                         unsigned id;
@@ -205,34 +253,22 @@ static void probe_cpufreq(struct facts *f, const unsigned *cpus, int n)
                         if (sscanf(names.v[i], "policy%u%c", &id, &tail) != 1)
                                 continue;
                         _cleanup_free_ char *dir = xasprintf(CPU_DIR "/cpufreq/%s", names.v[i]);
-                        _cleanup_free_ char *drv = xasprintf("%s/scaling_driver", dir);
-                        struct stat st;
-                        if (root_stat(r, drv, &st, true) < 0)
-                                continue;
-                        probe_policy(f, dir, id);
-                        if (!driver) {
-                                root_read_line(r, drv, &driver);
+                        if (add_policy(f, s, dir, id, &driver))
                                 driver_src = CPU_DIR "/cpufreq/policy*/scaling_driver";
-                        }
-                        policies++;
                 }
         strv_free(&names);
-        if (policies == 0)
+        if (s->policy_dirs.n == 0) {
                 /* Old layout: a real cpufreq directory per CPU (CPUs sharing a policy repeat it). */
-                for (int i = 0; i < n; i++) {
-                        _cleanup_free_ char *dir = xasprintf(CPU_DIR "/cpu%u/cpufreq", cpus[i]);
-                        _cleanup_free_ char *drv = xasprintf("%s/scaling_driver", dir);
-                        struct stat st;
-                        if (root_stat(r, drv, &st, true) < 0)
-                                continue;
-                        probe_policy(f, dir, cpus[i]);
-                        if (!driver) {
-                                root_read_line(r, drv, &driver);
+                if (!s->topo)
+                        stage_topology(f, s);
+                for (int i = 0; i < s->n; i++) {
+                        _cleanup_free_ char *dir = xasprintf(CPU_DIR "/cpu%u/cpufreq", s->cpus[i]);
+                        if (add_policy(f, s, dir, s->cpus[i], &driver))
                                 driver_src = CPU_DIR "/cpu*/cpufreq/scaling_driver";
-                        }
-                        policies++;
                 }
-        fact_int(f, CPU_DIR "/cpufreq", policies, "cpu.cpufreq.policies");
+        }
+        size_t policies = s->policy_dirs.n;
+        fact_int(f, CPU_DIR "/cpufreq", (int64_t)policies, "cpu.cpufreq.policies");
         if (policies == 0)
                 /* Live, the kernel's answer may be explained; in a tree only what is missing is known. */
                 fact_absent(f, CPU_DIR "/cpu0/cpufreq",
@@ -250,33 +286,24 @@ static void probe_cpufreq(struct facts *f, const unsigned *cpus, int n)
         fact_file_str(f, CPU_DIR "/amd_pstate/status", "amd_pstate not in use", "cpu.amd_pstate.status");
 }
 
-/*
- * Three parts, each run once: online CPUs and topology, the model, cpufreq. A profile's match
- * block asks for cpu.sockets; that must not read five cpufreq files per CPU (1920 on a
- * 384-CPU host).
- */
-struct cpu_state {
-        bool topo, model, freq;
-        unsigned *cpus;
-        int n;
-};
-
-static void cpu_state_free(void *p)
+/* Attribute K of every policy whose fact name PATTERN matches (NULL: of every policy). */
+static void stage_policy_attr(struct facts *f, struct cpu_state *s, size_t k, const char *pattern)
 {
-        struct cpu_state *s = p;
-        if (s)
-                free(s->cpus);
-        free(s);
-}
-
-static struct cpu_state *cpu_state(struct facts *f)
-{
-        struct cpu_state *s = facts_handle(f, "probe-cpu");
-        if (!s) {
-                s = xcalloc(1, sizeof(*s));
-                facts_set_handle(f, "probe-cpu", s, cpu_state_free);
+        if (!s->policies)
+                stage_policies(f, s);
+        if (s->attr_read[k])
+                return;
+        bool all = true;
+        for (size_t i = 0; i < s->policy_dirs.n; i++) {
+                _cleanup_free_ char *name = xasprintf("cpu.policy.%u.%s", s->policy_ids[i], policy_attrs[k].fact);
+                if (pattern && fnmatch(pattern, name, 0) != 0) {
+                        all = false;
+                        continue;
+                }
+                _cleanup_free_ char *p = xasprintf("%s/%s", s->policy_dirs.v[i], policy_attrs[k].file);
+                fact_file_str(f, p, policy_attrs[k].absent, "%s", name);
         }
-        return s;
+        s->attr_read[k] = all;
 }
 
 static void stage_topology(struct facts *f, struct cpu_state *s)
@@ -315,13 +342,27 @@ static int cpu_run(struct facts *f)
                 s->model = true;
                 probe_model(f);
         }
-        if (!s->freq) {
-                s->freq = true;
-                probe_cpufreq(f, s->cpus, s->n);
-        }
+        for (size_t k = 0; k < ARRAY_SIZE(policy_attrs); k++)
+                stage_policy_attr(f, s, k, NULL);
         return 0;
 }
 
+/* A pattern under cpu.policy. reads only the attributes it can name; any other runs it all. */
+static int cpu_match(struct facts *f, const char *pattern)
+{
+        struct cpu_state *s = cpu_state(f);
+        if (!startswith(pattern, "cpu.policy."))
+                return cpu_run(f);
+        for (size_t k = 0; k < ARRAY_SIZE(policy_attrs); k++)
+                stage_policy_attr(f, s, k, pattern);
+        return 0;
+}
+
+/*
+ * Stages, each run once: online CPUs and topology, the model, the cpufreq policies, and each
+ * per-policy attribute. A profile's match block asks for cpu.sockets, a rule for
+ * cpu.policy.*.governor: neither reads what the other needs.
+ */
 static int cpu_lookup(struct facts *f, const char *name)
 {
         static const char *const topo[] = {"cpu.online", "cpu.count", "cpu.sockets", "cpu.cores",
@@ -334,6 +375,12 @@ static int cpu_lookup(struct facts *f, const char *name)
                 s->model = true;
                 probe_model(f);
         }
+        if ((startswith(name, "cpu.cpufreq.") || streq(name, "cpu.intel_pstate.status") ||
+             streq(name, "cpu.amd_pstate.status")) &&
+            !s->policies)
+                stage_policies(f, s);
+        if (startswith(name, "cpu.policy."))
+                return cpu_match(f, name);
         /* anything else: facts_get() falls through to cpu_run() */
         return 0;
 }
@@ -343,4 +390,5 @@ const struct probe probe_cpu = {
         .prefixes = {"cpu."},
         .run = cpu_run,
         .lookup = cpu_lookup,
+        .match = cpu_match,
 };

@@ -664,6 +664,53 @@ START_TEST(nvme_controllers)
 }
 END_TEST
 
+/* A rule's cpu.policy.*.governor reads each policy's governor and no other attribute (five per
+ * policy before: 1920 files on a 384-CPU host); asking for the rest later reads only the rest, and
+ * every file once. */
+START_TEST(cpufreq_attributes_on_demand)
+{
+        two_sockets();
+        for (int p = 0; p < 4; p++) {
+                char *d = xasprintf("sys/devices/system/cpu/cpufreq/policy%d", p * 2);
+                char *f = xasprintf("%s/scaling_driver", d);
+                put(f, "acpi-cpufreq\n");
+                free(f);
+                f = xasprintf("%s/scaling_governor", d);
+                put(f, p == 3 ? "powersave\n" : "performance\n");
+                free(f);
+                f = xasprintf("%s/scaling_available_governors", d);
+                put(f, "performance powersave\n");
+                free(f);
+                f = xasprintf("%s/affected_cpus", d);
+                char *cpus = xasprintf("%d %d\n", p * 2, p * 2 + 1);
+                put(f, cpus);
+                free(cpus);
+                free(f);
+                free(d);
+        }
+        struct ctx c = open_facts(top);
+        expect_str(&c, "cpu.cpufreq.driver", "acpi-cpufreq");
+        expect_str(&c, "cpu.cpufreq.policies", "4");
+        unsigned before = root_files_opened(c.r);
+        const struct fact **m = NULL;
+        ck_assert_uint_eq(facts_match(c.f, "cpu.policy.*.governor", &m), 4);
+        ck_assert_str_eq(m[3]->name, "cpu.policy.6.governor");
+        ck_assert_str_eq(m[3]->str, "powersave");
+        free(m);
+        ck_assert_uint_eq(root_files_opened(c.r), before + 4);
+        const struct fact **all = NULL;
+        size_t n = facts_match(c.f, "cpu.policy.*", &all);
+        free(all);
+        ck_assert_uint_eq(n, 4 * 5);
+        /* the rest: available_governors, cpus and epp (absent: a missing file is not opened) of
+         * each policy, and the drivers of the three policies after the first */
+        ck_assert_uint_eq(root_files_opened(c.r), before + 4 + 4 + 4 + 3);
+        expect_status(&c, "cpu.policy.2.epp", FACT_ABSENT, "no EPP");
+        expect_str(&c, "cpu.policy.4.cpus", "4 5");
+        close_facts(&c);
+}
+END_TEST
+
 START_TEST(ib_ports)
 {
         pci_dev("0000:82:00.0", "0x15b3\n", "0x101b\n", "0x020700\n", "1\n", "4-7\n");
@@ -891,6 +938,7 @@ static Suite *suite(void)
         tcase_add_test(t, libpci_error_handler);
         tcase_add_test(t, no_pci_at_all);
         tcase_add_test(t, nvme_controllers);
+        tcase_add_test(t, cpufreq_attributes_on_demand);
         tcase_add_test(t, ib_ports);
         tcase_add_test(t, net_foreign_root);
         tcase_add_test(t, pci_unreadable_is_not_nothing);
