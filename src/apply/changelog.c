@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "actions.h"
+#include "digest.h"
 #include "facts.h"
 
 #define BACKUP_DIR CHANGELOG_DIR "/backups"
@@ -64,16 +65,6 @@ struct changelog {
         char *host;
         char *note;     /* what opening did to the head file (changelog_note) */
 };
-
-static void sha256_hex(const void *data, size_t len, char out[65])
-{
-        unsigned char md[EVP_MAX_MD_SIZE];
-        unsigned mdlen = 0;
-        EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL);
-        for (unsigned k = 0; k < mdlen && k < 32; k++)
-                snprintf(out + 2 * k, 3, "%02x", md[k]);
-        out[64] = '\0';
-}
 
 static bool is_hex64(const char *s)
 {

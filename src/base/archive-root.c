@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "digest.h"
 #include "root.h"
 
 /* One MANIFEST entry, sorted by path for lookup. */
@@ -285,15 +286,6 @@ static int open_parent(struct unpack *u, const char *member, const struct strv *
         return cur;
 }
 
-static void hex(const unsigned char *md, unsigned n, char *out)
-{
-        static const char digits[] = "0123456789abcdef";
-        for (unsigned i = 0; i < n; i++) {
-                out[2 * i] = digits[md[i] >> 4];
-                out[2 * i + 1] = digits[md[i] & 15];
-        }
-}
-
 /* Copy the member's data into FD (or into *ret_buf when FD < 0), bounded, hashing as it goes. */
 static int copy_data(struct unpack *u, const char *member, int fd, size_t cap, char **ret_buf, size_t *ret_len,
                      char sha[65])
@@ -356,8 +348,7 @@ static int copy_data(struct unpack *u, const char *member, int fd, size_t cap, c
         unsigned char md[EVP_MAX_MD_SIZE];
         unsigned mdlen = 0;
         EVP_DigestFinal_ex(ctx, md, &mdlen);
-        hex(md, mdlen < 32 ? mdlen : 32, sha);
-        sha[64] = '\0';
+        digest_hex(md, mdlen < 32 ? mdlen : 32, sha);
         if (rc < 0) {
                 free(buf);
                 return rc;

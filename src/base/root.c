@@ -2,6 +2,7 @@
 #include "root.h"
 
 #include "archive-root.h"
+#include "parse.h"
 #include "topology-root.h"
 
 #include <dirent.h>
@@ -510,6 +511,69 @@ int root_read(struct root *r, const char *path, const char **ret, size_t *ret_le
         if (ret_len)
                 *ret_len = c->len;
         return 0;
+}
+
+int root_read_line(struct root *r, const char *path, char **ret)
+{
+        const char *data;
+        size_t len;
+        int rc = root_read(r, path, &data, &len);
+        if (rc < 0)
+                return rc;
+        if (memchr(data, '\0', len))
+                return -EBADMSG;
+        char *s = xstrdup(data);
+        strip_trailing(s);
+        if (!*s) {
+                free(s);
+                return -ENODATA;
+        }
+        *ret = s;
+        return 0;
+}
+
+int root_read_u64(struct root *r, const char *path, uint64_t *ret)
+{
+        _cleanup_free_ char *line = NULL;
+        int rc = root_read_line(r, path, &line);
+        return rc < 0 ? rc : parse_u64(line, ret);
+}
+
+int root_read_i64(struct root *r, const char *path, int64_t *ret)
+{
+        _cleanup_free_ char *line = NULL;
+        int rc = root_read_line(r, path, &line);
+        return rc < 0 ? rc : parse_i64(line, ret);
+}
+
+char *root_read_active(struct root *r, const char *path)
+{
+        _cleanup_free_ char *line = NULL;
+        if (root_read_line(r, path, &line) < 0)
+                return NULL;
+        char *active = NULL;
+        if (strchr(line, '[') && parse_bracketed(line, &active, NULL) == 0)
+                return active;
+        return xstrdup(line);
+}
+
+char *root_hostname(struct root *r)
+{
+        if (root_is_live(r)) {
+                char buf[256] = "";
+                if (gethostname(buf, sizeof(buf) - 1) == 0 && buf[0])
+                        return xstrdup(buf);
+        }
+        char *line = NULL;
+        if (root_read_line(r, "/etc/hostname", &line) < 0)
+                return NULL;
+        line[strcspn(line, "\n")] = '\0';
+        strip_trailing(line);
+        if (!*line || strlen(line) >= 256) {
+                free(line);
+                return NULL;
+        }
+        return line;
 }
 
 void root_forget(struct root *r, const char *path)

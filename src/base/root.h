@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -56,6 +57,25 @@ int root_open_nolinks(struct root *r, const char *path, int flags, mode_t mode);
 /* Whole file, cached for the life of the handle (negative results too). *ret stays owned by the
  * handle and is NUL-terminated; embedded NULs are kept in *ret_len. Returns 0 or -errno. */
 int root_read(struct root *r, const char *path, const char **ret, size_t *ret_len);
+
+/*
+ * One value per file, as sysfs and procfs keep them (util-linux's ul_path_read_* are the model),
+ * read through root_read (cached). Return 0, or -errno: -ENOENT..., -EBADMSG for NUL-bearing
+ * content, -ENODATA for an empty one, and for the numbers -EINVAL/-ERANGE from parse_u64/i64.
+ */
+/* PATH as one line, trailing white space trimmed. Caller frees. */
+int root_read_line(struct root *r, const char *path, char **ret);
+/* PATH as one integer ("42", "0x10de", "-1"). */
+int root_read_u64(struct root *r, const char *path, uint64_t *ret);
+int root_read_i64(struct root *r, const char *path, int64_t *ret);
+
+/* A sysfs value as the kernel means it: the bracketed word of a choice list ("always [madvise]
+ * never" -> "madvise"), else the trimmed line. NULL when unreadable. Caller frees. */
+char *root_read_active(struct root *r, const char *path);
+
+/* The host the root is: ROOT/etc/hostname under a foreign root, gethostname() on the live one.
+ * NULL when unknown. Caller frees. */
+char *root_hostname(struct root *r);
 
 /* Drop the cached content of PATH (after llmtune itself wrote it). */
 void root_forget(struct root *r, const char *path);

@@ -168,3 +168,54 @@ char *strip_trailing(char *s)
                 s[--n] = '\0';
         return s;
 }
+
+int natcmp(const char *a, const char *b)
+{
+        while (*a && *b) {
+                if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+                        const char *as = a, *bs = b;
+                        while (*as == '0' && isdigit((unsigned char)as[1]))
+                                as++;
+                        while (*bs == '0' && isdigit((unsigned char)bs[1]))
+                                bs++;
+                        const char *ae = as, *be = bs;
+                        while (isdigit((unsigned char)*ae))
+                                ae++;
+                        while (isdigit((unsigned char)*be))
+                                be++;
+                        if (ae - as != be - bs)
+                                return ae - as < be - bs ? -1 : 1;
+                        int c = strncmp(as, bs, (size_t)(ae - as));
+                        if (c)
+                                return c;
+                        a = ae;
+                        b = be;
+                        continue;
+                }
+                if (*a != *b)
+                        return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+                a++;
+                b++;
+        }
+        return *a ? 1 : *b ? -1 : 0;
+}
+
+bool line_next(struct line_iter *it)
+{
+        free(it->line);
+        it->line = NULL;
+        if (!it->p || !*it->p)
+                return false;
+        size_t len = strcspn(it->p, "\n");
+        it->line = xstrndup(it->p, len);
+        it->newline = it->p[len] == '\n';
+        it->p += len + it->newline;
+        it->lineno++;
+        return true;
+}
+
+void line_iter_done(struct line_iter *it)
+{
+        free(it->line);
+        it->line = NULL;
+}

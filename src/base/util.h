@@ -59,5 +59,28 @@ void sbuf_add(struct sbuf *b, const char *s);
 void sbuf_addn(struct sbuf *b, const char *s, size_t n);
 char *sbuf_steal(struct sbuf *b);
 
+/*
+ * The lines of a NUL-terminated text, one at a time, each a fresh copy without its '\n' that the
+ * caller may cut up (strtok_r, '#' comments); a last line without '\n' counts, an empty text has
+ * none. lineno is 1 for the first line.
+ *
+ *     _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(data);
+ *     while (line_next(&it))
+ *             use(it.line, it.lineno);
+ */
+struct line_iter {
+        const char *p;
+        char *line; /* owned by the iterator: valid until the next line_next() */
+        unsigned lineno;
+        bool newline; /* the line ended with '\n' (false only for an unterminated last line) */
+};
+#define LINE_ITER(text) {.p = (text)}
+bool line_next(struct line_iter *it);
+void line_iter_done(struct line_iter *it);
+
+/* Natural order: digit runs compare as numbers ("gpu.2" before "gpu.10", "node-2" before
+ * "node-10"); leading zeros do not count, so "01" and "1" compare equal. */
+int natcmp(const char *a, const char *b);
+
 /* Trim trailing whitespace in place; returns s. */
 char *strip_trailing(char *s);

@@ -15,6 +15,7 @@
 #include "changelog.h"
 #include "commands.h"
 #include "diff.h"
+#include "digest.h"
 #include "json-out.h"
 #include "verify-state.h"
 
@@ -31,22 +32,12 @@ struct check {
         char *diff;    /* files: expected -> found */
 };
 
-static void sha256_hex(const char *s, char out[65])
-{
-        unsigned char md[EVP_MAX_MD_SIZE];
-        unsigned mdlen = 0;
-        EVP_Digest(s, strlen(s), md, &mdlen, EVP_sha256(), NULL);
-        for (unsigned k = 0; k < mdlen && k < 32; k++)
-                snprintf(out + 2 * k, 3, "%02x", md[k]);
-        out[64] = '\0';
-}
-
 static char *describe_file(const char *content)
 {
         if (!content)
                 return xstrdup("absent");
         char h[65];
-        sha256_hex(content, h);
+        sha256_hex(content, strlen(content), h);
         return xasprintf("%zu bytes, sha256 %.12s", strlen(content), h);
 }
 
@@ -117,7 +108,7 @@ static json_object *state_json(const struct change *c, const char *v)
         if (c->type != CHANGE_FILE || !v)
                 return str_or_null(v);
         char h[65];
-        sha256_hex(v, h);
+        sha256_hex(v, strlen(v), h);
         char buf[80];
         snprintf(buf, sizeof(buf), "sha256:%s", h);
         return json_object_new_string(buf);

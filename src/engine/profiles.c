@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "digest.h"
 #include "parse.h"
 #include "trust.h"
 
@@ -461,8 +462,7 @@ int profile_resolve(const struct profile_lib *lib, const char *name, const struc
         EVP_DigestFinal_ex(ctx, md, &mdlen);
         EVP_MD_CTX_free(ctx);
         settings_free(&sorted);
-        for (unsigned k = 0; k < mdlen && k < 32; k++)
-                snprintf(r.hash + 2 * k, 3, "%02x", md[k]);
+        digest_hex(md, mdlen < 32 ? mdlen : 32, r.hash);
         if (d->msgs.n > before) {
                 resolved_free(&r);
                 return -EINVAL;

@@ -286,12 +286,10 @@ static int parse_set(const char *field, struct cpuset_list *ret)
 int affinity_conf_parse(const char *text, struct affinity_map *ret, char **err)
 {
         struct affinity_map m = {0};
-        unsigned lineno = 0;
-        for (const char *p = text; *p;) {
-                size_t len = strcspn(p, "\n");
-                _cleanup_free_ char *line = xstrndup(p, len);
-                p += len + (p[len] == '\n');
-                lineno++;
+        _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(text);
+        while (line_next(&it)) {
+                char *line = it.line;
+                unsigned lineno = it.lineno;
                 strip_trailing(line);
                 if (!*line || line[0] == '#')
                         continue;

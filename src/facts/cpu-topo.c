@@ -69,8 +69,7 @@ static int load_online(struct root *r, struct cpu_topo *t)
 static bool read_i64(struct root *r, unsigned cpu, const char *file, int64_t *ret)
 {
         _cleanup_free_ char *p = xasprintf(CPU_DIR "/cpu%u/topology/%s", cpu, file);
-        _cleanup_free_ char *v = NULL;
-        return root_read_line(r, p, &v) == 0 && parse_i64(v, ret) == 0;
+        return root_read_i64(r, p, ret) == 0;
 }
 
 /* The lowest online CPU of the sibling list of CPU (core_cpus_list, then thread_siblings_list);

@@ -167,18 +167,13 @@ int sysctl_settings_load(struct root *r, const char *key, struct sysctl_settings
                         sysctl_settings_free(&s);
                         return rc;
                 }
-                unsigned no = 0;
-                for (const char *p = data; *p;) {
-                        const char *nl = strchr(p, '\n');
-                        size_t n = nl ? (size_t)(nl - p) : strlen(p);
-                        _cleanup_free_ char *line = xstrndup(p, n);
-                        p += n + (nl ? 1 : 0);
-                        no++;
+                _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(data);
+                while (line_next(&it)) {
                         char *v = NULL;
-                        if (!sysctl_line_sets(line, key, &v))
+                        if (!sysctl_line_sets(it.line, key, &v))
                                 continue;
                         s.v = xrealloc(s.v, (s.n + 1) * sizeof(*s.v));
-                        s.v[s.n++] = (struct sysctl_setting){.file = &s.files.v[i], .line = no, .value = v};
+                        s.v[s.n++] = (struct sysctl_setting){.file = &s.files.v[i], .line = it.lineno, .value = v};
                 }
         }
         *ret = s;
@@ -200,16 +195,13 @@ char *sysctl_neutralise(const char *content, const char *key, const char *mark,
         struct sbuf out = {0};
         sbuf_add(&out, "");
         bool changed = false;
-        for (const char *p = content; *p;) {
-                const char *nl = strchr(p, '\n');
-                size_t n = nl ? (size_t)(nl - p) : strlen(p);
-                _cleanup_free_ char *line = xstrndup(p, n);
-                p += n + (nl ? 1 : 0);
+        _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(content);
+        while (line_next(&it)) {
                 char *v = NULL;
-                bool off = sysctl_line_sets(line, key, &v) && !(keep && keep(v, data));
+                bool off = sysctl_line_sets(it.line, key, &v) && !(keep && keep(v, data));
                 free(v);
                 changed |= off;
-                sbuf_addf(&out, "%s%s%s", off ? mark : "", line, nl ? "\n" : "");
+                sbuf_addf(&out, "%s%s%s", off ? mark : "", it.line, it.newline ? "\n" : "");
         }
         if (!changed) {
                 free(sbuf_steal(&out));

@@ -243,55 +243,6 @@ void fact_unreadable(struct facts *f, const char *source, int err, const char *r
                 fc->reason = xstrdup(err ? errno_name(err) : reason ? reason : "unreadable");
 }
 
-int root_read_line(struct root *r, const char *path, char **ret)
-{
-        const char *data;
-        size_t len;
-        int rc = root_read(r, path, &data, &len);
-        if (rc < 0)
-                return rc;
-        if (memchr(data, '\0', len))
-                return -EBADMSG;
-        char *s = xstrdup(data);
-        strip_trailing(s);
-        if (!*s) {
-                free(s);
-                return -ENODATA;
-        }
-        *ret = s;
-        return 0;
-}
-
-char *root_read_active(struct root *r, const char *path)
-{
-        _cleanup_free_ char *line = NULL;
-        if (root_read_line(r, path, &line) < 0)
-                return NULL;
-        char *active = NULL;
-        if (strchr(line, '[') && parse_bracketed(line, &active, NULL) == 0)
-                return active;
-        return xstrdup(line);
-}
-
-char *root_hostname(struct root *r)
-{
-        if (root_is_live(r)) {
-                char buf[256] = "";
-                if (gethostname(buf, sizeof(buf) - 1) == 0 && buf[0])
-                        return xstrdup(buf);
-        }
-        char *line = NULL;
-        if (root_read_line(r, "/etc/hostname", &line) < 0)
-                return NULL;
-        line[strcspn(line, "\n")] = '\0';
-        strip_trailing(line);
-        if (!*line || strlen(line) >= 256) {
-                free(line);
-                return NULL;
-        }
-        return line;
-}
-
 static int file_common(struct facts *f, const char *path, const char *absent_reason, char *name, bool as_int)
 {
         _cleanup_free_ char *line = NULL;
@@ -408,37 +359,6 @@ const struct fact *facts_get(struct facts *f, const char *name)
         run_probes(f, name, NULL);
         e = find(f, name);
         return e ? &e->fact : NULL;
-}
-
-int natcmp(const char *a, const char *b)
-{
-        while (*a && *b) {
-                if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
-                        const char *as = a, *bs = b;
-                        while (*as == '0' && isdigit((unsigned char)as[1]))
-                                as++;
-                        while (*bs == '0' && isdigit((unsigned char)bs[1]))
-                                bs++;
-                        const char *ae = as, *be = bs;
-                        while (isdigit((unsigned char)*ae))
-                                ae++;
-                        while (isdigit((unsigned char)*be))
-                                be++;
-                        if (ae - as != be - bs)
-                                return ae - as < be - bs ? -1 : 1;
-                        int c = strncmp(as, bs, (size_t)(ae - as));
-                        if (c)
-                                return c;
-                        a = ae;
-                        b = be;
-                        continue;
-                }
-                if (*a != *b)
-                        return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
-                a++;
-                b++;
-        }
-        return *a ? 1 : *b ? -1 : 0;
 }
 
 static int cmp_fact_ptr(const void *x, const void *y)

@@ -65,9 +65,6 @@ size_t facts_match(struct facts *f, const char *pattern, const struct fact ***re
 /* Every fact under PREFIX ("" for all), natural order. */
 size_t facts_under(struct facts *f, const char *prefix, const struct fact ***ret);
 
-/* Natural comparison of fact names: digit runs compare as numbers. */
-int natcmp(const char *a, const char *b);
-
 /* Numeric view of a fact: true and *ret when it is an integer (or an integer-looking string). */
 bool fact_number(const struct fact *fc, bool *neg, uint64_t *mag);
 int num_cmp(bool an, uint64_t am, bool bn, uint64_t bm);
@@ -87,17 +84,6 @@ void fact_unreadable(struct facts *f, const char *source, int err, const char *r
  * "no such file"); empty, garbage, unreadable: unreadable. Return 0 when a value was recorded. */
 int fact_file_str(struct facts *f, const char *path, const char *absent_reason, const char *namefmt, ...) _printf_(4, 5);
 int fact_file_int(struct facts *f, const char *path, const char *absent_reason, const char *namefmt, ...) _printf_(4, 5);
-
-/* Read PATH as one trimmed line; 0, -ENOENT..., or -EBADMSG for empty/NUL-bearing content. */
-int root_read_line(struct root *r, const char *path, char **ret);
-
-/* A sysfs value as the kernel means it: the bracketed word of a choice list ("always [madvise]
- * never" -> "madvise"), else the trimmed line. NULL when unreadable. Caller frees. */
-char *root_read_active(struct root *r, const char *path);
-
-/* The host the root is: ROOT/etc/hostname under a foreign root, gethostname() on the live one.
- * NULL when unknown. Caller frees. */
-char *root_hostname(struct root *r);
 
 /* Library handles shared by several probes (libpci, hwloc, libkmod), opened once per run. */
 void *facts_handle(struct facts *f, const char *key);

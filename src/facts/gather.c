@@ -19,6 +19,7 @@
 #include "anonymize.h"
 #include "config.h"
 #include "archive-root.h"
+#include "digest.h"
 #include "json-out.h"
 
 enum out_type { OUT_FILE, OUT_DIR, OUT_LINK, OUT_UNREAD };
@@ -340,16 +341,6 @@ static void one_record(struct gctx *g, const struct root_rec *rec)
 static int out_cmp(const void *a, const void *b)
 {
         return strcmp((*(struct out *const *)a)->path, (*(struct out *const *)b)->path);
-}
-
-static void sha256_hex(const void *data, size_t len, char out[65])
-{
-        unsigned char md[EVP_MAX_MD_SIZE];
-        unsigned n = 0;
-        EVP_Digest(data, len, md, &n, EVP_sha256(), NULL);
-        for (unsigned i = 0; i < n && i < 32; i++)
-                sprintf(out + 2 * i, "%02x", md[i]);
-        out[64] = '\0';
 }
 
 static const char *type_str(enum out_type t)

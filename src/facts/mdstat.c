@@ -132,11 +132,9 @@ int mdstat_parse(const char *text, struct mdstat_array **ret, size_t *ret_n)
                 return -EBADMSG;
         struct mdstat_array *v = NULL, *cur = NULL;
         size_t n = 0;
-        for (const char *p = text; *p;) {
-                const char *nl = strchr(p, '\n');
-                size_t l = nl ? (size_t)(nl - p) : strlen(p);
-                _cleanup_free_ char *line = xstrndup(p, l);
-                p += l + (nl ? 1 : 0);
+        _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(text);
+        while (line_next(&it)) {
+                char *line = it.line;
                 struct strv t = {0};
                 bool indented = line[0] == ' ' || line[0] == '\t';
                 split(line, &t);

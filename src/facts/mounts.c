@@ -19,14 +19,10 @@ static int parse_table(struct root *r, const char *path, struct mount_entry **re
                 return -EBADMSG;
         struct mount_entry *m = NULL;
         size_t n = 0, cap = 0;
-        unsigned lineno = 0;
-        for (const char *p = data; *p;) {
-                const char *nl = strchr(p, '\n');
-                size_t l = nl ? (size_t)(nl - p) : strlen(p);
-                _cleanup_free_ char *line = xstrndup(p, l);
-                p += l + (nl ? 1 : 0);
-                lineno++;
-                char *s = line;
+        _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(data);
+        while (line_next(&it)) {
+                _cleanup_free_ char *raw = xstrdup(it.line);
+                char *s = it.line;
                 while (*s == ' ' || *s == '\t')
                         s++;
                 if (!*s || *s == '#')
@@ -46,8 +42,9 @@ static int parse_table(struct root *r, const char *path, struct mount_entry **re
                 m[n].target = unescape_octal(xstrdup(fields[1]));
                 m[n].fstype = xstrdup(fields[2]);
                 m[n].options = xstrdup(fields[3] ? fields[3] : "defaults");
-                m[n].line = lineno;
-                m[n].raw = xstrndup(p - l - (nl ? 1 : 0), l);
+                m[n].line = it.lineno;
+                m[n].raw = raw;
+                raw = NULL;
                 n++;
         }
         *ret = m;

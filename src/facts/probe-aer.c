@@ -32,9 +32,8 @@ static bool is_bdf(const char *s)
 static const char *role_of(struct root *r, const char *addr)
 {
         _cleanup_free_ char *p = xasprintf(PCI_DEVS "/%s/class", addr);
-        _cleanup_free_ char *line = NULL;
         uint64_t cls;
-        if (root_read_line(r, p, &line) < 0 || parse_u64(line, &cls) < 0)
+        if (root_read_u64(r, p, &cls) < 0)
                 return NULL;
         if ((cls >> 16) == 0x03) /* display: VGA 0x0300, 3D controller 0x0302 */
                 return "gpu";

@@ -177,16 +177,11 @@ static void ensure_modules(struct facts *f, struct kstate *ks)
                 ks->modules_err = rc;
                 return;
         }
-        unsigned lineno = 0;
-        for (const char *p = data; *p;) {
-                const char *nl = strchr(p, '\n');
-                size_t l = nl ? (size_t)(nl - p) : strlen(p);
-                _cleanup_free_ char *line = xstrndup(p, l);
-                p += l + (nl ? 1 : 0);
-                lineno++;
+        _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(data);
+        while (line_next(&it)) {
                 char *fields[5] = {0}, *save = NULL;
                 size_t k = 0;
-                for (char *t = strtok_r(line, " \t", &save); t && k < 5; t = strtok_r(NULL, " \t", &save))
+                for (char *t = strtok_r(it.line, " \t", &save); t && k < 5; t = strtok_r(NULL, " \t", &save))
                         fields[k++] = t;
                 if (k == 0)
                         continue;
@@ -194,7 +189,7 @@ static void ensure_modules(struct facts *f, struct kstate *ks)
                 if (k < 5 || !modname_valid(fields[0]) || parse_u64(fields[1], &size) < 0 ||
                     (!streq(fields[4], "Live") && !streq(fields[4], "Loading") && !streq(fields[4], "Unloading"))) {
                         ks->modules_err = -EBADMSG;
-                        ks->modules_reason = xasprintf("malformed line %u of " MODULES, lineno);
+                        ks->modules_reason = xasprintf("malformed line %u of " MODULES, it.lineno);
                         strv_free(&ks->loaded);
                         strv_free(&ks->states);
                         return;

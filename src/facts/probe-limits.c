@@ -56,13 +56,9 @@ static void record(struct facts *f, const struct lim *l, const char *name)
  * ignored, as pam_limits does. Only the "*" domain: what every user gets. */
 static void parse_limits(const char *path, const char *data, struct pair *ret)
 {
-        unsigned lineno = 0;
-        for (const char *p = data; *p;) {
-                const char *nl = strchr(p, '\n');
-                size_t len = nl ? (size_t)(nl - p) : strlen(p);
-                _cleanup_free_ char *line = xstrndup(p, len);
-                p = nl ? nl + 1 : p + len;
-                lineno++;
+        _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(data);
+        while (line_next(&it)) {
+                char *line = it.line;
                 char *hash = strchr(line, '#');
                 if (hash)
                         *hash = '\0';
@@ -77,7 +73,7 @@ static void parse_limits(const char *path, const char *data, struct pair *ret)
                         continue;
                 if (kib > UINT64_MAX / 1024)
                         unlimited = true;
-                _cleanup_free_ char *src = xasprintf("%s:%u", path, lineno);
+                _cleanup_free_ char *src = xasprintf("%s:%u", path, it.lineno);
                 if (streq(type, "soft") || streq(type, "-"))
                         lim_set(&ret->soft, unlimited, kib * 1024, src);
                 if (streq(type, "hard") || streq(type, "-"))
@@ -139,13 +135,9 @@ static int parse_rlimit(const char *s, bool *unlimited, uint64_t *ret)
 static void parse_system_conf(const char *path, const char *data, struct pair *ret)
 {
         bool manager = false;
-        unsigned lineno = 0;
-        for (const char *p = data; *p;) {
-                const char *nl = strchr(p, '\n');
-                size_t len = nl ? (size_t)(nl - p) : strlen(p);
-                _cleanup_free_ char *line = xstrndup(p, len);
-                p = nl ? nl + 1 : p + len;
-                lineno++;
+        _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(data);
+        while (line_next(&it)) {
+                char *line = it.line;
                 strip_trailing(line);
                 const char *l = line;
                 while (isspace((unsigned char)*l))
@@ -176,7 +168,7 @@ static void parse_system_conf(const char *path, const char *data, struct pair *r
                 uint64_t sv, hv;
                 if (parse_rlimit(soft, &su, &sv) < 0 || parse_rlimit(hard, &hu, &hv) < 0)
                         continue;
-                _cleanup_free_ char *src = xasprintf("%s:%u", path, lineno);
+                _cleanup_free_ char *src = xasprintf("%s:%u", path, it.lineno);
                 lim_set(&ret->soft, su, sv, src);
                 lim_set(&ret->hard, hu, hv, src);
         }

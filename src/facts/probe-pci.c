@@ -435,9 +435,9 @@ static void gpu_sysfs(struct facts *f, struct state *s, size_t i)
                 fact_unreadable(f, drvp, rc, NULL, "%s.driver", prefix);
 
         _cleanup_free_ char *np = dev_path(d, "numa_node");
-        _cleanup_free_ char *nl = NULL;
         int64_t node;
-        if (root_read_line(r, np, &nl) == 0 && parse_i64(nl, &node) == 0 && node == -1 && single_node(f)) {
+        int nrc = root_read_i64(r, np, &node);
+        if (nrc == 0 && node == -1 && single_node(f)) {
                 /* -1 is "the firmware does not say"; with one NUMA node there is only one answer. */
                 _cleanup_free_ char *src = xasprintf("%s (-1 on a machine with one NUMA node)", np);
                 fact_int(f, src, 0, "%s.numa_node", prefix);
@@ -445,7 +445,7 @@ static void gpu_sysfs(struct facts *f, struct state *s, size_t i)
                 g->numa_node = 0;
         } else if (fact_file_int(f, np, "no numa_node attribute (kernel without NUMA, or trimmed tree)",
                                  "%s.numa_node", prefix) == 0 &&
-                   nl && parse_i64(nl, &node) == 0 && node >= -1 && node < INT32_MAX) {
+                   nrc == 0 && node >= -1 && node < INT32_MAX) {
                 g->numa_known = true;
                 g->numa_node = (int)node;
         }

@@ -249,41 +249,11 @@ int report_add_file(struct report *rp, const char *file, char **err)
         return rc;
 }
 
-/* Host names in the order a person expects: "node-2" before "node-10". */
-static int natural_cmp(const char *a, const char *b)
-{
-        while (*a && *b) {
-                if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
-                        while (*a == '0' && isdigit((unsigned char)a[1]))
-                                a++;
-                        while (*b == '0' && isdigit((unsigned char)b[1]))
-                                b++;
-                        size_t la = 0, lb = 0;
-                        while (isdigit((unsigned char)a[la]))
-                                la++;
-                        while (isdigit((unsigned char)b[lb]))
-                                lb++;
-                        if (la != lb)
-                                return la < lb ? -1 : 1;
-                        int c = strncmp(a, b, la);
-                        if (c)
-                                return c;
-                        a += la;
-                        b += lb;
-                        continue;
-                }
-                if (*a != *b)
-                        return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
-                a++;
-                b++;
-        }
-        return *a ? 1 : *b ? -1 : 0;
-}
-
 static int host_cmp(const void *x, const void *y)
 {
         const struct report_host *a = x, *b = y;
-        int c = natural_cmp(a->name, b->name);
+        /* host names in the order a person expects: "node-2" before "node-10" */
+        int c = natcmp(a->name, b->name);
         if (!c)
                 c = strcmp(a->name, b->name);
         return c ? c : strcmp(a->file, b->file);
