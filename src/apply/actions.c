@@ -15,6 +15,7 @@
 #include "command.h"
 #include "mounts.h"
 #include "parse.h"
+#include "swaps.h"
 #include "test-hooks.h"
 
 /* Split PATH into an open directory fd and its last component. The directory is reached without
@@ -399,21 +400,14 @@ static char *read_whole(struct root *r, const char *path)
 
 static bool swap_listed(const char *swaps, const char *dev)
 {
-        bool first = true;
-        for (const char *p = swaps; p && *p;) {
-                const char *nl = strchr(p, '\n');
-                size_t len = nl ? (size_t)(nl - p) : strlen(p);
-                char name[4096];
-                _cleanup_free_ char *line = xstrndup(p, len);
-                p += len + (nl ? 1 : 0);
-                if (first) {
-                        first = false;
-                        continue;
-                }
-                if (sscanf(line, "%4095s", name) == 1 && streq(unescape_octal(name), dev))
-                        return true;
-        }
-        return false;
+        struct swap_area *areas = NULL;
+        size_t n = 0;
+        bool found = false;
+        if (swaps && swaps_parse(swaps, strlen(swaps), &areas, &n) == 0)
+                for (size_t i = 0; i < n && !found; i++)
+                        found = streq(areas[i].path, dev);
+        swaps_free(areas, n);
+        return found;
 }
 
 static int tree_swap(struct root *r, const struct change *c, bool on)
@@ -421,24 +415,8 @@ static int tree_swap(struct root *r, const struct change *c, bool on)
         _cleanup_free_ char *cur = read_whole(r, "/proc/swaps");
         if (!cur)
                 return -ENOENT;
-        struct sbuf b = {0};
-        bool first = true;
-        for (const char *p = cur; *p;) {
-                const char *nl = strchr(p, '\n');
-                size_t len = nl ? (size_t)(nl - p) : strlen(p);
-                _cleanup_free_ char *line = xstrndup(p, len);
-                p += len + (nl ? 1 : 0);
-                char name[4096];
-                if (!first && sscanf(line, "%4095s", name) == 1 && streq(unescape_octal(name), c->target))
-                        continue; /* drop it; re-added below when turning on */
-                first = false;
-                sbuf_addf(&b, "%s\n", line);
-        }
-        if (on)
-                sbuf_addf(&b, "%s\n", c->aux);
-        int rc = root_write_file(r, "/proc/swaps", b.s, b.len, 0444);
-        free(sbuf_steal(&b));
-        return rc;
+        _cleanup_free_ char *text = swaps_rewrite(cur, c->target, on ? c->aux : NULL);
+        return root_write_file(r, "/proc/swaps", text, strlen(text), 0444);
 }
 
 /* Options of the (last) mount at MP in ROOT/proc/mounts. */
@@ -463,25 +441,8 @@ static int tree_remount(struct root *r, const char *mp, const char *options)
         _cleanup_free_ char *cur = read_whole(r, "/proc/mounts");
         if (!cur)
                 return -ENOENT;
-        struct sbuf b = {0};
-        for (const char *p = cur; *p;) {
-                const char *nl = strchr(p, '\n');
-                size_t len = nl ? (size_t)(nl - p) : strlen(p);
-                _cleanup_free_ char *line = xstrndup(p, len);
-                p += len + (nl ? 1 : 0);
-                char f[6][4096];
-                int k = sscanf(line, "%4095s %4095s %4095s %4095s %4095s %4095s", f[0], f[1], f[2], f[3], f[4], f[5]);
-                char target[4096];
-                strcpy(target, f[1]);
-                if (k >= 4 && streq(unescape_octal(target), mp))
-                        sbuf_addf(&b, "%s %s %s %s %s %s\n", f[0], f[1], f[2], options, k > 4 ? f[4] : "0",
-                                  k > 5 ? f[5] : "0");
-                else
-                        sbuf_addf(&b, "%s\n", line);
-        }
-        int rc = root_write_file(r, "/proc/mounts", b.s, b.len, 0444);
-        free(sbuf_steal(&b));
-        return rc;
+        _cleanup_free_ char *text = mounts_with_options(cur, mp, options);
+        return root_write_file(r, "/proc/mounts", text, strlen(text), 0444);
 }
 
 /* --- commands ---------------------------------------------------------------------------------- */

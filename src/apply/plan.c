@@ -12,6 +12,7 @@
 #include "nccl-gen.h"
 #include "parse.h"
 #include "probes.h"
+#include "swaps.h"
 
 #define DISABLED_MARK "#llmtune-disabled# "
 
@@ -391,69 +392,48 @@ static void plan_sysctl(struct planner *pl)
 static void plan_swapoff(struct planner *pl)
 {
         const char *data;
-        if (root_read(pl->r, "/proc/swaps", &data, NULL) < 0)
+        size_t len;
+        struct swap_area *areas = NULL;
+        size_t n = 0;
+        if (root_read(pl->r, "/proc/swaps", &data, &len) < 0 || swaps_parse(data, len, &areas, &n) < 0)
                 return;
         uint64_t avail = 0, used_total = 0;
         bool have_avail = meminfo_bytes(pl->r, "MemAvailable", &avail) == 0;
-        struct strv lines = {0};
-        bool first = true;
-        for (const char *p = data; *p;) {
-                const char *nl = strchr(p, '\n');
-                size_t len = nl ? (size_t)(nl - p) : strlen(p);
-                _cleanup_free_ char *line = xstrndup(p, len);
-                p += len + (nl ? 1 : 0);
-                if (first) { /* header */
-                        first = false;
-                        continue;
-                }
-                char dev[4096];
-                unsigned long long size, used;
-                char type[64];
-                if (sscanf(line, "%4095s %63s %llu %llu", dev, type, &size, &used) != 4)
-                        continue;
-                used_total += used * 1024;
-                strv_add(&lines, line);
-        }
+        for (size_t i = 0; i < n; i++)
+                if (areas[i].err == 0)
+                        used_total += areas[i].used * 1024;
         /* swapoff(2) fails with ENOMEM when memory cannot take what is swapped out (swapoff(2)). */
         if (have_avail && used_total >= avail) {
                 note(pl, false, "swap holds %llu MiB and only %llu MiB are available: free memory, then swapoff -a",
                      (unsigned long long)(used_total >> 20), (unsigned long long)(avail >> 20));
-                strv_free(&lines);
+                swaps_free(areas, n);
                 return;
         }
-        for (size_t i = 0; i < lines.n; i++) {
-                char dev[4096];
-                sscanf(lines.v[i], "%4095s", dev);
-                unescape_octal(dev);
-                struct change *c = add(pl, CHANGE_SWAP, dev);
+        for (size_t i = 0; i < n; i++) {
+                if (areas[i].err < 0)
+                        continue;
+                struct change *c = add(pl, CHANGE_SWAP, areas[i].path);
                 c->before = xstrdup("on");
                 c->after = xstrdup("off");
-                c->aux = xstrdup(lines.v[i]);
+                c->aux = xstrdup(areas[i].line);
         }
-        strv_free(&lines);
+        swaps_free(areas, n);
 }
 
-/* Comment out fstab lines for which PICK says so, behind the marker rollback can find. */
+static char *disable_swap_line(const struct fstab_line *l, void *data)
+{
+        return l->n >= 3 && streq(l->field[2], "swap") ? xasprintf("%s%s", DISABLED_MARK, l->text) : NULL;
+}
+
+/* Comment out the swap lines of fstab, behind the marker rollback can find. */
 static void plan_fstab_swap(struct planner *pl)
 {
         bool exists;
         _cleanup_free_ char *cur = file_view(pl, "/etc/fstab", &exists);
         if (!exists)
                 return;
-        struct sbuf out = {0};
-        sbuf_add(&out, "");
-        for (const char *p = cur; *p;) {
-                const char *nl = strchr(p, '\n');
-                size_t len = nl ? (size_t)(nl - p) : strlen(p);
-                _cleanup_free_ char *line = xstrndup(p, len);
-                p += len + (nl ? 1 : 0);
-                char spec[1024], file[1024], type[64];
-                const char *t = line + strspn(line, " \t");
-                bool swap = *t != '#' && sscanf(t, "%1023s %1023s %63s", spec, file, type) == 3 && streq(type, "swap");
-                sbuf_addf(&out, "%s%s%s", swap ? DISABLED_MARK : "", line, nl ? "\n" : "");
-        }
-        want_file(pl, "/etc/fstab", out.s, 0644);
-        free(sbuf_steal(&out));
+        _cleanup_free_ char *out = fstab_rewrite(cur, disable_swap_line, NULL, NULL);
+        want_file(pl, "/etc/fstab", out, 0644);
 }
 
 static void plan_zram_off(struct planner *pl)
@@ -649,40 +629,33 @@ static void plan_mount_option(struct planner *pl)
         free(v);
 }
 
+struct fstab_option {
+        const char *mp, *option;
+};
+
+/* The mount at MP with OPTION added; the rest of the line as written. */
+static char *add_option_line(const struct fstab_line *l, void *data)
+{
+        const struct fstab_option *o = data;
+        if (l->n < 4)
+                return NULL;
+        _cleanup_free_ char *file = unescape_octal(xstrdup(l->field[1]));
+        const char *pos = streq(file, o->mp) ? strstr(l->text, l->field[3]) : NULL;
+        if (!pos)
+                return NULL;
+        _cleanup_free_ char *newopts = with_option(l->field[3], o->option);
+        return xasprintf("%.*s%s%s", (int)(pos - l->text), l->text, newopts, pos + strlen(l->field[3]));
+}
+
 static void plan_fstab_option(struct planner *pl, const char *cur, const char *mp, const char *option)
 {
-        struct sbuf out = {0};
-        sbuf_add(&out, "");
-        bool found = false;
-        for (const char *p = cur; *p;) {
-                const char *nl = strchr(p, '\n');
-                size_t len = nl ? (size_t)(nl - p) : strlen(p);
-                _cleanup_free_ char *line = xstrndup(p, len);
-                p += len + (nl ? 1 : 0);
-                char f[4][1024];
-                int k = line[strspn(line, " \t")] == '#' ? 0
-                        : sscanf(line, "%1023s %1023s %1023s %1023s", f[0], f[1], f[2], f[3]);
-                if (k == 4 && streq(unescape_octal(f[1]), mp)) {
-                        /* rewrite the options field, keep the rest of the line as written */
-                        char *pos = strstr(line, f[3]);
-                        _cleanup_free_ char *newopts = with_option(f[3], option);
-                        if (pos) {
-                                sbuf_addn(&out, line, (size_t)(pos - line));
-                                sbuf_add(&out, newopts);
-                                sbuf_add(&out, pos + strlen(f[3]));
-                        } else
-                                sbuf_add(&out, line);
-                        found = true;
-                } else
-                        sbuf_add(&out, line);
-                if (nl)
-                        sbuf_add(&out, "\n");
-        }
+        struct fstab_option o = {mp, option};
+        bool found;
+        _cleanup_free_ char *out = fstab_rewrite(cur, add_option_line, &o, &found);
         if (found)
-                want_file(pl, "/etc/fstab", out.s, 0644);
+                want_file(pl, "/etc/fstab", out, 0644);
         else
                 note(pl, false, "%s is not in /etc/fstab: add %s where it is mounted", mp, option);
-        free(sbuf_steal(&out));
 }
 
 static void plan_nccl_conf(struct planner *pl)

@@ -513,7 +513,7 @@ int root_read(struct root *r, const char *path, const char **ret, size_t *ret_le
         return 0;
 }
 
-int root_read_line(struct root *r, const char *path, char **ret)
+int root_read_text(struct root *r, const char *path, const char **ret, size_t *ret_len)
 {
         const char *data;
         size_t len;
@@ -522,6 +522,18 @@ int root_read_line(struct root *r, const char *path, char **ret)
                 return rc;
         if (memchr(data, '\0', len))
                 return -EBADMSG;
+        *ret = data;
+        if (ret_len)
+                *ret_len = len;
+        return 0;
+}
+
+int root_read_line(struct root *r, const char *path, char **ret)
+{
+        const char *data;
+        int rc = root_read_text(r, path, &data, NULL);
+        if (rc < 0)
+                return rc;
         char *s = xstrdup(data);
         strip_trailing(s);
         if (!*s) {

@@ -63,6 +63,8 @@ int root_read(struct root *r, const char *path, const char **ret, size_t *ret_le
  * read through root_read (cached). Return 0, or -errno: -ENOENT..., -EBADMSG for NUL-bearing
  * content, -ENODATA for an empty one, and for the numbers -EINVAL/-ERANGE from parse_u64/i64.
  */
+/* PATH as text: root_read, and -EBADMSG when it holds a NUL (a text file never does). */
+int root_read_text(struct root *r, const char *path, const char **ret, size_t *ret_len);
 /* PATH as one line, trailing white space trimmed. Caller frees. */
 int root_read_line(struct root *r, const char *path, char **ret);
 /* PATH as one integer ("42", "0x10de", "-1"). */

@@ -11,12 +11,9 @@
 static int parse_table(struct root *r, const char *path, struct mount_entry **ret, size_t *ret_n)
 {
         const char *data;
-        size_t len;
-        int rc = root_read(r, path, &data, &len);
+        int rc = root_read_text(r, path, &data, NULL);
         if (rc < 0)
                 return rc;
-        if (memchr(data, '\0', len))
-                return -EBADMSG;
         struct mount_entry *m = NULL;
         size_t n = 0, cap = 0;
         _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(data);
@@ -96,4 +93,49 @@ char *mount_option(const char *options, const char *name)
                 p = comma ? comma + 1 : NULL;
         }
         return NULL;
+}
+
+char *fstab_rewrite(const char *text, char *(*edit)(const struct fstab_line *l, void *data), void *data,
+                    bool *ret_changed)
+{
+        struct sbuf out = {0};
+        sbuf_add(&out, "");
+        bool changed = false;
+        _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(text);
+        while (line_next(&it)) {
+                struct fstab_line l = {.text = it.line};
+                _cleanup_free_ char *copy = xstrdup(it.line);
+                char *save = NULL;
+                if (copy[strspn(copy, " \t")] != '#')
+                        for (char *t = strtok_r(copy, " \t", &save); t && l.n < ARRAY_SIZE(l.field);
+                             t = strtok_r(NULL, " \t", &save))
+                                l.field[l.n++] = t;
+                _cleanup_free_ char *repl = edit(&l, data);
+                changed |= repl != NULL;
+                sbuf_addf(&out, "%s%s", repl ? repl : it.line, it.newline ? "\n" : "");
+        }
+        if (ret_changed)
+                *ret_changed = changed;
+        return sbuf_steal(&out);
+}
+
+char *mounts_with_options(const char *text, const char *mp, const char *options)
+{
+        struct sbuf b = {0};
+        sbuf_add(&b, "");
+        _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(text);
+        while (line_next(&it)) {
+                char *f[6] = {0}, *save = NULL;
+                size_t k = 0;
+                _cleanup_free_ char *copy = xstrdup(it.line);
+                for (char *t = strtok_r(copy, " \t", &save); t && k < ARRAY_SIZE(f); t = strtok_r(NULL, " \t", &save))
+                        f[k++] = t;
+                _cleanup_free_ char *target = k >= 2 ? unescape_octal(xstrdup(f[1])) : NULL;
+                if (k >= 4 && streq(target, mp))
+                        sbuf_addf(&b, "%s %s %s %s %s %s\n", f[0], f[1], f[2], options, k > 4 ? f[4] : "0",
+                                  k > 5 ? f[5] : "0");
+                else
+                        sbuf_addf(&b, "%s\n", it.line);
+        }
+        return sbuf_steal(&b);
 }

@@ -2,6 +2,7 @@
 /* /proc/mounts and /etc/fstab, read through the root handle (fstab(5), proc(5)). */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "root.h"
@@ -23,6 +24,24 @@ int mounts_read(struct root *r, struct mount_entry **ret, size_t *ret_n);
 /* Entries of ROOT/etc/fstab (comments and blank lines skipped), in order. */
 int fstab_read(struct root *r, struct mount_entry **ret, size_t *ret_n);
 void mounts_free(struct mount_entry *m, size_t n);
+
+/* One line of /etc/fstab as fstab_rewrite hands it to its editor: the text as written (no '\n')
+ * and its first four fields as written (octal escapes kept); n == 0 for a comment or blank line. */
+struct fstab_line {
+        const char *text;
+        const char *field[4];
+        size_t n;
+};
+
+/* /etc/fstab rewritten in one place: EDIT sees every line and returns what to write instead
+ * (owned; NULL keeps the line as it is). Line ends are kept as written; *ret_changed (may be NULL)
+ * says whether EDIT replaced any line. Returns the new text. */
+char *fstab_rewrite(const char *text, char *(*edit)(const struct fstab_line *l, void *data), void *data,
+                    bool *ret_changed);
+
+/* A mount table (proc(5) /proc/mounts) with the options of every mount at MP set to OPTIONS: what
+ * a remount leaves in a fixture tree. */
+char *mounts_with_options(const char *text, const char *mp, const char *options);
 
 /* Value of option NAME in a comma list ("size=64m" -> "64m"); "" for a flag; NULL if missing. */
 char *mount_option(const char *options, const char *name);

@@ -169,10 +169,7 @@ static void ensure_modules(struct facts *f, struct kstate *ks)
                 return;
         ks->modules_done = true;
         const char *data;
-        size_t len;
-        int rc = root_read(facts_root(f), MODULES, &data, &len);
-        if (rc == 0 && memchr(data, '\0', len))
-                rc = -EBADMSG;
+        int rc = root_read_text(facts_root(f), MODULES, &data, NULL);
         if (rc < 0) {
                 ks->modules_err = rc;
                 return;

@@ -12,6 +12,7 @@
 #include "mounts.h"
 #include "parse.h"
 #include "probes.h"
+#include "swaps.h"
 
 #define SWAPS "/proc/swaps"
 
@@ -28,41 +29,29 @@ static bool is_zram(const char *path)
         return true;
 }
 
-/* One "path type size used priority" line; sizes in KiB. Returns whether it is a zram device. */
-static bool swap_line(struct facts *f, char *line, size_t idx)
+/* One area of /proc/swaps (swaps.c); sizes in KiB. Returns whether it is a zram device. */
+static bool swap_area_facts(struct facts *f, const struct swap_area *a, size_t idx)
 {
-        char *fields[6] = {0};
-        size_t k = 0;
-        char *save = NULL;
-        for (char *t = strtok_r(line, " \t", &save); t && k < ARRAY_SIZE(fields); t = strtok_r(NULL, " \t", &save))
-                fields[k++] = t;
-        uint64_t size, used;
-        int64_t prio;
-        int rc = -EBADMSG;
-        if (k == 5 && (rc = parse_u64(fields[2], &size)) == 0 && (rc = parse_u64(fields[3], &used)) == 0 &&
-            (rc = parse_i64(fields[4], &prio)) == 0 && (size > UINT64_MAX / 1024 || used > UINT64_MAX / 1024))
-                rc = -ERANGE;
-        if (rc < 0) {
+        if (a->err < 0) {
                 _cleanup_free_ char *why = xasprintf("malformed line %zu (want: path type size used priority)", idx + 2);
                 static const char *const names[] = {"path", "type", "size", "used", "priority"};
                 for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-                        fact_unreadable(f, SWAPS, rc, why, "swap.active.%zu.%s", idx, names[i]);
+                        fact_unreadable(f, SWAPS, a->err, why, "swap.active.%zu.%s", idx, names[i]);
                 return false;
         }
-        /* swap_show() escapes " \t\n\\" in the path as \ooo (mm/swapfile.c, seq_file_path). */
-        fact_str(f, SWAPS, unescape_octal(fields[0]), "swap.active.%zu.path", idx);
-        fact_str(f, SWAPS, fields[1], "swap.active.%zu.type", idx);
-        fact_uint(f, SWAPS, size * 1024, "swap.active.%zu.size", idx);
-        fact_uint(f, SWAPS, used * 1024, "swap.active.%zu.used", idx);
-        fact_int(f, SWAPS, prio, "swap.active.%zu.priority", idx);
-        return is_zram(fields[0]);
+        fact_str(f, SWAPS, a->path, "swap.active.%zu.path", idx);
+        fact_str(f, SWAPS, a->type, "swap.active.%zu.type", idx);
+        fact_uint(f, SWAPS, a->size * 1024, "swap.active.%zu.size", idx);
+        fact_uint(f, SWAPS, a->used * 1024, "swap.active.%zu.used", idx);
+        fact_int(f, SWAPS, a->priority, "swap.active.%zu.priority", idx);
+        return is_zram(a->path);
 }
 
 static void probe_active(struct facts *f)
 {
         const char *data;
         size_t len;
-        int rc = root_read(facts_root(f), SWAPS, &data, &len);
+        int rc = root_read_text(facts_root(f), SWAPS, &data, &len);
         const char *count_names[] = {"swap.active.count", "swap.zram.active", "swap.active"};
         if (rc == -ENOENT) {
                 /* A fact has more than one source: /proc/meminfo's SwapTotal says whether swap is
@@ -84,29 +73,22 @@ static void probe_active(struct facts *f)
                         fact_unreadable(f, "/proc/meminfo", mrc, "SwapTotal", "swap.active");
                 return;
         }
-        if (rc < 0 || memchr(data, '\0', len)) {
+        struct swap_area *areas = NULL;
+        size_t n = 0, zram = 0;
+        if (rc < 0) {
                 for (size_t i = 0; i < ARRAY_SIZE(count_names); i++)
-                        fact_unreadable(f, SWAPS, rc < 0 ? rc : -EBADMSG, NULL, "%s", count_names[i]);
+                        fact_unreadable(f, SWAPS, rc, NULL, "%s", count_names[i]);
                 return;
         }
-        if (!startswith(data, "Filename")) {
+        if (swaps_parse(data, len, &areas, &n) < 0) {
                 for (size_t i = 0; i < ARRAY_SIZE(count_names); i++)
                         fact_unreadable(f, SWAPS, -EBADMSG, "no \"Filename Type Size Used Priority\" header", "%s",
                                         count_names[i]);
                 return;
         }
-        size_t n = 0, zram = 0;
-        const char *p = strchr(data, '\n');
-        for (p = p ? p + 1 : data + len; *p;) {
-                const char *nl = strchr(p, '\n');
-                size_t l = nl ? (size_t)(nl - p) : strlen(p);
-                _cleanup_free_ char *line = xstrndup(p, l);
-                p += l + (nl ? 1 : 0);
-                if (!*strip_trailing(line))
-                        continue;
-                zram += swap_line(f, line, n);
-                n++;
-        }
+        for (size_t i = 0; i < n; i++)
+                zram += swap_area_facts(f, &areas[i], i);
+        swaps_free(areas, n);
         fact_uint(f, SWAPS, n, "swap.active.count");
         fact_uint(f, SWAPS, zram, "swap.zram.active");
         fact_bool(f, SWAPS, n > 0, "swap.active");
