@@ -7,6 +7,18 @@
  *   service.enabled            sorted names of the enabled units
  *   service.NAME.enabled       bool; NAME without ".service" means a service
  *   service.NAME.installed     a unit file exists in a unit directory (systemd.unit(5) search path)
+ * A unit is also enabled when a udev rule pulls it in through the SYSTEMD_WANTS device property
+ * (systemd.device(5)): the NVIDIA driver packages of Ubuntu and DGX OS start nvidia-persistenced
+ * that way (ENV{SYSTEMD_WANTS}="nvidia-persistenced.service"), with no .wants link at all. Rules
+ * files are read as udev(7) does: *.rules in /etc, /run, /usr/local/lib, /usr/lib and /lib
+ * udev/rules.d, a name in an earlier directory hiding the same name in a later one, a link to
+ * /dev/null hiding it altogether. The fact's source is then the rules file.
+ * fabricmanager.version: the installed nvidia-fabricmanager package's upstream version, from the
+ *   dpkg database (/var/lib/dpkg/status: nvidia-fabricmanager or nvidia-fabricmanager-BRANCH);
+ *   unreadable, saying why, where it cannot be read (no dpkg database, or installed otherwise).
+ * fabricmanager.driver_match: that version equals the loaded driver's (nvidia.driver.version, from
+ *   /proc/driver/nvidia/version): the NVIDIA Fabric Manager user guide requires the same version,
+ *   and the fabric manager refuses to start on a mismatch.
  * gpudirect.peermem: the loaded GPUDirect RDMA peer-memory module, nvidia_peermem (driver 470+) or
  * nv_peer_mem (Mellanox's older one), or "none".
  * gpudirect.dmabuf: GPUDirect RDMA through DMA-BUF is possible: the NVIDIA open kernel module
@@ -35,6 +47,8 @@ struct svc_state {
         bool loaded;
         int rc;             /* of listing /etc/systemd/system */
         struct strv enabled; /* unit names with a link in a .wants/.requires directory */
+        bool udev_read;
+        struct strv udev_wants; /* "UNIT\tRULES-FILE" for each unit a udev rule's SYSTEMD_WANTS names */
 };
 
 static void svc_free(void *p)
@@ -43,6 +57,7 @@ static void svc_free(void *p)
         if (!s)
                 return;
         strv_free(&s->enabled);
+        strv_free(&s->udev_wants);
         free(s);
 }
 
@@ -82,6 +97,84 @@ static struct svc_state *get_state(struct facts *f)
         return s;
 }
 
+/* udev(7) rules directories, highest priority first. */
+static const char *const udev_dirs[] = {"/etc/udev/rules.d", "/run/udev/rules.d", "/usr/local/lib/udev/rules.d",
+                                        "/usr/lib/udev/rules.d", "/lib/udev/rules.d"};
+
+/* The units one rules line assigns to ENV{SYSTEMD_WANTS} ("=" or "+=", not the "==" match). */
+static void udev_line(const char *line, const char *path, struct strv *ret)
+{
+        line += strspn(line, " \t");
+        if (*line == '#')
+                return;
+        for (const char *p = strstr(line, "ENV{SYSTEMD_WANTS}"); p; p = strstr(p + 1, "ENV{SYSTEMD_WANTS}")) {
+                const char *op = p + strlen("ENV{SYSTEMD_WANTS}");
+                op += strspn(op, " \t");
+                if (startswith(op, "+="))
+                        op += 2;
+                else if (*op == '=' && op[1] != '=')
+                        op += 1;
+                else
+                        continue;
+                op += strspn(op, " \t");
+                if (*op != '"')
+                        continue;
+                const char *end = strchr(op + 1, '"');
+                if (!end)
+                        continue;
+                _cleanup_free_ char *v = xstrndup(op + 1, (size_t)(end - op - 1));
+                char *save = NULL;
+                for (char *u = strtok_r(v, " \t", &save); u; u = strtok_r(NULL, " \t", &save))
+                        strv_push(ret, xasprintf("%s\t%s", u, path));
+        }
+}
+
+static void udev_read(struct root *r, struct svc_state *s)
+{
+        if (s->udev_read)
+                return;
+        s->udev_read = true;
+        struct strv seen = {0};
+        for (size_t d = 0; d < ARRAY_SIZE(udev_dirs); d++) {
+                struct strv files = {0};
+                if (root_list(r, udev_dirs[d], &files) == 0)
+                        strv_sort(&files);
+                for (size_t i = 0; i < files.n; i++) {
+                        if (!endswith(files.v[i], ".rules") || strv_contains(&seen, files.v[i]))
+                                continue;
+                        strv_add(&seen, files.v[i]);
+                        _cleanup_free_ char *path = xasprintf("%s/%s", udev_dirs[d], files.v[i]);
+                        _cleanup_free_ char *target = NULL;
+                        if (root_readlink(r, path, &target) == 0 && streq(target, "/dev/null"))
+                                continue; /* masked */
+                        const char *data;
+                        size_t len;
+                        if (root_read(r, path, &data, &len) < 0)
+                                continue;
+                        for (const char *p = data; p < data + len;) {
+                                const char *nl = memchr(p, '\n', (size_t)(data + len - p));
+                                size_t n = nl ? (size_t)(nl - p) : (size_t)(data + len - p);
+                                _cleanup_free_ char *line = xstrndup(p, n);
+                                udev_line(line, path, &s->udev_wants);
+                                p += n + 1;
+                        }
+                }
+                strv_free(&files);
+        }
+        strv_free(&seen);
+}
+
+/* The rules file whose SYSTEMD_WANTS names UNIT, or NULL. */
+static const char *udev_wanted_by(struct root *r, struct svc_state *s, const char *unit)
+{
+        udev_read(r, s);
+        size_t ul = strlen(unit);
+        for (size_t i = 0; i < s->udev_wants.n; i++)
+                if (strncmp(s->udev_wants.v[i], unit, ul) == 0 && s->udev_wants.v[i][ul] == '\t')
+                        return s->udev_wants.v[i] + ul + 1;
+        return NULL;
+}
+
 static void unit_facts(struct facts *f, const char *name)
 {
         struct root *r = facts_root(f);
@@ -98,7 +191,11 @@ static void unit_facts(struct facts *f, const char *name)
                 }
                 return;
         }
-        fact_bool(f, ETC_UNITS, strv_contains(&s->enabled, unit), "service.%s.enabled", name);
+        const char *by_udev = NULL;
+        if (!strv_contains(&s->enabled, unit) && !masked(r, unit))
+                by_udev = udev_wanted_by(r, s, unit);
+        fact_bool(f, by_udev ? by_udev : ETC_UNITS, strv_contains(&s->enabled, unit) || by_udev,
+                  "service.%s.enabled", name);
         const char *found = NULL;
         for (size_t i = 0; i < ARRAY_SIZE(unit_dirs) && !found; i++) {
                 _cleanup_free_ char *p = xasprintf("%s/%s", unit_dirs[i], unit);
@@ -222,6 +319,93 @@ static void gpudirect(struct facts *f, const char *name)
                 gpudirect_mode(f);
 }
 
+#define DPKG_STATUS "/var/lib/dpkg/status"
+
+/* "nvidia-fabricmanager" or "nvidia-fabricmanager-535" (the CUDA repository's and Ubuntu's names),
+ * not "nvidia-fabricmanager-dev-535" or "cuda-drivers-fabricmanager-535". */
+static bool fm_package(const char *name)
+{
+        if (streq(name, "nvidia-fabricmanager"))
+                return true;
+        if (!startswith(name, "nvidia-fabricmanager-"))
+                return false;
+        const char *b = name + strlen("nvidia-fabricmanager-");
+        return *b && strspn(b, "0123456789") == strlen(b);
+}
+
+/* The upstream part of a Debian version (deb-version(7)): no "EPOCH:", no "-REVISION". */
+static char *upstream_version(const char *v)
+{
+        const char *colon = strchr(v, ':');
+        if (colon && strspn(v, "0123456789") == (size_t)(colon - v))
+                v = colon + 1;
+        const char *dash = strrchr(v, '-');
+        return dash ? xstrndup(v, (size_t)(dash - v)) : xstrdup(v);
+}
+
+/* The installed fabric manager's version from dpkg's status file; NULL with *why. */
+static char *fm_version(struct root *r, int *err, const char **why)
+{
+        const char *data;
+        size_t len;
+        *err = root_read(r, DPKG_STATUS, &data, &len);
+        if (*err < 0) {
+                *why = *err == -ENOENT ? "no dpkg database: the fabric manager's version is read from dpkg's "
+                                         "records only (an RPM system or a .run install is not read)"
+                                       : NULL;
+                return NULL;
+        }
+        char *found = NULL;
+        _cleanup_free_ char *pkg = NULL, *status = NULL, *version = NULL;
+        for (const char *p = data; !found && p <= data + len;) {
+                const char *nl = memchr(p, '\n', (size_t)(data + len - p));
+                size_t n = nl ? (size_t)(nl - p) : (size_t)(data + len - p);
+                if (n == 0) { /* end of a paragraph */
+                        if (pkg && fm_package(pkg) && status && endswith(status, " installed") && version)
+                                found = upstream_version(version);
+                        free(pkg), free(status), free(version);
+                        pkg = status = version = NULL;
+                } else if (startswith(p, "Package: "))
+                        free(pkg), pkg = xstrndup(p + 9, n - 9);
+                else if (startswith(p, "Status: "))
+                        free(status), status = xstrndup(p + 8, n - 8);
+                else if (startswith(p, "Version: "))
+                        free(version), version = xstrndup(p + 9, n - 9);
+                if (!nl)
+                        break;
+                p = nl + 1;
+        }
+        if (!found && pkg && fm_package(pkg) && status && endswith(status, " installed") && version)
+                found = upstream_version(version); /* the last paragraph, without a blank line after it */
+        if (!found) {
+                *err = -ENOENT;
+                *why = "no nvidia-fabricmanager package installed in the dpkg database (installed from NVIDIA's "
+                       ".run file, or not at all): its version cannot be read";
+        }
+        return found;
+}
+
+static void fabricmanager(struct facts *f)
+{
+        int err;
+        const char *why = NULL;
+        _cleanup_free_ char *v = fm_version(facts_root(f), &err, &why);
+        if (v)
+                fact_str(f, DPKG_STATUS, v, "fabricmanager.version");
+        else
+                fact_unreadable(f, DPKG_STATUS, err, why, "fabricmanager.version");
+        const struct fact *drv = facts_get(f, "nvidia.driver.version");
+        if (!drv || drv->status == FACT_ABSENT)
+                fact_absent(f, drv ? drv->source : "/proc/driver/nvidia/version",
+                            drv ? drv->reason : "no NVIDIA driver loaded", "fabricmanager.driver_match");
+        else if (drv->status != FACT_OK)
+                fact_unreadable(f, drv->source, -EIO, drv->reason, "fabricmanager.driver_match");
+        else if (!v)
+                fact_unreadable(f, DPKG_STATUS, err, why, "fabricmanager.driver_match");
+        else
+                fact_bool(f, DPKG_STATUS, streq(v, drv->str), "fabricmanager.driver_match");
+}
+
 static int service_run(struct facts *f)
 {
         struct svc_state *s = get_state(f);
@@ -234,6 +418,7 @@ static int service_run(struct facts *f)
         else
                 fact_unreadable(f, ETC_UNITS, s->rc, NULL, "service.enabled");
         gpudirect(f, NULL);
+        fabricmanager(f);
         return 0;
 }
 
@@ -242,6 +427,10 @@ static int service_lookup(struct facts *f, const char *name)
 {
         if (startswith(name, "gpudirect.")) {
                 gpudirect(f, name);
+                return 0;
+        }
+        if (startswith(name, "fabricmanager.")) {
+                fabricmanager(f);
                 return 0;
         }
         if (!startswith(name, "service."))
@@ -259,7 +448,7 @@ static int service_lookup(struct facts *f, const char *name)
 
 const struct probe probe_service = {
         .name = "service",
-        .prefixes = {"service.", "gpudirect."},
+        .prefixes = {"service.", "gpudirect.", "fabricmanager."},
         .run = service_run,
         .lookup = service_lookup,
 };

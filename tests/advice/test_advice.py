@@ -439,6 +439,64 @@ def case_item6_debug_switches(tmp):
           'item 6: with remove, apply disables NCCL_P2P_DISABLE=1 and says why (%s)' % err.strip())
 
 
+# --- item 14: nvidia-persistenced through udev; fabric manager version ------------------------------
+
+DPKG_FM = ('Package: nvidia-fabricmanager-dev-535\nStatus: install ok installed\nVersion: 535.104.05-1\n\n'
+           'Package: nvidia-fabricmanager-535\nStatus: install ok installed\nVersion: %s\n\n'
+           'Package: zlib1g\nStatus: install ok installed\nVersion: 1:1.2.13.dfsg-1\n')
+
+
+def case_item14_persistenced_fabricmanager(tmp):
+    """nvidia-persistenced pulled in by the driver package's udev rule (ENV{SYSTEMD_WANTS}) is enabled;
+    a masked rules file is not. The fabric manager passes only when it is enabled and its dpkg version
+    equals the loaded driver's (535.104.05); an unreadable version is an error, never a pass."""
+    root = copy_root(tmp, 'hgx-h100')
+    os.makedirs(os.path.join(root, 'etc/systemd/system/multi-user.target.wants'))
+    write(root, '/usr/lib/systemd/system/nvidia-persistenced.service', '[Service]\nExecStart=/usr/bin/nvidia-persistenced\n')
+    res = audit(root, 'h100-sxm-8x', 'driver-persistenced')
+    check(res['driver-persistenced']['status'] == 'fail', 'item 14: no .wants link and no udev rule fails')
+    rules = ('# Start nvidia-persistenced when the driver binds a GPU\n'
+             '# ENV{SYSTEMD_WANTS}="nvidia-persistenced.service" in a comment does not count\n'
+             'ACTION=="add", DEVPATH=="/bus/pci/drivers/nvidia", TAG+="systemd", '
+             'ENV{SYSTEMD_WANTS}="nvidia-persistenced.service"\n')
+    write(root, '/lib/udev/rules.d/71-nvidia-persistenced.rules', rules)
+    f = fact(root, 'service.nvidia-persistenced.enabled')
+    check(f.get('value') is True and f.get('source') == '/lib/udev/rules.d/71-nvidia-persistenced.rules',
+          'item 14: the udev rule makes nvidia-persistenced enabled, the rule file is the source (%r)' % f)
+    res = audit(root, 'h100-sxm-8x', 'driver-persistenced')
+    check(res['driver-persistenced']['status'] == 'pass', 'item 14: driver-persistenced passes through udev')
+    os.makedirs(os.path.join(root, 'etc/udev/rules.d'), exist_ok=True)
+    os.symlink('/dev/null', os.path.join(root, 'etc/udev/rules.d/71-nvidia-persistenced.rules'))
+    f = fact(root, 'service.nvidia-persistenced.enabled')
+    check(f.get('value') is False, 'item 14: a rules file masked in /etc/udev/rules.d does not count (%r)' % f)
+    # fabric manager: enabled and the same version as the driver
+    wants = os.path.join(root, 'etc/systemd/system/multi-user.target.wants/nvidia-fabricmanager.service')
+    os.symlink('/lib/systemd/system/nvidia-fabricmanager.service', wants)
+    fm = ['driver-fabricmanager', 'driver-fabricmgr-version']
+    rc, out, err = run(root, 'audit', '--json', '--profile', 'h100-sxm-8x', '--rule', fm[0], '--rule', fm[1])
+    check(rc == 3, 'item 14: an unreadable fabric manager version makes the audit exit 3 (%d)' % rc)
+    res = {r['rule']: r for r in json.loads(out)['results']}
+    r = res['driver-fabricmgr-version']
+    check(res['driver-fabricmanager']['status'] == 'pass' and r['status'] == 'error',
+          'item 14: without a dpkg record the version rule is an error, not a pass (%r)' % r['status'])
+    f = fact(root, 'fabricmanager.driver_match')
+    check(f.get('status') == 'unreadable' and 'no dpkg database' in (f.get('reason') or ''),
+          'item 14: the reason says the version could not be read (%r)' % f)
+    write(root, '/var/lib/dpkg/status', DPKG_FM % '535.86.10-0ubuntu0.22.04.1')
+    f = fact(root, 'fabricmanager.version')
+    check(f.get('value') == '535.86.10', 'item 14: the upstream version of nvidia-fabricmanager-535 (%r)' % f)
+    res = audit(root, 'h100-sxm-8x', *fm)
+    check(res['driver-fabricmgr-version']['status'] == 'fail' and res['driver-fabricmgr-version']['severity'] == 'critical',
+          'item 14: fabric manager 535.86.10 with driver 535.104.05 fails')
+    write(root, '/var/lib/dpkg/status', DPKG_FM % '535.104.05-1')
+    res = audit(root, 'h100-sxm-8x', *fm)
+    check(res['driver-fabricmgr-version']['status'] == 'pass', 'item 14: the same version passes')
+    os.unlink(wants)
+    res = audit(root, 'h100-sxm-8x', *fm)
+    check(res['driver-fabricmanager']['status'] == 'fail' and res['driver-fabricmgr-version']['status'] == 'n/a',
+          'item 14: the right version but not enabled fails driver-fabricmanager')
+
+
 CASES = {
     'item1-sysctl-override': case_item1_sysctl_override,
     'item13-shmmax-default': case_item13_shmmax_default,
@@ -448,6 +506,7 @@ CASES = {
     'item9-socket-ifname': case_item9_socket_ifname,
     'item10-nccl-lint': case_item10_nccl_lint,
     'item6-debug-switches': case_item6_debug_switches,
+    'item14-persistenced-fabricmanager': case_item14_persistenced_fabricmanager,
 }
 
 
