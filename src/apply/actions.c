@@ -564,33 +564,6 @@ void action_remove_created_dirs(struct root *r, const struct change *c)
                 remove_dirs(r, &c->mkdirs);
 }
 
-void action_remove_leftovers(struct root *r, const struct change *c)
-{
-        if (!c->target)
-                return;
-        switch (c->type) {
-        case CHANGE_FILE:
-        case CHANGE_SYMLINK:
-                remove_temp_of(r, c->target, false);
-                break;
-        case CHANGE_VALUE:
-                if (!root_is_live(r))
-                        remove_temp_of(r, c->target, true);
-                break;
-        case CHANGE_SWAP:
-                if (!root_is_live(r))
-                        remove_temp_of(r, "/proc/swaps", false);
-                break;
-        case CHANGE_MOUNTOPT:
-                if (!root_is_live(r))
-                        remove_temp_of(r, "/proc/mounts", false);
-                break;
-        case CHANGE_COMMAND:
-        case CHANGE_NOTE:
-                break;
-        }
-}
-
 static char *errmsg(const struct change *c, const char *what, int rc);
 
 /* Remount C's mount point with OPTIONS: mount(8) on the live system, /proc/mounts in a tree. */
@@ -737,239 +710,251 @@ static bool options_ok(const char *s)
         return true;
 }
 
-bool action_target_allowed(const struct change *c)
+/* ---- one set of operations per kind of change ---- */
+
+/* Directories created for a file or link are its own parents under /etc. */
+static int check_mkdirs(const struct change *c, char **why)
 {
-        switch (c->type) {
-        case CHANGE_FILE:
-                return clean_path(c->target) && file_target_allowed(c->target);
-        case CHANGE_SYMLINK:
-                return clean_path(c->target) && startswith(c->target, "/etc/systemd/");
-        case CHANGE_VALUE:
-                if (!clean_path(c->target) || !(startswith(c->target, "/sys/") || startswith(c->target, "/proc/sys/")))
+        for (size_t i = 0; i < c->mkdirs.n; i++) {
+                const char *d = c->mkdirs.v[i];
+                size_t n = strlen(d);
+                if (!clean_path(d) || !startswith(d, "/etc/") || strncmp(c->target, d, n) != 0 || c->target[n] != '/') {
+                        *why = xasprintf("refused to change %s: directory %s is not a parent of it", c->target, d);
+                        return -EPERM;
+                }
+        }
+        return 0;
+}
+
+static bool file_allowed(const char *t) { return clean_path(t) && file_target_allowed(t); }
+
+static int file_check(const struct change *c, char **why)
+{
+        if (check_mkdirs(c, why) < 0)
+                return -EPERM;
+        if (c->mode & 07022) {
+                *why = xasprintf("refused to change %s: mode %04o is writable by others or set-id", c->target,
+                                 (unsigned)(c->mode & 07777));
+                return -EPERM;
+        }
+        return 0;
+}
+
+static int file_apply(struct root *r, const struct change *c, char **err)
+{
+        int rc = apply_file(r, c, c->after, false);
+        if (rc < 0)
+                *err = errmsg(c, c->after ? "cannot write" : "cannot remove", rc);
+        return rc;
+}
+
+static int file_undo(struct root *r, const struct change *c, char **err)
+{
+        int rc = apply_file(r, c, c->before, true);
+        if (rc < 0)
+                *err = errmsg(c, "cannot restore", rc);
+        return rc;
+}
+
+static int file_current(struct root *r, const struct change *c, char **ret)
+{
+        struct stat st;
+        if (root_stat(r, c->target, &st, false) == 0 && S_ISLNK(st.st_mode)) {
+                _cleanup_free_ char *t = NULL;
+                root_readlink(r, c->target, &t);
+                *ret = xasprintf("(a symbolic link to %s)", t ? t : "?");
+                return 0;
+        }
+        *ret = read_whole(r, c->target);
+        return 0;
+}
+
+static char *file_describe(const char *s) { return xasprintf("%zu bytes", strlen(s)); }
+
+static void file_leftovers(struct root *r, const struct change *c) { remove_temp_of(r, c->target, false); }
+
+static bool link_allowed(const char *t) { return clean_path(t) && startswith(t, "/etc/systemd/"); }
+
+static int link_check(const struct change *c, char **why)
+{
+        if (check_mkdirs(c, why) < 0)
+                return -EPERM;
+        if (!link_value_allowed(c->before) || !link_value_allowed(c->after)) {
+                *why = xasprintf("refused to change %s: a link llmtune writes points at /dev/null or a unit file",
+                                 c->target);
+                return -EPERM;
+        }
+        return 0;
+}
+
+static int link_apply(struct root *r, const struct change *c, char **err)
+{
+        int rc = make_dirs(r, &c->mkdirs);
+        if (rc == 0)
+                rc = set_symlink(r, c->target, c->after);
+        if (rc < 0)
+                *err = errmsg(c, "cannot link", rc);
+        return rc;
+}
+
+static int link_undo(struct root *r, const struct change *c, char **err)
+{
+        int rc = set_symlink(r, c->target, c->before);
+        if (rc == 0)
+                remove_dirs(r, &c->mkdirs);
+        if (rc < 0)
+                *err = errmsg(c, "cannot restore link", rc);
+        return rc;
+}
+
+static int link_current(struct root *r, const struct change *c, char **ret)
+{
+        struct stat st;
+        if (root_stat(r, c->target, &st, false) < 0)
+                return 0;
+        if (!S_ISLNK(st.st_mode)) {
+                *ret = xstrdup("(not a symbolic link)");
+                return 0;
+        }
+        if (root_readlink(r, c->target, ret) < 0)
+                *ret = NULL; /* unreadable: absent, as before */
+        return 0;
+}
+
+static bool value_allowed(const char *t)
+{
+        if (!clean_path(t) || !(startswith(t, "/sys/") || startswith(t, "/proc/sys/")))
+                return false;
+        for (size_t i = 0; i < ARRAY_SIZE(exec_values); i++)
+                if (startswith(t, exec_values[i]))
                         return false;
-                for (size_t i = 0; i < ARRAY_SIZE(exec_values); i++)
-                        if (startswith(c->target, exec_values[i]))
-                                return false;
-                return true;
-        case CHANGE_SWAP:
-        case CHANGE_MOUNTOPT:
-                return clean_path(c->target);
-        case CHANGE_COMMAND:
-        case CHANGE_NOTE:
-                return true;
+        return true;
+}
+
+static int value_check(const struct change *c, char **why)
+{
+        if (has_control(c->before) || has_control(c->after)) {
+                *why = xasprintf("refused to change %s: the value holds a control character", c->target);
+                return -EPERM;
         }
-        return false;
+        return 0;
 }
 
-static int refuse_target(const struct change *c, char **err)
+static int value_apply(struct root *r, const struct change *c, char **err)
 {
-        *err = xasprintf("refused to change %s: a %s change may only write %s", c->target ? c->target : "(none)",
-                         change_type_name(c->type),
-                         c->type == CHANGE_VALUE ? "under /sys or /proc/sys (not a file naming a program the kernel runs)"
-                         : c->type == CHANGE_FILE
-                                 ? "/etc/fstab, /etc/nccl.conf, /etc/sysctl.conf, /etc/sysctl.d/*.conf, " AFFINITY_CONF
-                                   " or a file named *llmtune* in a drop-in directory (tmpfiles.d, "
-                                   "modprobe.d, ...)"
-                         : c->type == CHANGE_SYMLINK ? "under /etc/systemd"
-                                                     : "a clean absolute path");
-        return -EPERM;
-}
-
-int action_check(const struct change *c, char **why)
-{
-        *why = NULL;
-        if (!action_target_allowed(c))
-                return refuse_target(c, why);
-        switch (c->type) {
-        case CHANGE_FILE:
-        case CHANGE_SYMLINK:
-                /* Directories created for the target are its own parents under /etc. */
-                for (size_t i = 0; i < c->mkdirs.n; i++) {
-                        const char *d = c->mkdirs.v[i];
-                        size_t n = strlen(d);
-                        if (!clean_path(d) || !startswith(d, "/etc/") || strncmp(c->target, d, n) != 0 ||
-                            c->target[n] != '/') {
-                                *why = xasprintf("refused to change %s: directory %s is not a parent of it", c->target, d);
-                                return -EPERM;
-                        }
-                }
-                if (c->type == CHANGE_SYMLINK && (!link_value_allowed(c->before) || !link_value_allowed(c->after))) {
-                        *why = xasprintf("refused to change %s: a link llmtune writes points at /dev/null or a unit file",
-                                         c->target);
-                        return -EPERM;
-                }
-                if (c->type == CHANGE_FILE && (c->mode & 07022)) {
-                        *why = xasprintf("refused to change %s: mode %04o is writable by others or set-id", c->target,
-                                         (unsigned)(c->mode & 07777));
-                        return -EPERM;
-                }
-                return 0;
-        case CHANGE_VALUE:
-                if (has_control(c->before) || has_control(c->after)) {
-                        *why = xasprintf("refused to change %s: the value holds a control character", c->target);
-                        return -EPERM;
-                }
-                return 0;
-        case CHANGE_SWAP:
-                if (has_control(c->aux)) {
-                        *why = xasprintf("refused to change %s: the swap line holds a control character", c->target);
-                        return -EPERM;
-                }
-                return 0;
-        case CHANGE_MOUNTOPT:
-                if (!options_ok(c->before) || !options_ok(c->after)) {
-                        *why = xasprintf("refused to change %s: the mount options hold characters no option has",
-                                         c->target);
-                        return -EPERM;
-                }
-                return 0;
-        case CHANGE_COMMAND:
-                return cmd_check_undo(&c->argv, &c->undo, why) < 0 ? -EPERM : 0;
-        case CHANGE_NOTE:
-                return 0;
-        }
-        return -EINVAL;
-}
-
-int action_apply(struct root *r, const struct change *c, char **err)
-{
-        int rc = action_check(c, err);
+        int rc = write_value(r, c->target, c->after);
         if (rc < 0)
-                return rc;
-        switch (c->type) {
-        case CHANGE_FILE:
-                rc = apply_file(r, c, c->after, false);
-                if (rc < 0)
-                        *err = errmsg(c, c->after ? "cannot write" : "cannot remove", rc);
-                return rc;
-        case CHANGE_SYMLINK:
-                rc = make_dirs(r, &c->mkdirs);
-                if (rc == 0)
-                        rc = set_symlink(r, c->target, c->after);
-                if (rc < 0)
-                        *err = errmsg(c, "cannot link", rc);
-                return rc;
-        case CHANGE_VALUE:
-                rc = write_value(r, c->target, c->after);
-                if (rc < 0)
-                        *err = errmsg(c, "cannot write", rc);
-                return rc;
-        case CHANGE_SWAP:
-                if ((rc = injected_failure(c->target)) == 0)
-                        rc = root_is_live(r) ? (swapoff(c->target) < 0 ? -errno : 0) : tree_swap(r, c, false);
-                if (rc < 0)
-                        *err = errmsg(c, "cannot swapoff", rc);
-                return rc;
-        case CHANGE_MOUNTOPT:
-                if ((rc = injected_failure(c->target)) < 0) {
-                        *err = errmsg(c, "cannot remount", rc);
-                        return rc;
-                }
-                return remount(r, c, c->after, err);
-        case CHANGE_COMMAND:
-                rc = run_command(r, &c->argv, err);
-                return rc; /* 1: skipped under a foreign root */
-        case CHANGE_NOTE:
-                return 0;
-        }
-        return -EINVAL;
+                *err = errmsg(c, "cannot write", rc);
+        return rc;
 }
 
-int action_undo(struct root *r, const struct change *c, char **err)
+static int value_undo(struct root *r, const struct change *c, char **err)
 {
-        int rc = action_check(c, err);
+        if (!c->before)
+                return 0;
+        int rc = write_value(r, c->target, c->before);
         if (rc < 0)
-                return rc;
-        switch (c->type) {
-        case CHANGE_FILE:
-                rc = apply_file(r, c, c->before, true);
-                if (rc < 0)
-                        *err = errmsg(c, "cannot restore", rc);
-                return rc;
-        case CHANGE_SYMLINK:
-                rc = set_symlink(r, c->target, c->before);
-                if (rc == 0)
-                        remove_dirs(r, &c->mkdirs);
-                if (rc < 0)
-                        *err = errmsg(c, "cannot restore link", rc);
-                return rc;
-        case CHANGE_VALUE:
-                if (!c->before)
-                        return 0;
-                rc = write_value(r, c->target, c->before);
-                if (rc < 0)
-                        *err = errmsg(c, "cannot restore", rc);
-                return rc;
-        case CHANGE_SWAP:
-                if (root_is_live(r)) {
-                        int prio = 0;
-                        char dev[4096], type[64];
-                        unsigned long long size, used;
-                        int flags = 0;
-                        if (c->aux && sscanf(c->aux, "%4095s %63s %llu %llu %d", dev, type, &size, &used, &prio) == 5 &&
-                            prio >= 0)
-                                flags = SWAP_FLAG_PREFER | (prio & SWAP_FLAG_PRIO_MASK);
-                        rc = swapon(c->target, flags) < 0 ? -errno : 0;
-                } else
-                        rc = tree_swap(r, c, true);
-                if (rc < 0)
-                        *err = errmsg(c, "cannot swapon", rc);
-                return rc;
-        case CHANGE_MOUNTOPT:
-                return remount(r, c, c->before, err);
-        case CHANGE_COMMAND:
-                /* action_check: the undo is the inverse llmtune plans for the command */
-                if (c->undo.n == 0)
-                        return 1; /* nothing llmtune can run to reverse it */
-                return run_command(r, &c->undo, err);
-        case CHANGE_NOTE:
-                return 0;
-        }
-        return -EINVAL;
+                *err = errmsg(c, "cannot restore", rc);
+        return rc;
 }
 
-int action_current(struct root *r, const struct change *c, char **ret)
+static int value_current(struct root *r, const struct change *c, char **ret)
 {
-        *ret = NULL;
-        switch (c->type) {
-        case CHANGE_FILE: {
-                struct stat st;
-                if (root_stat(r, c->target, &st, false) == 0 && S_ISLNK(st.st_mode)) {
-                        char *t = NULL;
-                        root_readlink(r, c->target, &t);
-                        *ret = xasprintf("(a symbolic link to %s)", t ? t : "?");
-                        free(t);
-                        return 0;
-                }
-                *ret = read_whole(r, c->target);
-                return 0;
+        *ret = read_value(r, c->target);
+        return 0;
+}
+
+/* Runtime values read back may carry a trailing newline or space the logged value lacks. */
+static bool same_value(const char *a, const char *b)
+{
+        size_t la = strlen(a), lb = strlen(b);
+        while (la && (a[la - 1] == '\n' || a[la - 1] == ' '))
+                la--;
+        while (lb && (b[lb - 1] == '\n' || b[lb - 1] == ' '))
+                lb--;
+        return la == lb && memcmp(a, b, la) == 0;
+}
+
+static void value_leftovers(struct root *r, const struct change *c)
+{
+        if (!root_is_live(r))
+                remove_temp_of(r, c->target, true);
+}
+
+static int swap_check(const struct change *c, char **why)
+{
+        if (has_control(c->aux)) {
+                *why = xasprintf("refused to change %s: the swap line holds a control character", c->target);
+                return -EPERM;
         }
-        case CHANGE_SYMLINK: {
-                struct stat st;
-                if (root_stat(r, c->target, &st, false) < 0)
-                        return 0;
-                if (!S_ISLNK(st.st_mode)) {
-                        *ret = xstrdup("(not a symbolic link)");
-                        return 0;
-                }
-                return root_readlink(r, c->target, ret) < 0 ? 0 : 0;
+        return 0;
+}
+
+static int swap_apply(struct root *r, const struct change *c, char **err)
+{
+        int rc = injected_failure(c->target);
+        if (rc == 0)
+                rc = root_is_live(r) ? (swapoff(c->target) < 0 ? -errno : 0) : tree_swap(r, c, false);
+        if (rc < 0)
+                *err = errmsg(c, "cannot swapoff", rc);
+        return rc;
+}
+
+static int swap_undo(struct root *r, const struct change *c, char **err)
+{
+        int rc;
+        if (root_is_live(r)) {
+                int prio = 0, flags = 0;
+                char dev[4096], type[64];
+                unsigned long long size, used;
+                if (c->aux && sscanf(c->aux, "%4095s %63s %llu %llu %d", dev, type, &size, &used, &prio) == 5 && prio >= 0)
+                        flags = SWAP_FLAG_PREFER | (prio & SWAP_FLAG_PRIO_MASK);
+                rc = swapon(c->target, flags) < 0 ? -errno : 0;
+        } else
+                rc = tree_swap(r, c, true);
+        if (rc < 0)
+                *err = errmsg(c, "cannot swapon", rc);
+        return rc;
+}
+
+static int swap_current(struct root *r, const struct change *c, char **ret)
+{
+        _cleanup_free_ char *swaps = read_whole(r, "/proc/swaps");
+        *ret = xstrdup(swap_listed(swaps, c->target) ? "on" : "off");
+        return 0;
+}
+
+static void swap_leftovers(struct root *r, const struct change *c)
+{
+        if (!root_is_live(r))
+                remove_temp_of(r, "/proc/swaps", false);
+}
+
+static int mount_check(const struct change *c, char **why)
+{
+        if (!options_ok(c->before) || !options_ok(c->after)) {
+                *why = xasprintf("refused to change %s: the mount options hold characters no option has", c->target);
+                return -EPERM;
         }
-        case CHANGE_VALUE:
-                *ret = read_value(r, c->target);
-                return 0;
-        case CHANGE_SWAP: {
-                _cleanup_free_ char *swaps = read_whole(r, "/proc/swaps");
-                *ret = xstrdup(swap_listed(swaps, c->target) ? "on" : "off");
-                return 0;
+        return 0;
+}
+
+static int mount_apply(struct root *r, const struct change *c, char **err)
+{
+        int rc = injected_failure(c->target);
+        if (rc < 0) {
+                *err = errmsg(c, "cannot remount", rc);
+                return rc;
         }
-        case CHANGE_MOUNTOPT:
-                *ret = mount_options_of(r, c->target);
-                return 0;
-        case CHANGE_COMMAND:
-        case CHANGE_NOTE:
-                return -EOPNOTSUPP;
-        }
-        return -EINVAL;
+        return remount(r, c, c->after, err);
+}
+
+static int mount_undo(struct root *r, const struct change *c, char **err) { return remount(r, c, c->before, err); }
+
+static int mount_current(struct root *r, const struct change *c, char **ret)
+{
+        *ret = mount_options_of(r, c->target);
+        return 0;
 }
 
 /* Option lists compare as sets: the kernel prints remount options in its own order. */
@@ -992,15 +977,112 @@ static bool same_options(const char *a, const char *b)
         return eq;
 }
 
-/* Runtime values read back may carry a trailing newline or space the logged value lacks. */
-static bool same_value(const char *a, const char *b)
+static void mount_leftovers(struct root *r, const struct change *c)
 {
-        size_t la = strlen(a), lb = strlen(b);
-        while (la && (a[la - 1] == '\n' || a[la - 1] == ' '))
-                la--;
-        while (lb && (b[lb - 1] == '\n' || b[lb - 1] == ' '))
-                lb--;
-        return la == lb && memcmp(a, b, la) == 0;
+        if (!root_is_live(r))
+                remove_temp_of(r, "/proc/mounts", false);
+}
+
+static bool any_target(const char *t) { return true; }
+
+static int command_check(const struct change *c, char **why)
+{
+        return cmd_check_undo(&c->argv, &c->undo, why) < 0 ? -EPERM : 0;
+}
+
+/* 1: skipped under a foreign root */
+static int command_apply(struct root *r, const struct change *c, char **err) { return run_command(r, &c->argv, err); }
+
+static int command_undo(struct root *r, const struct change *c, char **err)
+{
+        /* action_check: the undo is the inverse llmtune plans for the command */
+        if (c->undo.n == 0)
+                return 1; /* nothing llmtune can run to reverse it */
+        return run_command(r, &c->undo, err);
+}
+
+static int nothing(struct root *r, const struct change *c, char **err) { return 0; }
+
+/*
+ * What each kind of change is: where it may write (ALLOWED, AREA for the refusal), what else its
+ * record must satisfy (CHECK), how it is made and reversed, how its target's state is read
+ * (CURRENT; NULL: it cannot be, commands and notes) and compared (EQUAL; NULL: as strings), how a
+ * state is shown in a message (DESCRIBE; NULL: as it is), and what an interrupted change of it
+ * leaves (LEFTOVERS). apply, rollback, recovery and verify all go through this table.
+ */
+struct change_ops {
+        bool (*allowed)(const char *target);
+        const char *area;
+        int (*check)(const struct change *c, char **why);
+        int (*apply)(struct root *r, const struct change *c, char **err);
+        int (*undo)(struct root *r, const struct change *c, char **err);
+        int (*current)(struct root *r, const struct change *c, char **ret);
+        bool (*equal)(const char *current, const char *want);
+        char *(*describe)(const char *state);
+        void (*leftovers)(struct root *r, const struct change *c);
+};
+
+static const struct change_ops change_ops[] = {
+        [CHANGE_FILE] = {file_allowed,
+                         "/etc/fstab, /etc/nccl.conf, /etc/sysctl.conf, /etc/sysctl.d/*.conf, " AFFINITY_CONF
+                         " or a file named *llmtune* in a drop-in directory (tmpfiles.d, modprobe.d, ...)",
+                         file_check, file_apply, file_undo, file_current, NULL, file_describe, file_leftovers},
+        [CHANGE_SYMLINK] = {link_allowed, "under /etc/systemd", link_check, link_apply, link_undo, link_current, NULL,
+                            NULL, file_leftovers},
+        [CHANGE_VALUE] = {value_allowed, "under /sys or /proc/sys (not a file naming a program the kernel runs)",
+                          value_check, value_apply, value_undo, value_current, same_value, NULL, value_leftovers},
+        [CHANGE_SWAP] = {clean_path, "a clean absolute path", swap_check, swap_apply, swap_undo, swap_current, NULL, NULL,
+                         swap_leftovers},
+        [CHANGE_MOUNTOPT] = {clean_path, "a clean absolute path", mount_check, mount_apply, mount_undo, mount_current,
+                             same_options, NULL, mount_leftovers},
+        [CHANGE_COMMAND] = {any_target, "anything", command_check, command_apply, command_undo, NULL, NULL, NULL, NULL},
+        [CHANGE_NOTE] = {any_target, "anything", NULL, nothing, nothing, NULL, NULL, NULL, NULL},
+};
+
+static const struct change_ops *ops_of(const struct change *c)
+{
+        return (unsigned)c->type < ARRAY_SIZE(change_ops) ? &change_ops[c->type] : NULL;
+}
+
+bool action_target_allowed(const struct change *c)
+{
+        const struct change_ops *o = ops_of(c);
+        return o && o->allowed(c->target);
+}
+
+int action_check(const struct change *c, char **why)
+{
+        *why = NULL;
+        const struct change_ops *o = ops_of(c);
+        if (!o)
+                return -EINVAL;
+        if (!o->allowed(c->target)) {
+                *why = xasprintf("refused to change %s: a %s change may only write %s", c->target ? c->target : "(none)",
+                                 change_type_name(c->type), o->area);
+                return -EPERM;
+        }
+        return o->check ? o->check(c, why) : 0;
+}
+
+int action_apply(struct root *r, const struct change *c, char **err)
+{
+        int rc = action_check(c, err);
+        return rc < 0 ? rc : ops_of(c)->apply(r, c, err);
+}
+
+int action_undo(struct root *r, const struct change *c, char **err)
+{
+        int rc = action_check(c, err);
+        return rc < 0 ? rc : ops_of(c)->undo(r, c, err);
+}
+
+int action_current(struct root *r, const struct change *c, char **ret)
+{
+        *ret = NULL;
+        const struct change_ops *o = ops_of(c);
+        if (!o)
+                return -EINVAL;
+        return o->current ? o->current(r, c, ret) : -EOPNOTSUPP;
 }
 
 /* "Is the target in this state": the one comparison apply, verify, rollback and recovery use. */
@@ -1008,9 +1090,21 @@ bool action_state_equal(const struct change *c, const char *current, const char 
 {
         if (!current || !want)
                 return !current && !want;
-        if (c->type == CHANGE_MOUNTOPT)
-                return same_options(current, want);
-        if (c->type == CHANGE_VALUE)
-                return same_value(current, want);
-        return streq(current, want);
+        const struct change_ops *o = ops_of(c);
+        return o && o->equal ? o->equal(current, want) : streq(current, want);
+}
+
+char *action_describe(const struct change *c, const char *state)
+{
+        if (!state)
+                return xstrdup("(absent)");
+        const struct change_ops *o = ops_of(c);
+        return o && o->describe ? o->describe(state) : xstrdup(state);
+}
+
+void action_remove_leftovers(struct root *r, const struct change *c)
+{
+        const struct change_ops *o = ops_of(c);
+        if (c->target && o && o->leftovers)
+                o->leftovers(r, c);
 }

@@ -36,6 +36,10 @@ int action_current(struct root *r, const struct change *c, char **ret);
 /* Does a state read by action_current equal a before/after state of C? (NULL = absent.) */
 bool action_state_equal(const struct change *c, const char *current, const char *want);
 
+/* STATE (a before/after or current state of C's target) in a message: a file's content by its
+ * length, "(absent)" for NULL, other states as they are. The caller frees. */
+char *action_describe(const struct change *c, const char *state);
+
 /* Remove the temporary files an interrupted replacement of C's target may have left beside it. */
 void action_remove_leftovers(struct root *r, const struct change *c);
 

@@ -755,7 +755,26 @@ static void utc_now(char buf[32])
         strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-long changelog_append(struct changelog *l, const struct log_context *ctx, const char *event, const struct change *c,
+static const char *const event_names[] = {
+        [LOG_INTENT] = "intent",           [LOG_DONE] = "done",           [LOG_FAILED] = "failed",
+        [LOG_UNDO_INTENT] = "undo-intent", [LOG_UNDONE] = "undone",       [LOG_UNDO_FAILED] = "undo-failed",
+        [LOG_RUN_BEGIN] = "run-begin",     [LOG_RUN_END] = "run-end",     [LOG_EVENT_UNKNOWN] = "unknown",
+};
+
+const char *log_event_name(enum log_event e)
+{
+        return (unsigned)e < ARRAY_SIZE(event_names) ? event_names[e] : "unknown";
+}
+
+enum log_event log_event_parse(const char *s)
+{
+        for (size_t e = LOG_EVENT_UNKNOWN + 1; e < LOG_EVENT_MAX; e++)
+                if (streq(s, event_names[e]))
+                        return (enum log_event)e;
+        return LOG_EVENT_UNKNOWN;
+}
+
+long changelog_append(struct changelog *l, const struct log_context *ctx, enum log_event event, const struct change *c,
                       long ref, const char *detail)
 {
         bool file = c->type == CHANGE_FILE;
@@ -794,7 +813,7 @@ long changelog_append(struct changelog *l, const struct log_context *ctx, const 
         json_object_object_add(o, "time", json_object_new_string(now));
         json_object_object_add(o, "host", json_object_new_string(ctx->host ? ctx->host : l->host));
         json_object_object_add(o, "run", str_or_null(ctx->run));
-        json_object_object_add(o, "event", json_object_new_string(event));
+        json_object_object_add(o, "event", json_object_new_string(log_event_name(event)));
         json_object_object_add(o, "ref", ref > 0 ? json_object_new_int64(ref) : NULL);
         json_object_object_add(o, "profile", str_or_null(ctx->profile));
         json_object_object_add(o, "profile_hash", str_or_null(ctx->profile_hash));
@@ -832,7 +851,7 @@ long changelog_append(struct changelog *l, const struct log_context *ctx, const 
         struct stat st;
         if (fstat(l->fd, &st) < 0)
                 return -errno;
-        uint64_t limit = streq(event, "intent") || streq(event, "run-begin") ? CHANGELOG_READ_MAX - CHANGELOG_RESERVE
+        uint64_t limit = event == LOG_INTENT || event == LOG_RUN_BEGIN ? CHANGELOG_READ_MAX - CHANGELOG_RESERVE
                                                                              : CHANGELOG_READ_MAX;
         if ((uint64_t)st.st_size + len > limit)
                 return -EFBIG;
@@ -857,14 +876,14 @@ long changelog_append(struct changelog *l, const struct log_context *ctx, const 
 long changelog_run_begin(struct changelog *l, const struct log_context *ctx, const char *kind)
 {
         struct change c = {.type = CHANGE_NOTE, .target = (char *)kind};
-        return changelog_append(l, ctx, "run-begin", &c, 0, NULL);
+        return changelog_append(l, ctx, LOG_RUN_BEGIN, &c, 0, NULL);
 }
 
 long changelog_run_end(struct changelog *l, const struct log_context *ctx, const char *kind, long begin,
                        const char *detail)
 {
         struct change c = {.type = CHANGE_NOTE, .target = (char *)kind};
-        return changelog_append(l, ctx, "run-end", &c, begin, detail);
+        return changelog_append(l, ctx, LOG_RUN_END, &c, begin, detail);
 }
 
 /* ---- reading back ---- */
@@ -943,7 +962,8 @@ static char *record_from_json(struct root *r, json_object *o, struct log_record 
         rec->time = dup_str(o, "time");
         rec->host = dup_str(o, "host");
         rec->run = dup_str(o, "run");
-        rec->event = dup_str(o, "event");
+        const char *event = get_str(o, "event");
+        rec->event = log_event_parse(event);
         rec->profile = dup_str(o, "profile");
         rec->profile_hash = dup_str(o, "profile_hash");
         rec->detail = dup_str(o, "detail");
@@ -953,8 +973,10 @@ static char *record_from_json(struct root *r, json_object *o, struct log_record 
         c->aux = dup_str(o, "aux");
         json_object *b;
         c->reboot = json_object_object_get_ex(o, "reboot", &b) && json_object_get_boolean(b);
-        if (!rec->event || !rec->time)
+        if (!event || !rec->time)
                 return xstrdup("it lacks its event or time");
+        if (rec->event == LOG_EVENT_UNKNOWN)
+                return xasprintf("its event '%s' is not one llmtune writes", event);
         const char *type = get_str(o, "type");
         if (!type || change_type_parse(type, &c->type) < 0)
                 return xasprintf("its change type '%s' is unknown", type ? type : "(none)");
@@ -1006,7 +1028,6 @@ static void record_clear(struct log_record *rec)
         free(rec->time);
         free(rec->host);
         free(rec->run);
-        free(rec->event);
         free(rec->profile);
         free(rec->profile_hash);
         free(rec->detail);
@@ -1150,7 +1171,7 @@ int changelog_read(struct root *r, struct log_read *ret)
                 /* A step that recovery or rollback would act on must be one llmtune could have
                  * made (action_check): a forged command or a target outside its kind's area is
                  * reported where it stands. */
-                if (!why && (streq(rec.event, "intent") || streq(rec.event, "done") || streq(rec.event, "undo-intent")) &&
+                if (!why && (rec.event == LOG_INTENT || rec.event == LOG_DONE || rec.event == LOG_UNDO_INTENT) &&
                     action_check(&rec.change, &why) < 0)
                         add_problem(&lr, seq, "record %ld (line %zu) fails validation: %s", seq, lineno, why);
                 else if (why)
@@ -1296,11 +1317,11 @@ static void log_analyse(struct log_read *lr)
         for (size_t i = 0; i < lr->n; i++) {
                 const struct log_record *rec = &lr->v[i];
                 key_add(&by_seq, rec->seq, NULL, i);
-                if (streq(rec->event, "done") || streq(rec->event, "failed"))
+                if (rec->event == LOG_DONE || rec->event == LOG_FAILED)
                         key_add(&outcome, rec->ref, NULL, i);
-                else if (streq(rec->event, "run-end"))
+                else if (rec->event == LOG_RUN_END)
                         key_add(&run_end, rec->ref, NULL, i);
-                else if (streq(rec->event, "undone") || streq(rec->event, "undo-failed")) {
+                else if (rec->event == LOG_UNDONE || rec->event == LOG_UNDO_FAILED) {
                         key_add(&undo_ref, rec->ref, NULL, i);
                         if (rec->change.target)
                                 key_add(&undo_target, 0, rec->change.target, i);
@@ -1315,16 +1336,16 @@ static void log_analyse(struct log_read *lr)
                 struct log_record *rec = &lr->v[i];
                 size_t j;
                 rec->finished = true;
-                if (streq(rec->event, "intent"))
+                if (rec->event == LOG_INTENT)
                         rec->finished = (j = key_last(&outcome, rec->seq, NULL)) != SIZE_MAX && j > i;
-                else if (streq(rec->event, "run-begin"))
+                else if (rec->event == LOG_RUN_BEGIN)
                         rec->finished = (j = key_last(&run_end, rec->seq, NULL)) != SIZE_MAX && j > i;
-                else if (streq(rec->event, "undo-intent"))
+                else if (rec->event == LOG_UNDO_INTENT)
                         rec->finished = rec->ref ? (j = key_last(&undo_ref, rec->ref, NULL)) != SIZE_MAX && j > i
                                         : rec->change.target &&
                                                   (j = key_last(&undo_target, 0, rec->change.target)) != SIZE_MAX && j > i;
-                else if (streq(rec->event, "undone") && (j = key_first(&by_seq, rec->ref, NULL)) < i &&
-                         streq(lr->v[j].event, "done"))
+                else if (rec->event == LOG_UNDONE && (j = key_first(&by_seq, rec->ref, NULL)) < i &&
+                         lr->v[j].event == LOG_DONE)
                         lr->v[j].reversed = true;
         }
         free(by_seq.v);
@@ -1347,7 +1368,7 @@ size_t changelog_in_force(const struct log_read *lr, size_t **ret)
         key_index_init(&live, lr->n);
         for (size_t i = 0; i < lr->n; i++) {
                 const struct log_record *rec = &lr->v[i];
-                if (streq(rec->event, "done") && rec->change.target && !rec->reversed)
+                if (rec->event == LOG_DONE && rec->change.target && !rec->reversed)
                         key_add(&live, (long)rec->change.type, rec->change.target, i);
         }
         key_index_sort(&live);
@@ -1384,6 +1405,50 @@ size_t changelog_unfinished(const struct log_read *lr, size_t **ret)
 
 #define RECOVERED "recovered after an interrupted run: "
 
+/* The outcome an open step gets from the state its target shows: an apply step (UNDO false) found
+ * in its after state is done, else failed (a command, whose effect cannot be read (UNKNOWN), is
+ * done when it has an undo command, HAS_UNDO); a rollback step is undone when the target is back
+ * in its before state, else undo-failed. *detail says why. */
+static enum log_event recovered_outcome(bool undo, bool unknown, bool at_before, bool at_after, bool has_undo,
+                                        const char **detail)
+{
+        enum log_event event;
+        if (!undo) {
+                if (unknown && has_undo) {
+                        event = LOG_DONE;
+                        *detail = RECOVERED "whether the command ran is unknown; kept as done so that "
+                                           "rollback runs its undo (which is safe either way)";
+                } else if (unknown) {
+                        event = LOG_FAILED;
+                        *detail = RECOVERED "whether the command ran is unknown; apply plans it again if "
+                                           "it is still needed";
+                } else if (at_after) {
+                        event = LOG_DONE;
+                        *detail = RECOVERED "the target was found in its after state";
+                } else if (at_before) {
+                        event = LOG_FAILED;
+                        *detail = RECOVERED "the change was not made (the target is in its before state)";
+                } else {
+                        event = LOG_FAILED;
+                        *detail = RECOVERED "the target is in neither its before nor its after state "
+                                           "(changed by someone else?)";
+                }
+        } else {
+                if (!unknown && at_before && !at_after) {
+                        event = LOG_UNDONE;
+                        *detail = RECOVERED "the target was found in its before state";
+                } else {
+                        event = LOG_UNDO_FAILED;
+                        *detail = unknown ? RECOVERED "whether the undo command ran is unknown; the change "
+                                                     "stays in force (rolling back again is safe)"
+                                 : at_after ? RECOVERED "not undone (the target is still in its after state)"
+                                            : RECOVERED "the target is in neither its before nor its after "
+                                                        "state (changed by someone else?)";
+                }
+        }
+        return event;
+}
+
 int changelog_recover(struct changelog *l, const struct log_read *lr, struct strv *messages, char **ret_run)
 {
         size_t *idx;
@@ -1394,9 +1459,9 @@ int changelog_recover(struct changelog *l, const struct log_read *lr, struct str
         for (size_t k = 0; k < n && rc >= 0; k++) {
                 const struct log_record *rec = &lr->v[idx[k]];
                 const struct change *c = &rec->change;
-                if (streq(rec->event, "run-begin"))
+                if (rec->event == LOG_RUN_BEGIN)
                         continue; /* closed below, after its steps */
-                bool undo = streq(rec->event, "undo-intent");
+                bool undo = rec->event == LOG_UNDO_INTENT;
                 struct log_context ctx = {.run = rec->run, .profile = rec->profile, .profile_hash = rec->profile_hash,
                                           .host = rec->host};
                 /* A crash inside a file replacement leaves only its temporary file: remove it. */
@@ -1406,40 +1471,8 @@ int changelog_recover(struct changelog *l, const struct log_read *lr, struct str
                 bool unknown = st < 0, at_after = !unknown && action_state_equal(c, cur, c->after),
                      at_before = !unknown && action_state_equal(c, cur, c->before);
                 free(cur);
-                const char *event, *detail;
-                if (!undo) {
-                        if (unknown && c->undo.n > 0) {
-                                event = "done";
-                                detail = RECOVERED "whether the command ran is unknown; kept as done so that "
-                                                   "rollback runs its undo (which is safe either way)";
-                        } else if (unknown) {
-                                event = "failed";
-                                detail = RECOVERED "whether the command ran is unknown; apply plans it again if "
-                                                   "it is still needed";
-                        } else if (at_after) {
-                                event = "done";
-                                detail = RECOVERED "the target was found in its after state";
-                        } else if (at_before) {
-                                event = "failed";
-                                detail = RECOVERED "the change was not made (the target is in its before state)";
-                        } else {
-                                event = "failed";
-                                detail = RECOVERED "the target is in neither its before nor its after state "
-                                                   "(changed by someone else?)";
-                        }
-                } else {
-                        if (!unknown && at_before && !at_after) {
-                                event = "undone";
-                                detail = RECOVERED "the target was found in its before state";
-                        } else {
-                                event = "undo-failed";
-                                detail = unknown ? RECOVERED "whether the undo command ran is unknown; the change "
-                                                             "stays in force (rolling back again is safe)"
-                                         : at_after ? RECOVERED "not undone (the target is still in its after state)"
-                                                    : RECOVERED "the target is in neither its before nor its after "
-                                                                "state (changed by someone else?)";
-                        }
-                }
+                const char *detail;
+                enum log_event event = recovered_outcome(undo, unknown, at_before, at_after, c->undo.n > 0, &detail);
                 if (!unknown && at_before && !at_after)
                         action_remove_created_dirs(l->root, c); /* made before the write that never came */
                 long s = changelog_append(l, &ctx, event, c, undo ? rec->ref : rec->seq, detail);
@@ -1451,7 +1484,7 @@ int changelog_recover(struct changelog *l, const struct log_read *lr, struct str
                         strv_push(messages, xasprintf("%s of run %s, change %ld (%s): %s -> %s",
                                                       undo ? "rollback" : "apply", rec->run ? rec->run : "?",
                                                       undo && rec->ref ? rec->ref : rec->seq,
-                                                      c->target ? c->target : "?", detail + strlen(RECOVERED), event));
+                                                      c->target ? c->target : "?", detail + strlen(RECOVERED), log_event_name(event)));
                 if (!undo && ret_run && rec->run) {
                         free(*ret_run);
                         *ret_run = xstrdup(rec->run);
@@ -1463,7 +1496,7 @@ int changelog_recover(struct changelog *l, const struct log_read *lr, struct str
          * apply's run id goes to *ret_run, so the apply that recovers it completes that run. */
         for (size_t k = 0; k < n && rc >= 0; k++) {
                 const struct log_record *rec = &lr->v[idx[k]];
-                if (!streq(rec->event, "run-begin"))
+                if (rec->event != LOG_RUN_BEGIN)
                         continue;
                 const char *kind = rec->change.target ? rec->change.target : "run";
                 struct log_context ctx = {.run = rec->run, .profile = rec->profile, .profile_hash = rec->profile_hash,

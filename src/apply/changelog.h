@@ -69,6 +69,25 @@ int changelog_lock(struct root *r, bool wait, int *ret_fd);
  * read is never a run in progress. No log directory (nothing ever applied): *ret_fd = -1, returns 0. */
 int changelog_lock_shared(struct root *r, bool wait, int *ret_fd);
 
+/* What a record says happened. One table of names (changelog.c) is the only place they are
+ * spelled; the log stores the name. */
+enum log_event {
+        LOG_EVENT_UNKNOWN, /* read back only: a name no llmtune writes (a problem of the log) */
+        LOG_INTENT,      /* a change is about to be made (ref 0) */
+        LOG_DONE,        /* it was made (ref: its intent) */
+        LOG_FAILED,      /* it was not (ref: its intent) */
+        LOG_UNDO_INTENT, /* a "done" change is about to be reversed (ref: that done) */
+        LOG_UNDONE,      /* it was (ref: the done, not the undo-intent) */
+        LOG_UNDO_FAILED, /* it was not (ref: the done) */
+        LOG_RUN_BEGIN,   /* an apply or rollback run starts (target: "apply" or "rollback") */
+        LOG_RUN_END,     /* and ends (ref: its run-begin) */
+        LOG_EVENT_MAX,
+};
+/* The name as the log stores it ("intent", "undo-failed", ...); "unknown" for LOG_EVENT_UNKNOWN. */
+const char *log_event_name(enum log_event e);
+/* The event named S, LOG_EVENT_UNKNOWN for any other string or NULL. */
+enum log_event log_event_parse(const char *s);
+
 struct log_context {
         const char *run;          /* run id */
         const char *profile;      /* resolved profile name */
@@ -76,23 +95,24 @@ struct log_context {
         const char *host;
 };
 
-/* Append one record for change C (event: "intent", "done", "failed", "undo-intent", "undone",
- * "undo-failed"). File contents are stored as backups first. REF is the seq of the record this one
+/* Append one record for change C (EVENT: not a run's begin or end, see below). File contents are stored as backups first. REF is the seq of the record this one
  * is about (0 for a new intent). Returns the new record's seq (>0) or -errno. */
-long changelog_append(struct changelog *l, const struct log_context *ctx, const char *event, const struct change *c,
-                      long ref, const char *detail);
+long changelog_append(struct changelog *l, const struct log_context *ctx, enum log_event event,
+                      const struct change *c, long ref, const char *detail) __attribute__((warn_unused_result));
 
 /* A run's first and last record, around its changes: KIND "apply" or "rollback" (the record's
  * target); the run-end's ref is its run-begin's seq, DETAIL says how the run ended. */
-long changelog_run_begin(struct changelog *l, const struct log_context *ctx, const char *kind);
+long changelog_run_begin(struct changelog *l, const struct log_context *ctx, const char *kind)
+        __attribute__((warn_unused_result));
 long changelog_run_end(struct changelog *l, const struct log_context *ctx, const char *kind, long begin,
-                       const char *detail);
+                       const char *detail) __attribute__((warn_unused_result));
 
 /* One record read back. */
 struct log_record {
         long seq, ref;
         char hash[65];        /* its stored "hash" ("" when it has none) */
-        char *time, *host, *run, *event, *profile, *profile_hash, *detail;
+        enum log_event event;
+        char *time, *host, *run, *profile, *profile_hash, *detail;
         struct change change; /* with before/after contents loaded from backups for files */
         /* A file's backup could not be loaded (missing, unreadable, altered): change.before or
          * change.after is NULL for that reason, not because the file did not exist. */
@@ -152,7 +172,8 @@ size_t changelog_unfinished(const struct log_read *lr, size_t **ret);
  * to MESSAGES; *ret_run (may be NULL) gets the run id of the last interrupted apply step.
  * Returns the number of steps closed or -errno.
  */
-int changelog_recover(struct changelog *l, const struct log_read *lr, struct strv *messages, char **ret_run);
+int changelog_recover(struct changelog *l, const struct log_read *lr, struct strv *messages, char **ret_run)
+        __attribute__((warn_unused_result));
 
 /* What a -errno of the functions above means, with the reason a file of the log was refused (not a
  * regular file, owned by another user, writable by others, hard-linked). */

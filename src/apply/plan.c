@@ -811,77 +811,93 @@ static char *remedy_values_problem(struct planner *pl)
         return NULL;
 }
 
+static void plan_reboot(struct planner *pl) { note(pl, true, "%s", param(pl->res, "reason")); }
+
+/* A step llmtune reports and never does: the remedy's summary with its parameters. */
+static void plan_manual(struct planner *pl)
+{
+        note(pl, false, "%s", pl->res->remedy_summary ? pl->res->remedy_summary : pl->res->rule->remedy);
+}
+
+/* One sysctl key is planned once, whichever of its rules (runtime, persistent) fails. */
+static char *sysctl_once(const struct result *res)
+{
+        const char *k = param(res, "key");
+        return k ? xasprintf("sysctl:%s", k) : NULL;
+}
+
+/* /etc/nccl.conf is written once from all the NCCL keys. */
+static char *nccl_once(const struct result *res) { return xstrdup("nccl-conf"); }
+
+/* Each remedy kind (remedy.c's table says which exist and their parameters) and the function that
+ * plans it: the one place a kind's name meets its code. */
+static const struct remedy_plan {
+        const char *kind;
+        void (*plan)(struct planner *pl);
+        char *(*once)(const struct result *res); /* results with one key share one plan; NULL: each its own */
+} remedy_plans[] = {
+        {"sysfs", plan_sysfs, NULL},
+        {"sysctl", plan_sysctl, sysctl_once},
+        {"sysctl-default", plan_sysctl, sysctl_once},
+        {"swapoff", plan_swapoff, NULL},
+        {"fstab-swap", plan_fstab_swap, NULL},
+        {"zram-off", plan_zram_off, NULL},
+        {"modprobe-blacklist", plan_blacklist, NULL},
+        {"initramfs", plan_initramfs, NULL},
+        {"reboot", plan_reboot, NULL},
+        {"tune2fs", plan_tune2fs, NULL},
+        {"xfs-align", plan_xfs_align, NULL},
+        {"mount-option", plan_mount_option, NULL},
+        {"nccl-conf", plan_nccl_conf, nccl_once},
+        {"dropin", plan_dropin, NULL},
+        {"modules-load", plan_modules_load, NULL},
+        {"service-enable", plan_service_enable, NULL},
+        {"affinity-conf", plan_affinity_conf, NULL},
+        {"manual", plan_manual, NULL},
+};
+
+const char *plan_remedy_kind(size_t i) { return i < ARRAY_SIZE(remedy_plans) ? remedy_plans[i].kind : NULL; }
+
+static const struct remedy_plan *remedy_plan_find(const char *kind)
+{
+        for (size_t i = 0; kind && i < ARRAY_SIZE(remedy_plans); i++)
+                if (streq(remedy_plans[i].kind, kind))
+                        return &remedy_plans[i];
+        return NULL;
+}
+
 static void plan_result(struct planner *pl)
 {
         const struct rule *r = pl->res->rule;
-        const char *k = r->remedy;
-        _cleanup_free_ char *problem = k ? remedy_values_problem(pl) : NULL;
+        const struct remedy_plan *rp = remedy_plan_find(r->remedy);
+        _cleanup_free_ char *problem = r->remedy ? remedy_values_problem(pl) : NULL;
         if (problem)
                 note(pl, false, "%s", problem);
-        else if (!k)
+        else if (!r->remedy)
                 note(pl, false, "%s: no remedy; see `llmtune explain %s`", r->title, r->id);
-        else if (streq(k, "sysfs"))
-                plan_sysfs(pl);
-        else if (streq(k, "sysctl") || streq(k, "sysctl-default"))
-                plan_sysctl(pl);
-        else if (streq(k, "swapoff"))
-                plan_swapoff(pl);
-        else if (streq(k, "fstab-swap"))
-                plan_fstab_swap(pl);
-        else if (streq(k, "zram-off"))
-                plan_zram_off(pl);
-        else if (streq(k, "modprobe-blacklist"))
-                plan_blacklist(pl);
-        else if (streq(k, "initramfs"))
-                plan_initramfs(pl);
-        else if (streq(k, "reboot"))
-                note(pl, true, "%s", param(pl->res, "reason"));
-        else if (streq(k, "tune2fs"))
-                plan_tune2fs(pl);
-        else if (streq(k, "xfs-align"))
-                plan_xfs_align(pl);
-        else if (streq(k, "mount-option"))
-                plan_mount_option(pl);
-        else if (streq(k, "nccl-conf"))
-                plan_nccl_conf(pl);
-        else if (streq(k, "affinity-conf"))
-                plan_affinity_conf(pl);
-        else if (streq(k, "dropin"))
-                plan_dropin(pl);
-        else if (streq(k, "modules-load"))
-                plan_modules_load(pl);
-        else if (streq(k, "service-enable"))
-                plan_service_enable(pl);
-        else
-                note(pl, false, "%s", pl->res->remedy_summary ? pl->res->remedy_summary : r->remedy);
+        else if (rp)
+                rp->plan(pl);
+        else /* rules are validated against remedy.c's kinds when loaded: not reached */
+                plan_manual(pl);
 }
 
 int plan_build(struct plan *p, const struct audit *a, struct facts *f, const struct resolved *profile)
 {
         struct planner pl = {.p = p, .f = f, .r = facts_root(f), .profile = profile};
         *p = (struct plan){0};
-        /* Several rules may share one remedy (the nccl-conf rules): plan it once. */
+        /* Several rules may share one remedy (the nccl-conf rules, a knob's runtime rule and its
+         * persistent twin): plan it once, by the key its table entry gives. */
         struct strv done = {0};
         for (size_t i = 0; i < a->n; i++) {
                 const struct result *res = &a->v[i];
                 if (res->status != RES_FAIL)
                         continue;
-                if (res->rule->remedy && streq(res->rule->remedy, "nccl-conf")) {
-                        if (strv_contains(&done, "nccl-conf"))
-                                continue;
-                        strv_add(&done, "nccl-conf");
-                }
-                /* a knob's runtime rule and its persistent twin share the remedy */
-                if (res->rule->remedy && (streq(res->rule->remedy, "sysctl") || streq(res->rule->remedy, "sysctl-default"))) {
-                        _cleanup_free_ char *k = NULL;
-                        for (size_t j = 0; j < res->remedy_keys.n; j++)
-                                if (streq(res->remedy_keys.v[j], "key"))
-                                        k = xasprintf("sysctl:%s", res->remedy_vals.v[j]);
-                        if (k && strv_contains(&done, k))
-                                continue;
-                        if (k)
-                                strv_add(&done, k);
-                }
+                const struct remedy_plan *rp = remedy_plan_find(res->rule->remedy);
+                _cleanup_free_ char *key = rp && rp->once ? rp->once(res) : NULL;
+                if (key && strv_contains(&done, key))
+                        continue;
+                if (key)
+                        strv_add(&done, key);
                 pl.res = res;
                 plan_result(&pl);
         }

@@ -23,6 +23,8 @@ const char *cli_data_dir(void);
 
 /* A fact store on the --root handle, told where llmtune's data (the NCCL catalog) lives. */
 struct facts *cli_facts_new(struct cli *cli);
+/* For _cleanup_(facts_freep). */
+static inline void facts_freep(struct facts **f) { *f = facts_free(*f); }
 
 /* Load rules and profiles; prints diagnostics and returns EXIT_ERROR on any problem. */
 int cli_load_env(struct cli *cli, struct rule_env *env);

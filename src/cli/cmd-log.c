@@ -35,13 +35,13 @@ static char *short_value(const struct log_record *rec, const char *v, const char
 static size_t value_pairs(const struct log_read *lr, size_t i)
 {
         const struct log_record *a = &lr->v[i];
-        if (a->change.type != CHANGE_VALUE || !streq(a->event, "intent"))
+        if (a->change.type != CHANGE_VALUE || a->event != LOG_INTENT)
                 return 0;
         size_t k = 0;
         for (size_t j = i; j + 1 < lr->n; j += 2, k++) {
                 const struct log_record *x = &lr->v[j], *y = &lr->v[j + 1];
-                if (x->change.type != CHANGE_VALUE || !streq(x->event, "intent") || y->ref != x->seq ||
-                    !streq(y->event, lr->v[i + 1].event) || !streq(x->run, a->run) || !streq(x->change.rule, a->change.rule) ||
+                if (x->change.type != CHANGE_VALUE || x->event != LOG_INTENT || y->ref != x->seq ||
+                    y->event != lr->v[i + 1].event || !streq(x->run, a->run) || !streq(x->change.rule, a->change.rule) ||
                     !streq(x->change.after, a->change.after) || x->detail || y->detail ||
                     !((!x->change.before && !a->change.before) ||
                       (x->change.before && a->change.before && streq(x->change.before, a->change.before))))
@@ -78,7 +78,7 @@ static void print_table(struct cli *cli, const struct log_read *lr, const char *
                                "intent", "", c->rule ? c->rule : "-", change_type_name(c->type), c->target,
                                lr->v[i + 2 * pairs - 2].change.target, pairs);
                         printf("%7s%s%s -> %s%s\n", "", dim, b, a, off);
-                        printf("%5s  %-20s  %-11s  %5s  (seq %ld..%ld, %zu of each)\n", "", last->time, last->event, "",
+                        printf("%5s  %-20s  %-11s  %5s  (seq %ld..%ld, %zu of each)\n", "", last->time, log_event_name(last->event), "",
                                rec->seq, last->seq, pairs);
                         i += 2 * pairs - 1;
                         continue;
@@ -86,10 +86,10 @@ static void print_table(struct cli *cli, const struct log_read *lr, const char *
                 char of[24] = "";
                 if (rec->ref)
                         snprintf(of, sizeof(of), "%ld", rec->ref);
-                printf("%5ld  %-20s  %-11s  %5s  %-28s  %-8s  %s\n", rec->seq, rec->time, rec->event, of,
+                printf("%5ld  %-20s  %-11s  %5s  %-28s  %-8s  %s\n", rec->seq, rec->time, log_event_name(rec->event), of,
                        c->rule ? c->rule : "-", change_type_name(c->type), c->target ? c->target : "-");
                 /* What the step does, once, on its intent; outcomes refer to it by OF. */
-                if (streq(rec->event, "intent")) {
+                if (rec->event == LOG_INTENT) {
                         if (c->type == CHANGE_COMMAND) {
                                 _cleanup_free_ char *cmd = strv_join(&c->argv, " ");
                                 printf("%7s%s%s%s\n", "", dim, cmd, off);
@@ -106,7 +106,7 @@ static void print_table(struct cli *cli, const struct log_read *lr, const char *
                         printf("%7s%s\n", "", rec->detail);
                 if (!changelog_step_finished(lr, i))
                         printf("%7sunfinished: %s\n", "",
-                               streq(rec->event, "run-begin")
+                               rec->event == LOG_RUN_BEGIN
                                        ? "no run-end: the run was interrupted (the next apply or rollback closes it)"
                                        : "no outcome: the run was interrupted here (the next apply or rollback "
                                          "closes it)");
@@ -137,10 +137,10 @@ static void print_runs(const struct log_read *lr, bool json)
                         first = first ? first : r;
                         last = r;
                         unfinished |= !changelog_step_finished(lr, i);
-                        done += streq(r->event, "done");
-                        undone += streq(r->event, "undone");
-                        failed += streq(r->event, "failed") || streq(r->event, "undo-failed");
-                        undo |= startswith(r->event, "undo") && (!r->detail || !strstr(r->detail, "failed run"));
+                        done += r->event == LOG_DONE;
+                        undone += r->event == LOG_UNDONE;
+                        failed += r->event == LOG_FAILED || r->event == LOG_UNDO_FAILED;
+                        undo |= (r->event == LOG_UNDO_INTENT || r->event == LOG_UNDONE || r->event == LOG_UNDO_FAILED) && (!r->detail || !strstr(r->detail, "failed run"));
                 }
                 const char *kind = done ? "apply" : undo ? "rollback" : "other";
                 if (json) {

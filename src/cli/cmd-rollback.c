@@ -11,9 +11,7 @@
 #include "commands.h"
 #include "json-out.h"
 #include "site-config.h"
-#include "test-hooks.h"
-
-enum scope { SCOPE_NONE, SCOPE_ALL, SCOPE_LAST_RUN, SCOPE_TO };
+#include "txn.h"
 
 /* A value for a line of the report: a long one (kept in the backup store, up to 8 MiB) by its
  * length, not spelled out (--json has it whole). */
@@ -29,16 +27,6 @@ static const char *show(const char *s)
         k ^= 1;
         snprintf(buf[k], sizeof(buf[k]), "(%zu bytes)", n);
         return buf[k];
-}
-
-/* Short form of a state for messages: file contents are summarised. */
-static char *brief(const struct change *c, const char *s)
-{
-        if (!s)
-                return xstrdup("(absent)");
-        if (c->type == CHANGE_FILE)
-                return xasprintf("%zu bytes", strlen(s));
-        return xstrdup(s);
 }
 
 /* One line of the report (a JSON record with --json, where a failed one is also kept). */
@@ -115,7 +103,26 @@ static void report(json_object *arr, const struct log_record *rec, const char *s
         p.v[p.n++] = rec;
 }
 
-static int rollback_cmd(struct cli *cli, int argc, char **argv)
+/* What the report callback of txn_rollback and the dry run fill: the JSON records and the lines. */
+struct out {
+        json_object *changes;
+        bool json;
+};
+
+static void report_cb(const struct log_record *rec, const char *status, void *userdata)
+{
+        struct out *o = userdata;
+        report(o->changes, rec, status, o->json);
+}
+
+struct rollback_opts {
+        enum txn_scope scope;
+        long to;
+        bool scoped, force, json, dry_run;
+        int wait;
+};
+
+static int parse_opts(int argc, char **argv, struct rollback_opts *o)
 {
         static const struct option opts[] = {
                 {"to", required_argument, NULL, 't'},
@@ -128,37 +135,111 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
                 {"dry-run", no_argument, NULL, 'n'},
                 {},
         };
-        enum scope scope = SCOPE_NONE;
-        char *run = NULL;
-        long head_seq = 0; /* the log's last record after this rollback (--json "head") */
-        char head_hash[65] = "";
-        long to = 0;
-        bool force = false, json = false, dry_run = false;
-        int wait = -1;
+        *o = (struct rollback_opts){.wait = -1};
         int c;
+        char *end;
         while ((c = getopt_long(argc, argv, "t:lafwjn", opts, NULL)) != -1)
                 switch (c) {
-                case 't': {
-                        char *end;
-                        to = strtol(optarg, &end, 10);
-                        if (*end || to < 0)
+                case 't':
+                        o->to = strtol(optarg, &end, 10);
+                        if (*end || o->to < 0)
                                 return cli_error("--to takes a sequence number, not '%s'", optarg);
-                        scope = SCOPE_TO;
+                        o->scope = TXN_TO;
+                        o->scoped = true;
                         break;
-                }
-                case 'l': scope = SCOPE_LAST_RUN; break;
-                case 'a': scope = SCOPE_ALL; break;
-                case 'f': force = true; break;
-                case 'w': wait = 1; break;
-                case 'W': wait = 0; break;
-                case 'j': json = true; break;
-                case 'n': dry_run = true; break;
+                case 'l': o->scope = TXN_LAST_RUN, o->scoped = true; break;
+                case 'a': o->scope = TXN_ALL, o->scoped = true; break;
+                case 'f': o->force = true; break;
+                case 'w': o->wait = 1; break;
+                case 'W': o->wait = 0; break;
+                case 'j': o->json = true; break;
+                case 'n': o->dry_run = true; break;
                 default: return cli_usage_error("rollback");
                 }
         if (optind < argc)
                 return cli_error("unexpected argument '%s'", argv[optind]);
-        if (scope == SCOPE_NONE)
+        if (!o->scoped)
                 return cli_error("say what to roll back: --last-run, --to SEQ or --all");
+        return EXIT_OK;
+}
+
+static void print_notes(struct txn *t)
+{
+        for (size_t i = 0; i < t->notes.n; i++)
+                fprintf(stderr, "llmtune: %s\n", t->notes.v[i]);
+        strv_free(&t->notes);
+}
+
+/* Why the selection refuses, on stderr and in the JSON conflicts. */
+static void print_refusal(const struct txn_selection *s, json_object *conflicts)
+{
+        for (size_t i = 0; i < s->n_conflicts; i++) {
+                const struct txn_conflict *x = &s->conflicts[i];
+                const struct change *ch = &x->rec->change;
+                json_object *o = json_object_new_object();
+                json_object_object_add(o, "seq", json_object_new_int64(x->rec->seq));
+                json_object_object_add(o, "rule", ch->rule ? json_object_new_string(ch->rule) : NULL);
+                json_object_object_add(o, "target", json_object_new_string(ch->target));
+                json_object_object_add(o, "now", json_object_new_string(x->now));
+                json_object_object_add(o, "applied", json_object_new_string(x->applied));
+                json_object_object_add(o, "before", json_object_new_string(x->before));
+                json_object_array_add(conflicts, o);
+                fprintf(stderr, "llmtune: %s changed since llmtune set it (seq %ld): now %s, llmtune wrote %s, before was %s\n",
+                        ch->target, x->rec->seq, x->now, x->applied, x->before);
+        }
+        if (s->lost)
+                fprintf(stderr, "llmtune: %s (seq %ld): its before content cannot be loaded from its backup "
+                                "(missing, unreadable or altered; see `llmtune verify`)\n",
+                        s->lost->change.target, s->lost->seq);
+}
+
+/* What a real rollback would do, in its order; nothing is written or logged. */
+static size_t dry_run(const struct txn_selection *s, struct out *o)
+{
+        size_t n = 0;
+        for (size_t i = s->n; i-- > 0;) {
+                const struct change *ch = &s->v[i]->change;
+                report(o->changes, s->v[i], s->skip[i] ? "already"
+                                            : ch->type == CHANGE_COMMAND && ch->undo.n == 0 ? "manual"
+                                                                                            : "would-restore",
+                       o->json);
+                n += !s->skip[i];
+        }
+        report(NULL, NULL, NULL, o->json);
+        if (!o->json)
+                printf("%zu would be rolled back (dry run)\n", n);
+        return n;
+}
+
+struct summary {
+        const char *run, *error;
+        size_t undone;
+        bool refused;
+        long head_seq;
+        const char *head_hash;
+};
+
+static void print_json(struct root *r, const struct rollback_opts *o, const struct summary *sm, json_object *conflicts,
+                       json_object *changes)
+{
+        json_object *top = json_object_new_object();
+        json_object_object_add(top, "format", json_object_new_int(1));
+        json_object_object_add(top, "root", json_object_new_string(root_path(r)));
+        json_object_object_add(top, "run", sm->run ? json_object_new_string(sm->run) : NULL);
+        json_object_object_add(top, "dry_run", json_object_new_boolean(o->dry_run));
+        json_object_object_add(top, "rolled_back", json_object_new_int64((int64_t)sm->undone));
+        json_object_object_add(top, "refused", json_object_new_boolean(sm->refused));
+        json_object_object_add(top, "error", sm->error ? json_object_new_string(sm->error) : NULL);
+        json_object_object_add(top, "conflicts", json_object_get(conflicts));
+        json_object_object_add(top, "changes", json_object_get(changes));
+        json_object_object_add(top, "head", changelog_head_json(sm->head_seq, sm->head_hash));
+        json_print(stdout, top);
+        json_object_put(top);
+}
+
+/* The checks before the lock: the root can be changed, by this user. */
+static int check_root(struct cli *cli, struct rollback_opts *o, struct root **ret)
+{
         struct root *r = cli_root(cli);
         if (!r || !cli_root_can_change(cli, r))
                 return EXIT_ERROR;
@@ -168,251 +249,68 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
         if (root_is_archive(r))
                 return cli_error("%s is a gathered archive, which is read-only: rollback changes a machine or a "
                                  "directory tree", root_path(r));
-        if (wait < 0) /* [rollback] wait in the site configuration */
-                wait = conf->rollback_wait == 1;
-        if (root_is_live(r) && geteuid() != 0 && !dry_run)
+        if (o->wait < 0) /* [rollback] wait in the site configuration */
+                o->wait = conf->rollback_wait == 1;
+        if (root_is_live(r) && geteuid() != 0 && !o->dry_run)
                 return cli_error("rollback changes the live system and needs root (or --root DIR for a tree)");
-        int lock_fd = -1;
-        int rc = changelog_lock(r, wait == 1, &lock_fd);
-        if (rc == -EWOULDBLOCK)
-                return cli_error("another llmtune apply or rollback is running (use --wait to wait for it)");
-        if (rc < 0)
-                return cli_error("cannot take the lock %s: %s", CHANGELOG_LOCK, changelog_strerror(rc));
+        *ret = r;
+        return EXIT_OK;
+}
 
-        struct log_read lr = {0};
-        rc = changelog_read(r, &lr);
-        if (rc < 0) {
-                close(lock_fd);
-                return cli_error("cannot read the change log %s: %s", CHANGELOG_PATH, changelog_strerror(rc));
+static int rollback_cmd(struct cli *cli, int argc, char **argv)
+{
+        struct rollback_opts o;
+        struct root *r = NULL;
+        int rc = parse_opts(argc, argv, &o);
+        if (rc == EXIT_OK)
+                rc = check_root(cli, &o, &r);
+        if (rc != EXIT_OK)
+                return rc;
+        _cleanup_txn_ struct txn t;
+        rc = txn_begin(&t, r, o.wait == 1);
+        if (rc == 0)
+                rc = txn_recover(&t);
+        print_notes(&t);
+        if (rc < 0)
+                return cli_error("%s", t.error);
+        _cleanup_(json_object_putp) json_object *conflicts = json_object_new_array(), *changes = json_object_new_array();
+        struct out out = {.changes = changes, .json = o.json};
+        char head_hash[65];
+        memcpy(head_hash, t.lr.end_hash, sizeof(head_hash));
+        struct summary sm = {.head_seq = t.lr.end_seq, .head_hash = head_hash};
+        _cleanup_free_ char *run = NULL;
+        _cleanup_(txn_selection_done) struct txn_selection sel = {0};
+        rc = txn_rollback_select(&t, o.scope, o.to, o.force, &sel);
+        if (rc == -EBADMSG)
+                for (size_t i = 0; i < t.lr.n_problems; i++)
+                        fprintf(stderr, "llmtune: change log: seq %ld: %s\n", t.lr.problems[i].seq, t.lr.problems[i].message);
+        print_refusal(&sel, conflicts);
+        if (rc == 1 && !sel.lost)
+                cli_error("%s: %s", o.dry_run ? "rollback would refuse" : "refusing to roll back", t.error);
+        else if (rc != 0)
+                cli_error("%s", t.error);
+        else if (o.dry_run)
+                sm.undone = dry_run(&sel, &out);
+        else if (sel.n == 0 && !o.json)
+                printf("nothing to roll back\n");
+        else if (sel.n > 0) {
+                rc = txn_rollback(&t, &sel, report_cb, &out, &run, &sm.undone);
+                print_notes(&t);
+                if (rc < 0)
+                        cli_error("%s", t.error);
+                if (t.log)
+                        changelog_head(t.log, &sm.head_seq, head_hash);
+                report(NULL, NULL, NULL, o.json);
+                if (!o.json)
+                        printf("%zu rolled back\n", sm.undone);
         }
-        /* Steps an interrupted apply or rollback left open are closed first, after reading their
-         * targets again, so what is rolled back is what the machine shows. */
-        size_t *unf = NULL;
-        if (changelog_unfinished(&lr, &unf) > 0 && lr.n_problems == 0) {
-                struct changelog *rlog = NULL;
-                struct strv msgs = {0};
-                rc = changelog_open(r, &rlog);
-                if (rc == 0 && changelog_note(rlog))
-                        fprintf(stderr, "llmtune: %s\n", changelog_note(rlog));
-                if (rc == 0)
-                        rc = changelog_recover(rlog, &lr, &msgs, NULL);
-                changelog_close(rlog);
-                for (size_t i = 0; i < msgs.n; i++)
-                        fprintf(stderr, "llmtune: recovered: %s\n", msgs.v[i]);
-                strv_free(&msgs);
-                log_read_free(&lr);
-                if (rc >= 0)
-                        rc = changelog_read(r, &lr);
-                if (rc < 0) {
-                        free(unf);
-                        close(lock_fd);
-                        return cli_error("cannot recover the interrupted run in the change log %s: %s", CHANGELOG_PATH,
-                                         changelog_strerror(rc));
-                }
+        if (o.json) {
+                sm.run = run;
+                sm.error = rc != 0 ? t.error : NULL;
+                sm.refused = json_object_array_length(conflicts) > 0;
+                print_json(r, &o, &sm, conflicts, changes);
         }
-        free(unf);
-        int exit_code = EXIT_OK;
-        if (lr.n_problems && !force) {
-                for (size_t i = 0; i < lr.n_problems; i++)
-                        fprintf(stderr, "llmtune: change log: seq %ld: %s\n", lr.problems[i].seq, lr.problems[i].message);
-                log_read_free(&lr);
-                close(lock_fd);
-                return cli_error("the change log's chain is broken: refusing to roll back from it (--force to try anyway)");
-        }
-        /* Every "done" change not undone yet, in log order: rollback reverses all of them, newest
-         * first, so a file changed twice comes back through both changes. The changes in force
-         * (the newest per target) are what the machine must still show. */
-        size_t *idx = xcalloc(lr.n + 1, sizeof(size_t)), n = 0;
-        for (size_t i = 0; i < lr.n; i++) {
-                /* reversed: a later "undone" names it (worked out once when the log was read) */
-                if (streq(lr.v[i].event, "done") && lr.v[i].change.type != CHANGE_NOTE && !lr.v[i].reversed)
-                        idx[n++] = i;
-        }
-        const char *last_run = n ? lr.v[idx[n - 1]].run : NULL;
-        bool *pick = xcalloc(n + 1, sizeof(bool));
-        size_t picked = 0;
-        for (size_t i = 0; i < n; i++) {
-                const struct log_record *rec = &lr.v[idx[i]];
-                pick[i] = scope == SCOPE_ALL || (scope == SCOPE_TO && rec->seq > to) ||
-                          (scope == SCOPE_LAST_RUN && last_run && streq(rec->run, last_run));
-                picked += pick[i];
-        }
-        /* Check the targets before changing anything, and refuse as a whole: only the newest
-         * change of each target says what the machine should show now. */
-        size_t *force_idx = NULL, undone = 0;
-        size_t nf = changelog_in_force(&lr, &force_idx);
-        bool *newest = xcalloc(lr.n + 1, sizeof(bool)); /* by record index: one lookup per change */
-        for (size_t k = 0; k < nf; k++)
-                newest[force_idx[k]] = true;
-        json_object *conflicts = json_object_new_array(), *done = json_object_new_array();
-        bool *skip = xcalloc(n + 1, sizeof(bool));
-        for (size_t i = 0; i < n; i++) {
-                if (!pick[i] || !newest[idx[i]])
-                        continue;
-                const struct change *ch = &lr.v[idx[i]].change;
-                char *cur = NULL;
-                if (action_current(r, ch, &cur) == -EOPNOTSUPP)
-                        continue; /* commands: run their undo */
-                if (action_state_equal(ch, cur, ch->before) && !action_state_equal(ch, cur, ch->after))
-                        skip[i] = true; /* already back */
-                else if (!action_state_equal(ch, cur, ch->after) && !force) {
-                        _cleanup_free_ char *b = brief(ch, ch->before), *a = brief(ch, ch->after), *now = brief(ch, cur);
-                        json_object *o = json_object_new_object();
-                        json_object_object_add(o, "seq", json_object_new_int64(lr.v[idx[i]].seq));
-                        json_object_object_add(o, "rule", ch->rule ? json_object_new_string(ch->rule) : NULL);
-                        json_object_object_add(o, "target", json_object_new_string(ch->target));
-                        json_object_object_add(o, "now", json_object_new_string(now));
-                        json_object_object_add(o, "applied", json_object_new_string(a));
-                        json_object_object_add(o, "before", json_object_new_string(b));
-                        json_object_array_add(conflicts, o);
-                        fprintf(stderr, "llmtune: %s changed since llmtune set it (seq %ld): now %s, llmtune wrote %s, before was %s\n",
-                                ch->target, lr.v[idx[i]].seq, now, a, b);
-                        exit_code = EXIT_ERROR;
-                }
-                free(cur);
-        }
-        free(force_idx);
-        free(newest);
-        /* A file whose before content cannot be loaded has nothing to be restored to: undoing it
-         * would delete the target as if it had not existed. Refused even with --force. */
-        for (size_t i = 0; i < n; i++) {
-                const struct log_record *rec = &lr.v[idx[i]];
-                if (!pick[i] || !rec->before_lost)
-                        continue;
-                fprintf(stderr, "llmtune: %s (seq %ld): its before content cannot be loaded from its backup "
-                                "(missing, unreadable or altered; see `llmtune verify`)\n",
-                        rec->change.target, rec->seq);
-                exit_code = cli_error("refusing to roll back: the content to restore %s is lost (even with --force)",
-                                      rec->change.target);
-                goto out;
-        }
-        if (exit_code != EXIT_OK) {
-                cli_error("%s: targets were changed by someone else (--force to restore anyway)",
-                          dry_run ? "rollback would refuse" : "refusing to roll back");
-                goto out;
-        }
-        if (dry_run) {
-                /* What a real rollback would do, in its order; nothing is written or logged. */
-                for (size_t i = n; i-- > 0;)
-                        if (pick[i]) {
-                                const struct log_record *rec = &lr.v[idx[i]];
-                                const char *st = skip[i] ? "already"
-                                                 : rec->change.type == CHANGE_COMMAND && rec->change.undo.n == 0 ? "manual"
-                                                                                                                 : "would-restore";
-                                report(done, rec, st, json);
-                                undone += !skip[i];
-                        }
-                report(NULL, NULL, NULL, json);
-                if (!json)
-                        printf("%zu would be rolled back (dry run)\n", undone);
-                goto out;
-        }
-        if (picked == 0) {
-                if (!json)
-                        printf("nothing to roll back\n");
-                goto out;
-        }
-        struct changelog *log = NULL;
-        rc = changelog_open(r, &log);
-        if (rc < 0) {
-                exit_code = cli_error("cannot open the change log: %s", changelog_strerror(rc));
-                goto out;
-        }
-        if (changelog_note(log))
-                fprintf(stderr, "llmtune: %s\n", changelog_note(log));
-        run = changelog_run_id();
-        struct log_context run_ctx = {.run = run};
-        long begin = changelog_run_begin(log, &run_ctx, "rollback");
-        if (begin < 0) {
-                exit_code = cli_error("cannot write the change log: %s", strerror((int)-begin));
-                changelog_head(log, &head_seq, head_hash);
-                changelog_close(log);
-                goto out;
-        }
-        for (size_t i = n; i-- > 0;) {
-                if (!pick[i])
-                        continue;
-                const struct log_record *rec = &lr.v[idx[i]];
-                const struct change *ch = &rec->change;
-                struct log_context ctx = {.run = run, .profile = rec->profile, .profile_hash = rec->profile_hash};
-                /* A record is undone only as llmtune would have made it: a target its kind may write,
-                 * a command in the typed form llmtune runs (never an argv as the log spells it). The
-                 * first one that is not stops the rollback there, --force or not. */
-                char *why = NULL;
-                if (action_check(ch, &why) < 0) {
-                        exit_code = cli_error("change log record %ld fails validation: %s; rollback stops at seq %ld",
-                                              rec->seq, why, rec->seq);
-                        free(why);
-                        break;
-                }
-                if (skip[i]) {
-                        changelog_append(log, &ctx, "undone", ch, rec->seq, "already in the before state");
-                        report(done, rec, "already", json);
-                        continue;
-                }
-                changelog_append(log, &ctx, "undo-intent", ch, rec->seq, "rollback");
-                test_point("undo-intent-logged", ch->target);
-                char *err = NULL;
-                test_points_in_action(1);
-                rc = action_undo(r, ch, &err);
-                test_points_in_action(0);
-                test_point("undone", ch->target);
-                if (rc < 0) {
-                        changelog_append(log, &ctx, "undo-failed", ch, rec->seq, err);
-                        exit_code = cli_error("cannot roll back %s: %s", ch->target, err ? err : strerror(-rc));
-                        report(done, rec, "failed", true);
-                        free(err);
-                        break;
-                }
-                changelog_append(log, &ctx, "undone", ch, rec->seq,
-                                 rc == 1 ? (ch->type == CHANGE_COMMAND && ch->undo.n == 0 ? "no undo command: reverse by hand"
-                                                                                            : "not run under --root")
-                                         : NULL);
-                report(done, rec, rc == 1 && ch->type == CHANGE_COMMAND && ch->undo.n == 0 ? "manual" : "restored", json);
-                undone++;
-                free(err);
-                test_point("outcome-logged", ch->target);
-        }
-        {
-                _cleanup_free_ char *how = exit_code != EXIT_OK ? xasprintf("stopped: %zu rolled back", undone)
-                                                                : xasprintf("%zu rolled back", undone);
-                long e = changelog_run_end(log, &run_ctx, "rollback", begin, how);
-                if (e < 0 && exit_code == EXIT_OK)
-                        exit_code = cli_error("cannot write the change log: %s", strerror((int)-e));
-        }
-        changelog_head(log, &head_seq, head_hash);
-        changelog_close(log);
-        report(NULL, NULL, NULL, json);
-        if (!json)
-                printf("%zu rolled back\n", undone);
-out:
-        if (json) {
-                json_object *top = json_object_new_object();
-                json_object_object_add(top, "format", json_object_new_int(1));
-                json_object_object_add(top, "root", json_object_new_string(root_path(r)));
-                json_object_object_add(top, "run", run ? json_object_new_string(run) : NULL);
-                json_object_object_add(top, "dry_run", json_object_new_boolean(dry_run));
-                json_object_object_add(top, "rolled_back", json_object_new_int64((int64_t)undone));
-                json_object_object_add(top, "refused", json_object_new_boolean(json_object_array_length(conflicts) > 0));
-                json_object_object_add(top, "conflicts", json_object_get(conflicts));
-                json_object_object_add(top, "changes", json_object_get(done));
-                if (head_seq == 0) {
-                        head_seq = lr.end_seq;
-                        memcpy(head_hash, lr.end_hash, sizeof(head_hash));
-                }
-                json_object_object_add(top, "head", changelog_head_json(head_seq, head_hash));
-                json_print(stdout, top);
-                json_object_put(top);
-        }
-        json_object_put(conflicts);
-        json_object_put(done);
-        free(run);
-        free(pick);
-        free(skip);
-        free(idx);
-        log_read_free(&lr);
-        close(lock_fd);
-        return exit_code;
+        return rc == 0 ? EXIT_OK : EXIT_ERROR;
 }
 
 const struct command cmd_rollback = {
@@ -434,9 +332,10 @@ const struct command cmd_rollback = {
                  "  -w, --wait       wait for another apply or rollback instead of failing\n"
                  "      --no-wait    fail at once ([rollback] wait in " SITE_CONFIG_PATH " sets the default)\n"
                  "  -n, --dry-run    say what would be restored (or refused); change and log nothing\n"
-                 "  -j, --json       {run, dry_run, rolled_back, refused, conflicts: [{seq, rule, target, now, applied,\n"
-                 "                   before}], changes: [{seq, rule, type, target, status, before}]} where\n"
-                 "                   status is restored, already, manual, failed or (--dry-run) would-restore\n"
+                 "  -j, --json       {run, dry_run, rolled_back, refused, error, conflicts: [{seq, rule, target, now,\n"
+                 "                   applied, before}], changes: [{seq, rule, type, target, status, before}], head}\n"
+                 "                   where status is restored, already, manual, failed or (--dry-run)\n"
+                 "                   would-restore, and error (null on success) says why it was refused or stopped\n"
                  "\n"
                  "Exit status: 0 rolled back (or nothing to do), 1 refused or failed.\n",
         .run = rollback_cmd,

@@ -78,11 +78,11 @@ static void check_one(struct root *root, const struct log_record *rec, struct ch
 
 static char *unfinished_message(const struct log_record *rec)
 {
-        if (streq(rec->event, "run-begin"))
+        if (rec->event == LOG_RUN_BEGIN)
                 return xasprintf("%s of run %s did not finish: it began at record %ld and has no run-end (killed "
                                  "or stopped, possibly between two changes)",
                                  rec->change.target ? rec->change.target : "run", rec->run ? rec->run : "?", rec->seq);
-        bool undo = streq(rec->event, "undo-intent");
+        bool undo = rec->event == LOG_UNDO_INTENT;
         return xasprintf("%s of run %s did not finish: change %ld (%s) is in an unknown state",
                          undo ? "rollback" : "apply", rec->run ? rec->run : "?", undo && rec->ref ? rec->ref : rec->seq,
                          rec->change.target ? rec->change.target : "?");
@@ -171,7 +171,7 @@ static void print_json(struct cli *cli, const struct log_read *lr, const struct 
                 json_object *u = json_object_new_object();
                 json_object_object_add(u, "seq", json_object_new_int64(rec->seq));
                 json_object_object_add(u, "run", str_or_null(rec->run));
-                json_object_object_add(u, "event", str_or_null(rec->event));
+                json_object_object_add(u, "event", json_object_new_string(log_event_name(rec->event)));
                 json_object_object_add(u, "target", str_or_null(rec->change.target));
                 json_object_object_add(u, "message", json_object_new_string(unfinished->v[i]));
                 json_object_array_add(unf, u);
@@ -394,7 +394,7 @@ int verify_state_read(struct root *root, struct verify_state *ret)
         for (size_t i = 0; i < lr.n; i++) {
                 if (!changelog_step_finished(&lr, i))
                         ret->unfinished++;
-                if (streq(lr.v[i].event, "done")) {
+                if (lr.v[i].event == LOG_DONE) {
                         time_t t = log_time(lr.v[i].time);
                         if (t > ret->last_apply)
                                 ret->last_apply = t;

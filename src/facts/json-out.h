@@ -14,6 +14,13 @@ json_object *fact_to_json(const struct fact *fc);
 /* The value alone (number, bool or string), null when not ok. */
 json_object *fact_value_json(const struct fact *fc);
 
+/* For _cleanup_(json_object_putp): drops the reference when the variable goes out of scope. */
+static inline void json_object_putp(json_object **o)
+{
+        if (*o)
+                json_object_put(*o);
+}
+
 /* Pretty-print with a trailing newline. Always valid UTF-8: bytes that are not are replaced by
  * U+FFFD, and a top-level object then gets "non_utf8_replaced": <strings and keys changed>. */
 void json_print(FILE *out, json_object *o);

@@ -272,7 +272,8 @@ def main():
         for extra in (['--check'], []):
             rc, res = run.module(root, extra, state='rolled_back')
             check(rc != 0 and res.get('failed') and 'policy0/scaling_governor' in str(res.get('conflicts')) and
-                  ('would be refused' in res.get('msg', '')) == bool(extra),
+                  ('would be refused' in res.get('msg', '')) == bool(extra) and
+                  res.get('msg', '').endswith('targets were changed by someone else (--force to restore anyway)'),
                   'rollback %s over a changed target: exit %d, %s' % (extra, rc, res.get('msg')))
         with open(gov, 'w') as f:
             f.write(was)

@@ -11,6 +11,7 @@
 #include "actions.h"
 #include "command.h"
 #include "diff.h"
+#include "remedy.h"
 #include "tmptree.h"
 
 static void setup(void) { tmptree_new("apply"); }
@@ -288,6 +289,75 @@ START_TEST(records_are_checked)
 }
 END_TEST
 
+/* The remedy kinds: the planner's table (plan.c), the rule loader's (remedy.c) and the manual's
+ * list in llmtune.rule(5) name the same kinds. */
+START_TEST(remedy_kinds_agree)
+{
+        const char *src = getenv("LLMTUNE_SOURCE_ROOT");
+        ck_assert_msg(src != NULL, "LLMTUNE_SOURCE_ROOT is not set (tests/meson.build sets it)");
+        char *path = xasprintf("%s/packaging/man/llmtune.rule.5", src);
+        FILE *f = fopen(path, "re");
+        ck_assert_msg(f != NULL, "cannot open %s", path);
+        /* The man page's list: ".TP" then ".B kind" in the Remedies section, "\-" for "-". */
+        struct strv man = {0};
+        char line[512];
+        bool in = false, tp = false;
+        while (fgets(line, sizeof(line), f)) {
+                line[strcspn(line, "\n")] = '\0';
+                if (startswith(line, ".SS ") || startswith(line, ".SH "))
+                        in = streq(line, ".SS Remedies");
+                if (in && tp && startswith(line, ".B ")) {
+                        struct sbuf b = {0};
+                        for (const char *p = line + 3; *p; p++)
+                                if (!(p[0] == '\\' && p[1] == '-'))
+                                        sbuf_addn(&b, p, 1);
+                        strv_push(&man, sbuf_steal(&b));
+                }
+                tp = in && streq(line, ".TP");
+        }
+        fclose(f);
+        free(path);
+        /* README's: the backquoted kinds of the paragraph "Remedy kinds: ..." */
+        path = xasprintf("%s/README.md", src);
+        f = fopen(path, "re");
+        ck_assert_msg(f != NULL, "cannot open %s", path);
+        struct strv readme = {0};
+        in = false;
+        while (fgets(line, sizeof(line), f)) {
+                in = startswith(line, "Remedy kinds:") || (in && line[0] != '\n');
+                for (char *p = line, *q; in && (p = strchr(p, '`')) && (q = strchr(p + 1, '`')); p = q + 1) {
+                        *q = '\0';
+                        if (p[1] && strspn(p + 1, "abcdefghijklmnopqrstuvwxyz0123456789-") == strlen(p + 1))
+                                strv_add(&readme, p + 1);
+                }
+        }
+        fclose(f);
+        free(path);
+        size_t n = 0;
+        for (const char *k; (k = plan_remedy_kind(n)); n++) {
+                ck_assert_msg(remedy_kind_find(k) != NULL, "plan.c plans '%s', which remedy.c does not know", k);
+                ck_assert_msg(strv_contains(&man, k), "llmtune.rule(5) does not describe the remedy '%s'", k);
+        }
+        ck_assert_uint_eq(man.n, n); /* and the manual lists no kind the planner lacks */
+        for (size_t i = 0; i < n; i++)
+                ck_assert_msg(strv_contains(&readme, plan_remedy_kind(i)), "README.md does not list the remedy '%s'",
+                              plan_remedy_kind(i));
+        ck_assert_uint_eq(readme.n, n);
+        char *names = remedy_kind_names();
+        size_t known = 0;
+        for (char *save = NULL, *t = strtok_r(names, " ", &save); t; t = strtok_r(NULL, " ", &save), known++) {
+                bool planned = false;
+                for (size_t i = 0; i < n && !planned; i++)
+                        planned = streq(plan_remedy_kind(i), t);
+                ck_assert_msg(planned, "remedy.c knows '%s', which plan.c does not plan", t);
+        }
+        ck_assert_uint_eq(known, n);
+        free(names);
+        strv_free(&man);
+        strv_free(&readme);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("apply");
@@ -301,6 +371,7 @@ int main(void)
         tcase_add_test(tc, commands_are_typed);
         tcase_add_test(tc, images_through_the_root_handle);
         tcase_add_test(tc, records_are_checked);
+        tcase_add_test(tc, remedy_kinds_agree);
         suite_add_tcase(s, tc);
         SRunner *sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);

@@ -80,14 +80,14 @@ static void write_sample(struct root *r)
                            .target = xstrdup("/etc/sysctl.d/90-llmtune.conf"), .before = xstrdup("vm.swappiness = 60\n"),
                            .after = xstrdup("vm.swappiness = 1\n"), .mode = 0644};
         strv_add(&f.mkdirs, "/etc/sysctl.d");
-        long s1 = changelog_append(l, &ctx, "intent", &f, 0, NULL);
+        long s1 = changelog_append(l, &ctx, LOG_INTENT, &f, 0, NULL);
         ck_assert_int_eq(s1, 1);
-        ck_assert_int_eq(changelog_append(l, &ctx, "done", &f, s1, NULL), 2);
+        ck_assert_int_eq(changelog_append(l, &ctx, LOG_DONE, &f, s1, NULL), 2);
         struct change v = {.rule = xstrdup("vm-swappiness"), .type = CHANGE_VALUE,
                            .target = xstrdup("/proc/sys/vm/swappiness"), .before = xstrdup("60"), .after = xstrdup("1")};
-        long s3 = changelog_append(l, &ctx, "intent", &v, 0, NULL);
+        long s3 = changelog_append(l, &ctx, LOG_INTENT, &v, 0, NULL);
         ck_assert_int_eq(s3, 3);
-        ck_assert_int_eq(changelog_append(l, &ctx, "done", &v, s3, "written"), 4);
+        ck_assert_int_eq(changelog_append(l, &ctx, LOG_DONE, &v, s3, "written"), 4);
         changelog_close(l);
         change_clear(&f);
         change_clear(&v);
@@ -123,7 +123,7 @@ START_TEST(append_and_read)
         ck_assert_int_eq(lr.v[0].seq, 1);
         ck_assert_int_eq(lr.v[0].ref, 0);
         ck_assert_int_eq(lr.v[1].ref, 1);
-        ck_assert_str_eq(lr.v[1].event, "done");
+        ck_assert_int_eq(lr.v[1].event, LOG_DONE);
         ck_assert_str_eq(lr.v[1].host, "node17");
         ck_assert_str_eq(lr.v[1].run, "run-1");
         ck_assert_str_eq(lr.v[1].profile, "a100-8x");
@@ -152,7 +152,7 @@ START_TEST(append_and_read)
         struct changelog *l;
         ck_assert_int_eq(changelog_open(r, &l), 0);
         struct change n = {.rule = xstrdup("reboot"), .type = CHANGE_NOTE, .target = xstrdup("reboot"), .reboot = true};
-        ck_assert_int_eq(changelog_append(l, &ctx, "intent", &n, 0, NULL), 5);
+        ck_assert_int_eq(changelog_append(l, &ctx, LOG_INTENT, &n, 0, NULL), 5);
         changelog_close(l);
         change_clear(&n);
         ck_assert_int_eq(changelog_read(r, &lr), 0);
@@ -176,9 +176,13 @@ START_TEST(edited_record)
         write_lines(&l);
         struct log_read lr;
         ck_assert_int_eq(changelog_read(r, &lr), 0);
-        ck_assert_uint_eq(lr.n_problems, 1);
+        /* the edit, and the event name no llmtune writes (the record acts on nothing) */
+        ck_assert_uint_eq(lr.n_problems, 2);
         ck_assert_int_eq(lr.problems[0].seq, 2);
         ck_assert_ptr_nonnull(strstr(lr.problems[0].message, "edited"));
+        ck_assert_int_eq(lr.problems[1].seq, 2);
+        ck_assert_ptr_nonnull(strstr(lr.problems[1].message, "its event 'Done' is not one llmtune writes"));
+        ck_assert_int_eq(lr.v[1].event, LOG_EVENT_UNKNOWN);
         log_read_free(&lr);
         /* An edit that breaks the JSON is reported at that record too. */
         l.v[1][0] = 'x';
@@ -322,15 +326,15 @@ START_TEST(in_force_after_undo)
         struct change f = {.rule = xstrdup("thp-enabled"), .type = CHANGE_FILE,
                            .target = xstrdup("/etc/sysctl.d/90-llmtune.conf"), .before = xstrdup("vm.swappiness = 1\n"),
                            .after = xstrdup("vm.swappiness = 10\n")};
-        ck_assert_int_eq(changelog_append(l, &ctx, "intent", &f, 0, NULL), 5);
-        ck_assert_int_eq(changelog_append(l, &ctx, "done", &f, 5, NULL), 6);
+        ck_assert_int_eq(changelog_append(l, &ctx, LOG_INTENT, &f, 0, NULL), 5);
+        ck_assert_int_eq(changelog_append(l, &ctx, LOG_DONE, &f, 5, NULL), 6);
         /* ... and is rolled back (undone refers to the done, seq 6): the first apply's file is in
          * force again. The value change of seq 4 is rolled back too. */
-        ck_assert_int_eq(changelog_append(l, &ctx, "undo-intent", &f, 6, NULL), 7);
-        ck_assert_int_eq(changelog_append(l, &ctx, "undone", &f, 6, NULL), 8);
+        ck_assert_int_eq(changelog_append(l, &ctx, LOG_UNDO_INTENT, &f, 6, NULL), 7);
+        ck_assert_int_eq(changelog_append(l, &ctx, LOG_UNDONE, &f, 6, NULL), 8);
         struct change v = {.rule = xstrdup("vm-swappiness"), .type = CHANGE_VALUE,
                            .target = xstrdup("/proc/sys/vm/swappiness"), .before = xstrdup("60"), .after = xstrdup("1")};
-        ck_assert_int_eq(changelog_append(l, &ctx, "undone", &v, 4, NULL), 9);
+        ck_assert_int_eq(changelog_append(l, &ctx, LOG_UNDONE, &v, 4, NULL), 9);
         changelog_close(l);
         struct log_read lr;
         ck_assert_int_eq(changelog_read(r, &lr), 0);
@@ -362,12 +366,12 @@ START_TEST(short_write)
         lim.rlim_cur = strlen(before) + 100;
         signal(SIGXFSZ, SIG_IGN);
         ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
-        ck_assert_int_lt(changelog_append(l, &ctx, "intent", &v, 0, NULL), 0);
+        ck_assert_int_lt(changelog_append(l, &ctx, LOG_INTENT, &v, 0, NULL), 0);
         ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
         char *after = slurp(p);
         ck_assert_str_eq(after, before);
         /* The chain continues where it was. */
-        ck_assert_int_eq(changelog_append(l, &ctx, "intent", &v, 0, NULL), 5);
+        ck_assert_int_eq(changelog_append(l, &ctx, LOG_INTENT, &v, 0, NULL), 5);
         changelog_close(l);
         struct log_read lr;
         ck_assert_int_eq(changelog_read(r, &lr), 0);
@@ -578,15 +582,15 @@ START_TEST(run_records)
         ck_assert_int_eq(b, 1);
         struct change v = {.rule = xstrdup("vm-swappiness"), .type = CHANGE_VALUE,
                            .target = xstrdup("/proc/sys/vm/swappiness"), .before = xstrdup("60"), .after = xstrdup("1")};
-        ck_assert_int_eq(changelog_append(l, &ctx, "intent", &v, 0, NULL), 2);
-        ck_assert_int_eq(changelog_append(l, &ctx, "done", &v, 2, NULL), 3);
+        ck_assert_int_eq(changelog_append(l, &ctx, LOG_INTENT, &v, 0, NULL), 2);
+        ck_assert_int_eq(changelog_append(l, &ctx, LOG_DONE, &v, 2, NULL), 3);
         changelog_close(l);
         struct log_read lr;
         ck_assert_int_eq(changelog_read(r, &lr), 0);
         ck_assert_uint_eq(lr.n_problems, 0);
         size_t *idx;
         ck_assert_uint_eq(changelog_unfinished(&lr, &idx), 1);
-        ck_assert_str_eq(lr.v[idx[0]].event, "run-begin");
+        ck_assert_int_eq(lr.v[idx[0]].event, LOG_RUN_BEGIN);
         free(idx);
         ck_assert_int_eq(changelog_open(r, &l), 0);
         char *run = NULL;
@@ -597,13 +601,30 @@ START_TEST(run_records)
         log_read_free(&lr);
         ck_assert_int_eq(changelog_read(r, &lr), 0);
         ck_assert_uint_eq(lr.n, 4);
-        ck_assert_str_eq(lr.v[3].event, "run-end");
+        ck_assert_int_eq(lr.v[3].event, LOG_RUN_END);
         ck_assert_int_eq(lr.v[3].ref, 1);
         ck_assert_uint_eq(changelog_unfinished(&lr, &idx), 0);
         free(idx);
         log_read_free(&lr);
         change_clear(&v);
         root_free(r);
+}
+END_TEST
+
+/* Every event has one name, and a name reads back as its event; anything else is unknown. */
+START_TEST(event_names)
+{
+        for (int e = LOG_EVENT_UNKNOWN + 1; e < LOG_EVENT_MAX; e++) {
+                ck_assert_int_eq(log_event_parse(log_event_name((enum log_event)e)), e);
+                for (int f = e + 1; f < LOG_EVENT_MAX; f++)
+                        ck_assert_str_ne(log_event_name((enum log_event)e), log_event_name((enum log_event)f));
+        }
+        ck_assert_str_eq(log_event_name(LOG_UNDO_FAILED), "undo-failed");
+        ck_assert_str_eq(log_event_name(LOG_RUN_BEGIN), "run-begin");
+        ck_assert_int_eq(log_event_parse("undo"), LOG_EVENT_UNKNOWN);
+        ck_assert_int_eq(log_event_parse("unknown"), LOG_EVENT_UNKNOWN);
+        ck_assert_int_eq(log_event_parse(NULL), LOG_EVENT_UNKNOWN);
+        ck_assert_str_eq(log_event_name(LOG_EVENT_MAX), "unknown");
 }
 END_TEST
 
@@ -657,6 +678,7 @@ int main(void)
         tcase_add_test(tc, in_force_after_undo);
         tcase_add_test(tc, short_write);
         tcase_add_test(tc, missing_log);
+        tcase_add_test(tc, event_names);
         tcase_add_test(tc, cut_log);
         tcase_add_test(tc, old_log_without_head);
         tcase_add_test(tc, bytes_as_written);

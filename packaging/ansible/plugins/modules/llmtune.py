@@ -190,7 +190,7 @@ targets:
   returned: when state is rolled_back
 conflicts:
   description: Targets changed by someone else since llmtune set them (why a rollback is refused), each with
-    seq, rule, target, now, applied, before.
+    seq, rule, target, now, applied, before. The failure message is the C(error) of C(llmtune rollback --json).
   type: list
   elements: dict
   returned: when state is rolled_back
@@ -478,7 +478,8 @@ class Llmtune(object):
         if doc.get('head') and not self.m.check_mode:
             res['head'] = doc['head']
         if rc != 0 or doc.get('refused'):
-            reason = (err or '').strip().replace('llmtune: ', '') or 'exit status %d' % rc
+            # the reason as rollback --json states it ("error"), not scraped from stderr
+            reason = doc.get('error') or 'exit status %d' % rc
             self.m.fail_json(msg='llmtune rollback on %s %s: %s' % (
                 self.root, 'would be refused' if self.m.check_mode else 'failed', reason), rc=rc, stderr=err,
                 changed=False, **res)
