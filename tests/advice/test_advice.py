@@ -497,6 +497,92 @@ def case_item14_persistenced_fabricmanager(tmp):
           'item 14: the right version but not enabled fails driver-fabricmanager')
 
 
+# --- item 17: llmtune exec: preferred memory, RAM per GPU, CUDA_VISIBLE_DEVICES by UUID ------------
+
+NVSMI = ('<?xml version="1.0" ?>\n<nvidia_smi_log>\n<driver_version>535.104.05</driver_version>\n'
+         '<attached_gpus>2</attached_gpus>\n%s</nvidia_smi_log>\n')
+NVSMI_GPU = ('<gpu id="00000000:%s">\n<product_name>NVIDIA GeForce RTX 4090</product_name>\n<uuid>%s</uuid>\n'
+             '<pci><pci_bus_id>00000000:%s</pci_bus_id></pci>\n</gpu>\n')
+UUID0 = 'GPU-11111111-2222-3333-4444-555555555555'
+UUID1 = 'GPU-9a8b7c6d-0000-1111-2222-333333333333'
+
+
+def run_env(root, env, *args):
+    e = dict(os.environ, NO_COLOR='1', LC_ALL='C', **env)
+    for k in ('LOCAL_RANK', 'SLURM_LOCALID', 'CUDA_VISIBLE_DEVICES'):
+        if k not in env:
+            e.pop(k, None)
+    p = subprocess.run([BIN, '--root', root, *args], capture_output=True, text=True, env=e, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def case_item17_exec(tmp):
+    """exec prefers the GPU's node instead of binding to it, warns when the node's memory per GPU is
+    below the profile's ram_per_gpu, and maps CUDA_VISIBLE_DEVICES UUIDs and R470 MIG names through
+    the GPUs' UUIDs; what it cannot map runs unbound (exit 0) unless --strict."""
+    root = copy_root(tmp, 'dgx-a100')
+    rc, out, err = run_env(root, {}, 'exec', '--profile', 'a100-8x', '--gpu', '2', '--', 'python', 'train.py')
+    check(rc == 0 and 'memory preferred on NUMA node 1' in out, 'item 17: the default memory policy is preferred (%r)' % out)
+    check('NUMA node 1 holds 130816 MiB for its 2 GPUs, 65408 MiB per GPU, less than profile a100-8x' in err and
+          'ram_per_gpu (122880 MiB)' in err,
+          'item 17: a warning when the node holds less than ram_per_gpu per GPU (%r)' % err)
+    rc, out, err = run_env(root, {}, 'exec', '--profile', 'a100-8x', '--mem', 'bind', '--gpu', '2', '--', 'true')
+    check('memory bound to NUMA node 1' in out and 'OOM-killed' in err, 'item 17: --mem bind binds, and the warning says what it risks')
+    rc, out, err = run_env(root, {'LOCAL_RANK': '0', 'CUDA_VISIBLE_DEVICES': UUID1}, 'exec', '--local-rank', '--', 'true')
+    check(rc == 0 and 'the GPUs\' UUIDs are unknown here' in out and 'would run unbound' in out,
+          'item 17: without the GPUs\' UUIDs a UUID entry runs unbound, exit 0 (%d, %r)' % (rc, out + err))
+    rc, out, err = run_env(root, {'LOCAL_RANK': '0', 'CUDA_VISIBLE_DEVICES': UUID1}, 'exec', '--strict', '--local-rank',
+                           '--', 'true')
+    check(rc == 1 and 'UUIDs are unknown' in err, 'item 17: with --strict it exits 1 (%d)' % rc)
+    # the workstation with an nvidia-smi capture naming both GPUs
+    root = copy_root(tmp, 'ws-4090')
+    write(root, '/var/lib/llmtune/captures/nvidia-smi.xml',
+          NVSMI % (NVSMI_GPU % ('01:00.0', UUID0, '01:00.0') + NVSMI_GPU % ('02:00.0', UUID1, '02:00.0')))
+    rc, out, err = run_env(root, {'LOCAL_RANK': '0', 'CUDA_VISIBLE_DEVICES': UUID1}, 'exec', '--local-rank', '--', 'true')
+    check(rc == 0 and out.startswith('GPU 1 (0000:02:00.0): CPUs'), 'item 17: a full GPU UUID maps to GPU 1 (%r)' % (out + err))
+    rc, out, err = run_env(root, {'LOCAL_RANK': '1', 'CUDA_VISIBLE_DEVICES': '0,' + UUID1[:12]}, 'exec', '--local-rank',
+                           '--', 'true')
+    check(rc == 0 and out.startswith('GPU 1 (0000:02:00.0): CPUs'), 'item 17: a unique UUID prefix maps (%r)' % (out + err))
+    rc, out, err = run_env(root, {'LOCAL_RANK': '0', 'CUDA_VISIBLE_DEVICES': 'MIG-' + UUID0 + '/1/0'}, 'exec',
+                           '--local-rank', '--', 'true')
+    check(rc == 0 and out.startswith('GPU 0 (0000:01:00.0): CPUs'), 'item 17: an R470 MIG name maps to its GPU (%r)' % (out + err))
+    rc, out, err = run_env(root, {'LOCAL_RANK': '0', 'CUDA_VISIBLE_DEVICES': 'MIG-0d7f3a52-1111-2222-3333-444444444444'},
+                           'exec', '--local-rank', '--', 'true')
+    check(rc == 0 and 'is a MIG instance' in out and 'would run unbound' in out,
+          'item 17: a MIG UUID cannot be mapped: unbound, exit 0 (%r)' % (out + err))
+    rc, out, err = run_env(root, {'LOCAL_RANK': '0', 'CUDA_VISIBLE_DEVICES': 'GPU-ffff'}, 'exec', '--local-rank', '--', 'true')
+    check(rc == 0 and 'no GPU has the UUID GPU-ffff' in out, 'item 17: an unknown UUID says so (%r)' % (out + err))
+
+
+# --- item 16: host RAM per GPU from the shipped systems; A100 40 GB vs 80 GB by device ID -----------
+
+def case_item16_ram_per_gpu(tmp):
+    """The DGX A100 fixture (8x A100-SXM4-40GB, 10de:20b0, 1 TB) is a100-8x and has the RAM per GPU of
+    a DGX A100 320GB; the same node with 80 GB boards (10de:20b2) is a100-80gb-8x and lacks half."""
+    root = copy_root(tmp, 'dgx-a100')
+    rc, out, err = run(root, 'recommend')
+    check(out.startswith('a100-8x\t'), 'item 16: 20b0 boards are a100-8x (%r)' % out[:60])
+    res = audit(root, 'a100-8x', 'host-ram-per-gpu')
+    check(res['host-ram-per-gpu']['status'] == 'pass', 'item 16: 1 TB for 8x 40 GB passes')
+    changed = 0
+    devs = os.path.join(root, 'sys/bus/pci/devices')
+    for d in os.listdir(devs):
+        h = os.path.join(devs, d, 'device')
+        if read(root, '/sys/bus/pci/devices/%s/device' % d) == '0x20b0\n':
+            with open(h, 'w') as f:
+                f.write('0x20b2\n')
+            changed += 1
+    check(changed == 8, 'item 16: the 8 GPUs now say 10de:20b2 (%d)' % changed)
+    rc, out, err = run(root, 'recommend')
+    check(out.startswith('a100-80gb-8x\t'), 'item 16: 20b2 boards are a100-80gb-8x (%r)' % out[:60])
+    res = audit(root, 'a100-80gb-8x', 'host-ram-per-gpu')
+    r = res['host-ram-per-gpu']
+    check(r['status'] == 'fail' and '240G' in (r.get('expected') or ''),
+          'item 16: 1 TB for 8x 80 GB fails the DGX A100 640GB figure (%r)' % r.get('expected'))
+    rc, out, err = run(root, 'explain', 'host-ram-per-gpu')
+    check('DGX A100 User Guide' in out, 'item 16: the rule cites NVIDIA\'s DGX documentation')
+
+
 CASES = {
     'item1-sysctl-override': case_item1_sysctl_override,
     'item13-shmmax-default': case_item13_shmmax_default,
@@ -507,6 +593,8 @@ CASES = {
     'item10-nccl-lint': case_item10_nccl_lint,
     'item6-debug-switches': case_item6_debug_switches,
     'item14-persistenced-fabricmanager': case_item14_persistenced_fabricmanager,
+    'item16-ram-per-gpu': case_item16_ram_per_gpu,
+    'item17-exec': case_item17_exec,
 }
 
 
