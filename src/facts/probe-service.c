@@ -15,7 +15,8 @@
  * /dev/null hiding it altogether. The fact's source is then the rules file.
  * fabricmanager.version: the installed nvidia-fabricmanager package's upstream version, from the
  *   dpkg database (/var/lib/dpkg/status: nvidia-fabricmanager or nvidia-fabricmanager-BRANCH);
- *   unreadable, saying why, where it cannot be read (no dpkg database, or installed otherwise).
+ *   unreadable, saying why, where it cannot be read (no dpkg database, or installed otherwise);
+ *   absent when neither dpkg nor a unit directory knows nvidia-fabricmanager (not installed).
  * fabricmanager.driver_match: that version equals the loaded driver's (nvidia.driver.version, from
  *   /proc/driver/nvidia/version): the NVIDIA Fabric Manager user guide requires the same version,
  *   and the fabric manager refuses to start on a mismatch.
@@ -175,6 +176,18 @@ static const char *udev_wanted_by(struct root *r, struct svc_state *s, const cha
         return NULL;
 }
 
+/* The first unit directory (systemd.unit(5) search path) that holds UNIT, or NULL. */
+static const char *unit_file_dir(struct root *r, const char *unit)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(unit_dirs); i++) {
+                _cleanup_free_ char *p = xasprintf("%s/%s", unit_dirs[i], unit);
+                struct stat st;
+                if (root_stat(r, p, &st, false) == 0)
+                        return unit_dirs[i];
+        }
+        return NULL;
+}
+
 static void unit_facts(struct facts *f, const char *name)
 {
         struct root *r = facts_root(f);
@@ -196,13 +209,7 @@ static void unit_facts(struct facts *f, const char *name)
                 by_udev = udev_wanted_by(r, s, unit);
         fact_bool(f, by_udev ? by_udev : ETC_UNITS, strv_contains(&s->enabled, unit) || by_udev,
                   "service.%s.enabled", name);
-        const char *found = NULL;
-        for (size_t i = 0; i < ARRAY_SIZE(unit_dirs) && !found; i++) {
-                _cleanup_free_ char *p = xasprintf("%s/%s", unit_dirs[i], unit);
-                struct stat st;
-                if (root_stat(r, p, &st, false) == 0)
-                        found = unit_dirs[i];
-        }
+        const char *found = unit_file_dir(r, unit);
         fact_bool(f, found ? found : ETC_UNITS, found != NULL, "service.%s.installed", name);
 }
 
@@ -390,6 +397,17 @@ static void fabricmanager(struct facts *f)
         int err;
         const char *why = NULL;
         _cleanup_free_ char *v = fm_version(facts_root(f), &err, &why);
+        const char *unit = "nvidia-fabricmanager.service";
+        const struct svc_state *s = get_state(f);
+        if (!v && !unit_file_dir(facts_root(f), unit) && !(s->rc >= 0 && strv_contains(&s->enabled, unit))) {
+                /* Neither a package dpkg knows, nor a unit file, nor a unit enabled: not installed,
+                 * which is not a version that cannot be read (the rule that wants it enabled says so). */
+                const char *none = "no nvidia-fabricmanager package in the dpkg database and no "
+                                   "nvidia-fabricmanager.service unit installed or enabled: not installed";
+                fact_absent(f, DPKG_STATUS, none, "fabricmanager.version");
+                fact_absent(f, DPKG_STATUS, none, "fabricmanager.driver_match");
+                return;
+        }
         if (v)
                 fact_str(f, DPKG_STATUS, v, "fabricmanager.version");
         else

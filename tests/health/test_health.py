@@ -88,6 +88,9 @@ def h100_good(d):
     etc['/etc/systemd/system.conf.d/90-memlock.conf'] = '[Manager]\nDefaultLimitMEMLOCK=infinity\n'
     enable(d, 'nvidia-persistenced')
     enable(d, 'nvidia-fabricmanager')
+    # The fabric manager package of the fixture's driver (535.104.05); h100-bad loads 470.57.02.
+    etc['/var/lib/dpkg/status'] = ('Package: nvidia-fabricmanager-535\nStatus: install ok installed\n'
+                                   'Version: 535.104.05-1\n')
     for mc in ('mc0', 'mc1'):
         etc['/sys/devices/system/edac/mc/%s/ce_count' % mc] = '0\n'
         etc['/sys/devices/system/edac/mc/%s/ue_count' % mc] = '0\n'
@@ -164,6 +167,12 @@ def h100_inbox_open(d):
     d['nvidia'] = d['nvidia'].replace('NVIDIA UNIX x86_64 Kernel Module', 'NVIDIA UNIX Open Kernel Module for x86_64')
 
 
+def h100_fm_old(d):
+    """h100-good after a driver change without the fabric manager's: 535.104.05's package, 470.57.02 loaded."""
+    h100_good(d)
+    d['nvidia'] = d['nvidia'].replace('535.104.05', '470.57.02')
+
+
 VARIANTS = {
     # name: (desc, change); change None: the built fixture root of that name
     'ws-4090': ('ws-4090', None),
@@ -175,6 +184,7 @@ VARIANTS = {
     'a100-storage-up': ('dgx-a100', lambda d: a100_storage_hcas(d, down=False)),
     'h100-inbox': ('hgx-h100', h100_inbox),
     'h100-inbox-open': ('hgx-h100', h100_inbox_open),
+    'h100-fm-old': ('hgx-h100', h100_fm_old),
 }
 
 LOADED = 'loaded.ini'  # a site profile: the audit runs under load
@@ -234,6 +244,8 @@ CASES = [
     ('h100-bad', 'h100-sxm-8x', 'driver-nvswitch-count', 'fail', 'nvswitch.count = 3'),
     ('dgx-a100', 'a100-8x', 'driver-nvswitch-count', 'pass', None),
     ('h100-good', 'h100-sxm-8x', 'driver-fabricmanager', 'pass', None),
+    ('h100-good', 'h100-sxm-8x', 'driver-fabricmgr-version', 'pass', None),
+    ('h100-fm-old', 'h100-sxm-8x', 'driver-fabricmgr-version', 'fail', 'fabricmanager.driver_match = false'),
     ('h100-bad', 'h100-sxm-8x', 'driver-fabricmanager', 'fail', None),
     # InfiniBand
     ('h100-good', 'h100-sxm-8x', 'ib-hca-count', 'pass', None),
