@@ -94,7 +94,7 @@ expect_bash "complete -F _llmtune llmtune"
 expect_bash "[llmtune au] audit"
 expect_bash "[llmtune ro] rollback"
 expect_bash "[llmtune audit --pro] --profile"
-expect_bash "[llmtune audit --profile ] a100-8x a100-pcie-4x base h100-sxm-8x rtx4090-ws"
+expect_bash "[llmtune audit --profile ] a100-80gb-8x a100-8x a100-pcie-4x base h100-sxm-8x rtx4090-ws"
 expect_bash "[llmtune --root $tmp/root apply --profile site] site-test"
 expect_bash "[llmtune --root = $tmp/root profiles show s] site-test"
 expect_bash "[llmtune audit --rule cpu-gov] cpu-governor cpu-governor-offered"
@@ -105,7 +105,7 @@ expect_bash "[llmtune exec --mem p] preferred"
 expect_bash "[llmtune report --format c] csv"
 expect_bash "[llmtune nccl ] lint env conf"
 expect_bash "[llmtune help verif] verify"
-expect_bash "[llmtune plan --profile = a100-8] a100-8x"
+expect_bash "[llmtune plan --profile = a100-8] a100-80gb-8x a100-8x"
 
 # --- zsh completion --------------------------------------------------------------------------
 if command -v zsh >/dev/null; then
