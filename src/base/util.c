@@ -2,7 +2,11 @@
 #include "util.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void oom(void)
 {
@@ -218,4 +222,47 @@ void line_iter_done(struct line_iter *it)
 {
         free(it->line);
         it->line = NULL;
+}
+
+int read_user_file(const char *path, size_t max, char **ret, size_t *ret_len)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        struct stat st;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                close(fd);
+                return -EINVAL;
+        }
+        size_t cap = 65536, len = 0;
+        char *buf = xmalloc(cap + 1);
+        for (;;) {
+                if (len == cap) {
+                        if (cap > max)
+                                break;
+                        cap *= 2;
+                        buf = xrealloc(buf, cap + 1);
+                }
+                ssize_t k = read(fd, buf + len, cap - len);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0) {
+                        int e = errno;
+                        close(fd);
+                        free(buf);
+                        return -e;
+                }
+                if (k == 0)
+                        break;
+                len += (size_t)k;
+        }
+        close(fd);
+        if (len > max) {
+                free(buf);
+                return -EFBIG;
+        }
+        buf[len] = '\0';
+        *ret = buf;
+        *ret_len = len;
+        return 0;
 }

@@ -78,6 +78,12 @@ struct line_iter {
 bool line_next(struct line_iter *it);
 void line_iter_done(struct line_iter *it);
 
+/* A file of the user's (a report input named on the command line, not a path under --root) read
+ * whole: -errno, -EINVAL when it is not a regular file (opened without blocking, so a FIFO is
+ * refused, not waited on), -EFBIG past MAX bytes (read up to MAX + 1: st_size is not trusted).
+ * *ret (NUL-terminated) is the caller's. */
+int read_user_file(const char *path, size_t max, char **ret, size_t *ret_len);
+
 /* Natural order: digit runs compare as numbers ("gpu.2" before "gpu.10", "node-2" before
  * "node-10"); leading zeros do not count, so "01" and "1" compare equal. */
 int natcmp(const char *a, const char *b);

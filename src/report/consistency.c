@@ -311,47 +311,16 @@ int cons_add_json(struct cons_fleet *fl, const char *file, const char *text, siz
 int cons_add_file(struct cons_fleet *fl, const char *file, char **err)
 {
         *err = NULL;
-        int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-        if (fd < 0) {
-                int e = errno;
-                *err = xasprintf("%s: %s", file, strerror(e));
-                return -e;
-        }
-        struct stat st;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-                close(fd);
+        char *buf = NULL;
+        size_t len = 0;
+        int rc = read_user_file(file, CONS_FILE_MAX, &buf, &len);
+        if (rc == -EINVAL)
                 *err = xasprintf("%s: not a regular file", file);
-                return -EINVAL;
-        }
-        size_t cap = 65536, len = 0;
-        char *buf = xmalloc(cap);
-        for (;;) {
-                if (len == cap) {
-                        if (cap > CONS_FILE_MAX)
-                                break;
-                        cap *= 2;
-                        buf = xrealloc(buf, cap);
-                }
-                ssize_t k = read(fd, buf + len, cap - len);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0) {
-                        int e = errno;
-                        close(fd);
-                        free(buf);
-                        *err = xasprintf("%s: %s", file, strerror(e));
-                        return -e;
-                }
-                if (k == 0)
-                        break;
-                len += (size_t)k;
-        }
-        close(fd);
-        int rc;
-        if (len > CONS_FILE_MAX) {
+        else if (rc == -EFBIG)
                 *err = xasprintf("%s: larger than %u MiB: not a facts or audit file", file, CONS_FILE_MAX >> 20);
-                rc = -EFBIG;
-        } else
+        else if (rc < 0)
+                *err = xasprintf("%s: %s", file, strerror(-rc));
+        else
                 rc = cons_add_json(fl, file, buf, len, err);
         free(buf);
         return rc;

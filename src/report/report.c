@@ -200,50 +200,18 @@ int report_add_json(struct report *rp, const char *file, const char *text, size_
 int report_add_file(struct report *rp, const char *file, char **err)
 {
         *err = NULL;
-        int fd = open(file, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-                int e = errno;
-                *err = xasprintf("%s: %s", file, strerror(e));
-                return -e;
-        }
-        struct stat st;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-                close(fd);
+        char *buf = NULL;
+        size_t len = 0;
+        int rc = read_user_file(file, REPORT_FILE_MAX, &buf, &len);
+        if (rc == -EINVAL)
                 *err = xasprintf("%s: not a regular file", file);
-                return -EINVAL;
-        }
-        /* Read up to one byte past the limit, so an oversized file is detected without trusting st_size. */
-        size_t cap = 4096, len = 0;
-        char *buf = xmalloc(cap);
-        for (;;) {
-                if (len == cap) {
-                        if (cap > REPORT_FILE_MAX)
-                                break;
-                        cap *= 2;
-                        buf = xrealloc(buf, cap);
-                }
-                ssize_t k = read(fd, buf + len, cap - len);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0) {
-                        int e = errno;
-                        close(fd);
-                        free(buf);
-                        *err = xasprintf("%s: %s", file, strerror(e));
-                        return -e;
-                }
-                if (k == 0)
-                        break;
-                len += (size_t)k;
-        }
-        close(fd);
-        int rc;
-        if (len > REPORT_FILE_MAX) {
+        else if (rc == -EFBIG)
                 *err = xasprintf("%s: larger than %u MiB: not an audit file", file, REPORT_FILE_MAX >> 20);
-                rc = -EFBIG;
-        } else if (len > INT32_MAX) {
+        else if (rc < 0)
+                *err = xasprintf("%s: %s", file, strerror(-rc));
+        else if (len > INT32_MAX)
                 rc = fail(err, file, "too large");
-        } else
+        else
                 rc = report_add_json(rp, file, buf, len, err);
         free(buf);
         return rc;
