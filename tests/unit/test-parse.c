@@ -2,9 +2,14 @@
 /* Parsers of untrusted sysfs/procfs text: values, and the exact errors for bad input. */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "parse.h"
+#include "util.h"
 
 START_TEST(integers)
 {
@@ -93,6 +98,44 @@ START_TEST(sizes_and_escapes)
 }
 END_TEST
 
+/* A report input named on the command line: read whole up to the bound; a FIFO is refused at
+ * once (opened without blocking: before, `llmtune report` waited forever on one); one byte over
+ * the bound is -EFBIG, not a silent cut. */
+START_TEST(user_file_bounded)
+{
+        char dir[] = "/tmp/llmtune-test-parse-XXXXXX";
+        ck_assert_ptr_nonnull(mkdtemp(dir));
+        char reg[256], fifo[256];
+        snprintf(reg, sizeof reg, "%s/input.json", dir);
+        snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+        FILE *f = fopen(reg, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs("{\"a\": 1}\n", f);
+        fclose(f);
+        ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+
+        char *buf = NULL;
+        size_t len = 0;
+        ck_assert_int_eq(read_user_file(reg, 64, &buf, &len), 0);
+        ck_assert_uint_eq(len, 9);
+        ck_assert_str_eq(buf, "{\"a\": 1}\n");
+        free(buf);
+        buf = NULL;
+        ck_assert_int_eq(read_user_file(reg, 9, &buf, &len), 0);
+        free(buf);
+        buf = NULL;
+        ck_assert_int_eq(read_user_file(reg, 8, &buf, &len), -EFBIG);
+        ck_assert_ptr_null(buf);
+        ck_assert_int_eq(read_user_file(fifo, 64, &buf, &len), -EINVAL);
+        ck_assert_int_eq(read_user_file(dir, 64, &buf, &len), -EINVAL);
+        ck_assert_ptr_null(buf);
+
+        unlink(reg);
+        unlink(fifo);
+        rmdir(dir);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("parse");
@@ -102,6 +145,7 @@ int main(void)
         tcase_add_test(tc, brackets);
         tcase_add_test(tc, link_speeds);
         tcase_add_test(tc, sizes_and_escapes);
+        tcase_add_test(tc, user_file_bounded);
         suite_add_tcase(s, tc);
         SRunner *sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
