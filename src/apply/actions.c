@@ -660,6 +660,10 @@ static bool file_target_allowed(const char *t)
          * the same name (sysctl.d(5)) */
         if (startswith(t, "/etc/sysctl.d/") && base == t + strlen("/etc/sysctl.d/") && endswith(base, ".conf"))
                 return true;
+        /* a zram-generator drop-in of /etc in the way of the /dev/null link that masks it */
+        if (startswith(t, "/etc/systemd/zram-generator.conf.d/") &&
+            base == t + strlen("/etc/systemd/zram-generator.conf.d/") && endswith(base, ".conf"))
+                return true;
         if (!strstr(base, "llmtune"))
                 return false;
         for (size_t i = 0; i < ARRAY_SIZE(dropin_dirs); i++)

@@ -78,6 +78,7 @@ int cmd_parse(const struct strv *argv, struct cmd *c, char **why)
         static const char *const reload[] = {"systemctl", "daemon-reload", NULL};
         static const char *const deb[] = {"update-initramfs", "-u", "-k", "all", NULL};
         static const char *const rh[] = {"dracut", "-f", "--regenerate-all", NULL};
+        static const char *const arch[] = {"mkinitcpio", "-P", NULL};
         *c = (struct cmd){0};
         if (argv_is(argv, reload)) {
                 c->tool = CMD_DAEMON_RELOAD;
@@ -89,6 +90,10 @@ int cmd_parse(const struct strv *argv, struct cmd *c, char **why)
         }
         if (argv_is(argv, rh)) {
                 c->tool = CMD_DRACUT;
+                return 0;
+        }
+        if (argv_is(argv, arch)) {
+                c->tool = CMD_MKINITCPIO;
                 return 0;
         }
         const char *const *v = (const char *const *)argv->v;
@@ -118,7 +123,7 @@ int cmd_parse(const struct strv *argv, struct cmd *c, char **why)
         }
         _cleanup_free_ char *s = strv_join(argv, " ");
         *why = xasprintf("'%.200s' is not a command llmtune runs (allowed: systemctl daemon-reload|start|stop UNIT, "
-                         "update-initramfs -u -k all, dracut -f --regenerate-all, tune2fs -E "
+                         "update-initramfs -u -k all, dracut -f --regenerate-all, mkinitcpio -P, tune2fs -E "
                          "stride=N,stripe_width=M /dev/DEVICE, modprobe MODULE)",
                          s);
         return -EINVAL;
@@ -148,6 +153,10 @@ void cmd_argv(const struct cmd *c, const char *device_arg, struct strv *ret)
                 strv_add(ret, "dracut");
                 strv_add(ret, "-f");
                 strv_add(ret, "--regenerate-all");
+                break;
+        case CMD_MKINITCPIO:
+                strv_add(ret, "mkinitcpio");
+                strv_add(ret, "-P");
                 break;
         case CMD_TUNE2FS:
                 strv_add(ret, "tune2fs");
@@ -188,6 +197,7 @@ int cmd_check_undo(const struct strv *forward, const struct strv *undo, char **w
         case CMD_DAEMON_RELOAD:
         case CMD_UPDATE_INITRAMFS:
         case CMD_DRACUT:
+        case CMD_MKINITCPIO:
                 ok = u.tool == f.tool; /* regenerating again after the files are restored */
                 break;
         case CMD_TUNE2FS:

@@ -24,6 +24,7 @@ enum cmd_tool {
         CMD_DAEMON_RELOAD,    /* systemctl daemon-reload */
         CMD_UPDATE_INITRAMFS, /* update-initramfs -u -k all */
         CMD_DRACUT,           /* dracut -f --regenerate-all */
+        CMD_MKINITCPIO,       /* mkinitcpio -P (every preset) */
         CMD_TUNE2FS,          /* tune2fs -E stride=N,stripe_width=M DEVICE */
         CMD_MODPROBE,         /* modprobe MODULE */
         CMD_UNIT_START,       /* systemctl start UNIT */

@@ -231,6 +231,104 @@ static char *header(struct planner *pl, const char *comment)
 
 /* --- remedies ----------------------------------------------------------------------------------- */
 
+/* --- services that set a knob again at boot (probe-tuner.c) -------------------------------------- */
+
+struct tuner_knob {
+        const char *knob;    /* the tuner.T.KNOB fact */
+        const char *what;    /* for the reader */
+        const char *tuned;   /* tuned.conf(5) section and key */
+        const char *sysfs;   /* a part of the sysfs path that identifies the knob */
+};
+
+static const struct tuner_knob tuner_knobs[] = {
+        {"governor", "the CPU governor", "[cpu] governor", "cpufreq/policy"},
+        {"thp", "transparent_hugepage/enabled", "[vm] transparent_hugepages", "transparent_hugepage/enabled"},
+        {"thp_defrag", "transparent_hugepage/defrag", "[vm] transparent_hugepage.defrag", "transparent_hugepage/defrag"},
+};
+
+static const struct tuner_knob *tuner_knob_find(const char *knob)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(tuner_knobs); i++)
+                if (streq(tuner_knobs[i].knob, knob))
+                        return &tuner_knobs[i];
+        return NULL;
+}
+
+/* What to do about tuner T setting K to HAVE (NULL: unknown) when the profile wants WANT. */
+static char *tuner_advice(struct planner *pl, const char *t, const struct tuner_knob *k, const char *have,
+                          const char *src, const char *want)
+{
+        _cleanup_free_ char *sets = have ? xasprintf("sets %s to %s (%s)", k->what, have, src)
+                                         : xasprintf("may set %s: %s", k->what, src);
+        if (streq(t, "tuned")) {
+                const struct fact *p = fact_ok(pl->f, "tuner.tuned.profile");
+                const char *prof = p ? p->str : "its profile";
+                return xasprintf("tuned.service is enabled and its profile %s %s whenever tuned starts: make a profile "
+                                 "/etc/tuned/llmtune/tuned.conf with \"[main] include=%s\" and \"%s=%s\", then "
+                                 "`tuned-adm profile llmtune`; or `systemctl disable --now tuned`",
+                                 prof, sets, prof, k->tuned, want);
+        }
+        if (streq(t, "power-profiles-daemon"))
+                return xasprintf("power-profiles-daemon.service is enabled and %s whenever it starts (its "
+                                 "intel_pstate/amd_pstate drivers): on a compute node `systemctl mask --now "
+                                 "power-profiles-daemon`",
+                                 sets);
+        if (streq(t, "ondemand"))
+                return xasprintf("Ubuntu's ondemand.service is enabled and %s a minute after boot: `systemctl disable "
+                                 "ondemand`",
+                                 sets);
+        if (streq(t, "cpupower"))
+                return xasprintf("cpupower.service is enabled and %s at boot: make its governor %s there (`-g %s` in "
+                                 "CPUPOWER_START_OPTS of /etc/sysconfig/cpupower, governor=%s in /etc/default/cpupower), "
+                                 "or `systemctl disable cpupower`",
+                                 sets, want, want, want);
+        if (streq(t, "cpufrequtils"))
+                return xasprintf("cpufrequtils is enabled and %s at boot: set GOVERNOR=\"%s\" in "
+                                 "/etc/default/cpufrequtils, or ENABLE=\"false\" there",
+                                 sets, want);
+        return xasprintf("%s is enabled and %s at boot: configure or disable it", t, sets);
+}
+
+/* One note per enabled tuner that sets K to something other than WANT (or may: its configuration is
+ * unreadable). AFTER_WRITE: the note follows a runtime write that the tuner undoes. Returns how many. */
+static size_t tuner_conflicts(struct planner *pl, const struct tuner_knob *k, const char *want, bool after_write)
+{
+        _cleanup_free_ char *pattern = xasprintf("tuner.*.%s", k->knob);
+        const struct fact **v = NULL;
+        size_t n = facts_match(pl->f, pattern, &v), found = 0;
+        for (size_t i = 0; i < n; i++) {
+                const struct fact *fc = v[i];
+                if (fc->status == FACT_ABSENT || (fc->status == FACT_OK && streq(fc->str, want)))
+                        continue;
+                const char *t0 = fc->name + strlen("tuner.");
+                _cleanup_free_ char *t = xstrndup(t0, strlen(t0) - strlen(k->knob) - 1);
+                _cleanup_free_ char *src = fc->status == FACT_OK ? xstrdup(fc->source)
+                                                                 : xasprintf("%s (%s)", fc->reason, fc->source);
+                _cleanup_free_ char *advice =
+                        tuner_advice(pl, t, k, fc->status == FACT_OK ? fc->str : NULL, src, want);
+                if (after_write)
+                        note(pl, false, "%s lasts only until the next boot: %s", k->what, advice);
+                else
+                        note(pl, false, "%s", advice);
+                found++;
+        }
+        free(v);
+        return found;
+}
+
+static void plan_boot_tuner(struct planner *pl)
+{
+        const char *knob = param(pl->res, "knob"), *want = param(pl->res, "value");
+        const struct tuner_knob *k = tuner_knob_find(knob);
+        if (!k) {
+                note(pl, false, "rule %s: remedy.knob '%s' is not one of governor, thp, thp_defrag", pl->res->rule->id,
+                     knob);
+                return;
+        }
+        if (tuner_conflicts(pl, k, want, false) == 0)
+                note(pl, false, "no service enabled at boot sets %s otherwise now: see `llmtune facts tuner`", k->what);
+}
+
 static void plan_sysfs(struct planner *pl)
 {
         const char *pattern = param(pl->res, "path"), *value = param(pl->res, "value");
@@ -251,6 +349,10 @@ static void plan_sysfs(struct planner *pl)
         if (paths.n == 0)
                 note(pl, false, "no file matches %s: set %s by hand", pattern, value);
         strv_free(&paths);
+        /* never fight a boot-time tuner silently: the tmpfiles.d line runs before it starts */
+        for (size_t i = 0; i < ARRAY_SIZE(tuner_knobs); i++)
+                if (strstr(pattern, tuner_knobs[i].sysfs))
+                        tuner_conflicts(pl, &tuner_knobs[i], value, true);
 }
 
 struct keep_ctx {
@@ -399,13 +501,34 @@ static void plan_swapoff(struct planner *pl)
                 return;
         uint64_t avail = 0, used_total = 0;
         bool have_avail = meminfo_bytes(pl->r, "MemAvailable", &avail) == 0;
+        size_t ok = 0;
         for (size_t i = 0; i < n; i++)
-                if (areas[i].err == 0)
+                if (areas[i].err == 0) {
                         used_total += areas[i].used * 1024;
-        /* swapoff(2) fails with ENOMEM when memory cannot take what is swapped out (swapoff(2)). */
-        if (have_avail && used_total >= avail) {
-                note(pl, false, "swap holds %llu MiB and only %llu MiB are available: free memory, then swapoff -a",
-                     (unsigned long long)(used_total >> 20), (unsigned long long)(avail >> 20));
+                        ok++;
+                }
+        /* swapoff(2) fails with ENOMEM when memory cannot take what is swapped out (swapoff(2)); well
+         * before that the kernel reclaims page cache and may OOM-kill a job to bring the pages back.
+         * The memory available afterwards must stay at least the profile's margin (min_free). */
+        const char *min = param(pl->res, "min_free");
+        bool mn;
+        uint64_t margin = 0;
+        if (min && parse_rule_number(min, &mn, &margin) < 0) {
+                note(pl, false, "swapoff_min_free '%s' is not a size: swap left on", min);
+                swaps_free(areas, n);
+                return;
+        }
+        if (!have_avail && ok) {
+                note(pl, false, "MemAvailable unknown (/proc/meminfo): swap left on; check free memory, then swapoff -a");
+                swaps_free(areas, n);
+                return;
+        }
+        if (ok && (used_total >= avail || avail - used_total < margin)) {
+                note(pl, false,
+                     "swap holds %llu MiB and %llu MiB are available: swapoff would leave %lld MiB, below the margin of "
+                     "%llu MiB (swapoff_min_free): swap left on; free memory, then swapoff -a",
+                     (unsigned long long)(used_total >> 20), (unsigned long long)(avail >> 20),
+                     ((long long)avail - (long long)used_total) / (1 << 20), (unsigned long long)(margin >> 20));
                 swaps_free(areas, n);
                 return;
         }
@@ -443,27 +566,50 @@ static void plan_zram_off(struct planner *pl)
                 note(pl, false, "zram swap is active without a generator llmtune knows: find what creates it (zramctl)");
                 return;
         }
-        if (streq(gen->str, "/etc/default/zramswap"))
-                /* Debian's zramswap package: mask its service */
-                want_symlink(pl, "/etc/systemd/system/zramswap.service", "/dev/null");
-        else
-                /* zram-generator: a /dev/null link in /etc overrides the configuration (zram-generator.conf(5)) */
-                want_symlink(pl, "/etc/systemd/zram-generator.conf", "/dev/null");
+        /* every file in effect that defines a device: the main file and each conf.d drop-in is
+         * masked by a /dev/null link of its name in /etc (zram-generator.conf(5)) */
+        _cleanup_free_ char *list = xstrdup(gen->str);
+        char *save = NULL;
+        for (char *p = strtok_r(list, " ", &save); p; p = strtok_r(NULL, " ", &save)) {
+                if (streq(p, "/etc/default/zramswap")) {
+                        /* Debian's zramswap package: mask its service */
+                        want_symlink(pl, "/etc/systemd/system/zramswap.service", "/dev/null");
+                        continue;
+                }
+                const char *name = strrchr(p, '/') + 1;
+                _cleanup_free_ char *mask = strstr(p, "/zram-generator.conf.d/")
+                                                    ? xasprintf("/etc/systemd/zram-generator.conf.d/%s", name)
+                                                    : xstrdup("/etc/systemd/zram-generator.conf");
+                want_symlink(pl, mask, "/dev/null");
+        }
         static const char *const reload[] = {"systemctl", "daemon-reload", NULL};
         command(pl, "systemctl daemon-reload", reload, reload);
 }
 
+/* The regeneration for the tool installed in the root (os.initramfs_tool); NULL when none is. */
 static const char *const *initramfs_argv(struct planner *pl)
 {
         static const char *const deb[] = {"update-initramfs", "-u", "-k", "all", NULL};
         static const char *const rh[] = {"dracut", "-f", "--regenerate-all", NULL};
+        static const char *const arch[] = {"mkinitcpio", "-P", NULL};
         const struct fact *tool = fact_ok(pl->f, "os.initramfs_tool");
-        return tool && streq(tool->str, "update-initramfs") ? deb : rh;
+        if (!tool)
+                return NULL;
+        return streq(tool->str, "update-initramfs") ? deb : streq(tool->str, "dracut") ? rh
+                                                          : streq(tool->str, "mkinitcpio") ? arch
+                                                                                           : NULL;
 }
 
 static void plan_initramfs(struct planner *pl)
 {
         const char *const *argv = initramfs_argv(pl);
+        if (!argv) {
+                const struct fact *fc = facts_get(pl->f, "os.initramfs_tool");
+                note(pl, false, "regenerate the initramfs for every installed kernel by hand: llmtune found no "
+                                "initramfs tool (%s)",
+                     fc && fc->reason ? fc->reason : "os.initramfs_tool unknown");
+                return;
+        }
         /* undoing a blacklist restores modprobe.d first (reverse order), then regenerates again */
         command(pl, argv[0], argv, argv);
 }
@@ -704,6 +850,10 @@ static void plan_dropin(struct planner *pl)
         _cleanup_free_ char *body = unescape_newlines(param(pl->res, "content"));
         _cleanup_free_ char *content = xasprintf("%s%s", h, body);
         want_file(pl, param(pl->res, "path"), content, 0644);
+        /* what the file needs before it is in force (a manager re-exec, restarted services) */
+        const char *then = param(pl->res, "then");
+        if (then)
+                note(pl, false, "%s", then);
 }
 
 static void plan_modules_load(struct planner *pl)
@@ -853,6 +1003,7 @@ static const struct remedy_plan {
         {"modules-load", plan_modules_load, NULL},
         {"service-enable", plan_service_enable, NULL},
         {"affinity-conf", plan_affinity_conf, NULL},
+        {"boot-tuner", plan_boot_tuner, NULL},
         {"manual", plan_manual, NULL},
 };
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * os.* and boot.*: the distribution (os-release(5)), which decides the initramfs tool, and whether
+ * os.* and boot.*: the distribution (os-release(5)), the initramfs tool that is installed, and whether
  * the initramfs of the running kernel is older than the modprobe.d configuration it carries a copy
  * of (update-initramfs(8), dracut(8): a blacklist is not in force at boot until the initramfs is
  * regenerated).
@@ -46,12 +46,53 @@ static int os_run(struct facts *f)
                 if (!found)
                         fact_absent(f, path, "not set in os-release", "os.%s", names[k]);
         }
-        /* Debian and its derivatives use initramfs-tools; Fedora/RHEL/SUSE use dracut. */
-        const struct fact *id = facts_get(f, "os.id"), *like = facts_get(f, "os.id_like");
-        bool debian = (id && id->status == FACT_OK && (streq(id->str, "debian") || streq(id->str, "ubuntu"))) ||
-                      (like && like->status == FACT_OK && strstr(like->str, "debian"));
-        fact_str(f, path, debian ? "update-initramfs" : "dracut", "os.initramfs_tool");
         return 0;
+}
+
+/* The initramfs generator is the one installed, not the one the distribution's name suggests (a
+ * Debian with dracut, Arch with mkinitcpio or dracut): update-initramfs(8) of initramfs-tools,
+ * dracut(8), mkinitcpio(8), looked up in the root's /usr/sbin, /usr/bin and /sbin. When several are,
+ * the first in that order is used and os.initramfs_tools names them all. */
+static void initramfs_tool(struct facts *f)
+{
+        static const char *const tools[] = {"update-initramfs", "dracut", "mkinitcpio"};
+        static const char *const dirs[] = {"/usr/sbin", "/usr/bin", "/sbin"};
+        struct root *r = facts_root(f);
+        struct strv found = {0};
+        char *first = NULL;
+        int bad = 0;
+        const char *bad_path = NULL;
+        for (size_t t = 0; t < ARRAY_SIZE(tools); t++)
+                for (size_t d = 0; d < ARRAY_SIZE(dirs); d++) {
+                        _cleanup_free_ char *p = xasprintf("%s/%s", dirs[d], tools[t]);
+                        struct stat st;
+                        int rc = root_stat(r, p, &st, true);
+                        if (rc == 0 && S_ISREG(st.st_mode)) {
+                                strv_add(&found, tools[t]);
+                                if (!first)
+                                        first = xstrdup(p);
+                                break;
+                        }
+                        if (rc < 0 && rc != -ENOENT && rc != -ENOTDIR && !bad) {
+                                bad = rc;
+                                bad_path = dirs[d];
+                        }
+                }
+        if (first) {
+                const char *name = strrchr(first, '/') + 1;
+                fact_str(f, first, name, "os.initramfs_tool");
+                _cleanup_free_ char *all = strv_join(&found, " ");
+                fact_str(f, first, all, "os.initramfs_tools");
+        } else if (bad) {
+                fact_unreadable(f, bad_path, bad, NULL, "os.initramfs_tool");
+                fact_unreadable(f, bad_path, bad, NULL, "os.initramfs_tools");
+        } else {
+                const char *why = "none of update-initramfs, dracut, mkinitcpio in /usr/sbin, /usr/bin, /sbin";
+                fact_absent(f, "/usr/sbin", why, "os.initramfs_tool");
+                fact_absent(f, "/usr/sbin", why, "os.initramfs_tools");
+        }
+        free(first);
+        strv_free(&found);
 }
 
 static int boot_run(struct facts *f)
@@ -96,6 +137,7 @@ static int boot_run(struct facts *f)
 static int boot_probe_run(struct facts *f)
 {
         os_run(f);
+        initramfs_tool(f);
         boot_run(f);
         return 0;
 }

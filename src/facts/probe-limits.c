@@ -4,13 +4,22 @@
  *   limits.memlock.login.{soft,hard}    login sessions: pam_limits from /etc/security/limits.conf, then
  *                                       limits.d/NAME.conf in name order, "*" (default) lines; without one,
  *                                       what the session inherits from its service (sshd, logind)
+ *   limits.memlock.root.{soft,hard}     the same for root: a "*" line does not apply to root
+ *                                       (limits.conf(5)), only "root" lines do; else inherited
  *   limits.memlock.service.{soft,hard}  services: DefaultLimitMEMLOCK= of systemd-system.conf(5) and its
- *                                       drop-ins; systemd's default 8M when not set
+ *                                       drop-ins; systemd's default 8M when not set; without systemd the
+ *                                       kernel's default, MLOCK_LIMIT (include/uapi/linux/resource.h):
+ *                                       8 MiB since Linux 5.16, 64 KiB before
+ *   limits.memlock.manager.{soft,hard}  what the running service manager (PID 1) has now, from
+ *                                       /proc/1/limits "Max locked memory" (proc(5)): a changed
+ *                                       DefaultLimitMEMLOCK= is in force only after systemctl
+ *                                       daemon-reexec or a reboot
  * Values are bytes (limits.conf counts KiB), or the word "unlimited".
  */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "facts.h"
 #include "parse.h"
@@ -53,8 +62,8 @@ static void record(struct facts *f, const struct lim *l, const char *name)
 
 /* limits.conf(5): "domain type item value"; memlock in KiB; "-" sets both; unlimited/infinity/-1.
  * Lines of the same domain replace earlier ones (pam_limits.c process_limit); a bad value is
- * ignored, as pam_limits does. Only the "*" domain: what every user gets. */
-static void parse_limits(const char *path, const char *data, struct pair *ret)
+ * ignored, as pam_limits does. Only DOMAIN's lines: "*" (what every user but root gets) or "root". */
+static void parse_limits(const char *path, const char *data, const char *domain, struct pair *ret)
 {
         _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(data);
         while (line_next(&it)) {
@@ -65,7 +74,7 @@ static void parse_limits(const char *path, const char *data, struct pair *ret)
                 char dom[64], type[16], item[32], value[64], extra;
                 if (sscanf(line, "%63s %15s %31s %63s %c", dom, type, item, value, &extra) != 4)
                         continue;
-                if (!streq(dom, "*") || !streq(item, "memlock"))
+                if (!streq(dom, domain) || !streq(item, "memlock"))
                         continue;
                 bool unlimited = streq(value, "unlimited") || streq(value, "infinity") || streq(value, "-1");
                 uint64_t kib = 0;
@@ -83,11 +92,11 @@ static void parse_limits(const char *path, const char *data, struct pair *ret)
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-static void login_limits(struct root *r, struct pair *ret)
+static void login_limits(struct root *r, const char *domain, struct pair *ret)
 {
         const char *data;
         if (root_read(r, LIMITS_CONF, &data, NULL) == 0)
-                parse_limits(LIMITS_CONF, data, ret);
+                parse_limits(LIMITS_CONF, data, domain, ret);
         struct strv names = {0};
         if (root_list(r, LIMITS_D, &names) == 0 && names.n > 0 && names.n < MAX_FILES) {
                 qsort_safe(names.v, names.n, sizeof(*names.v), cmp_str);
@@ -96,7 +105,7 @@ static void login_limits(struct root *r, struct pair *ret)
                                 continue;
                         _cleanup_free_ char *path = xasprintf(LIMITS_D "/%s", names.v[i]);
                         if (root_read(r, path, &data, NULL) == 0)
-                                parse_limits(path, data, ret);
+                                parse_limits(path, data, domain, ret);
                 }
         }
         strv_free(&names);
@@ -224,42 +233,108 @@ static void pair_free(struct pair *p)
         free(p->hard.src);
 }
 
+/* MLOCK_LIMIT: 8 MiB since Linux 5.16 (include/uapi/linux/resource.h), 64 KiB before. */
+static void kernel_default(struct facts *f, struct lim *l)
+{
+        const struct fact *rel = facts_get(f, "kernel.release");
+        unsigned a = 0, b = 0;
+        if (rel && rel->status == FACT_OK && sscanf(rel->str, "%u.%u", &a, &b) == 2) {
+                bool new = a > 5 || (a == 5 && b >= 16);
+                _cleanup_free_ char *src = xasprintf("kernel default MLOCK_LIMIT for Linux %s (%s since 5.16, "
+                                                     "include/uapi/linux/resource.h); no systemd under the root",
+                                                     rel->str, new ? "8 MiB" : "64 KiB before 8 MiB");
+                lim_set(l, false, new ? 8ull << 20 : 64ull << 10, src);
+        } else
+                /* either default is at most 8 MiB: a minimum above it fails on both */
+                lim_set(l, false, 8ull << 20, "kernel default MLOCK_LIMIT, at most 8 MiB (64 KiB before Linux 5.16; "
+                                              "the release is unknown); no systemd under the root");
+}
+
+static bool has_systemd(struct root *r)
+{
+        static const char *const bins[] = {"/usr/lib/systemd/systemd", "/lib/systemd/systemd"};
+        struct stat st;
+        for (size_t i = 0; i < ARRAY_SIZE(bins); i++)
+                if (root_stat(r, bins[i], &st, true) == 0)
+                        return true;
+        return root_stat(r, "/etc/systemd/system", &st, true) == 0;
+}
+
+/* /proc/1/limits: "Max locked memory  SOFT  HARD  bytes" (fs/proc/base.c proc_pid_limits). */
+static void manager_limits(struct facts *f)
+{
+        const char *path = "/proc/1/limits", *data;
+        int rc = root_read(facts_root(f), path, &data, NULL);
+        const char *names[2] = {"limits.memlock.manager.soft", "limits.memlock.manager.hard"};
+        if (rc < 0) {
+                for (int k = 0; k < 2; k++)
+                        if (rc == -ENOENT)
+                                fact_absent(f, path, root_is_live(facts_root(f)) ? "no /proc/1/limits"
+                                                                                 : "no /proc/1/limits in this tree",
+                                            "%s", names[k]);
+                        else
+                                fact_unreadable(f, path, rc, NULL, "%s", names[k]);
+                return;
+        }
+        const char *line = strstr(data, "\nMax locked memory");
+        char v[2][32];
+        if (!line || sscanf(line + strlen("\nMax locked memory"), " %31s %31s", v[0], v[1]) != 2) {
+                for (int k = 0; k < 2; k++)
+                        fact_unreadable(f, path, -EBADMSG, "no \"Max locked memory\" line", "%s", names[k]);
+                return;
+        }
+        for (int k = 0; k < 2; k++) {
+                uint64_t n;
+                if (streq(v[k], "unlimited"))
+                        fact_str(f, path, "unlimited", "%s", names[k]);
+                else if (parse_u64(v[k], &n) == 0)
+                        fact_uint(f, path, n, "%s", names[k]);
+                else
+                        fact_unreadable(f, path, -EBADMSG, "not a number", "%s", names[k]);
+        }
+}
+
+static void session_facts(struct facts *f, struct pair *own, struct lim *const svc[2], const char *who,
+                          const char *domain_text)
+{
+        struct lim *ll[2] = {&own->soft, &own->hard};
+        const char *kinds[2] = {"soft", "hard"};
+        for (int k = 0; k < 2; k++) {
+                _cleanup_free_ char *name = xasprintf("limits.memlock.%s.%s", who, kinds[k]);
+                if (!ll[k]->set) {
+                        /* no line for the domain: the session keeps what sshd/logind run with */
+                        _cleanup_free_ char *src = xasprintf("no %s memlock line in " LIMITS_CONF " or " LIMITS_D
+                                                             "; inherited from %s",
+                                                             domain_text, svc[k]->src);
+                        lim_set(ll[k], svc[k]->unlimited, svc[k]->bytes, src);
+                }
+                record(f, ll[k], name);
+        }
+}
+
 static int limits_run(struct facts *f)
 {
         struct root *r = facts_root(f);
-        struct pair svc = {0}, login = {0};
-        bool systemd = service_limits(r, &svc);
+        struct pair svc = {0}, login = {0}, root = {0};
+        bool systemd = service_limits(r, &svc) || has_systemd(r);
         const char *dflt = "systemd default (DefaultLimitMEMLOCK=8M, systemd-system.conf(5))";
         struct lim *sl[2] = {&svc.soft, &svc.hard};
-        for (int k = 0; k < 2; k++)
+        for (int k = 0; k < 2; k++) {
+                /* nothing configured is not "no limit": it is systemd's or the kernel's default */
                 if (!sl[k]->set && systemd)
                         lim_set(sl[k], false, SYSTEMD_DEFAULT_MEMLOCK, dflt);
-        const char *kinds[2] = {"soft", "hard"};
-        for (int k = 0; k < 2; k++) {
-                if (sl[k]->set)
-                        record(f, sl[k], k ? "limits.memlock.service.hard" : "limits.memlock.service.soft");
-                else
-                        fact_absent(f, SYSTEM_CONF, "no systemd-system.conf or drop-in under the root (not systemd, "
-                                    "or a trimmed tree)", "limits.memlock.service.%s", kinds[k]);
+                else if (!sl[k]->set)
+                        kernel_default(f, sl[k]);
+                record(f, sl[k], k ? "limits.memlock.service.hard" : "limits.memlock.service.soft");
         }
-
-        login_limits(r, &login);
-        struct lim *ll[2] = {&login.soft, &login.hard};
-        for (int k = 0; k < 2; k++) {
-                if (ll[k]->set)
-                        record(f, ll[k], k ? "limits.memlock.login.hard" : "limits.memlock.login.soft");
-                else if (sl[k]->set) {
-                        /* no "*" line: the session keeps what sshd/logind run with */
-                        _cleanup_free_ char *src = xasprintf("no \"*\" memlock line in " LIMITS_CONF
-                                                             " or " LIMITS_D "; inherited from %s", sl[k]->src);
-                        lim_set(ll[k], sl[k]->unlimited, sl[k]->bytes, src);
-                        record(f, ll[k], k ? "limits.memlock.login.hard" : "limits.memlock.login.soft");
-                } else
-                        fact_absent(f, LIMITS_CONF, "no \"*\" memlock line and no systemd default to inherit",
-                                    "limits.memlock.login.%s", kinds[k]);
-        }
+        login_limits(r, "*", &login);
+        login_limits(r, "root", &root);
+        session_facts(f, &login, sl, "login", "\"*\"");
+        session_facts(f, &root, sl, "root", "\"root\" (a \"*\" line does not apply to root)");
+        manager_limits(f);
         pair_free(&svc);
         pair_free(&login);
+        pair_free(&root);
         return 0;
 }
 

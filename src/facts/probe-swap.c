@@ -2,11 +2,15 @@
 /*
  * swap.*: active swap areas (/proc/swaps, proc(5)) and everything that turns swap back on at boot:
  * fstab "swap" lines (systemd-fstab-generator; Ubuntu's /swap.img is one), native .swap units,
- * zram-generator (zram-generator.conf(5)) and Debian's zramswap.
+ * zram-generator (zram-generator.conf(5): its main file and the *.conf.d/ drop-ins) and Debian's
+ * zramswap, and swap partitions systemd-gpt-auto-generator(8) activates by their GPT type.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <sys/stat.h>
 
 #include "facts.h"
 #include "mounts.h"
@@ -125,28 +129,247 @@ static bool masked(struct root *r, const char *path)
         return root_readlink(r, path, &target) == 0 && streq(target, "/dev/null");
 }
 
-/* The first zram configuration that exists; a /dev/null link masks it (systemd.unit(5)). */
+/*
+ * zram-generator.conf(5): the main file is the first of /etc, /run, /usr/local/lib, /usr/lib
+ * (systemd/zram-generator.conf); drop-ins are every zram-generator.conf.d/NAME.conf of those
+ * directories, a name in an earlier directory hiding the same name in a later one, read in name
+ * order. A /dev/null link masks a file. Only a [zramN] section creates a device. Debian's
+ * zram-tools (zramswap.service, /etc/default/zramswap) is the other source.
+ * swap.zram.generator: the files in effect that define a device, space-separated; absent when none.
+ * swap.zram.devices: the [zramN] sections they define.
+ */
+static const char *const zram_dirs[] = {"/etc/systemd", "/run/systemd", "/usr/local/lib/systemd", "/usr/lib/systemd"};
+
+static bool zram_sections(const char *data, struct strv *devs)
+{
+        bool any = false;
+        for (const char *p = data; *p;) {
+                const char *nl = strchr(p, '\n');
+                size_t len = nl ? (size_t)(nl - p) : strlen(p);
+                _cleanup_free_ char *line = xstrndup(p, len);
+                p += len + (nl ? 1 : 0);
+                char *l = line + strspn(line, " \t");
+                strip_trailing(l);
+                if (startswith(l, "[zram") && endswith(l, "]")) {
+                        l[strlen(l) - 1] = '\0';
+                        if (!strv_contains(devs, l + 1))
+                                strv_add(devs, l + 1);
+                        any = true;
+                }
+        }
+        return any;
+}
+
 static void probe_zram_generator(struct facts *f)
 {
-        static const char *const paths[] = {
-                "/etc/systemd/zram-generator.conf",
-                "/usr/lib/systemd/zram-generator.conf",
-                "/usr/local/lib/systemd/zram-generator.conf",
-                "/etc/default/zramswap", /* Debian's zram-tools (zramswap.service) */
-        };
         struct root *r = facts_root(f);
-        for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
-                struct stat st;
-                if (root_stat(r, paths[i], &st, false) < 0)
+        struct strv files = {0}, devs = {0}, names = {0}, paths = {0};
+        int bad = 0;
+        _cleanup_free_ char *bad_path = NULL;
+        /* the main file: the first that exists decides, a mask included */
+        for (size_t i = 0; i < ARRAY_SIZE(zram_dirs); i++) {
+                _cleanup_free_ char *p = xasprintf("%s/zram-generator.conf", zram_dirs[i]);
+                const char *data;
+                int rc = root_read(r, p, &data, NULL);
+                if (rc == -ENOENT && !masked(r, p))
                         continue;
-                if (masked(r, paths[i]))
-                        fact_absent(f, paths[i], "masked", "swap.zram.generator");
-                else
-                        fact_str(f, paths[i], paths[i], "swap.zram.generator");
+                if (masked(r, p))
+                        break;
+                if (rc < 0) {
+                        bad = rc;
+                        bad_path = xstrdup(p);
+                        break;
+                }
+                if (zram_sections(data, &devs))
+                        strv_add(&files, p);
+                break;
+        }
+        /* drop-ins by name across the directories, the first directory's copy winning */
+        for (size_t i = 0; i < ARRAY_SIZE(zram_dirs); i++) {
+                _cleanup_free_ char *d = xasprintf("%s/zram-generator.conf.d", zram_dirs[i]);
+                struct strv l = {0};
+                int rc = root_list(r, d, &l);
+                if (rc < 0 && rc != -ENOENT && !bad) {
+                        bad = rc;
+                        bad_path = xstrdup(d);
+                }
+                for (size_t k = 0; k < l.n; k++)
+                        if (endswith(l.v[k], ".conf") && !strv_contains(&names, l.v[k])) {
+                                strv_add(&names, l.v[k]);
+                                strv_push(&paths, xasprintf("%s/%s", d, l.v[k]));
+                        }
+                strv_free(&l);
+        }
+        for (size_t i = 1; i < names.n; i++) /* name order */
+                for (size_t j = i; j > 0 && strcmp(names.v[j - 1], names.v[j]) > 0; j--) {
+                        char *t = names.v[j];
+                        names.v[j] = names.v[j - 1];
+                        names.v[j - 1] = t;
+                        t = paths.v[j];
+                        paths.v[j] = paths.v[j - 1];
+                        paths.v[j - 1] = t;
+                }
+        for (size_t i = 0; i < paths.n; i++) {
+                const char *data;
+                if (masked(r, paths.v[i]))
+                        continue;
+                int rc = root_read(r, paths.v[i], &data, NULL);
+                if (rc < 0) {
+                        if (!bad) {
+                                bad = rc;
+                                free(bad_path);
+                                bad_path = xstrdup(paths.v[i]);
+                        }
+                        continue;
+                }
+                if (zram_sections(data, &devs))
+                        strv_add(&files, paths.v[i]);
+        }
+        struct stat st;
+        if (root_stat(r, "/etc/default/zramswap", &st, false) == 0) {
+                if (!masked(r, "/etc/systemd/system/zramswap.service"))
+                        strv_add(&files, "/etc/default/zramswap");
+        }
+        if (files.n) {
+                _cleanup_free_ char *list = strv_join(&files, " ");
+                _cleanup_free_ char *dl = strv_join(&devs, " ");
+                fact_str(f, files.v[0], list, "swap.zram.generator");
+                fact_str(f, files.v[0], dl, "swap.zram.devices");
+        } else if (bad) {
+                fact_unreadable(f, bad_path, bad, NULL, "swap.zram.generator");
+                fact_unreadable(f, bad_path, bad, NULL, "swap.zram.devices");
+        } else {
+                const char *why = "no zram-generator configuration with a [zramN] device (main file or conf.d drop-in, "
+                                  "not masked) and no zramswap";
+                fact_absent(f, "/etc/systemd/zram-generator.conf", why, "swap.zram.generator");
+                fact_absent(f, "/etc/systemd/zram-generator.conf", why, "swap.zram.devices");
+        }
+        strv_free(&files);
+        strv_free(&devs);
+        strv_free(&names);
+        strv_free(&paths);
+}
+
+/*
+ * systemd-gpt-auto-generator(8) activates, at every boot, the partitions of the root file system's
+ * disk whose GPT type is "Linux swap" (0657fd6d-a4ab-43c4-84e5-0933c84b4f4f, the Discoverable
+ * Partitions Specification) unless attribute bit 63 ("no-auto") is set, with no fstab line at all;
+ * systemd.gpt_auto=0 or systemd.swap=0 on the kernel command line turns that off. Partition types
+ * come from udev's database (/run/udev/data/bMAJ:MIN, ID_PART_ENTRY_TYPE and _FLAGS).
+ * swap.gpt_auto.count / swap.gpt_auto.devices: such partitions (on the root's disk when it is
+ * known, else on any disk).
+ */
+#define GPT_SWAP_TYPE "0657fd6d-a4ab-43c4-84e5-0933c84b4f4f"
+
+static char *udev_value(const char *data, const char *key)
+{
+        _cleanup_free_ char *needle = xasprintf("E:%s=", key);
+        for (const char *p = data; p && *p;) {
+                const char *nl = strchr(p, '\n');
+                size_t len = nl ? (size_t)(nl - p) : strlen(p);
+                if (len >= strlen(needle) && strncmp(p, needle, strlen(needle)) == 0)
+                        return xstrndup(p + strlen(needle), len - strlen(needle));
+                p = nl ? nl + 1 : NULL;
+        }
+        return NULL;
+}
+
+/* The disk that holds the root file system ("nvme4n1" for /dev/nvme4n1p2), NULL when unknown. */
+static char *root_disk(struct root *r)
+{
+        struct mount_entry *m = NULL;
+        size_t n = 0;
+        char *disk = NULL;
+        if (mounts_read(r, &m, &n) < 0)
+                return NULL;
+        for (size_t i = 0; i < n && !disk; i++) {
+                if (!streq(m[i].target, "/") || !startswith(m[i].source, "/dev/") || strchr(m[i].source + 5, '/'))
+                        continue;
+                _cleanup_free_ char *link = xasprintf("/sys/class/block/%s", m[i].source + 5);
+                _cleanup_free_ char *t = NULL;
+                _cleanup_free_ char *part = xasprintf("%s/partition", link);
+                struct stat st;
+                if (root_readlink(r, link, &t) < 0)
+                        continue;
+                if (root_stat(r, part, &st, true) < 0) {
+                        disk = xstrdup(m[i].source + 5); /* a whole disk */
+                        continue;
+                }
+                char *slash = strrchr(t, '/');
+                if (slash) {
+                        *slash = '\0';
+                        char *up = strrchr(t, '/');
+                        disk = xstrdup(up ? up + 1 : t);
+                }
+        }
+        mounts_free(m, n);
+        return disk;
+}
+
+static void probe_gpt_auto(struct facts *f)
+{
+        struct root *r = facts_root(f);
+        const char *cmdline;
+        if (root_read(r, "/proc/cmdline", &cmdline, NULL) == 0) {
+                static const char *const off[] = {"systemd.gpt_auto=0", "systemd.gpt_auto=no", "systemd.gpt_auto=false",
+                                                  "systemd.gpt_auto=off", "systemd.swap=0", "systemd.swap=no",
+                                                  "systemd.swap=false", "systemd.swap=off"};
+                for (size_t i = 0; i < ARRAY_SIZE(off); i++) {
+                        const char *p = strstr(cmdline, off[i]);
+                        size_t l = strlen(off[i]);
+                        if (p && (p == cmdline || p[-1] == ' ') && (!p[l] || p[l] == ' ' || p[l] == '\n')) {
+                                fact_uint(f, "/proc/cmdline", 0, "swap.gpt_auto.count");
+                                fact_str(f, "/proc/cmdline", "", "swap.gpt_auto.devices");
+                                return;
+                        }
+                }
+        }
+        struct stat st;
+        if (root_stat(r, "/run/udev/data", &st, true) < 0) {
+                const char *why = root_is_live(r) ? "no udev database (/run/udev/data): partition types unknown"
+                                                  : "no udev database (/run/udev/data) in this tree: partition types unknown";
+                fact_absent(f, "/run/udev/data", why, "swap.gpt_auto.count");
+                fact_absent(f, "/run/udev/data", why, "swap.gpt_auto.devices");
                 return;
         }
-        fact_absent(f, "/etc/systemd/zram-generator.conf", "no zram-generator or zramswap configuration",
-                    "swap.zram.generator");
+        struct strv blocks = {0}, found = {0};
+        int rc = root_list(r, "/sys/class/block", &blocks);
+        if (rc < 0) {
+                fact_unreadable(f, "/sys/class/block", rc, NULL, "swap.gpt_auto.count");
+                fact_unreadable(f, "/sys/class/block", rc, NULL, "swap.gpt_auto.devices");
+                return;
+        }
+        _cleanup_free_ char *disk = root_disk(r);
+        for (size_t i = 0; i < blocks.n; i++) {
+                _cleanup_free_ char *base = xasprintf("/sys/class/block/%s", blocks.v[i]);
+                _cleanup_free_ char *part = xasprintf("%s/partition", base);
+                if (root_stat(r, part, &st, true) < 0)
+                        continue;
+                if (disk) {
+                        _cleanup_free_ char *t = NULL;
+                        _cleanup_free_ char *want = xasprintf("/%s/%s", disk, blocks.v[i]);
+                        if (root_readlink(r, base, &t) < 0 || !endswith(t, want))
+                                continue;
+                }
+                _cleanup_free_ char *devp = xasprintf("%s/dev", base);
+                _cleanup_free_ char *dev = NULL;
+                if (root_read_line(r, devp, &dev) < 0)
+                        continue;
+                _cleanup_free_ char *db = xasprintf("/run/udev/data/b%s", dev);
+                const char *data;
+                if (root_read(r, db, &data, NULL) < 0)
+                        continue;
+                _cleanup_free_ char *type = udev_value(data, "ID_PART_ENTRY_TYPE");
+                _cleanup_free_ char *flags = udev_value(data, "ID_PART_ENTRY_FLAGS");
+                unsigned long long fl = flags ? strtoull(flags, NULL, 0) : 0;
+                if (type && strcasecmp(type, GPT_SWAP_TYPE) == 0 && !(fl & (1ull << 63)))
+                        strv_push(&found, xasprintf("/dev/%s", blocks.v[i]));
+        }
+        _cleanup_free_ char *list = strv_join(&found, " ");
+        fact_uint(f, "/run/udev/data", found.n, "swap.gpt_auto.count");
+        fact_str(f, "/run/udev/data", list, "swap.gpt_auto.devices");
+        strv_free(&blocks);
+        strv_free(&found);
 }
 
 /* Native swap units an administrator wrote (systemd.swap(5)); /dev/null links are masks. */
@@ -188,6 +411,7 @@ static int swap_run(struct facts *f)
         probe_active(f);
         probe_fstab(f);
         probe_zram_generator(f);
+        probe_gpt_auto(f);
         probe_units(f);
         return 0;
 }

@@ -24,6 +24,7 @@ extern const struct probe probe_iommu;   /* iommu.*   probe-iommu.c */
 extern const struct probe probe_edac;    /* edac.*    probe-edac.c */
 extern const struct probe probe_limits;  /* limits.*  probe-limits.c */
 extern const struct probe probe_service; /* service.*, gpudirect.*  probe-service.c */
+extern const struct probe probe_tuner;   /* tuner.*   probe-tuner.c (boot-time governor/THP tuners) */
 extern const struct probe probe_xid;     /* xid.*     probe-xid.c (kernel log, rules/xid-catalog.tsv) */
 extern const struct probe probe_aer;     /* aer.*     probe-aer.c */
 extern const struct probe probe_nvml;    /* nvml.*    probe-nvml.c (NVML, or an nvidia-smi capture) */

@@ -81,11 +81,17 @@ def enable(d, unit):
     d.setdefault('links', {})['/etc/systemd/system/multi-user.target.wants/%s.service' % unit] = path
 
 
+PROC1_LIMITS = ('Limit                     Soft Limit           Hard Limit           Units     \n'
+                'Max open files            1048576              1048576              files     \n'
+                'Max locked memory         %s %s bytes     \n')
+
+
 def h100_good(d):
     """The HGX H100 fixture with everything the health rules look at in order."""
     etc = d.setdefault('etc', {})
     etc['/etc/systemd/system.conf'] = '[Manager]\n#DefaultLimitMEMLOCK=\n'
     etc['/etc/systemd/system.conf.d/90-memlock.conf'] = '[Manager]\nDefaultLimitMEMLOCK=infinity\n'
+    etc['/proc/1/limits'] = PROC1_LIMITS % ('unlimited'.ljust(20), 'unlimited'.ljust(20))
     enable(d, 'nvidia-persistenced')
     enable(d, 'nvidia-fabricmanager')
     # The fabric manager package of the fixture's driver (535.104.05); h100-bad loads 470.57.02.
@@ -123,6 +129,8 @@ def h100_bad(d):
     etc = d.setdefault('etc', {})
     etc['/etc/security/limits.d/99-memlock.conf'] = '* soft memlock 8192\n* hard memlock 8192\n'
     etc['/etc/systemd/system.conf'] = '[Manager]\n#DefaultLimitMEMLOCK=\n'
+    etc['/etc/systemd/system.conf.d/50-memlock.conf'] = '[Manager]\n'   # the fixture's infinity taken out
+    etc['/proc/1/limits'] = PROC1_LIMITS % ('8388608'.ljust(20), '8388608'.ljust(20))   # PID 1 booted with the default
     d.setdefault('links', {})['/etc/systemd/system/multi-user.target.wants/sshd.service'] = \
         '/usr/lib/systemd/system/sshd.service'
     etc['/sys/devices/system/edac/mc/mc0/ce_count'] = '5\n'
@@ -270,6 +278,8 @@ CASES = [
     ('h100-bad', 'h100-sxm-8x', 'memlock-login', 'fail', 'limits.memlock.login.soft = 8388608'),
     ('h100-good', 'h100-sxm-8x', 'memlock-services', 'pass', None),
     ('h100-bad', 'h100-sxm-8x', 'memlock-services', 'fail', 'limits.memlock.service.soft = 8388608'),
+    ('h100-good', 'h100-sxm-8x', 'memlock-services-running', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'memlock-services-running', 'fail', 'limits.memlock.manager.soft = 8388608'),
     ('h100-good', 'h100-sxm-8x', 'shm-size', 'pass', None),
     ('h100-bad', 'h100-sxm-8x', 'shm-size', 'fail', 'mem.shm.size = 67108864'),
     ('h100-good', 'h100-sxm-8x', 'host-ram-per-gpu', 'pass', None),

@@ -181,7 +181,7 @@ print("zshdir=%s" % (o.get("zshcompletiondir") or d(o["datadir"]) + "/zsh/site-f
         # rule's source, explained through the installed data directory) cite a file outside the
         # project: the maintainers' notes (KNOBS.md, ../nccl/NOTES.md), the shared corpus, /work.
         docdir=$datadir/doc/llmtune
-        for f in README.md docs/FACTS.md docs/RELIABILITY.md docs/GATHER.md; do
+        for f in README.md docs/FACTS.md docs/RELIABILITY.md docs/GATHER.md docs/TUNING.md; do
                 cmp -s "$src/$f" "$dest$docdir/$f" || fail "meson install: $docdir/$f is not $f"
         done
         if out=$(python3 - "$llmtune" "$dest$datadir/llmtune" "$dest$docdir" "$src" <<'PY'

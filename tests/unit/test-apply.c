@@ -184,6 +184,8 @@ START_TEST(commands_are_typed)
         ck_assert_int_eq(parse("systemctl daemon-reload"), 0);
         ck_assert_int_eq(parse("update-initramfs -u -k all"), 0);
         ck_assert_int_eq(parse("dracut -f --regenerate-all"), 0);
+        ck_assert_int_eq(parse("mkinitcpio -P"), 0);
+        ck_assert_int_eq(parse("mkinitcpio -P -k /boot/x"), -EINVAL);
         ck_assert_int_eq(parse("modprobe nvidia_peermem"), 0);
         ck_assert_int_eq(parse("systemctl start nvidia-persistenced.service"), 0);
         ck_assert_int_eq(parse("sh -c id /dev/md0"), -EINVAL);
