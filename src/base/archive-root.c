@@ -2,8 +2,6 @@
 /* Vetting and unpacking a gathered archive into a private directory (archive-root.h). */
 #include "archive-root.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +16,7 @@
 #include <unistd.h>
 
 #include "digest.h"
+#include "lazy-archive.h"
 #include "root.h"
 
 /* One MANIFEST entry, sorted by path for lookup. */

@@ -2,8 +2,6 @@
 /* Packing the recorded evidence into an archive with a MANIFEST (gather.h). */
 #include "gather.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -21,6 +19,7 @@
 #include "archive-root.h"
 #include "digest.h"
 #include "json-out.h"
+#include "lazy-archive.h"
 
 enum out_type { OUT_FILE, OUT_DIR, OUT_LINK, OUT_UNREAD };
 

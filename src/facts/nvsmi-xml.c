@@ -22,8 +22,7 @@
 #include <stdlib.h>
 #include <strings.h>
 
-#include <libxml/parser.h>
-#include <libxml/tree.h>
+#include "lazy-xml.h"
 
 #include "nvgpu.h"
 #include "parse.h"

@@ -151,6 +151,11 @@ n_rules=$(ls "$src"/rules/*.ini | wc -l)
 [ "$(grep -c '^/usr/share/llmtune/rules/.*\.ini$' "$tmp/deb.list")" -eq "$n_rules" ] && ok ".deb holds the $n_rules rule files" ||
         fail ".deb rule files differ from rules/*.ini"
 dpkg-deb -f "$deb" Depends | grep -q 'libhwloc' && ok ".deb Depends: $(dpkg-deb -f "$deb" Depends)" || fail ".deb Depends lacks the libraries"
+# libarchive and libxml2 are opened with dlopen(3), not linked: debian/rules names their packages.
+for lib in libarchive libxml2; do
+        dpkg-deb -f "$deb" Depends | grep -q "$lib" && ok ".deb Depends names $lib (opened with dlopen)" ||
+                fail ".deb Depends lacks $lib, which llmtune opens with dlopen"
+done
 # dh_installsystemd: the timer enabled on install, llmtune-apply.service not.
 dpkg-deb -e "$deb" "$tmp/deb-control"
 grep -q "deb-systemd-helper enable 'llmtune-verify.timer'" "$tmp/deb-control/postinst" && ok "postinst enables llmtune-verify.timer" ||

@@ -4,6 +4,7 @@
  * (fixed key), and a gather -> archive root round trip of a small tree written here.
  */
 #include <check.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "anonymize.h"
+#include "config.h"
 #include "archive-root.h"
 #include "gather.h"
 #include "root.h"
@@ -150,6 +152,28 @@ START_TEST(anonymizer)
 }
 END_TEST
 
+/* libarchive is opened at first use, not at start (src/base/lazy-lib.h): not mapped before an
+ * archive is written, mapped after. First in the suite, so that it holds without a fork per test. */
+static bool mapped(const char *lib)
+{
+        FILE *m = fopen("/proc/self/maps", "r");
+        ck_assert_ptr_nonnull(m);
+        char line[4096];
+        bool found = false;
+        while (!found && fgets(line, sizeof(line), m))
+                found = strstr(line, lib) != NULL;
+        fclose(m);
+        return found;
+}
+
+START_TEST(libarchive_opened_at_first_use)
+{
+        ck_assert_msg(!mapped("/" LIBARCHIVE_SONAME), "%s mapped before any archive was touched", LIBARCHIVE_SONAME);
+        gather_have_zstd();
+        ck_assert_msg(mapped("/" LIBARCHIVE_SONAME), "%s not mapped after gather_have_zstd()", LIBARCHIVE_SONAME);
+}
+END_TEST
+
 START_TEST(gather_and_read_back)
 {
         put("sys/devices/pci0000:00/0000:00:01.0/vendor", "0x10de\n");
@@ -204,6 +228,7 @@ int main(void)
         Suite *s = suite_create("gather");
         TCase *tc = tcase_create("gather");
         tcase_add_checked_fixture(tc, setup, NULL);
+        tcase_add_test(tc, libarchive_opened_at_first_use);
         tcase_add_test(tc, records_every_kind_of_access);
         tcase_add_test(tc, gather_and_read_back);
         suite_add_tcase(s, tc);
