@@ -441,7 +441,14 @@ static int tree_remount(struct root *r, const char *mp, const char *options)
         _cleanup_free_ char *cur = read_whole(r, "/proc/mounts");
         if (!cur)
                 return -ENOENT;
-        _cleanup_free_ char *text = mounts_with_options(cur, mp, options);
+        /* ext4 keeps its stripe across a remount not given stripe= (fs/ext4/super.c applies only the
+         * options given), and the kernel goes on showing it: so does the tree. */
+        _cleanup_free_ char *was = mount_options_of(r, mp);
+        _cleanup_free_ char *stripe = was ? mount_option(was, "stripe") : NULL;
+        _cleanup_free_ char *given = mount_option(options, "stripe");
+        _cleanup_free_ char *with = stripe && !given ? xasprintf("%s%sstripe=%s", options, *options ? "," : "", stripe)
+                                                     : xstrdup(options);
+        _cleanup_free_ char *text = mounts_with_options(cur, mp, with);
         return root_write_file(r, "/proc/mounts", text, strlen(text), 0444);
 }
 
@@ -955,9 +962,12 @@ static int mount_apply(struct root *r, const struct change *c, char **err)
 
 static int mount_undo(struct root *r, const struct change *c, char **err) { return remount(r, c, c->before, err); }
 
+/* The options as a remount sets them: without the stripe=, which a remount leaves as it is (see
+ * plan_mount_option). */
 static int mount_current(struct root *r, const struct change *c, char **ret)
 {
-        *ret = mount_options_of(r, c->target);
+        _cleanup_free_ char *all = mount_options_of(r, c->target);
+        *ret = all ? mount_options_without(all, "stripe") : NULL;
         return 0;
 }
 

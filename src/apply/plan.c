@@ -653,6 +653,66 @@ static void plan_tune2fs(struct planner *pl)
         (void)count;
 }
 
+struct fstab_stripe {
+        const char *mp;
+        bool found;
+};
+
+/* The array's line (mounted at MP) with its stripe= removed, the line as it was kept above it behind
+ * the marker: the superblock's stripe width then applies at the next mount. */
+static char *drop_stripe_line(const struct fstab_line *l, void *data)
+{
+        struct fstab_stripe *o = data;
+        if (l->n < 4)
+                return NULL;
+        _cleanup_free_ char *file = unescape_octal(xstrdup(l->field[1]));
+        _cleanup_free_ char *stripe = mount_option(l->field[3], "stripe");
+        const char *pos = streq(file, o->mp) && stripe ? strstr(l->text, l->field[3]) : NULL;
+        if (!pos)
+                return NULL;
+        o->found = true;
+        _cleanup_free_ char *opts = mount_options_without(l->field[3], "stripe");
+        return xasprintf("%s%s\n%.*s%s%s", DISABLED_MARK, l->text, (int)(pos - l->text), l->text,
+                         *opts ? opts : "defaults", pos + strlen(l->field[3]));
+}
+
+/*
+ * A stripe= in /etc/fstab overrides the superblock's stripe width at every mount
+ * (Documentation/admin-guide/ext4.rst): a wrong one is removed, so that the superblock (which
+ * raid-ext4-stride keeps right) decides; it takes effect at the next mount. Nothing is remounted: the
+ * running mount keeps its stripe until it is unmounted (raid-ext4-stripe-mounted says so).
+ */
+static void plan_fstab_stripe(struct planner *pl)
+{
+        const struct fact **v = NULL;
+        size_t n = facts_match(pl->f, "md.*.fstab.stripe_aligned", &v);
+        for (size_t i = 0; i < n; i++) {
+                if (v[i]->status != FACT_OK || v[i]->b)
+                        continue;
+                _cleanup_free_ char *md =
+                        xstrndup(v[i]->name + 3, strlen(v[i]->name) - 3 - strlen(".fstab.stripe_aligned"));
+                const struct fact *mp = fact_ok(pl->f, "md.%s.fstab.point", md);
+                const struct fact *sw = fact_ok(pl->f, "md.%s.fstab.stripe", md);
+                if (!mp || !sw)
+                        continue;
+                bool exists;
+                _cleanup_free_ char *cur = file_view(pl, "/etc/fstab", &exists);
+                struct fstab_stripe o = {mp->str, false};
+                _cleanup_free_ char *out = exists ? fstab_rewrite(cur, drop_stripe_line, &o, NULL) : NULL;
+                if (!o.found) {
+                        note(pl, false, "remove stripe=%s from the /etc/fstab line of %s (not found to edit)", sw->str,
+                             mp->str);
+                        continue;
+                }
+                want_file(pl, "/etc/fstab", out, 0644);
+                note(pl, false,
+                     "/etc/fstab: stripe=%s removed from %s (/dev/%s); the superblock's stripe width applies from the "
+                     "next mount (unmount and mount it, or reboot: a remount keeps the stripe in effect)",
+                     sw->str, mp->str, md);
+        }
+        free(v);
+}
+
 static bool power_of_two(uint64_t v) { return v && !(v & (v - 1)); }
 
 /* XFS alignment is set by mkfs. The sunit=/swidth= mount options (Documentation/admin-guide/xfs.rst)
@@ -767,9 +827,13 @@ static void plan_mount_option(struct planner *pl)
                 else
                         plan_fstab_option(pl, cur, mp, option);
                 if (opts) {
+                        /* The remount is handed no stripe=: /proc/mounts shows the stripe ext4 uses
+                         * whatever set it, and passing it back would pin a value that may be stale (a
+                         * new superblock or fstab value takes effect at the next mount instead). */
+                        _cleanup_free_ char *keep = mount_options_without(opts->str, "stripe");
                         struct change *c = add(pl, CHANGE_MOUNTOPT, mp);
-                        c->before = xstrdup(opts->str);
-                        c->after = with_option(opts->str, option);
+                        c->before = xstrdup(keep);
+                        c->after = with_option(keep, option);
                 }
         }
         free(v);
@@ -997,6 +1061,7 @@ static const struct remedy_plan {
         {"reboot", plan_reboot, NULL},
         {"tune2fs", plan_tune2fs, NULL},
         {"xfs-align", plan_xfs_align, NULL},
+        {"fstab-stripe", plan_fstab_stripe, NULL},
         {"mount-option", plan_mount_option, NULL},
         {"nccl-conf", plan_nccl_conf, nccl_once},
         {"dropin", plan_dropin, NULL},

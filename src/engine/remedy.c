@@ -25,6 +25,10 @@ static const struct remedy_kind kinds[] = {
          "stripe unit and width computed from the array: mount options only where the kernel accepts them (a full "
          "unmount, never a remount), otherwise backup and mkfs.xfs -d su=,sw=",
          false},
+        {"fstab-stripe", {}, {},
+         "remove the wrong stripe= from the array's /etc/fstab line (the line kept behind a #llmtune-disabled# marker): "
+         "the superblock's stripe width applies from the next mount",
+         false},
         {"mount-option", {"option"}, {}, "add ${option} to the array's /etc/fstab entry (takes effect at the next mount)", false},
         {"nccl-conf", {}, {}, "write /etc/nccl.conf from the profile's NCCL keys (NCCL's exact file format)", false},
         {"dropin", {"path", "content"}, {"then"}, "write the drop-in ${path}: ${content}", false},

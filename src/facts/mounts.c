@@ -95,6 +95,21 @@ char *mount_option(const char *options, const char *name)
         return NULL;
 }
 
+char *mount_options_without(const char *options, const char *name)
+{
+        struct sbuf b = {0};
+        sbuf_add(&b, "");
+        size_t nl = strlen(name);
+        for (const char *p = options; p && *p;) {
+                const char *comma = strchr(p, ',');
+                size_t l = comma ? (size_t)(comma - p) : strlen(p);
+                if (!(l >= nl && strncmp(p, name, nl) == 0 && (l == nl || p[nl] == '=')))
+                        sbuf_addf(&b, "%s%.*s", b.len ? "," : "", (int)l, p);
+                p = comma ? comma + 1 : NULL;
+        }
+        return sbuf_steal(&b);
+}
+
 char *fstab_rewrite(const char *text, char *(*edit)(const struct fstab_line *l, void *data), void *data,
                     bool *ret_changed)
 {

@@ -43,5 +43,8 @@ char *fstab_rewrite(const char *text, char *(*edit)(const struct fstab_line *l, 
  * a remount leaves in a fixture tree. */
 char *mounts_with_options(const char *text, const char *mp, const char *options);
 
+/* The comma list OPTIONS without option NAME (as a flag or NAME=VALUE); "" when nothing is left. */
+char *mount_options_without(const char *options, const char *name);
+
 /* Value of option NAME in a comma list ("size=64m" -> "64m"); "" for a flag; NULL if missing. */
 char *mount_option(const char *options, const char *name);

@@ -253,16 +253,176 @@ static void md_mount_facts(struct facts *f, const char *name, const struct mount
         _cleanup_free_ char *nob = mount_option(me->options, "nobarrier");
         _cleanup_free_ char *bar = mount_option(me->options, "barrier");
         fact_bool(f, msrc(f), nob != NULL || streq(bar, "0"), "md.%s.mount.nobarrier", name);
-        /* ext4's stripe= (filesystem blocks) overrides the superblock's stripe width (ext4(5)). */
+        /* ext4's stripe= (filesystem blocks): the kernel shows the stripe the mount uses, whether
+         * it came from a stripe= option or from the superblock (fs/ext4/super.c, show_options). */
         _cleanup_free_ char *stripe = mount_option(me->options, "stripe");
         uint64_t sw;
         if (stripe && parse_u64(stripe, &sw) == 0)
                 fact_uint(f, msrc(f), sw, "md.%s.mount.stripe", name);
         else if (stripe)
                 fact_unreadable(f, msrc(f), -EINVAL, stripe, "md.%s.mount.stripe", name);
+        else
+                fact_absent(f, msrc(f), "no stripe= in the mount's options", "md.%s.mount.stripe", name);
 }
 
-static void md_fs(struct facts *f, struct md *m, const struct mount_entry *me, uint64_t ddisks, bool have_dd)
+/* Whether fstab SOURCE (UUID=, LABEL=, /dev/disk/by-*) names array NAME through the tree's udev links. */
+static bool names_array(struct root *r, const char *source, const char *name)
+{
+        _cleanup_free_ char *path = NULL;
+        if (startswith(source, "UUID="))
+                path = xasprintf("/dev/disk/by-uuid/%s", source + 5);
+        else if (startswith(source, "LABEL="))
+                path = xasprintf("/dev/disk/by-label/%s", source + 6);
+        else if (startswith(source, "/dev/disk/"))
+                path = xstrdup(source);
+        _cleanup_free_ char *target = NULL;
+        if (!path || root_readlink(r, path, &target) < 0)
+                return false;
+        const char *base = strrchr(target, '/');
+        return streq(base ? base + 1 : target, name);
+}
+
+/* The /etc/fstab line of array NAME: one whose source names it (/dev/mdN, /dev/md/NAME, a UUID= or
+ * LABEL= the tree's /dev/disk links resolve to it), else the line for the point it is mounted on. */
+static const struct mount_entry *md_fstab(struct root *r, const char *name, const struct mount_entry *me,
+                                          const struct mount_entry *ft, size_t fn)
+{
+        const struct mount_entry *fe = md_mount(r, name, ft, fn);
+        for (size_t i = 0; !fe && i < fn; i++)
+                if (names_array(r, ft[i].source, name))
+                        fe = &ft[i];
+        for (size_t i = 0; !fe && me && i < fn; i++)
+                if (streq(ft[i].target, me->target))
+                        fe = &ft[i];
+        return fe;
+}
+
+/* Where the stripe of the array's ext4 comes from, now and at the next mount. have: 1 a value,
+ * 0 none given, <0 -errno (cannot tell). */
+struct stripe_src {
+        int have;
+        uint64_t v;
+        char *src;
+};
+
+/* md.NAME.fstab.point and md.NAME.fstab.stripe: the stripe= the next mount is given (fstab(5)). */
+static void md_fstab_facts(struct facts *f, const char *name, const struct mount_entry *fe, int frc,
+                           struct stripe_src *ret)
+{
+        *ret = (struct stripe_src){0};
+        if (frc < 0 && frc != -ENOENT) {
+                fact_unreadable(f, "/etc/fstab", frc, NULL, "md.%s.fstab.point", name);
+                fact_unreadable(f, "/etc/fstab", frc, NULL, "md.%s.fstab.stripe", name);
+                ret->have = frc;
+                return;
+        }
+        if (frc == -ENOENT || !fe) {
+                const char *why = frc == -ENOENT ? "no /etc/fstab" : "no /etc/fstab line for the array";
+                fact_absent(f, "/etc/fstab", why, "md.%s.fstab.point", name);
+                fact_absent(f, "/etc/fstab", why, "md.%s.fstab.stripe", name);
+                return;
+        }
+        ret->src = xasprintf("/etc/fstab:%u", fe->line);
+        fact_str(f, ret->src, fe->target, "md.%s.fstab.point", name);
+        _cleanup_free_ char *s = mount_option(fe->options, "stripe");
+        if (!s) {
+                fact_absent(f, ret->src, "no stripe= in the line's options", "md.%s.fstab.stripe", name);
+                return;
+        }
+        if (parse_u64(s, &ret->v) < 0) {
+                fact_unreadable(f, ret->src, -EINVAL, s, "md.%s.fstab.stripe", name);
+                ret->have = -EINVAL;
+                return;
+        }
+        fact_uint(f, ret->src, ret->v, "md.%s.fstab.stripe", name);
+        ret->have = 1;
+}
+
+/* The stripe of a mount given no stripe= (or stripe=0): the superblock's stripe width, else its
+ * stride; 0 and 1 mean none (fs/ext4/super.c, ext4_get_stripe_size). */
+static uint64_t sb_stripe(const struct fs_superblock *sb)
+{
+        uint64_t v = sb->stripe_width ? sb->stripe_width : sb->stride;
+        return v <= 1 ? 0 : v;
+}
+
+/*
+ * The stripe ext4 allocates by (Documentation/admin-guide/ext4.rst "stripe=n"): a stripe= mount option
+ * overrides the superblock's. The mounted filesystem keeps the stripe it was mounted with (a remount
+ * without stripe= leaves it, and tune2fs writes only the superblock), so what is in effect now is the
+ * mount's stripe= (/proc/mounts) and what the next mount gets is /etc/fstab's stripe= if the line has
+ * one, else the superblock's. *now and *next: 1 known (value in ->v, source in ->src), 0 not mounted,
+ * <0 unreadable.
+ */
+static void ext4_stripe_facts(struct facts *f, const char *name, const struct fs_superblock *sb, const char *source,
+                              const struct mount_entry *me, const struct stripe_src *fstab, struct stripe_src *now,
+                              struct stripe_src *next)
+{
+        *now = (struct stripe_src){0};
+        *next = (struct stripe_src){0};
+        if (fstab->have < 0) {
+                fact_unreadable(f, fstab->src ? fstab->src : "/etc/fstab", fstab->have,
+                                "the stripe= the next mount is given", "md.%s.fs.stripe_next_mount", name);
+                next->have = fstab->have;
+        } else {
+                bool opt = fstab->have > 0 && fstab->v > 0; /* stripe=0: the superblock's */
+                next->have = 1;
+                next->v = opt ? fstab->v : sb_stripe(sb);
+                next->src = xstrdup(opt ? fstab->src : source);
+                fact_uint(f, next->src, next->v, "md.%s.fs.stripe_next_mount", name);
+        }
+        if (!me) {
+                fact_absent(f, msrc(f), "array not mounted", "md.%s.fs.stripe_in_effect", name);
+                return;
+        }
+        _cleanup_free_ char *s = mount_option(me->options, "stripe");
+        uint64_t v = 0;
+        if (s && parse_u64(s, &v) < 0) {
+                fact_unreadable(f, msrc(f), -EINVAL, s, "md.%s.fs.stripe_in_effect", name);
+                now->have = -EINVAL;
+                return;
+        }
+        now->have = 1;
+        now->v = s && v ? v : sb_stripe(sb);
+        now->src = xstrdup(s && v ? msrc(f) : source);
+        fact_uint(f, now->src, now->v, "md.%s.fs.stripe_in_effect", name);
+}
+
+/* md.NAME.mount.stripe_aligned (now) and md.NAME.fstab.stripe_aligned (a stripe= in /etc/fstab;
+ * absent without one: then the superblock decides, which md.NAME.fs.aligned judges). NO: why the
+ * array's stripe is not known (BAD: because something could not be read). */
+static void ext4_stripe_aligned(struct facts *f, const char *name, const struct stripe_src *now,
+                                const struct stripe_src *fstab, uint64_t width, const char *no, bool bad)
+{
+        if (no) {
+                if (bad) {
+                        fact_unreadable(f, BLOCK_DIR, 0, no, "md.%s.mount.stripe_aligned", name);
+                        fact_unreadable(f, BLOCK_DIR, 0, no, "md.%s.fstab.stripe_aligned", name);
+                } else {
+                        fact_absent(f, BLOCK_DIR, no, "md.%s.mount.stripe_aligned", name);
+                        fact_absent(f, BLOCK_DIR, no, "md.%s.fstab.stripe_aligned", name);
+                }
+                return;
+        }
+        if (now->have > 0)
+                fact_bool(f, now->src, now->v == width, "md.%s.mount.stripe_aligned", name);
+        else if (now->have < 0)
+                fact_unreadable(f, msrc(f), now->have, "stripe= of the mount", "md.%s.mount.stripe_aligned", name);
+        else
+                fact_absent(f, msrc(f), "array not mounted", "md.%s.mount.stripe_aligned", name);
+        if (fstab->have > 0 && fstab->v > 0)
+                fact_bool(f, fstab->src, fstab->v == width, "md.%s.fstab.stripe_aligned", name);
+        else if (fstab->have < 0)
+                fact_unreadable(f, fstab->src ? fstab->src : "/etc/fstab", fstab->have, "stripe= of the fstab line",
+                                "md.%s.fstab.stripe_aligned", name);
+        else
+                fact_absent(f, fstab->src ? fstab->src : "/etc/fstab",
+                            "no stripe= in /etc/fstab: the superblock's stripe width applies at the next mount",
+                            "md.%s.fstab.stripe_aligned", name);
+}
+
+static void md_fs(struct facts *f, struct md *m, const struct mount_entry *me, const struct stripe_src *fstab,
+                  uint64_t ddisks, bool have_dd)
 {
         _cleanup_free_ char *dev = xasprintf("/dev/%s", m->name);
         struct fs_superblock sb;
@@ -291,6 +451,10 @@ static void md_fs(struct facts *f, struct md *m, const struct mount_entry *me, u
         fact_uint(f, source, sb.stripe_width, "md.%s.fs.stripe_width", m->name);
         if (streq(sb.type, "xfs"))
                 fact_uint(f, source, sb.agblocks, "md.%s.fs.agblocks", m->name);
+        bool ext = !streq(sb.type, "xfs");
+        struct stripe_src now = {0}, next = {0};
+        if (ext)
+                ext4_stripe_facts(f, m->name, &sb, source, me, fstab, &now, &next);
 
         const char *derived[] = {"expected_stride", "expected_stripe_width", "aligned"};
         const char *no = NULL;
@@ -308,12 +472,19 @@ static void md_fs(struct facts *f, struct md *m, const struct mount_entry *me, u
                                 fact_unreadable(f, dev, 0, no, "md.%s.fs.%s", m->name, derived[i]);
                         else
                                 fact_absent(f, dev, no, "md.%s.fs.%s", m->name, derived[i]);
-                return;
+                if (ext)
+                        ext4_stripe_aligned(f, m->name, &now, fstab, 0, no, bad);
+                goto out;
         }
         uint64_t stride = m->chunk / sb.block_size, width = stride * ddisks;
         fact_uint(f, "chunk_size / block_size", stride, "md.%s.fs.expected_stride", m->name);
         fact_uint(f, "expected_stride x data_disks", width, "md.%s.fs.expected_stripe_width", m->name);
         fact_bool(f, source, sb.stride == stride && sb.stripe_width == width, "md.%s.fs.aligned", m->name);
+        if (ext)
+                ext4_stripe_aligned(f, m->name, &now, fstab, width, NULL, false);
+out:
+        free(now.src);
+        free(next.src);
 }
 
 static struct md *md_find(struct md *v, size_t n, const char *name)
@@ -344,6 +515,11 @@ static void probe_md(struct facts *f, const struct mount_entry *mt, size_t mn, i
         const char *data;
         struct mdstat_array *st = NULL;
         size_t sn = 0;
+        struct mount_entry *ft = NULL;
+        size_t fn = 0;
+        int frc = fstab_read(r, &ft, &fn);
+        if (frc < 0)
+                fn = 0;
         int rc = root_read(r, "/proc/mdstat", &data, NULL);
         if (rc == 0 && mdstat_parse(data, &st, &sn) < 0) {
                 fact_unreadable(f, "/proc/mdstat", -EBADMSG, "no \"Personalities\" header", "md.mdstat");
@@ -375,8 +551,12 @@ static void probe_md(struct facts *f, const struct mount_entry *mt, size_t mn, i
                 md_data_disks(f, m, &dd, &have_dd);
                 const struct mount_entry *me = md_mount(r, m->name, mt, mn);
                 md_mount_facts(f, m->name, me, mrc);
-                md_fs(f, m, me, dd, have_dd);
+                struct stripe_src fstab;
+                md_fstab_facts(f, m->name, md_fstab(r, m->name, me, ft, fn), frc, &fstab);
+                md_fs(f, m, me, &fstab, dd, have_dd);
+                free(fstab.src);
         }
+        mounts_free(ft, fn);
         for (size_t i = 0; i < n; i++) {
                 free(v[i].name);
                 free(v[i].level);

@@ -183,6 +183,116 @@ def case_item4_xfs_alignment(tmp):
     check('mkfs.xfs' in out and 'sunit=1024' not in out, 'item 4: sunit not dividing agblocks gets mkfs only')
 
 
+# --- item 3: the ext4 stripe in effect ---------------------------------------------------------------
+
+EXT4_RULES = ('raid-ext4-stride', 'raid-ext4-stripe-fstab', 'raid-ext4-stripe-mounted')
+RAID_LINE = '/dev/md0 /raid ext4 defaults,nofail 0 2\n'
+
+
+def set_ext4_geometry(root, stride, stripe_width):
+    """Rewrite s_raid_stride (le16) and s_raid_stripe_width (le32) of the fixture's ext4 image."""
+    import struct
+    with open(os.path.join(root, 'dev/md0'), 'r+b') as f:
+        f.seek(1024 + 0x164)
+        f.write(struct.pack('<H', stride))
+        f.seek(1024 + 0x170)
+        f.write(struct.pack('<I', stripe_width))
+
+
+def set_mounted_stripe(root, value):
+    """The stripe= /proc/mounts shows for /raid (None: none)."""
+    mounts = read(root, '/proc/mounts')
+    old = next(line for line in mounts.splitlines() if line.startswith('/dev/md0 /raid '))
+    f = old.split(' ')
+    opts = [o for o in f[3].split(',') if not o.startswith('stripe=')] + (['stripe=%d' % value] if value else [])
+    f[3] = ','.join(opts)
+    write(root, '/proc/mounts', mounts.replace(old, ' '.join(f)), 0o444)
+
+
+def ext4_root(tmp, fstab_opts):
+    """dgx-a100 (4 x 512 KiB chunks, 4 KiB blocks: stride 128, stripe width 512) with a right
+    superblock and /raid's fstab options FSTAB_OPTS."""
+    root = copy_root(tmp, 'dgx-a100')
+    set_ext4_geometry(root, 128, 512)
+    fstab = read(root, '/etc/fstab')
+    check(RAID_LINE in fstab, 'item 3: the fixture\'s fstab has the /raid line')
+    write(root, '/etc/fstab', fstab.replace(RAID_LINE, '/dev/md0 /raid ext4 %s 0 2\n' % fstab_opts))
+    return root
+
+
+def case_item3_ext4_stripe(tmp):
+    """ext4's stripe= mount option overrides the superblock: the audit judges the stripe in effect now
+    (/proc/mounts) and at the next mount (/etc/fstab's stripe=, else the superblock), a wrong fstab
+    stripe= is removed behind the marker and restored by rollback, and nothing is remounted for it."""
+    # a wrong stripe= in /etc/fstab with a right superblock and a right running mount
+    root = ext4_root(os.path.join(tmp, 'fstab'), 'defaults,nofail,stripe=64')
+    set_mounted_stripe(root, 512)
+    f = fact(root, 'md.md0.fstab.stripe')
+    check(f.get('value') == 64 and f.get('source') == '/etc/fstab:14',
+          'item 3: md.md0.fstab.stripe is 64 from /etc/fstab:14 (%r)' % f)
+    f = fact(root, 'md.md0.fs.stripe_next_mount')
+    check(f.get('value') == 64 and f.get('source') == '/etc/fstab:14',
+          'item 3: the next mount gets fstab\'s stripe 64 over the superblock\'s 512 (%r)' % f)
+    res = audit(root, 'a100-8x', *EXT4_RULES)
+    check(res['raid-ext4-stride']['status'] == 'pass', 'item 3: the right superblock passes')
+    check(res['raid-ext4-stripe-mounted']['status'] == 'pass', 'item 3: the mount with stripe=512 passes')
+    check(res['raid-ext4-stripe-fstab']['status'] == 'fail', 'item 3: a wrong fstab stripe=64 is its own finding')
+    fstab = read(root, '/etc/fstab')
+    mounts = read(root, '/proc/mounts')
+    rc, out, err = run(root, 'plan', '--profile', 'a100-8x', *sum((['--rule', r] for r in EXT4_RULES), []))
+    check('Remounts:' not in out and 'next mount' in out, 'item 3: the fstab fix plans no remount')
+    rc, out, err = run(root, 'apply', '--profile', 'a100-8x', '--rule', 'raid-ext4-stripe-fstab')
+    check(rc == 0, 'item 3: apply exits 0 (%s)' % err.strip())
+    after = read(root, '/etc/fstab')
+    check('#llmtune-disabled# /dev/md0 /raid ext4 defaults,nofail,stripe=64 0 2\n'
+          '/dev/md0 /raid ext4 defaults,nofail 0 2\n' in after,
+          'item 3: the stripe=64 line is kept behind the marker and the line follows without stripe=')
+    check(read(root, '/proc/mounts') == mounts, 'item 3: apply did not remount')
+    f = fact(root, 'md.md0.fs.stripe_next_mount')
+    check(f.get('value') == 512, 'item 3: after apply the next mount gets the superblock\'s 512 (%r)' % f)
+    res = audit(root, 'a100-8x', *EXT4_RULES)
+    check(res['raid-ext4-stripe-fstab']['status'] == 'n/a' and res['raid-ext4-stride']['status'] == 'pass',
+          'item 3: with no stripe= left the superblock decides (%r)' % res['raid-ext4-stripe-fstab'])
+    rc, out, err = run(root, 'verify')
+    check(rc == 0, 'item 3: verify is clean after apply (%s)' % err.strip())
+    rc, out, err = run(root, 'rollback', '--last-run')
+    check(rc == 0 and read(root, '/etc/fstab') == fstab, 'item 3: rollback restores /etc/fstab (%s)' % err.strip())
+
+    # a wrong stripe= in effect (the mount from before tune2fs) with a right superblock and fstab
+    root = ext4_root(os.path.join(tmp, 'mounted'), 'defaults,nofail')
+    f = fact(root, 'md.md0.fs.stripe_in_effect')
+    check(f.get('value') == 64 and f.get('source') == '/proc/mounts',
+          'item 3: the stripe in effect is /proc/mounts\' 64 (%r)' % f)
+    f = fact(root, 'md.md0.fs.stripe_next_mount')
+    check(f.get('value') == 512 and (f.get('source') or '').startswith('/dev/md0: ext superblock'),
+          'item 3: the next mount gets the superblock\'s 512 (%r)' % f)
+    res = audit(root, 'a100-8x', *EXT4_RULES)
+    r = res['raid-ext4-stripe-mounted']
+    check(r['status'] == 'fail' and 'in effect until the next mount' in r.get('title', ''),
+          'item 3: stripe=64 in effect fails "in effect until the next mount" (%r)' % r)
+    check(res['raid-ext4-stride']['status'] == 'pass', 'item 3: the superblock passes')
+    rc, out, err = run(root, 'plan', '--profile', 'a100-8x', *sum((['--rule', r] for r in EXT4_RULES), []))
+    check('Remounts:' not in out and 'tune2fs' not in out and 'unmount and mount' in out,
+          'item 3: no remount and no tune2fs, the next mount is the step')
+    # a remount for another option is handed no stripe=, and the mount keeps its stripe
+    rc, out, err = run(root, 'plan', '--profile', 'a100-8x', '--rule', 'raid-noatime')
+    check('/raid: rw,relatime -> rw,noatime' in out and 'stripe=' not in out,
+          'item 3: the noatime remount passes no stale stripe=')
+    rc, out, err = run(root, 'apply', '--profile', 'a100-8x', '--rule', 'raid-noatime')
+    line = next(x for x in read(root, '/proc/mounts').splitlines() if x.startswith('/dev/md0 /raid '))
+    check(rc == 0 and 'noatime' in line and 'stripe=64' in line,
+          'item 3: after the remount the kernel still shows stripe=64 (%s)' % line)
+    rc, out, err = run(root, 'verify')
+    check(rc == 0, 'item 3: verify is clean after the remount (%s)' % err.strip())
+
+    # stripe= right in the mount and in fstab: every rule passes
+    root = ext4_root(os.path.join(tmp, 'right'), 'defaults,nofail,stripe=512')
+    set_mounted_stripe(root, 512)
+    res = audit(root, 'a100-8x', *EXT4_RULES)
+    check(all(res[r]['status'] == 'pass' for r in EXT4_RULES),
+          'item 3: stripe=512 everywhere passes (%r)' % {r: res[r]['status'] for r in EXT4_RULES})
+
+
 # --- item 5: GPUDirect RDMA: DMA-BUF vs nvidia_peermem ---------------------------------------------
 
 OPEN_535 = ('NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  535.104.05  Release Build  '
@@ -816,6 +926,7 @@ CASES = {
     'item2-boot-tuners': case_item2_boot_tuners,
     'item1-sysctl-override': case_item1_sysctl_override,
     'item13-shmmax-default': case_item13_shmmax_default,
+    'item3-ext4-stripe': case_item3_ext4_stripe,
     'item4-xfs-alignment': case_item4_xfs_alignment,
     'item5-gpudirect': case_item5_gpudirect,
     'item8-ib-hca': case_item8_ib_hca,
