@@ -380,11 +380,34 @@ static int write_entry(struct archive *a, const char *name, mode_t type, mode_t 
         return rc;
 }
 
-int gather_write(struct root *r, const struct gather_opts *o, struct gather_stats *st, char **why)
+/* Frees what the walk collected: the entries, the left-out list's names, the stat cache. */
+static void gctx_done(struct gctx *g)
 {
-        *why = NULL;
-        *st = (struct gather_stats){0};
-        struct gctx g = {.r = r, .o = o, .left_out = json_object_new_array()};
+        for (size_t i = 0; i < g->n; i++) {
+                free(g->v[i]->path);
+                free(g->v[i]->owned);
+                free(g->v[i]->target);
+                free(g->v[i]);
+        }
+        free(g->v);
+        strv_free(&g->left_seen);
+        for (size_t i = 0; i < BUCKETS; i++)
+                for (struct known *k = g->kb[i], *n; k; k = n) {
+                        n = k->next;
+                        free(k->path);
+                        free(k->target);
+                        free(k);
+                }
+}
+
+static void anonymizer_freep(struct anonymizer **an)
+{
+        anonymizer_free(*an);
+}
+
+/* Every recorded read of R becomes entries of G, sorted by path. */
+static void collect(struct gctx *g, struct root *r)
+{
         size_t nrec;
         const struct root_rec *recs = root_recorded(r, &nrec);
         /* A copy: resolving stats and lists through the same (recording) handle. */
@@ -392,12 +415,48 @@ int gather_write(struct root *r, const struct gather_opts *o, struct gather_stat
         if (nrec)
                 memcpy(snap, recs, nrec * sizeof(*snap));
         for (size_t i = 0; i < nrec; i++)
-                one_record(&g, &snap[i]);
+                one_record(g, &snap[i]);
         free(snap);
-        qsort_safe(g.v, g.n, sizeof(*g.v), out_cmp);
+        qsort_safe(g->v, g->n, sizeof(*g->v), out_cmp);
+}
 
-        struct anonymizer *an = o->anonymize ? anonymizer_new(o->host) : NULL;
-        time_t now = time(NULL);
+/* The manifest's record of one entry, counted into ST; a file's content is anonymized here (the
+ * archive then carries the same bytes the manifest hashed). */
+static json_object *manifest_entry(struct anonymizer *an, struct out *e, struct gather_stats *st)
+{
+        json_object *f = json_object_new_object();
+        json_object_object_add(f, "path", json_object_new_string(e->path));
+        json_object_object_add(f, "type", json_object_new_string(type_str(e->type)));
+        switch (e->type) {
+        case OUT_FILE: {
+                if (an && anonymize_content(an, e->path, e->data, e->len, &e->owned, &e->len))
+                        e->data = e->owned;
+                char sha[65];
+                sha256_hex(e->data, e->len, sha);
+                json_object_object_add(f, "size", json_object_new_int64((int64_t)e->len));
+                json_object_object_add(f, "sha256", json_object_new_string(sha));
+                st->files++;
+                st->bytes += e->len;
+                break;
+        }
+        case OUT_LINK:
+                json_object_object_add(f, "target", json_object_new_string(e->target));
+                st->links++;
+                break;
+        case OUT_UNREAD:
+                json_object_object_add(f, "errno", json_object_new_int(-e->err));
+                json_object_object_add(f, "why", json_object_new_string(strerror(-e->err)));
+                st->unread++;
+                break;
+        case OUT_DIR: st->dirs++; break;
+        }
+        return f;
+}
+
+/* The manifest: who gathered what, when, from where, and every entry (anonymized when asked). */
+static json_object *manifest_new(struct gctx *g, struct anonymizer *an, time_t now, struct gather_stats *st)
+{
+        const struct gather_opts *o = g->o;
         json_object *top = json_object_new_object(), *files = json_object_new_array();
         json_object_object_add(top, "format", json_object_new_int(1));
         json_object_object_add(top, "tool", json_object_new_string("llmtune gather"));
@@ -409,7 +468,7 @@ int gather_write(struct root *r, const struct gather_opts *o, struct gather_stat
         strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
         json_object_object_add(top, "time", json_object_new_string(ts));
         json_object_object_add(top, "kernel", o->kernel ? json_object_new_string(o->kernel) : NULL);
-        _cleanup_free_ char *rootp = an ? anonymize_text(an, root_path(r)) : xstrdup(root_path(r));
+        _cleanup_free_ char *rootp = an ? anonymize_text(an, root_path(g->r)) : xstrdup(root_path(g->r));
         json_object_object_add(top, "root", json_object_new_string(rootp));
         json_object *cmd = json_object_new_array();
         for (int i = 0; i < o->argc; i++) {
@@ -418,66 +477,21 @@ int gather_write(struct root *r, const struct gather_opts *o, struct gather_stat
         }
         json_object_object_add(top, "command_line", cmd);
         json_object_object_add(top, "anonymized", json_object_new_boolean(o->anonymize));
-        for (size_t i = 0; i < g.n; i++) {
-                struct out *e = g.v[i];
-                json_object *f = json_object_new_object();
-                json_object_object_add(f, "path", json_object_new_string(e->path));
-                json_object_object_add(f, "type", json_object_new_string(type_str(e->type)));
-                switch (e->type) {
-                case OUT_FILE: {
-                        if (an && anonymize_content(an, e->path, e->data, e->len, &e->owned, &e->len))
-                                e->data = e->owned;
-                        char sha[65];
-                        sha256_hex(e->data, e->len, sha);
-                        json_object_object_add(f, "size", json_object_new_int64((int64_t)e->len));
-                        json_object_object_add(f, "sha256", json_object_new_string(sha));
-                        st->files++;
-                        st->bytes += e->len;
-                        break;
-                }
-                case OUT_LINK:
-                        json_object_object_add(f, "target", json_object_new_string(e->target));
-                        st->links++;
-                        break;
-                case OUT_UNREAD:
-                        json_object_object_add(f, "errno", json_object_new_int(-e->err));
-                        json_object_object_add(f, "why", json_object_new_string(strerror(-e->err)));
-                        st->unread++;
-                        break;
-                case OUT_DIR: st->dirs++; break;
-                }
-                json_object_array_add(files, f);
-        }
+        for (size_t i = 0; i < g->n; i++)
+                json_object_array_add(files, manifest_entry(an, g->v[i], st));
         json_object_object_add(top, "files", files);
-        json_object_object_add(top, "left_out", g.left_out);
-        st->left_out = json_object_array_length(g.left_out);
-        const char *manifest = json_object_to_json_string_ext(top, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                                                           JSON_C_TO_STRING_NOSLASHESCAPE);
+        /* The manifest takes the left-out list over. */
+        json_object_object_add(top, "left_out", g->left_out);
+        st->left_out = json_object_array_length(g->left_out);
+        return top;
+}
 
-        /* Written to a temporary name beside the output and renamed: no half archive under the
-         * name asked for. */
-        int rc = 0;
-        _cleanup_free_ char *tmp = xasprintf("%s.tmp-XXXXXX", o->output);
-        int fd = mkostemp(tmp, O_CLOEXEC);
-        struct archive *a = NULL;
-        if (fd < 0) {
-                rc = -errno;
-                *why = xasprintf("cannot create %s: %s", tmp, strerror(errno));
-                goto out;
-        }
-        fchmod(fd, 0600); /* evidence about a machine: readable by the owner only until moved */
-        a = archive_write_new();
-        bool zst = endswith(o->output, ".zst") || endswith(o->output, ".tzst");
-        if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
-            (zst ? archive_write_add_filter_zstd(a) : archive_write_add_filter_gzip(a)) != ARCHIVE_OK ||
-            archive_write_open_fd(a, fd) != ARCHIVE_OK) {
-                rc = -EIO;
-                *why = xasprintf("libarchive: %s", archive_error_string(a));
-                goto out;
-        }
-        rc = write_entry(a, ARCHIVE_MANIFEST, AE_IFREG, 0644, manifest, strlen(manifest), NULL, now, why);
-        for (size_t i = 0; rc == 0 && i < g.n; i++) {
-                struct out *e = g.v[i];
+/* The manifest, then every entry under ARCHIVE_ROOT_DIR, onto the open archive A. */
+static int write_entries(struct archive *a, const struct gctx *g, const char *manifest, time_t now, char **why)
+{
+        int rc = write_entry(a, ARCHIVE_MANIFEST, AE_IFREG, 0644, manifest, strlen(manifest), NULL, now, why);
+        for (size_t i = 0; rc == 0 && i < g->n; i++) {
+                struct out *e = g->v[i];
                 _cleanup_free_ char *name = xasprintf(ARCHIVE_ROOT_DIR "/%s%s", e->path, e->type == OUT_DIR ? "/" : "");
                 switch (e->type) {
                 case OUT_FILE: rc = write_entry(a, name, AE_IFREG, 0644, e->data, e->len, NULL, now, why); break;
@@ -490,6 +504,51 @@ int gather_write(struct root *r, const struct gather_opts *o, struct gather_stat
                 rc = -EIO;
                 *why = xasprintf("libarchive: %s", archive_error_string(a));
         }
+        return rc;
+}
+
+/* The archive onto FD (gzip, or zstd for a .zst/.tzst OUTPUT). */
+static int write_archive_fd(int fd, const struct gctx *g, const char *output, const char *manifest, time_t now,
+                            char **why)
+{
+        struct archive *a = archive_write_new();
+        bool zst = endswith(output, ".zst") || endswith(output, ".tzst");
+        int rc;
+        if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
+            (zst ? archive_write_add_filter_zstd(a) : archive_write_add_filter_gzip(a)) != ARCHIVE_OK ||
+            archive_write_open_fd(a, fd) != ARCHIVE_OK) {
+                rc = -EIO;
+                *why = xasprintf("libarchive: %s", archive_error_string(a));
+        } else
+                rc = write_entries(a, g, manifest, now, why);
+        archive_write_free(a);
+        return rc;
+}
+
+int gather_write(struct root *r, const struct gather_opts *o, struct gather_stats *st, char **why)
+{
+        *why = NULL;
+        *st = (struct gather_stats){0};
+        _cleanup_(gctx_done) struct gctx g = {.r = r, .o = o, .left_out = json_object_new_array()};
+        collect(&g, r);
+
+        _cleanup_(anonymizer_freep) struct anonymizer *an = o->anonymize ? anonymizer_new(o->host) : NULL;
+        time_t now = time(NULL);
+        _cleanup_(json_object_putp) json_object *top = manifest_new(&g, an, now, st);
+        const char *manifest = json_object_to_json_string_ext(top, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                                                           JSON_C_TO_STRING_NOSLASHESCAPE);
+
+        /* Written to a temporary name beside the output and renamed: no half archive under the
+         * name asked for. */
+        _cleanup_free_ char *tmp = xasprintf("%s.tmp-XXXXXX", o->output);
+        int fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0) {
+                int rc = -errno;
+                *why = xasprintf("cannot create %s: %s", tmp, strerror(errno));
+                return rc;
+        }
+        fchmod(fd, 0600); /* evidence about a machine: readable by the owner only until moved */
+        int rc = write_archive_fd(fd, &g, o->output, manifest, now, why);
         if (rc == 0 && fsync(fd) < 0) {
                 rc = -errno;
                 *why = xasprintf("%s: %s", tmp, strerror(errno));
@@ -498,30 +557,8 @@ int gather_write(struct root *r, const struct gather_opts *o, struct gather_stat
                 rc = -errno;
                 *why = xasprintf("cannot rename %s to %s: %s", tmp, o->output, strerror(errno));
         }
-out:
-        if (a)
-                archive_write_free(a);
-        if (fd >= 0) {
-                close(fd);
-                if (rc < 0)
-                        unlink(tmp);
-        }
-        json_object_put(top);
-        anonymizer_free(an);
-        for (size_t i = 0; i < g.n; i++) {
-                free(g.v[i]->path);
-                free(g.v[i]->owned);
-                free(g.v[i]->target);
-                free(g.v[i]);
-        }
-        free(g.v);
-        strv_free(&g.left_seen);
-        for (size_t i = 0; i < BUCKETS; i++)
-                for (struct known *k = g.kb[i], *n; k; k = n) {
-                        n = k->next;
-                        free(k->path);
-                        free(k->target);
-                        free(k);
-                }
+        close(fd);
+        if (rc < 0)
+                unlink(tmp);
         return rc;
 }
