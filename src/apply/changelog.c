@@ -1059,6 +1059,141 @@ static int check_head(struct root *r, struct log_read *lr, bool log_exists, bool
         return 0;
 }
 
+/* The hash chain while the log is read: what the next record must name as its prev, and the seq
+ * of the record before it. */
+struct chain {
+        char prev[65];
+        bool prev_known; /* false after a line that could not be parsed */
+        long last_seq;
+};
+
+/* One parsed record's place in the chain C: its hash over its own bytes (stored into HASH), its
+ * seq against EXPECT, its prev against the record before. Problems go into LR; C moves on to it. */
+static void chain_check(struct log_read *lr, struct chain *c, const char *line, size_t n, size_t lineno,
+                        json_object *o, long seq, char hash[65])
+{
+        long expect = c->last_seq + 1;
+        bool hash_ok = line_hash_ok(line, n, hash);
+        const char *p = get_str(o, "prev");
+        if (!hash[0])
+                add_problem(lr, seq,
+                            "record %ld (line %zu) was edited: it does not end in its hash field as llmtune "
+                            "writes it (,\"hash\":\"<64 hex digits>\"} and the newline: a CR or other "
+                            "bytes were added)",
+                            seq, lineno);
+        else if (!hash_ok)
+                add_problem(lr, seq, "record %ld (line %zu) was edited: its hash does not match the bytes of its line",
+                            seq, lineno);
+        else if (seq > expect)
+                add_problem(lr, seq, "record %ld (line %zu) follows record %ld: the records between were removed", seq,
+                            lineno, c->last_seq);
+        else if (seq < expect)
+                add_problem(lr, seq, "record %ld (line %zu) is out of order (record %ld was expected)", seq, lineno,
+                            expect);
+        else if (c->prev_known && !streq(p, c->prev))
+                add_problem(lr, seq,
+                            "record %ld (line %zu) does not chain to the record before it "
+                            "(records removed, replaced or reordered)",
+                            seq, lineno);
+        /* The next record must name this one's stored hash, even when this one was edited: a later
+         * record replaced as well still shows. */
+        c->prev_known = is_hex64(hash);
+        memcpy(c->prev, c->prev_known ? hash : zero_hash, sizeof(c->prev));
+        c->last_seq = seq;
+}
+
+/* One complete line of the log (without its newline): parsed, checked against the chain C and
+ * appended to LR (CAP is LR's allocated length); a line that is no record only adds a problem. */
+static void read_record_line(struct root *r, struct log_read *lr, size_t *cap, struct chain *c, const char *line,
+                             size_t n, size_t lineno)
+{
+        long expect = c->last_seq + 1;
+        json_object *o = parse_line(line, n);
+        if (!o) {
+                add_problem(lr, expect, "line %zu: record %ld is not valid JSON (edited or corrupted)", lineno, expect);
+                c->last_seq = expect;
+                c->prev_known = false;
+                return;
+        }
+        long seq = get_long(o, "seq");
+        if (seq <= 0) {
+                add_problem(lr, expect, "line %zu: record has no valid seq (edited)", lineno);
+                json_object_put(o);
+                c->last_seq = expect;
+                c->prev_known = false;
+                return;
+        }
+        char hash[65];
+        chain_check(lr, c, line, n, lineno, o, seq, hash);
+
+        struct log_record rec = {.json = o};
+        _cleanup_free_ char *why = record_from_json(r, o, &rec);
+        rec.seq = seq;
+        memcpy(rec.hash, hash, sizeof(rec.hash));
+        lr->end_seq = seq;
+        memcpy(lr->end_hash, hash, sizeof(lr->end_hash));
+        /* A step that recovery or rollback would act on must be one llmtune could have made
+         * (action_check): a forged command or a target outside its kind's area is reported where it
+         * stands. */
+        if (!why && (rec.event == LOG_INTENT || rec.event == LOG_DONE || rec.event == LOG_UNDO_INTENT) &&
+            action_check(&rec.change, &why) < 0)
+                add_problem(lr, seq, "record %ld (line %zu) fails validation: %s", seq, lineno, why);
+        else if (why)
+                add_problem(lr, seq, "record %ld (line %zu): %s", seq, lineno, why);
+        if (lr->n == *cap) { /* geometric: one record at a time copied the array per record */
+                *cap = *cap ? 2 * *cap : 64;
+                lr->v = xrealloc(lr->v, *cap * sizeof(*lr->v));
+        }
+        lr->v[lr->n++] = rec;
+}
+
+/* The open log FD's bytes into *DATA, after checking the directories it lives in; closes FD.
+ * Returns 0 or -errno. */
+static int read_log_fd(struct root *r, int fd, char **data, size_t *len)
+{
+        int rc = check_dirs(r);
+        if (rc == 0)
+                rc = read_fd_all(fd, data, len);
+        close(fd);
+        return rc;
+}
+
+/* Every line of the log's DATA into LR. Returns the number of the last line when it is half a
+ * record (no newline), else 0. */
+static size_t read_records(struct root *r, struct log_read *lr, const char *data, size_t len)
+{
+        struct chain c = {.prev_known = true};
+        memcpy(c.prev, zero_hash, sizeof(zero_hash));
+        size_t lineno = 0, cap = 0;
+        for (size_t pos = 0; pos < len;) {
+                const char *nl = memchr(data + pos, '\n', len - pos);
+                lineno++;
+                if (!nl)
+                        return lineno; /* judged against the head file by the caller */
+                read_record_line(r, lr, &cap, &c, data + pos, (size_t)(nl - data) - pos, lineno);
+                pos = (size_t)(nl - data) + 1;
+        }
+        return 0;
+}
+
+/* A torn last line TORN_LINE of TORN_BYTES bytes: a truncated log when the head file names a later
+ * record, else a run killed while appending (a note, not a problem). */
+static void judge_torn_line(struct log_read *lr, size_t torn_line, size_t torn_bytes)
+{
+        if (lr->head_seq > lr->end_seq) {
+                add_problem(lr, lr->end_seq + 1, "line %zu: the last record is incomplete (the log was truncated)",
+                            torn_line);
+                return;
+        }
+        char *note = xasprintf("line %zu is half a record (%zu bytes without their newline): a run was "
+                               "killed while appending it, before the head file named it; the next apply "
+                               "or rollback removes it%s%s",
+                               torn_line, torn_bytes, lr->head_note ? ". Also: " : "",
+                               lr->head_note ? lr->head_note : "");
+        free(lr->head_note);
+        lr->head_note = note;
+}
+
 int changelog_read(struct root *r, struct log_read *ret)
 {
         struct log_read lr = {.head_state = "none"};
@@ -1073,19 +1208,11 @@ int changelog_read(struct root *r, struct log_read *ret)
                 *ret = lr;
                 return 0;
         }
-        if (fd >= 0) {
-                int rc = check_dirs(r);
-                if (rc < 0) {
-                        close(fd);
-                        return rc;
-                }
-        }
         if (fd < 0)
                 return fd;
         _cleanup_free_ char *data = NULL;
         size_t len = 0;
-        int rc = read_fd_all(fd, &data, &len);
-        close(fd);
+        int rc = read_log_fd(r, fd, &data, &len);
         if (rc < 0)
                 return rc;
 
@@ -1097,109 +1224,15 @@ int changelog_read(struct root *r, struct log_read *ret)
         size_t whole = len;
         while (whole > 0 && data[whole - 1] != '\n')
                 whole--;
-        size_t torn_line = 0;
-
-        char prev[65];
-        memcpy(prev, zero_hash, sizeof(zero_hash));
-        bool prev_known = true; /* false after a line that could not be parsed */
-        long last_seq = 0;
-        size_t lineno = 0, cap = 0;
-        for (size_t pos = 0; pos < len;) {
-                const char *nl = memchr(data + pos, '\n', len - pos);
-                size_t end = nl ? (size_t)(nl - data) : len;
-                const char *line = data + pos;
-                size_t n = end - pos;
-                pos = end + 1;
-                lineno++;
-                long expect = last_seq + 1;
-                if (!nl) {
-                        torn_line = lineno; /* judged against the head file below */
-                        break;
-                }
-                json_object *o = parse_line(line, n);
-                char hash[65];
-                if (!o) {
-                        add_problem(&lr, expect, "line %zu: record %ld is not valid JSON (edited or corrupted)",
-                                    lineno, expect);
-                        last_seq = expect;
-                        prev_known = false;
-                        continue;
-                }
-                long seq = get_long(o, "seq");
-                if (seq <= 0) {
-                        add_problem(&lr, expect, "line %zu: record has no valid seq (edited)", lineno);
-                        json_object_put(o);
-                        last_seq = expect;
-                        prev_known = false;
-                        continue;
-                }
-                bool hash_ok = line_hash_ok(line, n, hash);
-                const char *p = get_str(o, "prev");
-                if (!hash[0])
-                        add_problem(&lr, seq,
-                                    "record %ld (line %zu) was edited: it does not end in its hash field as llmtune "
-                                    "writes it (,\"hash\":\"<64 hex digits>\"} and the newline: a CR or other "
-                                    "bytes were added)",
-                                    seq, lineno);
-                else if (!hash_ok)
-                        add_problem(&lr, seq,
-                                    "record %ld (line %zu) was edited: its hash does not match the bytes of its line",
-                                    seq, lineno);
-                else if (seq > expect)
-                        add_problem(&lr, seq, "record %ld (line %zu) follows record %ld: the records between were removed",
-                                    seq, lineno, last_seq);
-                else if (seq < expect)
-                        add_problem(&lr, seq, "record %ld (line %zu) is out of order (record %ld was expected)", seq,
-                                    lineno, expect);
-                else if (prev_known && !streq(p, prev))
-                        add_problem(&lr, seq,
-                                    "record %ld (line %zu) does not chain to the record before it "
-                                    "(records removed, replaced or reordered)",
-                                    seq, lineno);
-                /* The next record must name this one's stored hash, even when this one was edited:
-                 * a later record replaced as well still shows. */
-                prev_known = is_hex64(hash);
-                memcpy(prev, prev_known ? hash : zero_hash, sizeof(prev));
-                last_seq = seq;
-
-                struct log_record rec = {.json = o};
-                _cleanup_free_ char *why = record_from_json(r, o, &rec);
-                rec.seq = seq;
-                memcpy(rec.hash, hash, sizeof(rec.hash));
-                lr.end_seq = seq;
-                memcpy(lr.end_hash, hash, sizeof(lr.end_hash));
-                /* A step that recovery or rollback would act on must be one llmtune could have
-                 * made (action_check): a forged command or a target outside its kind's area is
-                 * reported where it stands. */
-                if (!why && (rec.event == LOG_INTENT || rec.event == LOG_DONE || rec.event == LOG_UNDO_INTENT) &&
-                    action_check(&rec.change, &why) < 0)
-                        add_problem(&lr, seq, "record %ld (line %zu) fails validation: %s", seq, lineno, why);
-                else if (why)
-                        add_problem(&lr, seq, "record %ld (line %zu): %s", seq, lineno, why);
-                if (lr.n == cap) { /* geometric: one record at a time copied the array per record */
-                        cap = cap ? 2 * cap : 64;
-                        lr.v = xrealloc(lr.v, cap * sizeof(*lr.v));
-                }
-                lr.v[lr.n++] = rec;
-        }
+        size_t torn_line = read_records(r, &lr, data, len);
         log_analyse(&lr);
         rc = check_head(r, &lr, true, memmem(data, whole, RUN_BEGIN_KEY, strlen(RUN_BEGIN_KEY)) != NULL);
         if (rc < 0) {
                 log_read_free(&lr);
                 return rc;
         }
-        if (torn_line && lr.head_seq > lr.end_seq)
-                add_problem(&lr, lr.end_seq + 1, "line %zu: the last record is incomplete (the log was truncated)",
-                            torn_line);
-        else if (torn_line) {
-                char *note = xasprintf("line %zu is half a record (%zu bytes without their newline): a run was "
-                                       "killed while appending it, before the head file named it; the next apply "
-                                       "or rollback removes it%s%s",
-                                       torn_line, len - whole, lr.head_note ? ". Also: " : "",
-                                       lr.head_note ? lr.head_note : "");
-                free(lr.head_note);
-                lr.head_note = note;
-        }
+        if (torn_line)
+                judge_torn_line(&lr, torn_line, len - whole);
         *ret = lr;
         return 0;
 }
