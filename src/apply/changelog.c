@@ -455,20 +455,112 @@ static bool find_hash(const char *data, size_t len, long seq, char out[65])
 
 #define RUN_BEGIN_KEY "\"event\":\"run-begin\""
 
+/* Whether the log exists (*EXISTED): a missing log beside a head file was deleted, not never
+ * written. Returns 0 or -errno. */
+static int log_exists(struct root *r, bool *existed)
+{
+        int probe = open_trusted(r, CHANGELOG_PATH, O_RDONLY, 0, true);
+        *existed = probe >= 0;
+        if (probe >= 0)
+                close(probe);
+        else if (probe != -ENOENT)
+                return probe;
+        return 0;
+}
+
+/* The chain continues from the last record of DATA's WHOLE bytes, which must be whole and intact:
+ * its seq and hash into L. Returns 0 or -EBADMSG. */
+static int continue_chain(struct changelog *l, const char *data, size_t whole)
+{
+        if (whole == 0)
+                return 0;
+        size_t end = whole - 1, start = end;
+        while (start > 0 && data[start - 1] != '\n')
+                start--;
+        json_object *o = parse_line(data + start, end - start);
+        char h[65];
+        int rc = 0;
+        if (!o || !line_hash_ok(data + start, end - start, h) || get_long(o, "seq") <= 0)
+                rc = -EBADMSG;
+        else {
+                l->seq = get_long(o, "seq");
+                memcpy(l->prev, h, sizeof(h));
+        }
+        json_object_put(o);
+        return rc;
+}
+
+/* The half record after the WHOLE bytes of a LEN-byte log goes (see changelog_read); appends
+ * continue after the last whole line. Returns 0 or -errno. */
+static int drop_torn_record(struct changelog *l, size_t whole, size_t len)
+{
+        if (ftruncate(l->fd, (off_t)whole) < 0 || fsync(l->fd) < 0)
+                return -errno;
+        char *note = xasprintf("removed half a record (%zu bytes) from the end of the change "
+                               "log: a run was killed while appending it%s%s",
+                               len - whole, l->note ? "; " : "", l->note ? l->note : "");
+        free(l->note);
+        l->note = note;
+        return 0;
+}
+
+/* The log's end (DATA: WHOLE bytes of whole lines, LEN in all) against the head file: a cut log is
+ * not continued (the next record would take the place of the ones cut off, and the head would then
+ * vouch for it); a missing or lagging head file is brought up to the log, and a half record the
+ * head never vouched for goes. Returns 0 or -errno (-ESTALE: refused, the reason said). */
+static int settle_head(struct root *r, struct changelog *l, const char *data, size_t whole, size_t len,
+                       bool log_existed)
+{
+        long head_seq = 0;
+        char head_hash[65], at_head[65] = "";
+        int hrc = read_head(r, &head_seq, head_hash);
+        if (hrc < 0 && hrc != -ENOENT && hrc != -EBADMSG)
+                return hrc;
+        if (hrc == 0 && head_seq == l->seq)
+                memcpy(at_head, l->prev, sizeof(at_head));
+        else if (hrc == 0 && head_seq < l->seq)
+                find_hash(data, whole, head_seq, at_head);
+        struct head_view v;
+        judge_head(hrc, head_seq, head_hash, log_existed, l->seq, l->prev, at_head[0] ? at_head : NULL,
+                   data && memmem(data, whole, RUN_BEGIN_KEY, strlen(RUN_BEGIN_KEY)), &v);
+        bool drop_torn = !v.problem && whole < len;
+        int rc = 0;
+        if (v.problem)
+                rc = refuse(-ESTALE,
+                            "%s (see `llmtune verify`). To accept the loss and go on from the log as it is, "
+                            "make its last record the head: echo %ld:%s > %s%s",
+                            v.problem, l->seq, l->seq ? l->prev : zero_hash, streq(root_path(r), "/") ? "" : root_path(r),
+                            CHANGELOG_HEAD);
+        else if (streq(v.state, "absent") || streq(v.state, "behind")) {
+                rc = write_head(r, l->seq, l->prev);
+                if (rc == 0)
+                        l->note = streq(v.state, "absent")
+                                          ? xasprintf("the change log had no head file (written by an older "
+                                                      "llmtune): created %s at record %ld; from now on a cut "
+                                                      "log is detected",
+                                                      CHANGELOG_HEAD, l->seq)
+                                          : xasprintf("the head file %s was one record behind the log (a "
+                                                      "run stopped between the two writes): brought up to "
+                                                      "record %ld",
+                                                      CHANGELOG_HEAD, l->seq);
+        }
+        free(v.problem);
+        free(v.note);
+        if (rc >= 0 && drop_torn)
+                rc = drop_torn_record(l, whole, len);
+        return rc;
+}
+
 int changelog_open(struct root *r, struct changelog **ret)
 {
         int rc = ensure_dir(r, BACKUP_DIR, 0755);
         if (rc == 0)
                 rc = check_dirs(r);
+        bool log_existed = false;
+        if (rc == 0)
+                rc = log_exists(r, &log_existed);
         if (rc < 0)
                 return rc;
-        /* Whether the log was there: a missing log beside a head file was deleted, not never written. */
-        int probe = open_trusted(r, CHANGELOG_PATH, O_RDONLY, 0, true);
-        bool log_existed = probe >= 0;
-        if (probe >= 0)
-                close(probe);
-        else if (probe != -ENOENT)
-                return probe;
         int fd = open_trusted(r, CHANGELOG_PATH, O_RDWR | O_APPEND | O_CREAT, 0644, true);
         if (fd < 0)
                 return fd;
@@ -486,73 +578,10 @@ int changelog_open(struct root *r, struct changelog **ret)
         size_t whole = len;
         while (rc >= 0 && whole > 0 && data[whole - 1] != '\n')
                 whole--;
-        if (rc >= 0 && whole > 0) {
-                /* Continue the chain from the last record, which must be whole and intact. */
-                {
-                        size_t end = whole - 1, start = end;
-                        while (start > 0 && data[start - 1] != '\n')
-                                start--;
-                        json_object *o = parse_line(data + start, end - start);
-                        char h[65];
-                        if (!o || !line_hash_ok(data + start, end - start, h) || get_long(o, "seq") <= 0)
-                                rc = -EBADMSG;
-                        else {
-                                l->seq = get_long(o, "seq");
-                                memcpy(l->prev, h, sizeof(h));
-                        }
-                        json_object_put(o);
-                }
-        }
-        /* The log's end against the head file: a cut log is not continued (the next record would
-         * take the place of the ones cut off, and the head would then vouch for it). */
-        long head_seq = 0;
-        char head_hash[65], at_head[65] = "";
-        int hrc = rc < 0 ? 0 : read_head(r, &head_seq, head_hash);
-        if (hrc < 0 && hrc != -ENOENT && hrc != -EBADMSG)
-                rc = hrc;
-        if (rc >= 0) {
-                if (hrc == 0 && head_seq == l->seq)
-                        memcpy(at_head, l->prev, sizeof(at_head));
-                else if (hrc == 0 && head_seq < l->seq)
-                        find_hash(data, whole, head_seq, at_head);
-                struct head_view v;
-                judge_head(hrc, head_seq, head_hash, log_existed, l->seq, l->prev, at_head[0] ? at_head : NULL,
-                           data && memmem(data, whole, RUN_BEGIN_KEY, strlen(RUN_BEGIN_KEY)), &v);
-                bool drop_torn = !v.problem && whole < len;
-                if (v.problem)
-                        rc = refuse(-ESTALE,
-                                    "%s (see `llmtune verify`). To accept the loss and go on from the log as it is, "
-                                    "make its last record the head: echo %ld:%s > %s%s",
-                                    v.problem, l->seq, l->seq ? l->prev : zero_hash,
-                                    streq(root_path(r), "/") ? "" : root_path(r), CHANGELOG_HEAD);
-                else if (streq(v.state, "absent") || streq(v.state, "behind")) {
-                        rc = write_head(r, l->seq, l->prev);
-                        if (rc == 0)
-                                l->note = streq(v.state, "absent")
-                                                  ? xasprintf("the change log had no head file (written by an older "
-                                                              "llmtune): created %s at record %ld; from now on a cut "
-                                                              "log is detected",
-                                                              CHANGELOG_HEAD, l->seq)
-                                                  : xasprintf("the head file %s was one record behind the log (a "
-                                                              "run stopped between the two writes): brought up to "
-                                                              "record %ld",
-                                                              CHANGELOG_HEAD, l->seq);
-                }
-                free(v.problem);
-                free(v.note);
-                if (rc >= 0 && drop_torn) {
-                        /* the half record goes; appends continue after the last whole line */
-                        if (ftruncate(fd, (off_t)whole) < 0 || fsync(fd) < 0)
-                                rc = -errno;
-                        else {
-                                char *note = xasprintf("removed half a record (%zu bytes) from the end of the change "
-                                                       "log: a run was killed while appending it%s%s",
-                                                       len - whole, l->note ? "; " : "", l->note ? l->note : "");
-                                free(l->note);
-                                l->note = note;
-                        }
-                }
-        }
+        if (rc >= 0)
+                rc = continue_chain(l, data, whole);
+        if (rc >= 0)
+                rc = settle_head(r, l, data, whole, len, log_existed);
         if (rc < 0) {
                 changelog_close(l);
                 return rc;
