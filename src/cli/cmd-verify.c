@@ -246,7 +246,38 @@ static void check_expected_head(const struct log_read *lr, struct expect_head *e
                                         eh->seq, eh->hash);
 }
 
-static int verify_cmd(struct cli *cli, int argc, char **argv)
+/* Everything verify found: the log read, the steps left unfinished, the check of each change in
+ * force, and the --expect-head comparison. */
+struct verify_result {
+        struct log_read lr;
+        struct strv unfinished; /* one message per unfinished step ... */
+        size_t *unf_idx;        /* ... and its record's index in lr */
+        size_t *idx;            /* the records in force, by index in lr */
+        struct check *ck;       /* their checks */
+        size_t n_ck;
+        size_t count[4]; /* checks per enum check_status */
+        struct expect_head eh;
+        bool cut;         /* --expect-head names a record the log does not hold */
+        const char *status; /* one of verify_state_names */
+};
+
+static void verify_result_done(struct verify_result *v)
+{
+        for (size_t i = 0; i < v->n_ck; i++) {
+                free(v->ck[i].found);
+                free(v->ck[i].message);
+                free(v->ck[i].diff);
+        }
+        free(v->ck);
+        free(v->idx);
+        free(v->unf_idx);
+        free(v->eh.message);
+        strv_free(&v->unfinished);
+        log_read_free(&v->lr);
+}
+
+/* The options into *JSON, *VERBOSE and EH. Returns -1 to go on, else the exit code. */
+static int parse_verify_opts(int argc, char **argv, bool *json, bool *verbose, struct expect_head *eh)
 {
         static const struct option opts[] = {
                 {"json", no_argument, NULL, 'j'},
@@ -254,15 +285,13 @@ static int verify_cmd(struct cli *cli, int argc, char **argv)
                 {"expect-head", required_argument, NULL, 'E'},
                 {},
         };
-        bool json = false, verbose = false;
-        struct expect_head eh = {0};
         int c;
         while ((c = getopt_long(argc, argv, "jv", opts, NULL)) != -1)
                 switch (c) {
-                case 'j': json = true; break;
-                case 'v': verbose = true; break;
+                case 'j': *json = true; break;
+                case 'v': *verbose = true; break;
                 case 'E':
-                        if (!parse_anchor(optarg, &eh))
+                        if (!parse_anchor(optarg, eh))
                                 return cli_error("--expect-head takes SEQ:HASH (the \"anchor\" of verify, apply "
                                                  "or rollback --json: a sequence number, ':', 64 lowercase hex "
                                                  "digits), not '%s'",
@@ -272,95 +301,119 @@ static int verify_cmd(struct cli *cli, int argc, char **argv)
                 }
         if (optind < argc)
                 return cli_error("unexpected argument '%s' (see llmtune verify --help)", argv[optind]);
-        struct root *root = cli_root(cli);
-        if (!root)
-                return EXIT_ERROR;
-        /* A shared lock: a running apply or rollback is waited for, so its steps in progress are
-         * never reported as unfinished and the log is read whole. */
+        return -1;
+}
+
+/* The log into LR under a shared lock: a running apply or rollback is waited for, so its steps in
+ * progress are never reported as unfinished and the log is read whole. Returns -1 on success,
+ * else the exit code (the error said). */
+static int read_log_shared(struct root *root, struct log_read *lr)
+{
         int lock_fd = -1;
         int rc = changelog_lock_shared(root, true, &lock_fd);
         if (rc < 0)
                 return cli_error("cannot take the lock %s under %s: %s", CHANGELOG_LOCK, root_path(root), changelog_strerror(rc));
-        struct log_read lr;
-        rc = changelog_read(root, &lr);
+        rc = changelog_read(root, lr);
         if (lock_fd >= 0)
                 close(lock_fd);
         if (rc < 0)
                 return cli_error("cannot read %s under %s: %s", CHANGELOG_PATH, root_path(root), changelog_strerror(rc));
+        return -1;
+}
 
-        struct strv unfinished = {0};
-        size_t *unf_idx = xcalloc(lr.n + 1, sizeof(size_t));
-        for (size_t i = 0; i < lr.n; i++)
-                if (!changelog_step_finished(&lr, i)) {
-                        unf_idx[unfinished.n] = i;
-                        strv_push(&unfinished, unfinished_message(&lr.v[i]));
+/* The unfinished steps, the check of every change in force against ROOT, and the status. */
+static void verify_judge(struct root *root, struct verify_result *v)
+{
+        const struct log_read *lr = &v->lr;
+        v->unf_idx = xcalloc(lr->n + 1, sizeof(size_t));
+        for (size_t i = 0; i < lr->n; i++)
+                if (!changelog_step_finished(lr, i)) {
+                        v->unf_idx[v->unfinished.n] = i;
+                        strv_push(&v->unfinished, unfinished_message(&lr->v[i]));
                 }
-        size_t *idx;
-        size_t n_ck = changelog_in_force(&lr, &idx);
-        struct check *ck = xcalloc(n_ck + 1, sizeof(*ck));
-        size_t count[4] = {0};
-        for (size_t i = 0; i < n_ck; i++) {
-                check_one(root, &lr.v[idx[i]], &ck[i]);
-                count[ck[i].status]++;
+        v->n_ck = changelog_in_force(lr, &v->idx);
+        v->ck = xcalloc(v->n_ck + 1, sizeof(*v->ck));
+        for (size_t i = 0; i < v->n_ck; i++) {
+                check_one(root, &lr->v[v->idx[i]], &v->ck[i]);
+                v->count[v->ck[i].status]++;
         }
-        if (eh.set)
-                check_expected_head(&lr, &eh);
-        bool cut = eh.set && !eh.found;
-        bool findings = lr.n_problems || cut || unfinished.n || count[CHECK_DRIFT];
-        const char *status = findings ? (lr.n_problems || cut ? "tampered" : unfinished.n ? "unfinished" : "drift")
-                                      : count[CHECK_ERROR] ? "error" : "clean";
+        if (v->eh.set)
+                check_expected_head(lr, &v->eh);
+        v->cut = v->eh.set && !v->eh.found;
+        bool findings = lr->n_problems || v->cut || v->unfinished.n || v->count[CHECK_DRIFT];
+        v->status = findings ? (lr->n_problems || v->cut ? "tampered" : v->unfinished.n ? "unfinished" : "drift")
+                             : v->count[CHECK_ERROR] ? "error" : "clean";
+}
 
-        if (json)
-                print_json(cli, &lr, ck, n_ck, &unfinished, unf_idx, status, &eh);
-        else if (lr.n == 0 && lr.n_problems == 0 && !cut) {
+/* The chain, the expected head and the head file's note, as text. */
+static void print_log_state(const struct verify_result *v, const char *red, const char *off)
+{
+        const struct log_read *lr = &v->lr;
+        if (lr->n_problems) {
+                printf("%schange log: the hash chain is broken (%zu problem%s)%s\n", red, lr->n_problems,
+                       lr->n_problems == 1 ? "" : "s", off);
+                for (size_t i = 0; i < lr->n_problems; i++)
+                        printf("tampered: %s\n", lr->problems[i].message);
+        } else
+                printf("change log: %zu records, hash chain intact, ends at record %ld (%s)\n", lr->n, lr->end_seq,
+                       lr->end_hash);
+        if (v->cut)
+                printf("%stampered: --expect-head %ld:%s: %s%s\n", red, v->eh.seq, v->eh.hash, v->eh.message, off);
+        else if (v->eh.set)
+                printf("expected head found: record %ld with hash %.16s... (nothing before it was cut)\n", v->eh.seq,
+                       v->eh.hash);
+        if (lr->head_note)
+                printf("note: %s\n", lr->head_note);
+}
+
+static void print_text(struct cli *cli, const struct verify_result *v, bool verbose)
+{
+        const struct log_read *lr = &v->lr;
+        if (lr->n == 0 && lr->n_problems == 0 && !v->cut) {
                 printf("no changes recorded\n");
-                if (lr.head_note)
-                        printf("note: %s\n", lr.head_note);
-        } else {
-                const char *off = cli_color(cli, "\033[0m"), *red = cli_color(cli, "\033[31m"),
-                           *green = cli_color(cli, "\033[32m");
-                if (lr.n_problems) {
-                        printf("%schange log: the hash chain is broken (%zu problem%s)%s\n", red, lr.n_problems,
-                               lr.n_problems == 1 ? "" : "s", off);
-                        for (size_t i = 0; i < lr.n_problems; i++)
-                                printf("tampered: %s\n", lr.problems[i].message);
-                } else
-                        printf("change log: %zu records, hash chain intact, ends at record %ld (%s)\n", lr.n, lr.end_seq,
-                               lr.end_hash);
-                if (cut)
-                        printf("%stampered: --expect-head %ld:%s: %s%s\n", red, eh.seq, eh.hash, eh.message, off);
-                else if (eh.set)
-                        printf("expected head found: record %ld with hash %.16s... (nothing before it was cut)\n", eh.seq,
-                               eh.hash);
-                if (lr.head_note)
-                        printf("note: %s\n", lr.head_note);
-                for (size_t i = 0; i < unfinished.n; i++)
-                        printf("%sunfinished%s: %s\n", red, off, unfinished.v[i]);
-                for (size_t i = 0; i < n_ck; i++) {
-                        if (ck[i].status == CHECK_OK && !verbose)
-                                continue;
-                        const char *col = ck[i].status == CHECK_OK ? green : ck[i].status == CHECK_DRIFT ? red : "";
-                        printf("%s%s%s\n", col, ck[i].message, *col ? off : "");
-                        if (ck[i].diff && *ck[i].diff)
-                                print_diff(ck[i].diff);
-                }
-                printf("\n%zu changes in force: %zu as applied, %zu drifted, %zu not checkable, %zu could not be "
-                       "checked\n",
-                       n_ck, count[CHECK_OK], count[CHECK_DRIFT], count[CHECK_UNCHECKABLE], count[CHECK_ERROR]);
+                if (lr->head_note)
+                        printf("note: %s\n", lr->head_note);
+                return;
         }
+        const char *off = cli_color(cli, "\033[0m"), *red = cli_color(cli, "\033[31m"),
+                   *green = cli_color(cli, "\033[32m");
+        print_log_state(v, red, off);
+        for (size_t i = 0; i < v->unfinished.n; i++)
+                printf("%sunfinished%s: %s\n", red, off, v->unfinished.v[i]);
+        for (size_t i = 0; i < v->n_ck; i++) {
+                const struct check *ck = &v->ck[i];
+                if (ck->status == CHECK_OK && !verbose)
+                        continue;
+                const char *col = ck->status == CHECK_OK ? green : ck->status == CHECK_DRIFT ? red : "";
+                printf("%s%s%s\n", col, ck->message, *col ? off : "");
+                if (ck->diff && *ck->diff)
+                        print_diff(ck->diff);
+        }
+        printf("\n%zu changes in force: %zu as applied, %zu drifted, %zu not checkable, %zu could not be "
+               "checked\n",
+               v->n_ck, v->count[CHECK_OK], v->count[CHECK_DRIFT], v->count[CHECK_UNCHECKABLE], v->count[CHECK_ERROR]);
+}
 
-        for (size_t i = 0; i < n_ck; i++) {
-                free(ck[i].found);
-                free(ck[i].message);
-                free(ck[i].diff);
-        }
-        free(ck);
-        free(idx);
-        free(unf_idx);
-        free(eh.message);
-        strv_free(&unfinished);
-        log_read_free(&lr);
-        return findings ? EXIT_FINDINGS : count[CHECK_ERROR] ? EXIT_ERROR : EXIT_OK;
+static int verify_cmd(struct cli *cli, int argc, char **argv)
+{
+        bool json = false, verbose = false;
+        _cleanup_(verify_result_done) struct verify_result v = {0};
+        int rc = parse_verify_opts(argc, argv, &json, &verbose, &v.eh);
+        if (rc >= 0)
+                return rc;
+        struct root *root = cli_root(cli);
+        if (!root)
+                return EXIT_ERROR;
+        rc = read_log_shared(root, &v.lr);
+        if (rc >= 0)
+                return rc;
+        verify_judge(root, &v);
+        if (json)
+                print_json(cli, &v.lr, v.ck, v.n_ck, &v.unfinished, v.unf_idx, v.status, &v.eh);
+        else
+                print_text(cli, &v, verbose);
+        bool findings = !streq(v.status, "clean") && !streq(v.status, "error");
+        return findings ? EXIT_FINDINGS : v.count[CHECK_ERROR] ? EXIT_ERROR : EXIT_OK;
 }
 
 const char *const verify_state_names[] = {"clean", "drift", "unfinished", "tampered", "error", NULL};
