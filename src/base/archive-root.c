@@ -442,117 +442,145 @@ static const char *type_name(mode_t t)
         }
 }
 
-static int one_member(struct unpack *u, struct archive_entry *e)
+/* Member E's name checked (relative, under ARCHIVE_ROOT_DIR/, within the member count); *REL is
+ * the rest of it. Returns 0, 1 for the root directory itself (nothing to unpack), or -errno. */
+static int member_name(struct unpack *u, struct archive_entry *e, const char **rel)
 {
         const char *name = archive_entry_pathname(e);
         if (!name)
                 return fail(u, -EINVAL, "a member name cannot be decoded");
         if (name[0] == '/')
                 return fail(u, -EINVAL, "member %s: absolute names are not allowed", name);
-        const char *rel = name;
-        while (startswith(rel, "./"))
-                rel += 2;
-        if (!startswith(rel, ARCHIVE_ROOT_DIR "/") && !streq(rel, ARCHIVE_ROOT_DIR))
+        const char *r = name;
+        while (startswith(r, "./"))
+                r += 2;
+        if (!startswith(r, ARCHIVE_ROOT_DIR "/") && !streq(r, ARCHIVE_ROOT_DIR))
                 return fail(u, -EINVAL, "member %s: not under %s/ (not an archive made by llmtune gather)", name,
                             ARCHIVE_ROOT_DIR);
-        rel += strlen(ARCHIVE_ROOT_DIR);
+        r += strlen(ARCHIVE_ROOT_DIR);
         if (++u->members > ARCHIVE_MAX_MEMBERS)
                 return fail(u, -EFBIG, "more than %u members; refused", ARCHIVE_MAX_MEMBERS);
+        *rel = r;
         /* "root/" itself: the directory we unpack into */
-        if (archive_entry_filetype(e) == AE_IFDIR && strspn(rel, "/.") == strlen(rel) && !strstr(rel, ".."))
-                return 0;
-        struct strv comps = {0};
-        int rc = check_name(u, name, rel, &comps);
-        if (rc < 0) {
-                strv_free(&comps);
-                return rc;
-        }
-        _cleanup_free_ char *path = strv_join(&comps, "/");
+        if (archive_entry_filetype(e) == AE_IFDIR && strspn(r, "/.") == strlen(r) && !strstr(r, ".."))
+                return 1;
+        return 0;
+}
+
+/* Member E (NAME, at PATH under the root) against the MANIFEST: a file, directory or link, listed
+ * once, of the listed type, not over the size a root file may have. *RET is its entry, marked seen.
+ * Returns 0 or -errno. */
+static int member_vet(struct unpack *u, struct archive_entry *e, const char *name, const char *path,
+                      struct mentry **ret)
+{
         mode_t t = archive_entry_filetype(e);
-        if (archive_entry_hardlink(e)) {
-                strv_free(&comps);
+        if (archive_entry_hardlink(e))
                 return fail(u, -EINVAL, "member %s: hard links are not allowed", name);
-        }
-        if (t != AE_IFREG && t != AE_IFDIR && t != AE_IFLNK) {
-                strv_free(&comps);
+        if (t != AE_IFREG && t != AE_IFDIR && t != AE_IFLNK)
                 return fail(u, -EINVAL, "member %s is %s; only files, directories and symbolic links are allowed",
                             name, type_name(t));
-        }
         struct mentry *m = mentry_find(u, path);
-        if (!m) {
-                strv_free(&comps);
+        if (!m)
                 return fail(u, -EINVAL, "member %s is not listed in the MANIFEST", name);
-        }
-        if (m->seen) {
-                strv_free(&comps);
+        if (m->seen)
                 return fail(u, -EINVAL, "member %s appears twice", name);
-        }
         m->seen = true;
         const char *want = t == AE_IFREG ? (streq(m->type, "unread") ? "unread" : "file") : t == AE_IFDIR ? "dir" : "link";
-        if (!streq(m->type, want) && !(t == AE_IFREG && streq(m->type, "file"))) {
-                strv_free(&comps);
+        if (!streq(m->type, want) && !(t == AE_IFREG && streq(m->type, "file")))
                 return fail(u, -EINVAL, "member %s is a %s but the MANIFEST says %s", name,
                             t == AE_IFREG ? "file" : want, m->type);
-        }
-        if (archive_entry_size_is_set(e) && archive_entry_size(e) > (la_int64_t)ROOT_READ_MAX) {
-                strv_free(&comps);
+        if (archive_entry_size_is_set(e) && archive_entry_size(e) > (la_int64_t)ROOT_READ_MAX)
                 return fail(u, -EFBIG, "member %s is %lld bytes, more than the %u a root file may have", name,
                             (long long)archive_entry_size(e), ROOT_READ_MAX);
-        }
+        *ret = m;
+        return 0;
+}
+
+/* Directory member NAME made as BASE in PFD, and kept open for the members under it. */
+static int unpack_dir(struct unpack *u, int pfd, const char *base, const char *path, const char *name)
+{
+        /* opened (and kept for the members under it) rather than stat'ed: O_NOFOLLOW | O_DIRECTORY
+         * fails the same way when a file or link of that name came first */
+        if (dir_cache_get(u, path, strlen(path)) >= 0)
+                return 0; /* made and opened on the way to a member under it */
+        if (mkdirat(pfd, base, 0755) < 0 && errno != EEXIST)
+                return fail(u, -errno, "member %s: %s", name, strerror(errno));
+        int dfd = openat(pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0 && (errno == ELOOP || errno == ENOTDIR))
+                return fail(u, -EINVAL, "member %s: a file or link of that name came first", name);
+        if (dfd < 0)
+                return fail(u, -errno, "member %s: %s", name, strerror(errno));
+        if (!dir_cache_put(u, path, strlen(path), dfd))
+                close(dfd);
+        return 0;
+}
+
+/* Link member NAME made as BASE in PFD: its target as the MANIFEST says, confined to the root. */
+static int unpack_link(struct unpack *u, struct archive_entry *e, const struct mentry *m, int pfd, const char *base,
+                       const char *path, const char *name)
+{
+        const char *target = archive_entry_symlink(e);
+        _cleanup_free_ char *confined = target ? archive_confine_link(path, target) : NULL;
+        if (!target || !streq(target, m->target))
+                return fail(u, -EINVAL, "member %s: link target differs from the MANIFEST", name);
+        if (!confined)
+                return fail(u, -EINVAL, "member %s: symbolic link to %s points outside the root", name, target);
+        if (symlinkat(confined, pfd, base) < 0)
+                return fail(u, errno == EEXIST ? -EINVAL : -errno, "member %s: %s", name,
+                            errno == EEXIST ? "a directory or file of that name came first" : strerror(errno));
+        return 0;
+}
+
+/* File member NAME written as BASE in PFD, its size and SHA-256 checked against the MANIFEST. */
+static int unpack_file(struct unpack *u, const struct mentry *m, int pfd, const char *base, const char *name)
+{
+        int fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return fail(u, errno == EEXIST ? -EINVAL : -errno, "member %s: %s", name,
+                            errno == EEXIST ? "a directory or link of that name came first" : strerror(errno));
+        char sha[65];
+        size_t len = 0;
+        /* bounded by what the MANIFEST says, so a lying one cannot unpack more */
+        size_t cap = streq(m->type, "file") ? (size_t)m->size : 0;
+        int rc = copy_data(u, name, fd, cap, NULL, &len, sha);
+        close(fd);
+        if (rc == 0 && streq(m->type, "unread") && len != 0)
+                rc = fail(u, -EINVAL, "member %s: listed as not gathered but has content", name);
+        if (rc == 0 && streq(m->type, "file") && ((int64_t)len != m->size || !streq(sha, m->sha256)))
+                rc = fail(u, -EINVAL, "member %s: size or SHA-256 differs from the MANIFEST", name);
+        return rc;
+}
+
+static int one_member(struct unpack *u, struct archive_entry *e)
+{
+        const char *rel = NULL;
+        int rc = member_name(u, e, &rel);
+        if (rc != 0)
+                return rc < 0 ? rc : 0;
+        const char *name = archive_entry_pathname(e);
+        _cleanup_(strv_free) struct strv comps = {0};
+        rc = check_name(u, name, rel, &comps);
+        if (rc < 0)
+                return rc;
+        _cleanup_free_ char *path = strv_join(&comps, "/");
+        struct mentry *m = NULL;
+        rc = member_vet(u, e, name, path, &m);
+        if (rc < 0)
+                return rc;
         bool pfd_owned;
         int pfd = open_parent(u, name, &comps, &pfd_owned);
-        const char *base = comps.v[comps.n - 1];
-        if (pfd < 0) {
-                strv_free(&comps);
+        if (pfd < 0)
                 return pfd;
-        }
-        if (t == AE_IFDIR) {
-                /* opened (and kept for the members under it) rather than stat'ed: O_NOFOLLOW |
-                 * O_DIRECTORY fails the same way when a file or link of that name came first */
-                if (dir_cache_get(u, path, strlen(path)) >= 0)
-                        ; /* made and opened on the way to a member under it */
-                else if (mkdirat(pfd, base, 0755) < 0 && errno != EEXIST)
-                        rc = fail(u, -errno, "member %s: %s", name, strerror(errno));
-                else {
-                        int dfd = openat(pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                        if (dfd < 0 && (errno == ELOOP || errno == ENOTDIR))
-                                rc = fail(u, -EINVAL, "member %s: a file or link of that name came first", name);
-                        else if (dfd < 0)
-                                rc = fail(u, -errno, "member %s: %s", name, strerror(errno));
-                        else if (!dir_cache_put(u, path, strlen(path), dfd))
-                                close(dfd);
-                }
-        } else if (t == AE_IFLNK) {
-                const char *target = archive_entry_symlink(e);
-                _cleanup_free_ char *confined = target ? archive_confine_link(path, target) : NULL;
-                if (!target || !streq(target, m->target))
-                        rc = fail(u, -EINVAL, "member %s: link target differs from the MANIFEST", name);
-                else if (!confined)
-                        rc = fail(u, -EINVAL, "member %s: symbolic link to %s points outside the root", name, target);
-                else if (symlinkat(confined, pfd, base) < 0)
-                        rc = fail(u, errno == EEXIST ? -EINVAL : -errno, "member %s: %s", name,
-                                  errno == EEXIST ? "a directory or file of that name came first" : strerror(errno));
-        } else {
-                int fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-                if (fd < 0)
-                        rc = fail(u, errno == EEXIST ? -EINVAL : -errno, "member %s: %s", name,
-                                  errno == EEXIST ? "a directory or link of that name came first" : strerror(errno));
-                else {
-                        char sha[65];
-                        size_t len = 0;
-                        /* bounded by what the MANIFEST says, so a lying one cannot unpack more */
-                        size_t cap = streq(m->type, "file") ? (size_t)m->size : 0;
-                        rc = copy_data(u, name, fd, cap, NULL, &len, sha);
-                        close(fd);
-                        if (rc == 0 && streq(m->type, "unread") && len != 0)
-                                rc = fail(u, -EINVAL, "member %s: listed as not gathered but has content", name);
-                        if (rc == 0 && streq(m->type, "file") && ((int64_t)len != m->size || !streq(sha, m->sha256)))
-                                rc = fail(u, -EINVAL, "member %s: size or SHA-256 differs from the MANIFEST", name);
-                }
-        }
+        const char *base = comps.v[comps.n - 1];
+        mode_t t = archive_entry_filetype(e);
+        if (t == AE_IFDIR)
+                rc = unpack_dir(u, pfd, base, path, name);
+        else if (t == AE_IFLNK)
+                rc = unpack_link(u, e, m, pfd, base, path, name);
+        else
+                rc = unpack_file(u, m, pfd, base, name);
         if (pfd_owned)
                 close(pfd);
-        strv_free(&comps);
         return rc;
 }
 
