@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "json-out.h"
+
 const char *cell_name(enum cell c)
 {
         static const char *const n[] = {"pass", "fail", "n/a", "error", "missing"};
@@ -88,110 +90,124 @@ static void host_free(struct report_host *h)
         free(h->profile_hash);
 }
 
-int report_add_json(struct report *rp, const char *file, const char *text, size_t len, char **err)
+/* TEXT parsed as one audit --json document of format 1 into *TOP, its "results" array into
+ * *RESULTS. Returns 0 or -EINVAL with *ERR set. */
+static int parse_audit_json(const char *file, const char *text, size_t len, json_object **top,
+                            json_object **results, char **err)
 {
-        *err = NULL;
         json_tokener *tok = json_tokener_new();
-        json_object *top = json_tokener_parse_ex(tok, text, (int)len);
+        *top = json_tokener_parse_ex(tok, text, (int)len);
         enum json_tokener_error jerr = json_tokener_get_error(tok);
         size_t used = tok->char_offset;
         json_tokener_free(tok);
-        if (!top || jerr != json_tokener_success) {
-                json_object_put(top);
+        if (!*top || jerr != json_tokener_success) {
                 *err = xasprintf("%s: not JSON (%s)", file,
                                  jerr == json_tokener_continue ? "truncated" : json_tokener_error_desc(jerr));
                 return -EINVAL;
         }
-        int rc = 0;
         while (used < len && isspace((unsigned char)text[used]))
                 used++;
-        json_object *format, *results;
+        json_object *format;
         if (used < len)
-                rc = fail(err, file, "text after the JSON document");
-        else if (!json_object_is_type(top, json_type_object))
-                rc = fail(err, file, "not an llmtune audit --json document (not an object)");
-        else if (!json_object_object_get_ex(top, "format", &format) || !json_object_is_type(format, json_type_int) ||
-                 json_object_get_int(format) != 1)
-                rc = fail(err, file, "not an llmtune audit --json document of format 1 (\"format\" is missing or not 1)");
-        else if (!json_object_object_get_ex(top, "results", &results) || !json_object_is_type(results, json_type_array))
-                rc = fail(err, file, "not an llmtune audit --json document (no \"results\" array)");
-        if (rc < 0) {
-                json_object_put(top);
-                return rc;
-        }
+                return fail(err, file, "text after the JSON document");
+        if (!json_object_is_type(*top, json_type_object))
+                return fail(err, file, "not an llmtune audit --json document (not an object)");
+        if (!json_object_object_get_ex(*top, "format", &format) || !json_object_is_type(format, json_type_int) ||
+            json_object_get_int(format) != 1)
+                return fail(err, file, "not an llmtune audit --json document of format 1 (\"format\" is missing or not 1)");
+        if (!json_object_object_get_ex(*top, "results", results) || !json_object_is_type(*results, json_type_array))
+                return fail(err, file, "not an llmtune audit --json document (no \"results\" array)");
+        return 0;
+}
 
-        struct report_host h = {0};
-        const char *host = get_str(top, "host");
-        h.name = host && *host ? clean_name(host) : name_from_file(file);
-        h.file = xstrdup(file);
-        json_object *prof;
-        if (json_object_object_get_ex(top, "profile", &prof) && json_object_is_type(prof, json_type_object))
-        {
-                h.profile = dup_or_null(get_str(prof, "name"));
-                h.profile_hash = dup_or_null(get_str(prof, "hash"));
-        }
+/* Every result has a rule and a known status, and no rule appears twice. Returns 0 or -EINVAL
+ * with *ERR set. */
+static int validate_results(const char *file, json_object *results, char **err)
+{
         size_t n = json_object_array_length(results);
-        /* Validate every result before touching the report, so a bad file leaves no trace. */
-        for (size_t i = 0; i < n && rc == 0; i++) {
+        for (size_t i = 0; i < n; i++) {
                 json_object *r = json_object_array_get_idx(results, i);
                 const char *id = json_object_is_type(r, json_type_object) ? get_str(r, "rule") : NULL;
                 const char *st = id ? get_str(r, "status") : NULL;
                 if (!id || !*id || !st) {
                         *err = xasprintf("%s: result %zu has no \"rule\" or \"status\" string", file, i);
-                        rc = -EINVAL;
-                        break;
+                        return -EINVAL;
                 }
                 bool known = false;
                 for (enum cell c = CELL_PASS; c < CELL_MISSING; c++)
                         known = known || streq(st, cell_name(c));
                 if (!known) {
                         *err = xasprintf("%s: rule %s has the unknown status \"%s\"", file, id, st);
-                        rc = -EINVAL;
+                        return -EINVAL;
                 }
-                for (size_t j = 0; j < i && rc == 0; j++)
+                for (size_t j = 0; j < i; j++)
                         if (streq(get_str(json_object_array_get_idx(results, j), "rule"), id)) {
                                 *err = xasprintf("%s: rule %s appears twice", file, id);
-                                rc = -EINVAL;
+                                return -EINVAL;
                         }
         }
-        if (rc < 0) {
-                host_free(&h);
-                json_object_put(top);
+        return 0;
+}
+
+/* Result R into the report: its rule added to RP's rows when new (title, area and severity from
+ * the first host that names them), its cell into H's column. */
+static void add_result(struct report *rp, struct report_host *h, json_object *r)
+{
+        _cleanup_free_ char *id = clean_name(get_str(r, "rule"));
+        size_t k = rule_index(rp, id);
+        if (k == (size_t)-1) {
+                rp->rules = xrealloc(rp->rules, (rp->nrules + 1) * sizeof(*rp->rules));
+                k = rp->nrules++;
+                rp->rules[k] = (struct report_rule){.id = xstrdup(id)};
+        }
+        struct report_rule *rule = &rp->rules[k];
+        if (!rule->title)
+                rule->title = dup_or_null(get_str(r, "title"));
+        if (!rule->area)
+                rule->area = dup_or_null(get_str(r, "area"));
+        if (!rule->severity)
+                rule->severity = dup_or_null(get_str(r, "severity"));
+        if (k >= h->ncells) {
+                h->cells = xrealloc(h->cells, rp->nrules * sizeof(*h->cells));
+                for (size_t c = h->ncells; c < rp->nrules; c++)
+                        h->cells[c] = (struct report_cell){.state = CELL_MISSING};
+                h->ncells = rp->nrules;
+        }
+        struct report_cell *cell = &h->cells[k];
+        const char *st = get_str(r, "status");
+        for (enum cell c = CELL_PASS; c < CELL_MISSING; c++)
+                if (streq(st, cell_name(c)))
+                        cell->state = c;
+        cell->observed = dup_or_null(get_str(r, "observed"));
+        cell->expected = dup_or_null(get_str(r, "expected"));
+        cell->reason = dup_or_null(get_str(r, "reason"));
+        cell->severity = dup_or_null(get_str(r, "severity"));
+}
+
+int report_add_json(struct report *rp, const char *file, const char *text, size_t len, char **err)
+{
+        *err = NULL;
+        _cleanup_(json_object_putp) json_object *top = NULL;
+        json_object *results = NULL;
+        int rc = parse_audit_json(file, text, len, &top, &results, err);
+        /* Every result is validated before the report is touched, so a bad file leaves no trace. */
+        if (rc == 0)
+                rc = validate_results(file, results, err);
+        if (rc < 0)
                 return rc;
+
+        struct report_host h = {0};
+        const char *host = get_str(top, "host");
+        h.name = host && *host ? clean_name(host) : name_from_file(file);
+        h.file = xstrdup(file);
+        json_object *prof;
+        if (json_object_object_get_ex(top, "profile", &prof) && json_object_is_type(prof, json_type_object)) {
+                h.profile = dup_or_null(get_str(prof, "name"));
+                h.profile_hash = dup_or_null(get_str(prof, "hash"));
         }
-        for (size_t i = 0; i < n; i++) {
-                json_object *r = json_object_array_get_idx(results, i);
-                _cleanup_free_ char *id = clean_name(get_str(r, "rule"));
-                size_t k = rule_index(rp, id);
-                if (k == (size_t)-1) {
-                        rp->rules = xrealloc(rp->rules, (rp->nrules + 1) * sizeof(*rp->rules));
-                        k = rp->nrules++;
-                        rp->rules[k] = (struct report_rule){.id = xstrdup(id)};
-                }
-                struct report_rule *rule = &rp->rules[k];
-                if (!rule->title)
-                        rule->title = dup_or_null(get_str(r, "title"));
-                if (!rule->area)
-                        rule->area = dup_or_null(get_str(r, "area"));
-                if (!rule->severity)
-                        rule->severity = dup_or_null(get_str(r, "severity"));
-                if (k >= h.ncells) {
-                        h.cells = xrealloc(h.cells, rp->nrules * sizeof(*h.cells));
-                        for (size_t c = h.ncells; c < rp->nrules; c++)
-                                h.cells[c] = (struct report_cell){.state = CELL_MISSING};
-                        h.ncells = rp->nrules;
-                }
-                struct report_cell *cell = &h.cells[k];
-                const char *st = get_str(r, "status");
-                for (enum cell c = CELL_PASS; c < CELL_MISSING; c++)
-                        if (streq(st, cell_name(c)))
-                                cell->state = c;
-                cell->observed = dup_or_null(get_str(r, "observed"));
-                cell->expected = dup_or_null(get_str(r, "expected"));
-                cell->reason = dup_or_null(get_str(r, "reason"));
-                cell->severity = dup_or_null(get_str(r, "severity"));
-        }
-        json_object_put(top);
+        size_t n = json_object_array_length(results);
+        for (size_t i = 0; i < n; i++)
+                add_result(rp, &h, json_object_array_get_idx(results, i));
         rp->hosts = xrealloc(rp->hosts, (rp->nhosts + 1) * sizeof(*rp->hosts));
         rp->hosts[rp->nhosts++] = h;
         return 0;
