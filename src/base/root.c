@@ -173,102 +173,126 @@ char *root_host_path(const struct root *r, const char *path)
  * PATH_MAX bytes or more, -ELOOP after 40 links, and any depth a valid path can have (the stack of
  * directories that ".." returns to grows as needed).
  */
+/* Where a walk stands: the directory reached (CUR), the ones above it that ".." returns to (a
+ * stack that grows as needed), the path being walked and the links followed so far. */
+struct walk {
+        int cur;
+        int *stack;
+        size_t depth, room;
+        char *todo;
+        int links;
+};
+
+static void walk_done(struct walk *w)
+{
+        if (w->cur >= 0)
+                close(w->cur);
+        while (w->depth > 0)
+                close(w->stack[--w->depth]);
+        free(w->stack);
+        free(w->todo);
+}
+
+/* One directory up, clamped at the root as RESOLVE_IN_ROOT clamps "..". */
+static void walk_up(struct walk *w)
+{
+        if (w->depth > 0) {
+                close(w->cur);
+                w->cur = w->stack[--w->depth];
+        }
+}
+
+/* Into the directory P of the current one (never through a link). Returns 0 or -errno. */
+static int walk_down(struct walk *w, const char *p)
+{
+        int next = openat(w->cur, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (next < 0)
+                return -errno;
+        if (w->depth == w->room) {
+                w->room = w->room ? 2 * w->room : 32;
+                w->stack = xrealloc(w->stack, w->room * sizeof(*w->stack));
+        }
+        w->stack[w->depth++] = w->cur;
+        w->cur = next;
+        return 0;
+}
+
+/* The link P of the current directory replaced in the path by its target, then REST (what
+ * followed the link; NULL when the link was the last component: no "/" either, which would make
+ * the target's last component a directory lookup, ENOTDIR for a file). An absolute target starts
+ * again from the root. *POS is where the walk goes on. Returns 0, -ELOOP after 40 links, or -errno. */
+static int walk_follow(struct walk *w, const char *p, const char *rest, char **pos)
+{
+        char target[4096];
+        ssize_t n = readlinkat(w->cur, p, target, sizeof(target) - 1);
+        if (n < 0 || ++w->links > 40)
+                return n < 0 ? -errno : -ELOOP;
+        target[n] = '\0';
+        char *next = rest ? xasprintf("%s/%s", target, rest) : xstrdup(target);
+        if (target[0] == '/')
+                while (w->depth > 0)
+                        walk_up(w);
+        free(w->todo); /* P and REST pointed into it */
+        w->todo = *pos = next;
+        return 0;
+}
+
+/* The last component P of the walk opened in DIR (not through a link). Returns an fd or -errno. */
+static int walk_open_last(int dir, const char *p, int flags, mode_t mode)
+{
+        int fd = openat(dir, p, flags | O_CLOEXEC | O_NOFOLLOW, mode);
+        return fd < 0 ? -errno : fd;
+}
+
 static int walk_open(struct root *r, const char *path, int flags, mode_t mode, bool no_links)
 {
         if (strlen(path) >= PATH_MAX)
                 return -ENAMETOOLONG;
-        char *todo = xstrdup(path);
-        int cur = dup(r->fd), links = 0, ret;
-        size_t depth = 0, room = 0;
-        _cleanup_free_ int *stack = NULL;
-
-        if (cur < 0) {
-                free(todo);
+        _cleanup_(walk_done) struct walk w = {.cur = -1};
+        w.todo = xstrdup(path);
+        w.cur = dup(r->fd);
+        if (w.cur < 0)
                 return -errno;
-        }
-        char *p = todo;
+        char *p = w.todo;
         for (;;) {
                 while (*p == '/')
                         p++;
                 if (!*p) {
                         /* Path named the root itself (or a directory chain ending in "/"). */
-                        ret = openat(cur, ".", flags | O_CLOEXEC, mode);
-                        ret = ret < 0 ? -errno : ret;
-                        break;
+                        int fd = openat(w.cur, ".", flags | O_CLOEXEC, mode);
+                        return fd < 0 ? -errno : fd;
                 }
                 char *slash = strchr(p, '/');
                 bool last = !slash;
                 if (slash)
                         *slash = '\0';
-                if (streq(p, ".")) {
-                        p = last ? (char *)"" : slash + 1;
-                        continue;
-                }
-                if (streq(p, "..")) {
-                        if (depth > 0) {
-                                close(cur);
-                                cur = stack[--depth];
-                        }
+                if (streq(p, ".") || streq(p, "..")) {
+                        if (streq(p, ".."))
+                                walk_up(&w);
                         p = last ? (char *)"" : slash + 1;
                         continue;
                 }
                 struct stat st;
-                if (fstatat(cur, p, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-                        if (last && errno == ENOENT && (flags & O_CREAT)) {
-                                ret = openat(cur, p, flags | O_CLOEXEC | O_NOFOLLOW, mode);
-                                ret = ret < 0 ? -errno : ret;
-                        } else
-                                ret = -errno;
-                        break;
+                if (fstatat(w.cur, p, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                        if (last && errno == ENOENT && (flags & O_CREAT))
+                                return walk_open_last(w.cur, p, flags, mode);
+                        return -errno;
                 }
-                if (S_ISLNK(st.st_mode) && no_links) {
-                        ret = -ELOOP; /* RESOLVE_NO_SYMLINKS: no link anywhere on the way */
-                        break;
-                }
+                if (S_ISLNK(st.st_mode) && no_links)
+                        return -ELOOP; /* RESOLVE_NO_SYMLINKS: no link anywhere on the way */
                 if (S_ISLNK(st.st_mode) && (!last || !(flags & O_NOFOLLOW))) {
-                        char target[4096];
-                        ssize_t n = readlinkat(cur, p, target, sizeof(target) - 1);
-                        if (n < 0 || ++links > 40) {
-                                ret = n < 0 ? -errno : -ELOOP;
-                                break;
-                        }
-                        target[n] = '\0';
-                        /* The link's target, then what followed the link. When the link was
-                         * the last component nothing follows: no "/" either, which would make
-                         * the target's last component a directory lookup (ENOTDIR for a file). */
-                        char *rest = last ? xstrdup(target) : xasprintf("%s/%s", target, slash + 1);
-                        if (target[0] == '/')
-                                while (depth > 0) {
-                                        close(cur);
-                                        cur = stack[--depth];
-                                }
-                        free(todo);
-                        todo = p = rest;
+                        int rc = walk_follow(&w, p, last ? NULL : slash + 1, &p);
+                        if (rc < 0)
+                                return rc;
                         continue;
                 }
-                if (last) {
-                        ret = openat(cur, p, flags | O_CLOEXEC | O_NOFOLLOW, mode);
-                        ret = ret < 0 ? -errno : ret;
-                        break;
-                }
-                int next = openat(cur, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (next < 0) {
-                        ret = -errno;
-                        break;
-                }
-                if (depth == room) {
-                        room = room ? 2 * room : 32;
-                        stack = xrealloc(stack, room * sizeof(*stack));
-                }
-                stack[depth++] = cur;
-                cur = next;
+                if (last)
+                        return walk_open_last(w.cur, p, flags, mode);
+                int rc = walk_down(&w, p);
+                if (rc < 0)
+                        return rc;
                 p = slash + 1;
         }
-        close(cur);
-        while (depth > 0)
-                close(stack[--depth]);
-        free(todo);
-        return ret;
 }
 
 static int open_in_root(struct root *r, const char *path, int flags, mode_t mode, bool no_links)
