@@ -77,87 +77,8 @@ static int open_dir_of(struct root *r, const char *path, char **ret_base)
         return open_dir_at(r, path, ret_base, false);
 }
 
-static int write_all(int fd, const char *data, size_t len)
-{
-        while (len) {
-                ssize_t n = write(fd, data, len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                data += n;
-                len -= (size_t)n;
-        }
-        return 0;
-}
-
 /* Test hook (src/base/test-hooks.h): make changing one target fail with a chosen errno. */
 static int injected_failure(const char *path) { return test_fault(path); }
-
-/* Does BASE in DFD still hold EXPECT (NULL: no file there)? Read again right before a replace, so
- * what another process wrote since the plan read it is never overwritten (a lost update). */
-static bool still_holds(int dfd, const char *base, const char *expect)
-{
-        int fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-        if (fd < 0)
-                return errno == ENOENT && !expect;
-        if (!expect) {
-                close(fd);
-                return false;
-        }
-        size_t want = strlen(expect), got = 0;
-        char buf[65536];
-        bool same = true;
-        for (;;) {
-                ssize_t n = read(fd, buf, sizeof(buf));
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0) {
-                        same = n == 0 && got == want;
-                        break;
-                }
-                if (got + (size_t)n > want || memcmp(expect + got, buf, (size_t)n) != 0) {
-                        same = false;
-                        break;
-                }
-                got += (size_t)n;
-        }
-        close(fd);
-        return same;
-}
-
-/* Copy the extended attributes of BASE in DFD (SELinux label, POSIX ACLs, user.*) to FD, the file
- * about to replace it: a rename would otherwise drop them, and a relabel-less /etc/fstab breaks
- * services under SELinux. A filesystem without xattrs has none to keep. */
-static int copy_xattrs(int dfd, const char *base, int fd)
-{
-        int src = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-        if (src < 0)
-                return -errno;
-        int rc = 0;
-        ssize_t n = flistxattr(src, NULL, 0);
-        char *names = NULL;
-        if (n > 0) {
-                names = xmalloc((size_t)n);
-                n = flistxattr(src, names, (size_t)n);
-        }
-        if (n < 0)
-                rc = errno == ENOTSUP ? 0 : -errno;
-        for (ssize_t i = 0; rc == 0 && i < n; i += (ssize_t)strlen(names + i) + 1) {
-                const char *name = names + i;
-                ssize_t len = fgetxattr(src, name, NULL, 0);
-                char *val = len > 0 ? xmalloc((size_t)len) : NULL;
-                if (len > 0)
-                        len = fgetxattr(src, name, val, (size_t)len);
-                if (len < 0 || fsetxattr(fd, name, val, len > 0 ? (size_t)len : 0, 0) < 0)
-                        rc = errno == ENOTSUP ? 0 : -errno;
-                free(val);
-        }
-        free(names);
-        close(src);
-        return rc;
-}
 
 /* EXPECT_SET: the target must still hold EXPECT (NULL: be absent) when the rename comes, else
  * -ESTALE and nothing is replaced. */
@@ -171,50 +92,7 @@ static int write_file_checked(struct root *r, const char *path, const char *data
         int dfd = open_dir_at(r, path, &base, follow_dirs);
         if (dfd < 0)
                 return dfd;
-        struct stat st;
-        bool exists = fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
-        /* Never write through a link planted at a managed path (it could point anywhere). */
-        if (exists && !S_ISREG(st.st_mode)) {
-                close(dfd);
-                return S_ISLNK(st.st_mode) ? -ELOOP : S_ISDIR(st.st_mode) ? -EISDIR : -ENOTREG;
-        }
-        _cleanup_free_ char *tmp = xasprintf(".%s.llmtune-%d", base, (int)getpid());
-        int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0 && errno == EEXIST) {
-                /* No live process but this one has our PID, and apply and rollback hold the lock:
-                 * a temporary file of that name was left by a killed run whose PID was reused. */
-                if (unlinkat(dfd, tmp, 0) == 0)
-                        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-                else
-                        errno = EEXIST;
-        }
-        if (fd < 0) {
-                rc = -errno;
-                close(dfd);
-                return rc;
-        }
-        rc = write_all(fd, data, len);
-        /* keep the mode and owner of the file being replaced */
-        if (rc == 0 && fchmod(fd, exists ? st.st_mode & 07777 : mode_if_new) < 0)
-                rc = -errno;
-        if (rc == 0 && exists && fchown(fd, st.st_uid, st.st_gid) < 0 && errno != EPERM)
-                rc = -errno;
-        if (rc == 0 && exists)
-                rc = copy_xattrs(dfd, base, fd);
-        if (rc == 0 && fsync(fd) < 0)
-                rc = -errno;
-        if (close(fd) < 0 && rc == 0)
-                rc = -errno;
-        if (rc == 0 && test_points_active())
-                test_point("before-rename", path); /* a crash here leaves the temporary file only */
-        if (rc == 0 && expect_set && !still_holds(dfd, base, expect))
-                rc = -ESTALE;
-        if (rc == 0 && renameat(dfd, tmp, dfd, base) < 0)
-                rc = -errno;
-        if (rc < 0)
-                unlinkat(dfd, tmp, 0);
-        else
-                fsync(dfd);
+        rc = replace_file_at(dfd, base, path, data, len, mode_if_new, expect_set, expect);
         close(dfd);
         root_forget(r, path);
         return rc;
@@ -226,11 +104,6 @@ static int write_file(struct root *r, const char *path, const char *data, size_t
         return write_file_checked(r, path, data, len, mode_if_new, follow_dirs, false, NULL);
 }
 
-int root_write_file(struct root *r, const char *path, const char *data, size_t len, mode_t mode_if_new)
-{
-        return write_file(r, path, data, len, mode_if_new, false);
-}
-
 static int remove_file(struct root *r, const char *path, bool expect_set, const char *expect)
 {
         int rc0 = injected_failure(path);
@@ -240,7 +113,7 @@ static int remove_file(struct root *r, const char *path, bool expect_set, const 
         int dfd = open_dir_of(r, path, &base);
         if (dfd < 0)
                 return dfd == -ENOENT ? (expect_set && expect ? -ESTALE : 0) : dfd;
-        if (expect_set && !still_holds(dfd, base, expect)) {
+        if (expect_set && !file_at_holds(dfd, base, expect)) {
                 close(dfd);
                 return -ESTALE;
         }
@@ -259,14 +132,9 @@ static int make_dirs(struct root *r, const struct strv *dirs)
                 int dfd = open_dir_of(r, dirs->v[i], &base);
                 if (dfd < 0)
                         return dfd;
-                int rc = 0;
-                if (mkdirat(dfd, base, 0755) == 0) {
-                        /* 0755 whatever the umask: under umask 077 the launchers that read
-                         * /etc/llmtune/gpu-affinity.conf could not reach it. */
-                        if (fchmodat(dfd, base, 0755, 0) < 0)
-                                rc = -errno;
-                } else if (errno != EEXIST)
-                        rc = -errno;
+                /* 0755 whatever the umask: under umask 077 the launchers that read
+                 * /etc/llmtune/gpu-affinity.conf could not reach it. */
+                int rc = mkdirat_exact(dfd, base, 0755);
                 close(dfd);
                 if (rc < 0)
                         return rc;
@@ -542,26 +410,7 @@ static void remove_temp_of(struct root *r, const char *path, bool follow)
         if (dfd < 0)
                 return;
         _cleanup_free_ char *prefix = xasprintf(".%s.llmtune-", base);
-        int lfd = dup(dfd);
-        DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
-        if (!d) {
-                if (lfd >= 0)
-                        close(lfd);
-                close(dfd);
-                return;
-        }
-        struct strv victims = {0};
-        struct dirent *de;
-        while ((de = readdir(d)))
-                if (startswith(de->d_name, prefix) && de->d_name[strlen(prefix)] &&
-                    strspn(de->d_name + strlen(prefix), "0123456789") == strlen(de->d_name + strlen(prefix)))
-                        strv_add(&victims, de->d_name);
-        closedir(d);
-        for (size_t i = 0; i < victims.n; i++)
-                unlinkat(dfd, victims.v[i], 0);
-        if (victims.n)
-                fsync(dfd);
-        strv_free(&victims);
+        dir_remove_matching(dfd, name_is_prefix_pid, prefix);
         close(dfd);
 }
 

@@ -46,6 +46,3 @@ void action_remove_leftovers(struct root *r, const struct change *c);
 /* Remove the directories C would have created (its mkdirs), innermost first, if they are empty:
  * what an interrupted change that never reached its target leaves. */
 void action_remove_created_dirs(struct root *r, const struct change *c);
-
-/* Atomic replacement of a file under the root (also used by the change log's backups). */
-int root_write_file(struct root *r, const char *path, const char *data, size_t len, mode_t mode_if_new);

@@ -91,12 +91,7 @@ static int ensure_dir(struct root *r, const char *path, mode_t mode)
                 *slash = '/';
                 if (dfd < 0)
                         return dfd;
-                int rc = 0;
-                if (mkdirat(dfd, slash + 1, mode) == 0) {
-                        if (fchmodat(dfd, slash + 1, mode, 0) < 0) /* not the umask's mode */
-                                rc = -errno;
-                } else if (errno != EEXIST)
-                        rc = -errno;
+                int rc = mkdirat_exact(dfd, slash + 1, mode);
                 close(dfd);
                 if (rc < 0)
                         return rc;
@@ -651,51 +646,22 @@ static int lock_dir(struct root *r, int how, bool wait, int *ret_fd)
 }
 
 /* Is NAME a temporary file of store_backup (".<sha256>.llmtune-<pid>")? */
-static bool backup_temp_name(const char *name)
+static bool backup_temp_name(const char *name, const void *unused _unused_)
 {
         if (name[0] != '.' || strlen(name) <= 1 + 64 + strlen(".llmtune-"))
                 return false;
         _cleanup_free_ char *hex = xstrndup(name + 1, 64);
-        const char *rest = name + 1 + 64;
-        return is_hex64(hex) && startswith(rest, ".llmtune-") &&
-               strspn(rest + strlen(".llmtune-"), "0123456789") == strlen(rest + strlen(".llmtune-"));
+        return is_hex64(hex) && name_is_prefix_pid(name + 1 + 64, ".llmtune-");
 }
 
-/* Is NAME a temporary file of write_head (".changelog.head.llmtune-<pid>")? */
-static bool head_temp_name(const char *name)
-{
-        const char *prefix = ".changelog.head.llmtune-";
-        if (!startswith(name, prefix) || !name[strlen(prefix)])
-                return false;
-        return strspn(name + strlen(prefix), "0123456789") == strlen(name + strlen(prefix));
-}
-
-/* Unlink the entries of DIR (under the root, no symbolic links on the way) that IS_DEBRIS names,
- * then fsync DIR. */
-static void remove_debris(struct root *r, const char *dir, bool (*is_debris)(const char *))
+/* Unlink the entries of DIR (under the root, no symbolic links on the way) that MATCH(name, ARG)
+ * accepts, then fsync DIR. */
+static void remove_debris(struct root *r, const char *dir, bool (*match)(const char *, const void *), const void *arg)
 {
         int fd = root_open_nolinks(r, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
         if (fd < 0)
                 return;
-        int lfd = dup(fd);
-        DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
-        if (!d) {
-                if (lfd >= 0)
-                        close(lfd);
-                close(fd);
-                return;
-        }
-        struct strv victims = {0};
-        struct dirent *de;
-        while ((de = readdir(d)))
-                if (is_debris(de->d_name))
-                        strv_add(&victims, de->d_name);
-        closedir(d);
-        for (size_t i = 0; i < victims.n; i++)
-                unlinkat(fd, victims.v[i], 0);
-        if (victims.n)
-                fsync(fd);
-        strv_free(&victims);
+        dir_remove_matching(fd, match, arg);
         close(fd);
 }
 
@@ -709,8 +675,9 @@ int changelog_lock(struct root *r, bool wait, int *ret_fd)
                 /* A run killed while storing a backup or replacing the head file leaves its
                  * temporary file (no record names it, so recovery of unfinished steps never sees
                  * it): remove them, under the exclusive lock, where no run can be writing one. */
-                remove_debris(r, BACKUP_DIR, backup_temp_name);
-                remove_debris(r, CHANGELOG_DIR, head_temp_name);
+                remove_debris(r, BACKUP_DIR, backup_temp_name, NULL);
+                /* write_head's ".changelog.head.llmtune-<pid>" */
+                remove_debris(r, CHANGELOG_DIR, name_is_prefix_pid, ".changelog.head.llmtune-");
         }
         return rc;
 }

@@ -3,6 +3,7 @@
 
 #include "archive-root.h"
 #include "parse.h"
+#include "test-hooks.h"
 #include "topology-root.h"
 
 #include <dirent.h>
@@ -14,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 struct cached {
@@ -756,4 +758,194 @@ int root_glob(struct root *r, const char *pattern, struct strv *ret)
         strv_sort(&out);
         *ret = out;
         return (int)out.n;
+}
+
+/* --- writing files under the root ------------------------------------------------------------ */
+
+int write_all(int fd, const char *data, size_t len)
+{
+        while (len) {
+                ssize_t n = write(fd, data, len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                data += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
+bool file_at_holds(int dfd, const char *base, const char *expect)
+{
+        int fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT && !expect;
+        if (!expect) {
+                close(fd);
+                return false;
+        }
+        size_t want = strlen(expect), got = 0;
+        char buf[65536];
+        bool same = true;
+        for (;;) {
+                ssize_t n = read(fd, buf, sizeof(buf));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) {
+                        same = n == 0 && got == want;
+                        break;
+                }
+                if (got + (size_t)n > want || memcmp(expect + got, buf, (size_t)n) != 0) {
+                        same = false;
+                        break;
+                }
+                got += (size_t)n;
+        }
+        close(fd);
+        return same;
+}
+
+/* Copy the extended attributes of BASE in DFD (SELinux label, POSIX ACLs, user.*) to FD, the file
+ * about to replace it: a rename would otherwise drop them, and a relabel-less /etc/fstab breaks
+ * services under SELinux. A filesystem without xattrs has none to keep. */
+static int copy_xattrs(int dfd, const char *base, int fd)
+{
+        int src = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (src < 0)
+                return -errno;
+        int rc = 0;
+        ssize_t n = flistxattr(src, NULL, 0);
+        char *names = NULL;
+        if (n > 0) {
+                names = xmalloc((size_t)n);
+                n = flistxattr(src, names, (size_t)n);
+        }
+        if (n < 0)
+                rc = errno == ENOTSUP ? 0 : -errno;
+        for (ssize_t i = 0; rc == 0 && i < n; i += (ssize_t)strlen(names + i) + 1) {
+                const char *name = names + i;
+                ssize_t len = fgetxattr(src, name, NULL, 0);
+                char *val = len > 0 ? xmalloc((size_t)len) : NULL;
+                if (len > 0)
+                        len = fgetxattr(src, name, val, (size_t)len);
+                if (len < 0 || fsetxattr(fd, name, val, len > 0 ? (size_t)len : 0, 0) < 0)
+                        rc = errno == ENOTSUP ? 0 : -errno;
+                free(val);
+        }
+        free(names);
+        close(src);
+        return rc;
+}
+
+/* The temporary file ".BASE.llmtune-PID" in DFD, created afresh (0600). Returns its fd or -errno. */
+static int open_temp_at(int dfd, const char *tmp)
+{
+        int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno == EEXIST) {
+                /* No live process but this one has our PID, and apply and rollback hold the lock:
+                 * a temporary file of that name was left by a killed run whose PID was reused. */
+                if (unlinkat(dfd, tmp, 0) == 0)
+                        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+                else
+                        errno = EEXIST;
+        }
+        return fd < 0 ? -errno : fd;
+}
+
+int replace_file_at(int dfd, const char *base, const char *path, const char *data, size_t len, mode_t mode_if_new,
+                    bool expect_set, const char *expect)
+{
+        struct stat st;
+        bool exists = fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
+        /* Never write through a link planted at a managed path (it could point anywhere). */
+        if (exists && !S_ISREG(st.st_mode))
+                return S_ISLNK(st.st_mode) ? -ELOOP : S_ISDIR(st.st_mode) ? -EISDIR : -ENOTREG;
+        _cleanup_free_ char *tmp = xasprintf(".%s.llmtune-%d", base, (int)getpid());
+        int fd = open_temp_at(dfd, tmp);
+        if (fd < 0)
+                return fd;
+        int rc = write_all(fd, data, len);
+        /* keep the mode and owner of the file being replaced */
+        if (rc == 0 && fchmod(fd, exists ? st.st_mode & 07777 : mode_if_new) < 0)
+                rc = -errno;
+        if (rc == 0 && exists && fchown(fd, st.st_uid, st.st_gid) < 0 && errno != EPERM)
+                rc = -errno;
+        if (rc == 0 && exists)
+                rc = copy_xattrs(dfd, base, fd);
+        if (rc == 0 && fsync(fd) < 0)
+                rc = -errno;
+        if (close(fd) < 0 && rc == 0)
+                rc = -errno;
+        if (rc == 0 && test_points_active())
+                test_point("before-rename", path); /* a crash here leaves the temporary file only */
+        if (rc == 0 && expect_set && !file_at_holds(dfd, base, expect))
+                rc = -ESTALE;
+        if (rc == 0 && renameat(dfd, tmp, dfd, base) < 0)
+                rc = -errno;
+        if (rc < 0)
+                unlinkat(dfd, tmp, 0);
+        else
+                fsync(dfd);
+        return rc;
+}
+
+int root_write_file(struct root *r, const char *path, const char *data, size_t len, mode_t mode_if_new)
+{
+        int rc = test_fault(path);
+        if (rc < 0)
+                return rc;
+        _cleanup_free_ char *dir = xstrdup(path);
+        char *slash = strrchr(dir, '/');
+        if (!slash || !slash[1])
+                return -EINVAL;
+        *slash = '\0';
+        int dfd = root_open_nolinks(r, *dir ? dir : "/", O_RDONLY | O_DIRECTORY, 0);
+        if (dfd < 0)
+                return dfd;
+        rc = replace_file_at(dfd, slash + 1, path, data, len, mode_if_new, false, NULL);
+        close(dfd);
+        root_forget(r, path);
+        return rc;
+}
+
+int mkdirat_exact(int dfd, const char *name, mode_t mode)
+{
+        if (mkdirat(dfd, name, mode) == 0)
+                return fchmodat(dfd, name, mode, 0) < 0 ? -errno : 0;
+        return errno == EEXIST ? 0 : -errno;
+}
+
+int dir_remove_matching(int dfd, bool (*match)(const char *name, const void *arg), const void *arg)
+{
+        int lfd = dup(dfd);
+        DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+        if (!d) {
+                int rc = -errno;
+                if (lfd >= 0)
+                        close(lfd);
+                return rc;
+        }
+        struct strv victims = {0};
+        struct dirent *de;
+        while ((de = readdir(d)))
+                if (match(de->d_name, arg))
+                        strv_add(&victims, de->d_name);
+        closedir(d);
+        int removed = 0;
+        for (size_t i = 0; i < victims.n; i++)
+                if (unlinkat(dfd, victims.v[i], 0) == 0)
+                        removed++;
+        if (victims.n)
+                fsync(dfd);
+        strv_free(&victims);
+        return removed;
+}
+
+bool name_is_prefix_pid(const char *name, const void *prefix)
+{
+        const char *p = prefix;
+        size_t n = strlen(p);
+        return strncmp(name, p, n) == 0 && name[n] && strspn(name + n, "0123456789") == strlen(name + n);
 }

@@ -133,3 +133,38 @@ const struct root_rec *root_recorded(const struct root *r, size_t *ret_n);
  * gives ERR, the error reading it gave on the gathered machine, or -ENODATA ("not gathered"),
  * never an empty file. */
 void root_mark_unread(struct root *r, const char *path, int err);
+
+/*
+ * Writing files under the root (the change log's backups and head file, the applied changes). A
+ * file is replaced atomically: written to ".BASE.llmtune-PID" beside it, given the replaced
+ * file's mode, owner and extended attributes (MODE_IF_NEW for a new file), fsynced, renamed over
+ * it, and the directory fsynced. A run killed on the way leaves only that temporary file, which
+ * dir_remove_matching sweeps.
+ */
+/* PATH replaced with LEN bytes of DATA; no symbolic link may be at PATH or on the way to it
+ * (root_open_nolinks). Returns 0 or -errno: -ELOOP for a link, -EISDIR, -ENOTREG for a FIFO,
+ * socket or device at PATH, -EINVAL for a PATH that names no file. */
+int root_write_file(struct root *r, const char *path, const char *data, size_t len, mode_t mode_if_new)
+        __attribute__((warn_unused_result));
+/* The same for BASE in the open directory DFD (PATH names it for the test hooks, test-hooks.h).
+ * With EXPECT_SET, BASE must still hold EXPECT (NULL: be absent) right before the rename, else
+ * -ESTALE and nothing is replaced. */
+int replace_file_at(int dfd, const char *base, const char *path, const char *data, size_t len, mode_t mode_if_new,
+                    bool expect_set, const char *expect) __attribute__((warn_unused_result));
+/* Does BASE in DFD hold exactly EXPECT (NULL: no file there)? Read again right before a replace,
+ * so what another process wrote since the plan read it is never overwritten (a lost update). */
+bool file_at_holds(int dfd, const char *base, const char *expect);
+/* All LEN bytes of DATA to FD (EINTR and short writes retried). Returns 0 or -errno. */
+int write_all(int fd, const char *data, size_t len) __attribute__((warn_unused_result));
+
+/* The directory NAME in DFD made with exactly MODE (fchmodat: not what the umask leaves of it);
+ * one already there is left as it is. Returns 0 or -errno. */
+int mkdirat_exact(int dfd, const char *name, mode_t mode) __attribute__((warn_unused_result));
+
+/* Unlink the entries of the open directory DFD whose name MATCH(name, ARG) accepts, then fsync DFD
+ * when any went: the sweep of temporary files a killed run left. DFD stays open. Returns how many
+ * were removed, or -errno when DFD cannot be listed. */
+int dir_remove_matching(int dfd, bool (*match)(const char *name, const void *arg), const void *arg);
+/* Is NAME the string PREFIX followed by one or more decimal digits (a temporary name ending in a
+ * PID, as replace_file_at makes them)? For dir_remove_matching. */
+bool name_is_prefix_pid(const char *name, const void *prefix);

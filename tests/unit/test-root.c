@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "root.h"
@@ -212,6 +213,55 @@ START_TEST(create_through_a_dangling_link_stays_inside)
 }
 END_TEST
 
+/* root_write_file replaces a file atomically, keeping its mode, and refuses a link at the path. */
+START_TEST(write_file_replaces_and_refuses_links)
+{
+        make_tree();
+        tmptree_put("tree/etc/conf", "old\n", 0640);
+        tmptree_link("tree/etc/planted", "/etc/marker");
+        struct root *r = open_root(0);
+        ck_assert_int_eq(root_write_file(r, "/etc/conf", "new\n", 4, 0600), 0);
+        _cleanup_free_ char *got = tmptree_get("tree/etc/conf");
+        ck_assert_str_eq(got, "new\n");
+        _cleanup_free_ char *p = xasprintf("%s/tree/etc/conf", tmptree_path());
+        struct stat st;
+        ck_assert_int_eq(stat(p, &st), 0);
+        ck_assert_int_eq(st.st_mode & 07777, 0640);
+        ck_assert_int_eq(root_write_file(r, "/etc/planted", "x", 1, 0644), -ELOOP);
+        _cleanup_free_ char *marker = tmptree_get("tree/etc/marker");
+        ck_assert_str_eq(marker, "inside\n");
+        ck_assert_int_eq(root_write_file(r, "/etc/", "x", 1, 0644), -EINVAL);
+        root_free(r);
+        tmptree_drop();
+}
+END_TEST
+
+/* The temporary-file sweep removes exactly PREFIX followed by digits: not the prefix alone, not a
+ * name with more after the digits, not another file's temporaries. */
+START_TEST(sweep_removes_only_pid_temporaries)
+{
+        make_tree();
+        tmptree_put("tree/etc/.conf.llmtune-123", "t", 0600);
+        tmptree_put("tree/etc/.conf.llmtune-", "keep", 0600);
+        tmptree_put("tree/etc/.conf.llmtune-12x", "keep", 0600);
+        tmptree_put("tree/etc/.other.llmtune-7", "keep", 0600);
+        struct root *r = open_root(0);
+        int dfd = root_open_nolinks(r, "/etc", O_RDONLY | O_DIRECTORY, 0);
+        ck_assert_int_ge(dfd, 0);
+        ck_assert_int_eq(dir_remove_matching(dfd, name_is_prefix_pid, ".conf.llmtune-"), 1);
+        close(dfd);
+        _cleanup_free_ char *gone = tmptree_get("tree/etc/.conf.llmtune-123"),
+                            *a = tmptree_get("tree/etc/.conf.llmtune-"), *b = tmptree_get("tree/etc/.conf.llmtune-12x"),
+                            *c = tmptree_get("tree/etc/.other.llmtune-7");
+        ck_assert_ptr_null(gone);
+        ck_assert_ptr_nonnull(a);
+        ck_assert_ptr_nonnull(b);
+        ck_assert_ptr_nonnull(c);
+        root_free(r);
+        tmptree_drop();
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("root");
@@ -223,6 +273,8 @@ int main(void)
         tcase_add_test(tc, long_and_deep_paths);
         tcase_add_test(tc, nolinks_refuses_any_link_on_the_way);
         tcase_add_test(tc, create_through_a_dangling_link_stays_inside);
+        tcase_add_test(tc, write_file_replaces_and_refuses_links);
+        tcase_add_test(tc, sweep_removes_only_pid_temporaries);
         suite_add_tcase(s, tc);
         SRunner *sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
