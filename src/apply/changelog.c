@@ -51,6 +51,7 @@
 #include "actions.h"
 #include "digest.h"
 #include "facts.h"
+#include "json-out.h"
 
 #define BACKUP_DIR CHANGELOG_DIR "/backups"
 #define JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
@@ -770,41 +771,41 @@ enum log_event log_event_parse(const char *s)
         return LOG_EVENT_UNKNOWN;
 }
 
-long changelog_append(struct changelog *l, const struct log_context *ctx, enum log_event event, const struct change *c,
-                      long ref, const char *detail)
+/* C's before and after states that go to the backup store rather than inline: a file's content
+ * always (as private as the file: the target's mode now, else the mode apply gives a new one), a
+ * value over CHANGELOG_VALUE_INLINE (0600: nobody else needs it). BK names each stored one
+ * ("backups/<sha256>", NULL when inline) and SHA its hash. Returns 0 or -errno. */
+static int store_change_backups(struct changelog *l, const struct change *c, char sha[2][65], char *bk[2])
 {
-        bool file = c->type == CHANGE_FILE;
-        char sha_b[65] = "", sha_a[65] = "";
-        _cleanup_free_ char *bk_b = NULL, *bk_a = NULL;
-        if (!file) {
-                /* A value too long to hold inline goes to the backup store (0600: nobody else
-                 * needs it), before the record that names it. */
-                int rc;
-                if (c->before && strlen(c->before) > CHANGELOG_VALUE_INLINE &&
-                    (rc = store_backup(l->root, c->before, 0600, sha_b, &bk_b)) < 0)
-                        return rc;
-                if (c->after && strlen(c->after) > CHANGELOG_VALUE_INLINE &&
-                    (rc = store_backup(l->root, c->after, 0600, sha_a, &bk_a)) < 0)
-                        return rc;
-        } else {
-                /* Backups are as private as the file: the target's mode now, else the mode apply
-                 * gives a new one. */
+        const char *state[2] = {c->before, c->after};
+        mode_t bmode = 0600;
+        if (c->type == CHANGE_FILE) {
                 struct stat st;
                 mode_t m = c->target && root_stat(l->root, c->target, &st, false) == 0 && S_ISREG(st.st_mode)
                                    ? st.st_mode
                                    : (c->mode ? c->mode : 0644);
-                mode_t bmode = (m & 0004) ? 0644 : 0600;
-                int rc;
-                if (c->before && (rc = store_backup(l->root, c->before, bmode, sha_b, &bk_b)) < 0)
-                        return rc;
-                if (c->after && (rc = store_backup(l->root, c->after, bmode, sha_a, &bk_a)) < 0)
+                bmode = (m & 0004) ? 0644 : 0600;
+        }
+        for (int k = 0; k < 2; k++) {
+                bool store = state[k] && (c->type == CHANGE_FILE || strlen(state[k]) > CHANGELOG_VALUE_INLINE);
+                int rc = store ? store_backup(l->root, state[k], bmode, sha[k], &bk[k]) : 0;
+                if (rc < 0)
                         return rc;
         }
+        return 0;
+}
+
+/* The record of C as one line (with its newline, *RET_LEN bytes), chained to L's last record; its
+ * hash into HASH. SHA and BK: what store_change_backups stored. Caller frees. */
+static char *record_line(const struct changelog *l, const struct log_context *ctx, enum log_event event,
+                         const struct change *c, long ref, const char *detail, char sha[2][65], char *bk[2],
+                         char hash[65], size_t *ret_len)
+{
+        bool file = c->type == CHANGE_FILE;
         char now[32];
         utc_now(now);
         _cleanup_free_ char *mode = file && c->mode ? xasprintf("%04o", (unsigned)(c->mode & 07777)) : NULL;
-
-        json_object *o = json_object_new_object();
+        _cleanup_(json_object_putp) json_object *o = json_object_new_object();
         json_object_object_add(o, "seq", json_object_new_int64(l->seq + 1));
         json_object_object_add(o, "time", json_object_new_string(now));
         json_object_object_add(o, "host", json_object_new_string(ctx->host ? ctx->host : l->host));
@@ -816,12 +817,12 @@ long changelog_append(struct changelog *l, const struct log_context *ctx, enum l
         json_object_object_add(o, "rule", str_or_null(c->rule));
         json_object_object_add(o, "target", str_or_null(c->target));
         json_object_object_add(o, "type", json_object_new_string(change_type_name(c->type)));
-        json_object_object_add(o, "before", file || bk_b ? NULL : str_or_null(c->before));
-        json_object_object_add(o, "after", file || bk_a ? NULL : str_or_null(c->after));
-        json_object_object_add(o, "before_sha256", bk_b ? json_object_new_string(sha_b) : NULL);
-        json_object_object_add(o, "after_sha256", bk_a ? json_object_new_string(sha_a) : NULL);
-        json_object_object_add(o, "backup_before", str_or_null(bk_b));
-        json_object_object_add(o, "backup_after", str_or_null(bk_a));
+        json_object_object_add(o, "before", file || bk[0] ? NULL : str_or_null(c->before));
+        json_object_object_add(o, "after", file || bk[1] ? NULL : str_or_null(c->after));
+        json_object_object_add(o, "before_sha256", bk[0] ? json_object_new_string(sha[0]) : NULL);
+        json_object_object_add(o, "after_sha256", bk[1] ? json_object_new_string(sha[1]) : NULL);
+        json_object_object_add(o, "backup_before", str_or_null(bk[0]));
+        json_object_object_add(o, "backup_after", str_or_null(bk[1]));
         json_object_object_add(o, "mode", str_or_null(mode));
         json_object_object_add(o, "mkdirs", strv_json(&c->mkdirs));
         json_object_object_add(o, "argv", strv_json(&c->argv));
@@ -833,17 +834,22 @@ long changelog_append(struct changelog *l, const struct log_context *ctx, enum l
 
         size_t len;
         const char *s = json_object_to_json_string_length(o, JSON_FLAGS, &len);
-        char hash[65];
         sha256_hex(s, len, hash);
         json_object_object_add(o, "hash", json_object_new_string(hash));
         s = json_object_to_json_string_length(o, JSON_FLAGS, &len);
-        _cleanup_free_ char *line = xmalloc(len + 1);
+        char *line = xmalloc(len + 1);
         memcpy(line, s, len);
         line[len++] = '\n';
-        json_object_put(o);
+        *ret_len = len;
+        return line;
+}
 
-        /* One write(2) of the whole line, then fsync; a short or failed write is cut off again so
-         * the log never ends in half a record (O_APPEND: the line lands at the current end). */
+/* LINE (LEN bytes) onto the end of the log in one write(2), then fsync; a short or failed write is
+ * cut off again so the log never ends in half a record (O_APPEND: the line lands at the current
+ * end). An intent or run-begin leaves CHANGELOG_RESERVE for the records that finish it. Returns 0
+ * or -errno (-EFBIG: the log would outgrow CHANGELOG_READ_MAX). */
+static int append_line(struct changelog *l, enum log_event event, const char *line, size_t len)
+{
         struct stat st;
         if (fstat(l->fd, &st) < 0)
                 return -errno;
@@ -855,11 +861,26 @@ long changelog_append(struct changelog *l, const struct log_context *ctx, enum l
         int rc = n < 0 ? -errno : (size_t)n != len ? -EIO : 0;
         if (rc == 0 && fsync(l->fd) < 0)
                 rc = -errno;
-        if (rc < 0) {
-                if (ftruncate(l->fd, st.st_size) == 0)
-                        (void)fsync(l->fd);
+        if (rc < 0 && ftruncate(l->fd, st.st_size) == 0)
+                (void)fsync(l->fd);
+        return rc;
+}
+
+long changelog_append(struct changelog *l, const struct log_context *ctx, enum log_event event, const struct change *c,
+                      long ref, const char *detail)
+{
+        char sha[2][65] = {"", ""};
+        char *bk[2] = {NULL, NULL};
+        int rc = store_change_backups(l, c, sha, bk);
+        char hash[65];
+        size_t len = 0;
+        _cleanup_free_ char *line = rc < 0 ? NULL : record_line(l, ctx, event, c, ref, detail, sha, bk, hash, &len);
+        free(bk[0]);
+        free(bk[1]);
+        if (rc == 0)
+                rc = append_line(l, event, line, len);
+        if (rc < 0)
                 return rc;
-        }
         l->seq++;
         memcpy(l->prev, hash, sizeof(hash));
         /* Then the head. Failing here leaves it one record behind, as a kill between the two

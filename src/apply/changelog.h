@@ -51,8 +51,9 @@ struct changelog;
  * the chain. Fails with -EBADMSG when the existing log's last line is not a valid record, and with
  * -ESTALE when the head file shows the log was cut (changelog_strerror says what is missing and
  * how to accept the loss). A log without a head file (written before there was one) gets one:
- * changelog_note then says so, as it does when a head one record behind was brought up to date. */
-int changelog_open(struct root *r, struct changelog **ret);
+ * changelog_note then says so, as it does when a head one record behind was brought up to date.
+ * Returns 0 (*ret open, changelog_close releases it) or -errno (nothing to release). */
+int changelog_open(struct root *r, struct changelog **ret) __attribute__((warn_unused_result));
 struct changelog *changelog_close(struct changelog *l);
 const char *changelog_note(const struct changelog *l);
 
@@ -62,12 +63,14 @@ void changelog_head(const struct changelog *l, long *ret_seq, char ret_hash[65])
  * verify --expect-head takes. */
 json_object *changelog_head_json(long seq, const char *hash);
 
-/* Take the apply lock (flock on the directory CHANGELOG_LOCK): wait when WAIT, else fail with -EWOULDBLOCK. */
-int changelog_lock(struct root *r, bool wait, int *ret_fd);
+/* Take the apply lock (flock on the directory CHANGELOG_LOCK): wait when WAIT, else fail with -EWOULDBLOCK.
+ * Returns 0 (*ret_fd holds the lock until closed) or -errno. */
+int changelog_lock(struct root *r, bool wait, int *ret_fd) __attribute__((warn_unused_result));
 
 /* Shared lock for readers (verify): waits while an apply or rollback holds the lock, so what is
- * read is never a run in progress. No log directory (nothing ever applied): *ret_fd = -1, returns 0. */
-int changelog_lock_shared(struct root *r, bool wait, int *ret_fd);
+ * read is never a run in progress. No log directory (nothing ever applied): *ret_fd = -1, returns 0. Else
+ * returns 0 (*ret_fd holds the lock until closed) or -errno. */
+int changelog_lock_shared(struct root *r, bool wait, int *ret_fd) __attribute__((warn_unused_result));
 
 /* What a record says happened. One table of names (changelog.c) is the only place they are
  * spelled; the log stores the name. */
@@ -146,8 +149,10 @@ struct log_read {
         char *head_note;              /* "absent" and "behind": what that means, else NULL */
 };
 
-/* Read and check the whole log (a missing log is an empty one). */
-int changelog_read(struct root *r, struct log_read *ret);
+/* Read and check the whole log (a missing log is an empty one). Returns 0 (*ret filled, problems
+ * found in the log among its fields; log_read_free releases it) or -errno when the log or its head
+ * file could not be read (*ret untouched). */
+int changelog_read(struct root *r, struct log_read *ret) __attribute__((warn_unused_result));
 void log_read_free(struct log_read *lr);
 
 /* Changes still in force: "done" records whose change was not undone later, latest per target,
