@@ -199,7 +199,28 @@ static void captures(struct cli *cli, struct facts *f, bool live)
                 note("the kernel log (/dev/kmsg)", rc);
 }
 
-static int gather_cmd(struct cli *cli, int argc, char **argv)
+/* The command line as typed, for the MANIFEST (main took --root out of argv). */
+static void command_line(const struct cli *cli, int argc, char **argv, struct strv *cmdline)
+{
+        strv_add(cmdline, "llmtune");
+        if (!streq(cli->root_path, "/")) {
+                strv_add(cmdline, "--root");
+                strv_add(cmdline, cli->root_path);
+        }
+        /* argv[0] is "llmtune gather" (main names the command for getopt's messages) */
+        strv_add(cmdline, "gather");
+        for (int i = 1; i < argc; i++)
+                strv_add(cmdline, argv[i]);
+}
+
+/* What gather_opts owns here: the --exclude list (the rest points into argv and the command). */
+static void gather_opts_done(struct gather_opts *o)
+{
+        strv_free(&o->exclude);
+}
+
+/* The options into O. Returns -1 to go on, else the exit code. */
+static int parse_gather_opts(int argc, char **argv, struct gather_opts *o)
 {
         static const struct option opts[] = {
                 {"output", required_argument, NULL, 'o'},
@@ -207,48 +228,63 @@ static int gather_cmd(struct cli *cli, int argc, char **argv)
                 {"anonymize", no_argument, NULL, 'a'},
                 {},
         };
-        /* The command line as typed, for the MANIFEST (main took --root out of argv). */
-        struct strv cmdline = {0};
-        strv_add(&cmdline, "llmtune");
-        if (!streq(cli->root_path, "/")) {
-                strv_add(&cmdline, "--root");
-                strv_add(&cmdline, cli->root_path);
-        }
-        /* argv[0] is "llmtune gather" (main names the command for getopt's messages) */
-        strv_add(&cmdline, "gather");
-        for (int i = 1; i < argc; i++)
-                strv_add(&cmdline, argv[i]);
-        struct gather_opts o = {.argc = (int)cmdline.n, .argv = cmdline.v};
         int c;
         while ((c = getopt_long(argc, argv, "o:x:a", opts, NULL)) != -1)
                 switch (c) {
-                case 'o': o.output = optarg; break;
-                case 'x': strv_add(&o.exclude, optarg); break;
-                case 'a': o.anonymize = true; break;
-                default: strv_free(&o.exclude); strv_free(&cmdline); return EXIT_ERROR;
+                case 'o': o->output = optarg; break;
+                case 'x': strv_add(&o->exclude, optarg); break;
+                case 'a': o->anonymize = true; break;
+                default: return EXIT_ERROR;
                 }
-        if (optind < argc) {
-                strv_free(&o.exclude);
-                strv_free(&cmdline);
+        if (optind < argc)
                 return cli_error("unexpected argument '%s' (see llmtune gather --help)", argv[optind]);
-        }
+        return -1;
+}
+
+/* The archive's name: -o checked (a tar name this libarchive can write), else
+ * llmtune-HOST-TIME.tar.zst (.gz without zstd) into *DEFLT, the host anonymized when asked.
+ * Returns -1 to go on, else the exit code. */
+static int output_name(struct gather_opts *o, const char *host, char **deflt)
+{
+        if (!o->output) {
+                struct anonymizer *an = o->anonymize && host ? anonymizer_new(host) : NULL;
+                _cleanup_free_ char *shown = an ? anonymize_host(an, host) : xstrdup(host ? host : "unknown");
+                anonymizer_free(an);
+                for (char *p = shown; *p; p++)
+                        if (*p == '/')
+                                *p = '_';
+                char ts[32];
+                time_t now = time(NULL);
+                struct tm tm;
+                strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", gmtime_r(&now, &tm));
+                o->output = *deflt = xasprintf("llmtune-%s-%s.tar.%s", shown, ts, gather_have_zstd() ? "zst" : "gz");
+        } else if (!endswith(o->output, ".tar.gz") && !endswith(o->output, ".tgz") &&
+                   !endswith(o->output, ".tar.zst") && !endswith(o->output, ".tzst"))
+                return cli_error("%s: the name must end in .tar.gz, .tgz, .tar.zst or .tzst", o->output);
+        else if ((endswith(o->output, ".zst") || endswith(o->output, ".tzst")) && !gather_have_zstd())
+                return cli_error("this libarchive cannot write zstd; use a .tar.gz name");
+        return -1;
+}
+
+static int gather_cmd(struct cli *cli, int argc, char **argv)
+{
+        _cleanup_(strv_free) struct strv cmdline = {0};
+        command_line(cli, argc, argv, &cmdline);
+        _cleanup_(gather_opts_done) struct gather_opts o = {.argc = (int)cmdline.n, .argv = cmdline.v};
+        int rc = parse_gather_opts(argc, argv, &o);
+        if (rc >= 0)
+                return rc;
         struct root *root = cli_root(cli);
-        if (!root) {
-                strv_free(&o.exclude);
-                strv_free(&cmdline);
+        if (!root)
                 return EXIT_ERROR;
-        }
-        if (root_is_archive(root)) {
-                strv_free(&o.exclude);
-                strv_free(&cmdline);
+        if (root_is_archive(root))
                 return cli_error("%s is already a gathered archive", root_path(root));
-        }
         /* On the live system the probes would use syscalls (getifaddrs, statvfs, gethostname) where
          * under a root they read files; the archive is a root, so gather takes the root's paths. */
         bool live = root_is_live(root);
         root_view_as_tree(root);
         root_record_start(root);
-        struct facts *f = cli_facts_new(cli);
+        _cleanup_(facts_freep) struct facts *f = cli_facts_new(cli);
         run_readers(cli, f);
         captures(cli, f, live);
 
@@ -260,39 +296,14 @@ static int gather_cmd(struct cli *cli, int argc, char **argv)
         o.host = host;
         o.kernel = kernel;
         _cleanup_free_ char *deflt = NULL;
-        if (!o.output) {
-                struct anonymizer *an = o.anonymize && host ? anonymizer_new(host) : NULL;
-                _cleanup_free_ char *shown = an ? anonymize_host(an, host) : xstrdup(host ? host : "unknown");
-                anonymizer_free(an);
-                for (char *p = shown; *p; p++)
-                        if (*p == '/')
-                                *p = '_';
-                char ts[32];
-                time_t now = time(NULL);
-                struct tm tm;
-                strftime(ts, sizeof(ts), "%Y%m%d-%H%M%S", gmtime_r(&now, &tm));
-                o.output = deflt = xasprintf("llmtune-%s-%s.tar.%s", shown, ts, gather_have_zstd() ? "zst" : "gz");
-        } else if (!endswith(o.output, ".tar.gz") && !endswith(o.output, ".tgz") && !endswith(o.output, ".tar.zst") &&
-                   !endswith(o.output, ".tzst")) {
-                facts_free(f);
-                strv_free(&o.exclude);
-                strv_free(&cmdline);
-                return cli_error("%s: the name must end in .tar.gz, .tgz, .tar.zst or .tzst", o.output);
-        } else if ((endswith(o.output, ".zst") || endswith(o.output, ".tzst")) && !gather_have_zstd()) {
-                facts_free(f);
-                strv_free(&o.exclude);
-                strv_free(&cmdline);
-                return cli_error("this libarchive cannot write zstd; use a .tar.gz name");
-        }
+        rc = output_name(&o, host, &deflt);
+        if (rc >= 0)
+                return rc;
         struct gather_stats st;
-        char *why = NULL;
-        int rc = gather_write(root, &o, &st, &why);
-        facts_free(f);
-        strv_free(&o.exclude);
-        strv_free(&cmdline);
+        _cleanup_free_ char *why = NULL;
+        rc = gather_write(root, &o, &st, &why);
         if (rc < 0) {
                 cli_error("gather: %s", why ? why : strerror(-rc));
-                free(why);
                 return EXIT_ERROR;
         }
         printf("%s: %zu files (%llu bytes), %zu links, %zu directories, %zu names only, %zu left out (see MANIFEST)\n",

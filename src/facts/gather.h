@@ -44,7 +44,8 @@ struct gather_stats {
 const char *gather_denied(const char *path);
 
 /* Write the archive of everything recorded on R. Returns 0 or -errno with *why set. */
-int gather_write(struct root *r, const struct gather_opts *o, struct gather_stats *st, char **why);
+int gather_write(struct root *r, const struct gather_opts *o, struct gather_stats *st, char **why)
+        __attribute__((warn_unused_result));
 
 /* Whether libarchive here can write zstd (the default suffix is then .tar.zst, else .tar.gz). */
 bool gather_have_zstd(void);
