@@ -217,7 +217,22 @@ static int gate(const struct audit *a, enum severity fail_on)
         return failed ? EXIT_FINDINGS : unknown ? EXIT_UNKNOWN : EXIT_OK;
 }
 
-static int audit_cmd(struct cli *cli, int argc, char **argv)
+struct audit_opts {
+        const char *profile, *output, *fail_on_arg;
+        struct strv only; /* --rule */
+        enum audit_format fmt;
+        bool quiet, only_failed;
+        enum severity fail_on;
+};
+
+static void audit_opts_done(struct audit_opts *o)
+{
+        strv_free(&o->only);
+}
+
+/* The options into O, the --rule ids given as operands too (--rule a b c). Returns -1 to go on,
+ * else the exit code. */
+static int parse_audit_opts(int argc, char **argv, struct audit_opts *o)
 {
         static const struct option opts[] = {
                 {"profile", required_argument, NULL, 'p'},
@@ -230,84 +245,79 @@ static int audit_cmd(struct cli *cli, int argc, char **argv)
                 {"only-failed", no_argument, NULL, 'O'},
                 {},
         };
-        const char *profile = NULL, *output = NULL, *fail_on_arg = NULL;
-        struct strv only = {0};
-        enum audit_format fmt = FMT_HUMAN;
-        bool quiet = false, only_failed = false;
         int c;
         while ((c = getopt_long(argc, argv, "p:r:jf:o:q", opts, NULL)) != -1)
                 switch (c) {
-                case 'p': profile = optarg; break;
-                case 'r': strv_add(&only, optarg); break;
-                case 'j': fmt = FMT_JSON; break;
+                case 'p': o->profile = optarg; break;
+                case 'r': strv_add(&o->only, optarg); break;
+                case 'j': o->fmt = FMT_JSON; break;
                 case 'f':
-                        if (parse_audit_format(optarg, &fmt) < 0) {
-                                strv_free(&only);
+                        if (parse_audit_format(optarg, &o->fmt) < 0)
                                 return cli_error("--format takes human, json, prometheus or nfd, not '%s'", optarg);
-                        }
                         break;
-                case 'o': output = optarg; break;
-                case 'F': fail_on_arg = optarg; break;
-                case 'q': quiet = true; break;
-                case 'O': only_failed = true; break;
-                default: strv_free(&only); return cli_usage_error("audit");
+                case 'o': o->output = optarg; break;
+                case 'F': o->fail_on_arg = optarg; break;
+                case 'q': o->quiet = true; break;
+                case 'O': o->only_failed = true; break;
+                default: return cli_usage_error("audit");
                 }
-        if (output && fmt != FMT_PROMETHEUS && fmt != FMT_NFD) {
-                strv_free(&only);
+        if (o->output && o->fmt != FMT_PROMETHEUS && o->fmt != FMT_NFD)
                 return cli_error("--output applies to --format prometheus and nfd");
-        }
-        enum severity fail_on = SEV_WARNING;
-        if (fail_on_arg && severity_parse(fail_on_arg, &fail_on) < 0) {
-                strv_free(&only);
-                return cli_error("--fail-on takes critical, warning or info, not '%s'", fail_on_arg);
-        }
+        if (o->fail_on_arg && severity_parse(o->fail_on_arg, &o->fail_on) < 0)
+                return cli_error("--fail-on takes critical, warning or info, not '%s'", o->fail_on_arg);
+        for (int i = optind; i < argc; i++)
+                if (o->only.n)
+                        strv_add(&o->only, argv[i]);
+                else
+                        return cli_error("unexpected argument '%s' (see llmtune audit --help)", argv[i]);
+        return -1;
+}
+
+/* The rules run on F and the result printed as O asks. Returns the exit code (gate()). */
+static int audit_run(struct cli *cli, struct rule_env *env, struct facts *f, const struct audit_opts *o,
+                     const struct timespec *started, const struct timespec *mono0)
+{
+        struct audit a;
+        const char *bad = NULL;
+        if (engine_run(&env->rules, &env->profile, f, &o->only, &a, &bad) < 0)
+                return cli_error("unknown rule '%s' (see `llmtune explain --list`)", bad);
+        int wrc = EXIT_OK;
+        if (o->quiet)
+                ;
+        else if (o->fmt == FMT_JSON)
+                print_json(cli, env, f, &a, o->only_failed);
+        else if (o->fmt == FMT_HUMAN)
+                print_human(cli, env, &a, o->only_failed);
+        else
+                wrc = print_export(cli, env, &a, f, o->fmt, o->output, started, mono0);
+        int rc = wrc != EXIT_OK ? wrc : gate(&a, o->fail_on);
+        audit_free(&a);
+        return rc;
+}
+
+static int audit_cmd(struct cli *cli, int argc, char **argv)
+{
+        _cleanup_(audit_opts_done) struct audit_opts o = {.fmt = FMT_HUMAN, .fail_on = SEV_WARNING};
         /* The audit's time and duration (--format prometheus): from before the facts are read. */
         struct timespec started, mono0;
         clock_gettime(CLOCK_REALTIME, &started);
         clock_gettime(CLOCK_MONOTONIC, &mono0);
-        /* --rule may also take the ids as the following operands: --rule a b c */
-        for (int i = optind; i < argc; i++)
-                if (only.n)
-                        strv_add(&only, argv[i]);
-                else {
-                        strv_free(&only);
-                        return cli_error("unexpected argument '%s' (see llmtune audit --help)", argv[i]);
-                }
+        int rc = parse_audit_opts(argc, argv, &o);
+        if (rc >= 0)
+                return rc;
         struct root *root = cli_root(cli);
         const struct site_config *conf = root ? cli_config(cli) : NULL;
-        if (!conf) {
-                strv_free(&only);
+        if (!conf)
                 return EXIT_ERROR;
-        }
-        if (!fail_on_arg && conf->fail_on)
-                severity_parse(conf->fail_on, &fail_on); /* validated when the file was read */
-        struct rule_env env = {0};
-        struct facts *f = cli_facts_new(cli);
-        int rc = cli_load_env(cli, &env);
+        if (!o.fail_on_arg && conf->fail_on)
+                severity_parse(conf->fail_on, &o.fail_on); /* validated when the file was read */
+        _cleanup_(rule_env_free) struct rule_env env = {0};
+        _cleanup_(facts_freep) struct facts *f = cli_facts_new(cli);
+        rc = cli_load_env(cli, &env);
         if (rc == EXIT_OK)
-                rc = cli_pick_profile(cli, &env, profile, f);
-        if (rc == EXIT_OK) {
-                struct audit a;
-                const char *bad = NULL;
-                if (engine_run(&env.rules, &env.profile, f, &only, &a, &bad) < 0)
-                        rc = cli_error("unknown rule '%s' (see `llmtune explain --list`)", bad);
-                else {
-                        int wrc = EXIT_OK;
-                        if (quiet)
-                                ;
-                        else if (fmt == FMT_JSON)
-                                print_json(cli, &env, f, &a, only_failed);
-                        else if (fmt == FMT_HUMAN)
-                                print_human(cli, &env, &a, only_failed);
-                        else
-                                wrc = print_export(cli, &env, &a, f, fmt, output, &started, &mono0);
-                        rc = wrc != EXIT_OK ? wrc : gate(&a, fail_on);
-                        audit_free(&a);
-                }
-        }
-        facts_free(f);
-        rule_env_free(&env);
-        strv_free(&only);
+                rc = cli_pick_profile(cli, &env, o.profile, f);
+        if (rc == EXIT_OK)
+                rc = audit_run(cli, &env, f, &o, &started, &mono0);
         return rc;
 }
 
