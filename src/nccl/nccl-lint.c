@@ -419,6 +419,114 @@ static void check_key(struct nccl_lint *l, const struct nccl_catalog *c, unsigne
         check_persistent(l, line, key, value);
 }
 
+/* The key as a human meant it, cut in place out of KEY (a copy of RAWKEY, the text before '='):
+ * blanks and "export" dropped, each liberty reported. Returns where it starts in KEY. */
+static char *clean_key(struct nccl_lint *l, unsigned lineno, const char *rawkey, char *key)
+{
+        char *k = key;
+        bool spaced = *k == ' ' || *k == '\t';
+        while (*k == ' ' || *k == '\t')
+                k++;
+        if (startswith(k, "export ") || startswith(k, "export\t")) {
+                add(l, lineno, NP_SYNTAX, k, "'export' is not understood: the key becomes \"%s\"", rawkey);
+                k += 7;
+                while (*k == ' ' || *k == '\t')
+                        k++;
+                spaced = false; /* already reported */
+        } else {
+                size_t kl = strlen(k);
+                spaced |= kl && (k[kl - 1] == ' ' || k[kl - 1] == '\t');
+        }
+        strip_trailing(k);
+        if (spaced)
+                add(l, lineno, NP_SYNTAX, k, "spaces around '=': NCCL defines \"%s\", not %s", rawkey, k);
+        return k;
+}
+
+/* The value of K as a human meant it, cut in place out of VALUE: an inline comment, blanks around
+ * it and quotes dropped, each reported (NCCL keeps them all). Returns where it starts in VALUE. */
+static char *clean_value(struct nccl_lint *l, unsigned lineno, const char *k, char *value)
+{
+        char *v = value;
+        char *hash = strchr(v, '#');
+        if (hash) {
+                add(l, lineno, NP_SYNTAX, k, "inline '#' is part of the value of %s", k);
+                *hash = '\0';
+                if (hash > v && (hash[-1] == ' ' || hash[-1] == '\t'))
+                        strip_trailing(v); /* the spaces before a comment are the comment's */
+        }
+        if (*v == ' ' || *v == '\t' || (*v && (v[strlen(v) - 1] == ' ' || v[strlen(v) - 1] == '\t'))) {
+                add(l, lineno, NP_SYNTAX, k, "spaces around the value of %s are kept in the value", k);
+                while (*v == ' ' || *v == '\t')
+                        v++;
+                strip_trailing(v);
+        }
+        size_t vl = strlen(v);
+        if (vl >= 2 && ((v[0] == '"' && v[vl - 1] == '"') || (v[0] == '\'' && v[vl - 1] == '\''))) {
+                add(l, lineno, NP_SYNTAX, k, "quotes are kept in the value of %s", k);
+                v[vl - 1] = '\0';
+                v++;
+        }
+        return v;
+}
+
+/* K=V of line LINENO kept and checked against the catalog C, unless K was set on an earlier line
+ * (the first definition wins). */
+static void add_entry(struct nccl_lint *l, const struct nccl_catalog *c, unsigned lineno, const char *k, const char *v)
+{
+        for (size_t i = 0; i < l->n_entries; i++)
+                if (streq(l->entries[i].key, k)) {
+                        add(l, lineno, NP_DUPLICATE, k, "%s is already set on line %u: the first definition wins", k,
+                            l->entries[i].line);
+                        return;
+                }
+        l->entries = xrealloc(l->entries, (l->n_entries + 1) * sizeof(*l->entries));
+        l->entries[l->n_entries++] = (struct nccl_entry){lineno, xstrdup(k), xstrdup(v)};
+        check_key(l, c, lineno, k, v);
+}
+
+/* Line LINENO (without its newline, no NUL in it; changed in place): its syntax as NCCL reads
+ * it, then its setting. */
+static void lint_line(struct nccl_lint *l, const struct nccl_catalog *c, unsigned lineno, char *line)
+{
+        size_t ll = strlen(line);
+        if (ll && line[ll - 1] == '\r') {
+                line[--ll] = '\0';
+                add(l, lineno, NP_SYNTAX, "", "CRLF line ending: NCCL before 2.30 keeps the \\r in the value");
+        }
+        if (ll > 4095)
+                add(l, lineno, NP_SYNTAX, "", "line longer than 4095 characters: NCCL splits it");
+        if (!*line || line[0] == '#')
+                return;
+        const char *t = line;
+        while (*t == ' ' || *t == '\t')
+                t++;
+        if (!*t)
+                return;
+        if (*t == '#') {
+                add(l, lineno, NP_SYNTAX, "", "indented '#': only a '#' in column 1 starts a comment");
+                return;
+        }
+        char *eq = strchr(line, '=');
+        if (!eq) {
+                add(l, lineno, NP_SYNTAX, "", "no '=': NCCL ignores the line");
+                return;
+        }
+        _cleanup_free_ char *rawkey = xstrndup(line, (size_t)(eq - line));
+        _cleanup_free_ char *value = xstrdup(eq + 1);
+        /* What a human meant: trim, drop "export", quotes; then report each liberty taken. */
+        _cleanup_free_ char *key = xstrdup(rawkey);
+        char *k = clean_key(l, lineno, rawkey, key);
+        char *v = clean_value(l, lineno, k, value);
+        if (!valid_key(k)) {
+                add(l, lineno, NP_SYNTAX, k, "\"%s\" is not a variable name", k);
+                return;
+        }
+        if (strlen(k) > 1023 || strlen(v) > 1023)
+                add(l, lineno, NP_SYNTAX, k, "key or value longer than 1023 characters: NCCL truncates it");
+        add_entry(l, c, lineno, k, v);
+}
+
 void nccl_lint_text(const struct nccl_catalog *c, const char *text, size_t len, struct nccl_lint *ret)
 {
         struct nccl_lint l = {0};
@@ -429,93 +537,12 @@ void nccl_lint_text(const struct nccl_catalog *c, const char *text, size_t len, 
                 size_t n = nl ? (size_t)(nl - s) : len - pos;
                 pos += n + (nl ? 1 : 0);
                 lineno++;
-                _cleanup_free_ char *line = xstrndup(s, n);
                 if (memchr(s, '\0', n)) {
                         add(&l, lineno, NP_SYNTAX, "", "line %u holds a NUL byte", lineno);
                         continue;
                 }
-                size_t ll = strlen(line);
-                if (ll && line[ll - 1] == '\r') {
-                        line[--ll] = '\0';
-                        add(&l, lineno, NP_SYNTAX, "", "CRLF line ending: NCCL before 2.30 keeps the \\r in the value");
-                }
-                if (ll > 4095)
-                        add(&l, lineno, NP_SYNTAX, "", "line longer than 4095 characters: NCCL splits it");
-                if (!*line || line[0] == '#')
-                        continue;
-                const char *t = line;
-                while (*t == ' ' || *t == '\t')
-                        t++;
-                if (!*t)
-                        continue;
-                if (*t == '#') {
-                        add(&l, lineno, NP_SYNTAX, "", "indented '#': only a '#' in column 1 starts a comment");
-                        continue;
-                }
-                char *eq = strchr(line, '=');
-                if (!eq) {
-                        add(&l, lineno, NP_SYNTAX, "", "no '=': NCCL ignores the line");
-                        continue;
-                }
-                _cleanup_free_ char *rawkey = xstrndup(line, (size_t)(eq - line));
-                _cleanup_free_ char *value = xstrdup(eq + 1);
-                /* What a human meant: trim, drop "export", quotes; then report each liberty taken. */
-                _cleanup_free_ char *key = xstrdup(rawkey);
-                char *k = key;
-                bool spaced = *k == ' ' || *k == '\t';
-                while (*k == ' ' || *k == '\t')
-                        k++;
-                if (startswith(k, "export ") || startswith(k, "export\t")) {
-                        add(&l, lineno, NP_SYNTAX, k, "'export' is not understood: the key becomes \"%s\"", rawkey);
-                        k += 7;
-                        while (*k == ' ' || *k == '\t')
-                                k++;
-                        spaced = false; /* already reported */
-                } else {
-                        size_t kl = strlen(k);
-                        spaced |= kl && (k[kl - 1] == ' ' || k[kl - 1] == '\t');
-                }
-                strip_trailing(k);
-                if (spaced)
-                        add(&l, lineno, NP_SYNTAX, k, "spaces around '=': NCCL defines \"%s\", not %s", rawkey, k);
-                char *v = value;
-                char *hash = strchr(v, '#');
-                if (hash) {
-                        add(&l, lineno, NP_SYNTAX, k, "inline '#' is part of the value of %s", k);
-                        *hash = '\0';
-                        if (hash > v && (hash[-1] == ' ' || hash[-1] == '\t'))
-                                strip_trailing(v); /* the spaces before a comment are the comment's */
-                }
-                if (*v == ' ' || *v == '\t' || (*v && (v[strlen(v) - 1] == ' ' || v[strlen(v) - 1] == '\t'))) {
-                        add(&l, lineno, NP_SYNTAX, k, "spaces around the value of %s are kept in the value", k);
-                        while (*v == ' ' || *v == '\t')
-                                v++;
-                        strip_trailing(v);
-                }
-                size_t vl = strlen(v);
-                if (vl >= 2 && ((v[0] == '"' && v[vl - 1] == '"') || (v[0] == '\'' && v[vl - 1] == '\''))) {
-                        add(&l, lineno, NP_SYNTAX, k, "quotes are kept in the value of %s", k);
-                        v[vl - 1] = '\0';
-                        v++;
-                }
-                if (!valid_key(k)) {
-                        add(&l, lineno, NP_SYNTAX, k, "\"%s\" is not a variable name", k);
-                        continue;
-                }
-                if (strlen(k) > 1023 || strlen(v) > 1023)
-                        add(&l, lineno, NP_SYNTAX, k, "key or value longer than 1023 characters: NCCL truncates it");
-                bool dup = false;
-                for (size_t i = 0; i < l.n_entries && !dup; i++)
-                        if (streq(l.entries[i].key, k)) {
-                                add(&l, lineno, NP_DUPLICATE, k, "%s is already set on line %u: the first definition wins", k,
-                                    l.entries[i].line);
-                                dup = true;
-                        }
-                if (dup)
-                        continue;
-                l.entries = xrealloc(l.entries, (l.n_entries + 1) * sizeof(*l.entries));
-                l.entries[l.n_entries++] = (struct nccl_entry){lineno, xstrdup(k), xstrdup(v)};
-                check_key(&l, c, lineno, k, v);
+                _cleanup_free_ char *line = xstrndup(s, n);
+                lint_line(&l, c, lineno, line);
         }
         *ret = l;
 }
