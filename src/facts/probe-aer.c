@@ -85,10 +85,75 @@ static int total(const char *data, const char *key, uint64_t *ret)
 
 static int cmp_item(const void *x, const void *y) { return natcmp(((const struct item *)x)->addr, ((const struct item *)y)->addr); }
 
+/* The devices AER matters for (role_of) in NAMES, with the ports above each (every PCI address on
+ * the path before the device itself), sorted by address. Returns how many into *RET. */
+static size_t collect_items(struct root *r, const struct strv *names, struct item **ret)
+{
+        struct item *items = NULL;
+        size_t n = 0;
+        for (size_t i = 0; i < names->n; i++) {
+                if (!is_bdf(names->v[i]))
+                        continue;
+                const char *role = role_of(r, names->v[i]);
+                if (!role)
+                        continue;
+                _cleanup_free_ char *link = xasprintf(PCI_DEVS "/%s", names->v[i]);
+                _cleanup_free_ char *target = NULL;
+                if (root_readlink(r, link, &target) == 0) {
+                        _cleanup_free_ char *copy = xstrdup(target);
+                        char *save = NULL;
+                        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save))
+                                if (is_bdf(c) && !streq(c, names->v[i]))
+                                        add(&items, &n, c, "port");
+                }
+                add(&items, &n, names->v[i], role);
+        }
+        qsort(items, n, sizeof(*items), cmp_item);
+        *ret = items;
+        return n;
+}
+
+/* The error kinds: the kernel's aer_dev_* file, its total line, and the fact's name. */
+static const struct {
+        const char *file, *key, *fact;
+} kinds[] = {{"aer_dev_correctable", "TOTAL_ERR_COR", "correctable"},
+             {"aer_dev_nonfatal", "TOTAL_ERR_NONFATAL", "nonfatal"},
+             {"aer_dev_fatal", "TOTAL_ERR_FATAL", "fatal"}};
+
+/* The counts of device A as facts; A is added to BAD[k] when kind k counted errors, and
+ * UNKNOWN[k] is set when its file could not be read. Returns whether any kind was read. */
+static bool device_counts(struct facts *f, struct root *r, const char *a, struct sbuf bad[3], bool unknown[3])
+{
+        bool any = false;
+        for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
+                _cleanup_free_ char *p = xasprintf(PCI_DEVS "/%s/%s", a, kinds[k].file);
+                const char *data;
+                uint64_t v = 0;
+                int rc = root_read(r, p, &data, NULL);
+                if (rc == 0)
+                        rc = total(data, kinds[k].key, &v);
+                if (rc == -ENOENT) {
+                        fact_absent(f, p, "no AER statistics (no AER capability, or a kernel before 4.17)", "aer.%s.%s",
+                                    a, kinds[k].fact);
+                        continue;
+                }
+                if (rc < 0) {
+                        fact_unreadable(f, p, rc, NULL, "aer.%s.%s", a, kinds[k].fact);
+                        unknown[k] = true;
+                        continue;
+                }
+                any = true;
+                fact_uint(f, p, v, "aer.%s.%s", a, kinds[k].fact);
+                if (v)
+                        sbuf_addf(&bad[k], "%s%s", bad[k].len ? "," : "", a);
+        }
+        return any;
+}
+
 static int aer_run(struct facts *f)
 {
         struct root *r = facts_root(f);
-        struct strv names = {0};
+        _cleanup_(strv_free) struct strv names = {0};
         int rc = root_list(r, PCI_DEVS, &names);
         static const char *const summaries[] = {"aer.count", "aer.devices", "aer.fatal_devices", "aer.nonfatal_devices",
                                                 "aer.correctable_devices"};
@@ -100,64 +165,16 @@ static int aer_run(struct facts *f)
                                 fact_unreadable(f, PCI_DEVS, rc, NULL, "%s", summaries[i]);
                 return 0;
         }
-        struct item *items = NULL;
-        size_t n = 0;
-        for (size_t i = 0; i < names.n; i++) {
-                if (!is_bdf(names.v[i]))
-                        continue;
-                const char *role = role_of(r, names.v[i]);
-                if (!role)
-                        continue;
-                _cleanup_free_ char *link = xasprintf(PCI_DEVS "/%s", names.v[i]);
-                _cleanup_free_ char *target = NULL;
-                if (root_readlink(r, link, &target) == 0) {
-                        /* ports above: every PCI address on the path before the device itself */
-                        _cleanup_free_ char *copy = xstrdup(target);
-                        char *save = NULL;
-                        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save))
-                                if (is_bdf(c) && !streq(c, names.v[i]))
-                                        add(&items, &n, c, "port");
-                }
-                add(&items, &n, names.v[i], role);
-        }
-        strv_free(&names);
-        qsort(items, n, sizeof(*items), cmp_item);
+        _cleanup_free_ struct item *items = NULL;
+        size_t n = collect_items(r, &names, &items);
 
-        static const struct {
-                const char *file, *key, *fact;
-        } kinds[] = {{"aer_dev_correctable", "TOTAL_ERR_COR", "correctable"},
-                     {"aer_dev_nonfatal", "TOTAL_ERR_NONFATAL", "nonfatal"},
-                     {"aer_dev_fatal", "TOTAL_ERR_FATAL", "fatal"}};
         struct sbuf devs = {0}, bad[3] = {{0}};
         size_t counted = 0;
         bool unknown[3] = {false};
         for (size_t i = 0; i < n; i++) {
                 const char *a = items[i].addr;
                 fact_str(f, PCI_DEVS, items[i].role, "aer.%s.role", a);
-                bool any = false;
-                for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
-                        _cleanup_free_ char *p = xasprintf(PCI_DEVS "/%s/%s", a, kinds[k].file);
-                        const char *data;
-                        uint64_t v = 0;
-                        rc = root_read(r, p, &data, NULL);
-                        if (rc == 0)
-                                rc = total(data, kinds[k].key, &v);
-                        if (rc == -ENOENT) {
-                                fact_absent(f, p, "no AER statistics (no AER capability, or a kernel before 4.17)",
-                                            "aer.%s.%s", a, kinds[k].fact);
-                                continue;
-                        }
-                        if (rc < 0) {
-                                fact_unreadable(f, p, rc, NULL, "aer.%s.%s", a, kinds[k].fact);
-                                unknown[k] = true;
-                                continue;
-                        }
-                        any = true;
-                        fact_uint(f, p, v, "aer.%s.%s", a, kinds[k].fact);
-                        if (v)
-                                sbuf_addf(&bad[k], "%s%s", bad[k].len ? "," : "", a);
-                }
-                if (any) {
+                if (device_counts(f, r, a, bad, unknown)) {
                         sbuf_addf(&devs, "%s%s", devs.len ? "," : "", a);
                         counted++;
                 }
@@ -175,7 +192,6 @@ static int aer_run(struct facts *f)
                 free(sbuf_steal(&bad[k]));
         }
         free(sbuf_steal(&devs));
-        free(items);
         return 0;
 }
 
