@@ -42,19 +42,15 @@ struct counts {
         bool unknown;           /* a state or link layer could not be read */
 };
 
-static void probe_port(struct facts *f, const char *dev, const char *port, struct counts *c)
+/* ib.DEV.port.PORT.state and state_code from the port's directory DIR. Returns whether it is
+ * ACTIVE; C->unknown is set when it cannot be read. */
+static bool port_state(struct facts *f, const char *dir, const char *dev, const char *port, struct counts *c)
 {
-        struct root *r = facts_root(f);
-        _cleanup_free_ char *dir = xasprintf(IB_DIR "/%s/ports/%s", dev, port);
         _cleanup_free_ char *sp = xasprintf("%s/state", dir);
-        _cleanup_free_ char *pp = xasprintf("%s/phys_state", dir);
-        _cleanup_free_ char *rp = xasprintf("%s/rate", dir);
-        _cleanup_free_ char *lp = xasprintf("%s/link_layer", dir);
         _cleanup_free_ char *line = NULL, *word = NULL;
         int64_t code;
-
         bool active = false;
-        int rc = root_read_line(r, sp, &line);
+        int rc = root_read_line(facts_root(f), sp, &line);
         if (rc == 0)
                 rc = parse_coded(line, &code, &word);
         if (rc == 0) {
@@ -69,11 +65,16 @@ static void probe_port(struct facts *f, const char *dev, const char *port, struc
                 fact_unreadable(f, sp, rc, line, "ib.%s.port.%s.state", dev, port);
                 fact_unreadable(f, sp, rc, line, "ib.%s.port.%s.state_code", dev, port);
         }
-        free(line);
-        free(word);
-        line = word = NULL;
+        return active;
+}
 
-        rc = root_read_line(r, pp, &line);
+/* ib.DEV.port.PORT.phys_state from the port's directory DIR. */
+static void port_phys_state(struct facts *f, const char *dir, const char *dev, const char *port)
+{
+        _cleanup_free_ char *pp = xasprintf("%s/phys_state", dir);
+        _cleanup_free_ char *line = NULL, *word = NULL;
+        int64_t code;
+        int rc = root_read_line(facts_root(f), pp, &line);
         if (rc == 0)
                 rc = parse_coded(line, &code, &word);
         if (rc == 0)
@@ -82,36 +83,45 @@ static void probe_port(struct facts *f, const char *dev, const char *port, struc
                 fact_absent(f, pp, "no phys_state file", "ib.%s.port.%s.phys_state", dev, port);
         else
                 fact_unreadable(f, pp, rc, line, "ib.%s.port.%s.phys_state", dev, port);
-        free(line);
-        line = NULL;
+}
 
-        /* "56 Gb/sec (4X FDR)"; the kernel prints tenths only as ".5" (2.5 Gb/sec SDR 1X). */
-        rc = root_read_line(r, rp, &line);
-        if (rc == 0) {
-                fact_str(f, rp, line, "ib.%s.port.%s.rate", dev, port);
-                unsigned whole = 0, half = 0;
-                int n = 0;
-                char tail;
-                if (sscanf(line, "%u Gb/sec%n", &whole, &n) == 1 && n > 0 && whole < 100000)
-                        fact_int(f, rp, whole, "ib.%s.port.%s.rate_gbps", dev, port);
-                else if (sscanf(line, "%u.%1u Gb/sec%n%c", &whole, &half, &n, &tail) >= 2 && n > 0 && half == 5 &&
-                         whole < 100000) {
-                        char buf[32];
-                        snprintf(buf, sizeof(buf), "%u.5", whole);
-                        fact_str(f, rp, buf, "ib.%s.port.%s.rate_gbps", dev, port);
-                } else
-                        fact_unreadable(f, rp, -EINVAL, line, "ib.%s.port.%s.rate_gbps", dev, port);
-        } else if (rc == -ENOENT) {
+/* ib.DEV.port.PORT.rate and rate_gbps from the port's directory DIR: "56 Gb/sec (4X FDR)"; the
+ * kernel prints tenths only as ".5" (2.5 Gb/sec SDR 1X). */
+static void port_rate(struct facts *f, const char *dir, const char *dev, const char *port)
+{
+        _cleanup_free_ char *rp = xasprintf("%s/rate", dir);
+        _cleanup_free_ char *line = NULL;
+        int rc = root_read_line(facts_root(f), rp, &line);
+        if (rc == -ENOENT) {
                 fact_absent(f, rp, "no rate file", "ib.%s.port.%s.rate", dev, port);
                 fact_absent(f, rp, "no rate file", "ib.%s.port.%s.rate_gbps", dev, port);
-        } else {
+                return;
+        }
+        if (rc < 0) {
                 fact_unreadable(f, rp, rc, NULL, "ib.%s.port.%s.rate", dev, port);
                 fact_unreadable(f, rp, rc, NULL, "ib.%s.port.%s.rate_gbps", dev, port);
+                return;
         }
+        fact_str(f, rp, line, "ib.%s.port.%s.rate", dev, port);
+        unsigned whole = 0, half = 0;
+        int n = 0;
+        char tail;
+        if (sscanf(line, "%u Gb/sec%n", &whole, &n) == 1 && n > 0 && whole < 100000)
+                fact_int(f, rp, whole, "ib.%s.port.%s.rate_gbps", dev, port);
+        else if (sscanf(line, "%u.%1u Gb/sec%n%c", &whole, &half, &n, &tail) >= 2 && n > 0 && half == 5 &&
+                 whole < 100000) {
+                char buf[32];
+                snprintf(buf, sizeof(buf), "%u.5", whole);
+                fact_str(f, rp, buf, "ib.%s.port.%s.rate_gbps", dev, port);
+        } else
+                fact_unreadable(f, rp, -EINVAL, line, "ib.%s.port.%s.rate_gbps", dev, port);
+}
 
-        /* Error counters since the counters were last cleared (Documentation/ABI/stable/
-         * sysfs-class-infiniband, counters/): a port whose symbol errors or link-downed count grow
-         * is flapping, which stalls or kills NCCL jobs long before it goes down for good. */
+/* Error counters since the counters were last cleared (Documentation/ABI/stable/
+ * sysfs-class-infiniband, counters/): a port whose symbol errors or link-downed count grow is
+ * flapping, which stalls or kills NCCL jobs long before it goes down for good. */
+static void port_counters(struct facts *f, const char *dir, const char *dev, const char *port)
+{
         static const char *const counters[] = {"symbol_error", "link_downed", "link_error_recovery", "port_rcv_errors",
                                                "local_link_integrity_errors", "excessive_buffer_overrun_errors"};
         for (size_t i = 0; i < ARRAY_SIZE(counters); i++) {
@@ -120,7 +130,7 @@ static void probe_port(struct facts *f, const char *dev, const char *port, struc
                  * mode) has the files, but the kernel prints "N/A (no PMA)" in them
                  * (drivers/infiniband/core/sysfs.c, show_pma_counter): not there, not broken. */
                 _cleanup_free_ char *val = NULL;
-                if (root_read_line(r, cp, &val) == 0 && strncmp(val, "N/A", 3) == 0) {
+                if (root_read_line(facts_root(f), cp, &val) == 0 && strncmp(val, "N/A", 3) == 0) {
                         fact_absent(f, cp, "the adapter has no Performance Management Agent (the kernel prints \"N/A (no PMA)\")",
                                     "ib.%s.port.%s.%s", dev, port, counters[i]);
                         continue;
@@ -128,11 +138,21 @@ static void probe_port(struct facts *f, const char *dev, const char *port, struc
                 fact_file_int(f, cp, "no counters file (an Ethernet/RoCE port, or the driver does not provide it)",
                               "ib.%s.port.%s.%s", dev, port, counters[i]);
         }
+}
+
+static void probe_port(struct facts *f, const char *dev, const char *port, struct counts *c)
+{
+        _cleanup_free_ char *dir = xasprintf(IB_DIR "/%s/ports/%s", dev, port);
+        bool active = port_state(f, dir, dev, port, c);
+        port_phys_state(f, dir, dev, port);
+        port_rate(f, dir, dev, port);
+        port_counters(f, dir, dev, port);
 
         /* Without the file (kernels before 2.6.37) every port was InfiniBand. */
+        _cleanup_free_ char *lp = xasprintf("%s/link_layer", dir);
         fact_file_str(f, lp, "no link_layer file (kernel before 2.6.37)", "ib.%s.port.%s.link_layer", dev, port);
         _cleanup_free_ char *layer = NULL;
-        rc = root_read_line(r, lp, &layer);
+        int rc = root_read_line(facts_root(f), lp, &layer);
         if (rc == 0 ? streq(layer, "InfiniBand") : rc == -ENOENT) {
                 c->infiniband++;
                 c->active += active;
