@@ -150,11 +150,69 @@ static int addrs_route(struct root *r, const struct strv *ifs, struct ifaddr_inf
         return 0;
 }
 
+/* The interfaces among the entries NAMES of NET_DIR, into DIRS. Interfaces are links (or
+ * directories); the bonding driver's control file "bonding_masters" is a regular file beside them
+ * and is not one. A dangling link is still an interface, with unreadable facts. */
+static void interfaces(struct root *r, const struct strv *names, struct strv *dirs)
+{
+        for (size_t i = 0; i < names->n; i++) {
+                _cleanup_free_ char *p = xasprintf(NET_DIR "/%s", names->v[i]);
+                struct stat st;
+                if (root_stat(r, p, &st, false) == 0 && S_ISREG(st.st_mode))
+                        continue;
+                strv_add(dirs, names->v[i]);
+        }
+}
+
+/* Where the addresses of IFS come from and what they are (INFO, ROUTE_ONLY per interface). *SRC
+ * names the source; *ADDR_ERR says why there are none to tell (caller frees). Returns whether
+ * that is because a source could not be read (as against not being in the tree). */
+static bool read_addrs(struct root *r, const struct strv *ifs, struct ifaddr_info *info, bool *route_only,
+                       const char **src, char **addr_err)
+{
+        if (root_is_live(r)) {
+                *src = "getifaddrs";
+                int rc = addrs_live(ifs, info);
+                if (rc < 0)
+                        *addr_err = xasprintf("getifaddrs: %s", errno_name(rc));
+                return rc < 0;
+        }
+        *src = IF_INET6 ", " ROUTE;
+        int a = addrs_if_inet6(r, ifs, info);
+        int b = addrs_route(r, ifs, info, route_only);
+        if ((a < 0 && a != -ENOENT) || (b < 0 && b != -ENOENT)) {
+                /* one source unreadable: what the other says is not the whole answer */
+                int e = a < 0 && a != -ENOENT ? a : b;
+                *addr_err = xasprintf("%s: %s", e == a ? IF_INET6 : ROUTE, errno_name(e));
+                return true;
+        }
+        if (a < 0 && b < 0)
+                *addr_err = xstrdup("no /proc/net/if_inet6 or /proc/net/route under the root");
+        return false;
+}
+
+/* net.N.up from N's flags (IFF_UP). */
+static void iface_up(struct facts *f, const char *n)
+{
+        _cleanup_free_ char *fp = xasprintf(NET_DIR "/%s/flags", n);
+        _cleanup_free_ char *line = NULL;
+        uint64_t flags;
+        int rc = root_read_line(facts_root(f), fp, &line);
+        if (rc == 0 && (!startswith(line, "0x") || (rc = parse_u64(line, &flags)) < 0))
+                rc = rc < 0 ? rc : -EINVAL;
+        if (rc == 0)
+                fact_bool(f, fp, flags & IFF_UP, "net.%s.up", n);
+        else if (rc == -ENOENT)
+                fact_absent(f, fp, "no flags file", "net.%s.up", n);
+        else
+                fact_unreadable(f, fp, rc, line, "net.%s.up", n);
+}
+
 static int net_run(struct facts *f)
 {
         struct root *r = facts_root(f);
-        struct strv ifs = {0};
-        int rc = root_list(r, NET_DIR, &ifs);
+        _cleanup_(strv_free) struct strv names = {0};
+        int rc = root_list(r, NET_DIR, &names);
         if (rc < 0) {
                 if (rc == -ENOENT)
                         fact_absent(f, NET_DIR, "no " NET_DIR " under the root", "net.count");
@@ -162,62 +220,19 @@ static int net_run(struct facts *f)
                         fact_unreadable(f, NET_DIR, rc, NULL, "net.count");
                 return 0;
         }
-        /* Interfaces are links (or directories); the bonding driver's control file
-         * "bonding_masters" is a regular file beside them and is not one. A dangling link is
-         * still an interface, with unreadable facts. */
-        struct strv dirs = {0};
-        for (size_t i = 0; i < ifs.n; i++) {
-                _cleanup_free_ char *p = xasprintf(NET_DIR "/%s", ifs.v[i]);
-                struct stat st;
-                if (root_stat(r, p, &st, false) == 0 && S_ISREG(st.st_mode))
-                        continue;
-                strv_add(&dirs, ifs.v[i]);
-        }
-        strv_free(&ifs);
-        ifs = dirs;
+        _cleanup_(strv_free) struct strv ifs = {0};
+        interfaces(r, &names, &ifs);
         struct ifaddr_info *info = xcalloc(ifs.n + 1, sizeof(*info));
-        bool *route_only = xcalloc(ifs.n + 1, sizeof(bool));
+        _cleanup_free_ bool *route_only = xcalloc(ifs.n + 1, sizeof(bool));
         const char *src;
         _cleanup_free_ char *addr_err = NULL;
-        bool addr_unreadable = false; /* could not be read, as against not in the tree */
-        if (root_is_live(r)) {
-                src = "getifaddrs";
-                rc = addrs_live(&ifs, info);
-                if (rc < 0) {
-                        addr_err = xasprintf("getifaddrs: %s", errno_name(rc));
-                        addr_unreadable = true;
-                }
-        } else {
-                src = IF_INET6 ", " ROUTE;
-                int a = addrs_if_inet6(r, &ifs, info);
-                int b = addrs_route(r, &ifs, info, route_only);
-                if ((a < 0 && a != -ENOENT) || (b < 0 && b != -ENOENT)) {
-                        /* one source unreadable: what the other says is not the whole answer */
-                        int e = a < 0 && a != -ENOENT ? a : b;
-                        addr_err = xasprintf("%s: %s", e == a ? IF_INET6 : ROUTE, errno_name(e));
-                        addr_unreadable = true;
-                } else if (a < 0 && b < 0)
-                        addr_err = xstrdup("no /proc/net/if_inet6 or /proc/net/route under the root");
-        }
+        bool addr_unreadable = read_addrs(r, &ifs, info, route_only, &src, &addr_err);
 
         for (size_t i = 0; i < ifs.n; i++) {
                 const char *n = ifs.v[i];
                 _cleanup_free_ char *op = xasprintf(NET_DIR "/%s/operstate", n);
-                _cleanup_free_ char *fp = xasprintf(NET_DIR "/%s/flags", n);
                 fact_file_str(f, op, "no operstate file", "net.%s.operstate", n);
-
-                _cleanup_free_ char *line = NULL;
-                uint64_t flags;
-                rc = root_read_line(r, fp, &line);
-                if (rc == 0 && (!startswith(line, "0x") || (rc = parse_u64(line, &flags)) < 0))
-                        rc = rc < 0 ? rc : -EINVAL;
-                if (rc == 0)
-                        fact_bool(f, fp, flags & IFF_UP, "net.%s.up", n);
-                else if (rc == -ENOENT)
-                        fact_absent(f, fp, "no flags file", "net.%s.up", n);
-                else
-                        fact_unreadable(f, fp, rc, line, "net.%s.up", n);
-
+                iface_up(f, n);
                 if (addr_err && addr_unreadable) {
                         fact_unreadable(f, src, 0, addr_err, "net.%s.has_address", n);
                         fact_unreadable(f, src, 0, addr_err, "net.%s.addresses", n);
@@ -242,8 +257,6 @@ static int net_run(struct facts *f)
         for (size_t i = 0; i < ifs.n; i++)
                 strv_free(&info[i].addrs);
         free(info);
-        free(route_only);
-        strv_free(&ifs);
         return 0;
 }
 
