@@ -372,64 +372,70 @@ static int cmp_gpu_node(const void *x, const void *y)
         return 0;
 }
 
-int nvsmi_xml_facts(struct facts *f, const char *path)
+/* The capture at PATH parsed into *DOC; its <nvidia_smi_log> element, or NULL with the summary
+ * facts said absent or unreadable (and *DOC NULL). */
+static xmlNode *open_capture(struct facts *f, const char *path, xmlDoc **doc)
 {
-        struct root *r = facts_root(f);
+        static const char *const summary[] = {"nvml.count", "nvml.driver_version", "nvml.attached"};
         const char *data;
         size_t len;
-        /* Live, nvml.lost lists the GPUs NVML reports lost; a capture has no such field, so the
-         * same fact set is there with the reason (gather-live compares the two). */
-        fact_absent(f, path, "an nvidia-smi -q -x capture does not say which GPUs NVML lost (only live NVML does)",
-                    "nvml.lost");
-        int rc = root_read(r, path, &data, &len);
+        *doc = NULL;
+        int rc = root_read(facts_root(f), path, &data, &len);
         if (rc < 0) {
                 if (rc == -ENOENT || rc == -ENOTDIR) {
                         fact_absent(f, path, "no nvidia-smi capture under the root (nvidia-smi -q -x > " NVGPU_CAPTURE ")",
                                     "nvml.count");
                         fact_absent(f, path, "no nvidia-smi capture under the root", "nvml.driver_version");
                         fact_absent(f, path, "no nvidia-smi capture under the root", "nvml.attached");
-                } else {
-                        fact_unreadable(f, path, rc, NULL, "nvml.count");
-                        fact_unreadable(f, path, rc, NULL, "nvml.driver_version");
-                        fact_unreadable(f, path, rc, NULL, "nvml.attached");
-                }
-                return -1;
+                } else
+                        for (size_t i = 0; i < ARRAY_SIZE(summary); i++)
+                                fact_unreadable(f, path, rc, NULL, "%s", summary[i]);
+                return NULL;
         }
         xmlResetLastError();
-        xmlDoc *doc = xmlReadMemory(data, (int)len, NULL, NULL,
-                                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_NOCDATA);
-        xmlNode *top = doc ? xmlDocGetRootElement(doc) : NULL;
-        if (!top || !is_elem(top, "nvidia_smi_log")) {
-                const xmlError *e = xmlGetLastError();
-                _cleanup_free_ char *why = !doc && e && e->message
-                        ? xasprintf("not XML: line %d: %s", e->line, e->message)
-                        : xstrdup("not an nvidia-smi -q -x capture (no <nvidia_smi_log>)");
-                strip_trailing(why);
-                fact_unreadable(f, path, -EBADMSG, why, "nvml.count");
-                fact_unreadable(f, path, -EBADMSG, why, "nvml.driver_version");
-                fact_unreadable(f, path, -EBADMSG, why, "nvml.attached");
-                xmlFreeDoc(doc);
-                return -1;
-        }
-        facts_set_handle(f, "nvidia-smi-xml", NULL, NULL);
-        struct ctx c = {.path = path};
-        struct val dv = lookup(&c, top, "driver_version");
+        *doc = xmlReadMemory(data, (int)len, NULL, NULL,
+                             XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_NOCDATA);
+        xmlNode *top = *doc ? xmlDocGetRootElement(*doc) : NULL;
+        if (top && is_elem(top, "nvidia_smi_log"))
+                return top;
+        const xmlError *e = xmlGetLastError();
+        _cleanup_free_ char *why = !*doc && e && e->message
+                                           ? xasprintf("not XML: line %d: %s", e->line, e->message)
+                                           : xstrdup("not an nvidia-smi -q -x capture (no <nvidia_smi_log>)");
+        strip_trailing(why);
+        for (size_t i = 0; i < ARRAY_SIZE(summary); i++)
+                fact_unreadable(f, path, -EBADMSG, why, "%s", summary[i]);
+        xmlFreeDoc(*doc);
+        *doc = NULL;
+        return NULL;
+}
+
+/* nvml.driver_version (kept in C for the GPUs' facts) and nvml.attached from the log element TOP. */
+static void driver_facts(struct ctx *c, struct facts *f, xmlNode *top)
+{
+        const char *path = c->path;
+        struct val dv = lookup(c, top, "driver_version");
         if (dv.st == V_OK) {
                 fact_str(f, path, dv.s, "nvml.driver_version");
-                c.driver = xstrdup(dv.s);
+                c->driver = xstrdup(dv.s);
         } else if (dv.st == V_ABSENT)
                 fact_absent(f, path, dv.s, "nvml.driver_version");
         else
                 fact_unreadable(f, path, 0, dv.s, "nvml.driver_version");
         val_free(&dv);
-        struct val av = lookup(&c, top, "attached_gpus");
+        struct val av = lookup(c, top, "attached_gpus");
         uint64_t attached;
         if (av.st == V_OK && parse_num(av.s, NULL, 1, &attached) == 0)
                 fact_uint(f, path, attached, "nvml.attached");
         else
                 fact_unreadable(f, path, 0, av.st == V_OK ? "not a number" : av.s, "nvml.attached");
         val_free(&av);
+}
 
+/* The <gpu> elements of TOP with their PCI addresses (the id attribute, else pci/pci_bus_id),
+ * sorted by address as NVML numbers them. Returns how many into *RET (caller frees). */
+static size_t collect_gpus(struct ctx *c, xmlNode *top, struct gpu_node **ret)
+{
         size_t n = 0, cap = 8;
         struct gpu_node *gpus = xcalloc(cap, sizeof(*gpus));
         for (xmlNode *g = top->children; g; g = g->next) {
@@ -443,7 +449,7 @@ int nvsmi_xml_facts(struct facts *f, const char *path)
                 _cleanup_free_ char *alt = NULL;
                 const char *bus = (const char *)id;
                 if (!bus) {
-                        struct val bv = lookup(&c, g, "pci/pci_bus_id");
+                        struct val bv = lookup(c, g, "pci/pci_bus_id");
                         if (bv.st == V_OK)
                                 alt = xstrdup(bv.s);
                         val_free(&bv);
@@ -456,6 +462,25 @@ int nvsmi_xml_facts(struct facts *f, const char *path)
                 xmlFree(id);
         }
         qsort(gpus, n, sizeof(*gpus), cmp_gpu_node);
+        *ret = gpus;
+        return n;
+}
+
+int nvsmi_xml_facts(struct facts *f, const char *path)
+{
+        /* Live, nvml.lost lists the GPUs NVML reports lost; a capture has no such field, so the
+         * same fact set is there with the reason (gather-live compares the two). */
+        fact_absent(f, path, "an nvidia-smi -q -x capture does not say which GPUs NVML lost (only live NVML does)",
+                    "nvml.lost");
+        xmlDoc *doc;
+        xmlNode *top = open_capture(f, path, &doc);
+        if (!top)
+                return -1;
+        facts_set_handle(f, "nvidia-smi-xml", NULL, NULL);
+        struct ctx c = {.path = path};
+        driver_facts(&c, f, top);
+        struct gpu_node *gpus;
+        size_t n = collect_gpus(&c, top, &gpus);
         for (size_t i = 0; i < n; i++)
                 emit_gpu(&c, f, (unsigned)i, gpus[i].n, gpus[i].has_addr ? gpus[i].addr : NULL);
         fact_uint(f, path, n, "nvml.count");
