@@ -388,12 +388,14 @@ static void whole(struct facts *f, const char *src, bool absent, const char *why
                         fact_unreadable(f, src, 0, why, "%s", names[i]);
 }
 
-int nvml_live_facts(struct facts *f, const char *soname)
+/* NVML loaded from L->soname, initialised, and its device count into *N. Returns 0, or -1 with
+ * the summary facts said absent or unreadable (nothing left loaded). */
+static int nvml_start(struct facts *f, struct nvml *L, unsigned *n)
 {
-        struct nvml L = {.soname = soname};
+        const char *soname = L->soname;
         dlerror();
-        L.dl = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-        if (!L.dl) {
+        L->dl = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+        if (!L->dl) {
                 const char *e = dlerror();
                 _cleanup_free_ char *why = xasprintf("NVML not available (no NVIDIA driver here?): %s",
                                                      e ? e : "dlopen failed");
@@ -404,71 +406,92 @@ int nvml_live_facts(struct facts *f, const char *soname)
         static const char *const core[] = {"nvmlInit_v2", "nvmlShutdown", "nvmlErrorString", "nvmlDeviceGetCount_v2",
                                            "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetPciInfo_v3"};
         for (size_t i = 0; i < ARRAY_SIZE(core); i++)
-                if (!sym(&L, core[i])) {
+                if (!sym(L, core[i])) {
                         _cleanup_free_ char *why = xasprintf("%s has no %s (driver too old for llmtune)", soname, core[i]);
                         whole(f, soname, true, why);
-                        dlclose(L.dl);
+                        dlclose(L->dl);
                         return -1;
                 }
-        L.err_str = (nvmlErrorString_fn)sym(&L, "nvmlErrorString");
-        nvmlReturn_t rc = ((nvmlInit_v2_fn)sym(&L, "nvmlInit_v2"))();
+        L->err_str = (nvmlErrorString_fn)sym(L, "nvmlErrorString");
+        nvmlReturn_t rc = ((nvmlInit_v2_fn)sym(L, "nvmlInit_v2"))();
         if (rc != NVML_SUCCESS) {
-                _cleanup_free_ char *why = xasprintf("nvmlInit_v2: %s (%d)", err_text(&L, rc), rc);
+                _cleanup_free_ char *why = xasprintf("nvmlInit_v2: %s (%d)", err_text(L, rc), rc);
                 whole(f, soname, false, why);
-                dlclose(L.dl);
+                dlclose(L->dl);
                 return -1;
         }
-        unsigned n = 0;
-        rc = ((nvmlDeviceGetCount_v2_fn)sym(&L, "nvmlDeviceGetCount_v2"))(&n);
-        if (rc != NVML_SUCCESS || n > 4096) {
+        rc = ((nvmlDeviceGetCount_v2_fn)sym(L, "nvmlDeviceGetCount_v2"))(n);
+        if (rc != NVML_SUCCESS || *n > 4096) {
                 _cleanup_free_ char *why = rc != NVML_SUCCESS
-                        ? xasprintf("nvmlDeviceGetCount_v2: %s (%d)", err_text(&L, rc), rc)
-                        : xasprintf("nvmlDeviceGetCount_v2: implausible count %u", n);
+                        ? xasprintf("nvmlDeviceGetCount_v2: %s (%d)", err_text(L, rc), rc)
+                        : xasprintf("nvmlDeviceGetCount_v2: implausible count %u", *n);
                 whole(f, soname, false, why);
-                ((nvmlShutdown_fn)sym(&L, "nvmlShutdown"))();
-                dlclose(L.dl);
+                ((nvmlShutdown_fn)sym(L, "nvmlShutdown"))();
+                dlclose(L->dl);
                 return -1;
         }
-        nvmlSystemGetDriverVersion_fn ver = (nvmlSystemGetDriverVersion_fn)sym(&L, "nvmlSystemGetDriverVersion");
+        return 0;
+}
+
+/* nvml.driver_version. */
+static void driver_version_fact(struct nvml *L, struct facts *f)
+{
+        nvmlSystemGetDriverVersion_fn ver = (nvmlSystemGetDriverVersion_fn)sym(L, "nvmlSystemGetDriverVersion");
         char vbuf[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = "";
-        rc = ver ? ver(vbuf, sizeof(vbuf)) : NVML_ERROR_FUNCTION_NOT_FOUND;
+        nvmlReturn_t rc = ver ? ver(vbuf, sizeof(vbuf)) : NVML_ERROR_FUNCTION_NOT_FOUND;
         vbuf[sizeof(vbuf) - 1] = '\0';
         if (rc == NVML_SUCCESS)
-                fact_str(f, soname, vbuf, "nvml.driver_version");
+                fact_str(f, L->soname, vbuf, "nvml.driver_version");
         else {
-                _cleanup_free_ char *why = xasprintf("nvmlSystemGetDriverVersion: %s", ver ? err_text(&L, rc) : "no such symbol");
-                fact_unreadable(f, soname, 0, why, "nvml.driver_version");
+                _cleanup_free_ char *why = xasprintf("nvmlSystemGetDriverVersion: %s", ver ? err_text(L, rc) : "no such symbol");
+                fact_unreadable(f, L->soname, 0, why, "nvml.driver_version");
         }
-        fact_uint(f, soname, n, "nvml.attached");
+}
 
-        /* A GPU whose handle or PCI info cannot be read (NVML_ERROR_GPU_IS_LOST) has no address:
-         * it is reported in nvml.lost, and its PCI device shows up in nvml.unlisted. */
-        struct dev *devs = xcalloc(n + 1, sizeof(*devs));
+/* The handles and PCI addresses of NVML's N devices into DEVS, sorted by address. A GPU whose
+ * handle or PCI info cannot be read (NVML_ERROR_GPU_IS_LOST) has no address: it is described in
+ * LOST (its PCI device shows up in nvml.unlisted). Returns how many were listed. */
+static unsigned list_devices(struct nvml *L, unsigned n, struct dev *devs, struct sbuf *lost)
+{
         unsigned listed = 0;
-        struct sbuf lost = {0};
-        nvmlDeviceGetHandleByIndex_v2_fn by_index = (nvmlDeviceGetHandleByIndex_v2_fn)sym(&L, "nvmlDeviceGetHandleByIndex_v2");
-        nvmlDeviceGetPciInfo_v3_fn pci_info = (nvmlDeviceGetPciInfo_v3_fn)sym(&L, "nvmlDeviceGetPciInfo_v3");
+        nvmlDeviceGetHandleByIndex_v2_fn by_index = (nvmlDeviceGetHandleByIndex_v2_fn)sym(L, "nvmlDeviceGetHandleByIndex_v2");
+        nvmlDeviceGetPciInfo_v3_fn pci_info = (nvmlDeviceGetPciInfo_v3_fn)sym(L, "nvmlDeviceGetPciInfo_v3");
         for (unsigned i = 0; i < n; i++) {
                 nvmlDevice_t h = NULL;
                 nvmlPciInfo_t pi = {0};
                 const char *fn = "nvmlDeviceGetHandleByIndex_v2";
-                rc = by_index(i, &h);
+                nvmlReturn_t rc = by_index(i, &h);
                 if (rc == NVML_SUCCESS) {
                         fn = "nvmlDeviceGetPciInfo_v3";
                         rc = pci_info(h, &pi);
                 }
                 pi.busId[sizeof(pi.busId) - 1] = '\0';
                 if (rc == NVML_SUCCESS && !nvgpu_bus_id(pi.busId, devs[listed].addr)) {
-                        sbuf_addf(&lost, "%sindex %u: bus id \"%.32s\" not understood", lost.len ? "; " : "", i, pi.busId);
+                        sbuf_addf(lost, "%sindex %u: bus id \"%.32s\" not understood", lost->len ? "; " : "", i, pi.busId);
                         continue;
                 }
                 if (rc != NVML_SUCCESS) {
-                        sbuf_addf(&lost, "%sindex %u: %s: %s", lost.len ? "; " : "", i, fn, err_text(&L, rc));
+                        sbuf_addf(lost, "%sindex %u: %s: %s", lost->len ? "; " : "", i, fn, err_text(L, rc));
                         continue;
                 }
                 devs[listed++].h = h;
         }
         qsort(devs, listed, sizeof(*devs), cmp_dev);
+        return listed;
+}
+
+int nvml_live_facts(struct facts *f, const char *soname)
+{
+        struct nvml L = {.soname = soname};
+        unsigned n = 0;
+        if (nvml_start(f, &L, &n) < 0)
+                return -1;
+        driver_version_fact(&L, f);
+        fact_uint(f, soname, n, "nvml.attached");
+
+        struct dev *devs = xcalloc(n + 1, sizeof(*devs));
+        struct sbuf lost = {0};
+        unsigned listed = list_devices(&L, n, devs, &lost);
         for (unsigned i = 0; i < listed; i++)
                 read_gpu(&L, f, i, devs[i].h, devs[i].addr);
         fact_uint(f, soname, listed, "nvml.count");
