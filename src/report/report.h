@@ -62,9 +62,11 @@ struct report {
 /* Largest audit file read, so a stray binary cannot exhaust memory. */
 #define REPORT_FILE_MAX (64u << 20)
 
-/* Add one audit JSON document (text of length len) that came from `file`. On bad input
- * returns -EINVAL with *err set to a message (caller frees); the report is unchanged. */
-int report_add_json(struct report *rp, const char *file, const char *text, size_t len, char **err);
+/* Add one audit JSON document (text of length len) that came from `file`. Returns 0 (one host
+ * more in the report); on bad input returns -EINVAL with *err set to a message (caller frees) and
+ * the report is unchanged. */
+int report_add_json(struct report *rp, const char *file, const char *text, size_t len, char **err)
+        __attribute__((warn_unused_result));
 
 /* Read `file` (at most REPORT_FILE_MAX bytes) and add it. Errors as above (-errno for I/O). */
 int report_add_file(struct report *rp, const char *file, char **err);
