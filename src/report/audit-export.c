@@ -210,55 +210,44 @@ static void nfd_comment_unknown(FILE *out, const char *label, const struct fact 
                 !fc ? "is not a known fact" : fc->status == FACT_ABSENT ? "is absent" : "could not be read");
 }
 
-void audit_print_nfd(FILE *out, const struct audit_export *x, struct facts *f)
+/* llmtune-gpu-count and llmtune-gpu-model: one model when every GPU has the same, "mixed" when
+ * they differ. */
+static void nfd_gpu_labels(FILE *out, struct facts *f)
 {
-        const struct audit *a = x->audit;
         bool neg;
-        fputs("# node-feature-discovery local features, written by `llmtune audit --format nfd`\n", out);
-        fprintf(out, "# %zu rules: %zu passed, %zu failed, %zu not applicable, %zu errors\n", a->n, a->count[RES_PASS],
-                a->count[RES_FAIL], a->count[RES_NA], a->count[RES_ERROR]);
-        _cleanup_free_ char *prof = nfd_label_value(x->profile);
-        if (*prof)
-                fprintf(out, "llmtune-profile=%s\n", prof);
-        /* fail outranks error: a rule that failed is known to be wrong; error means unknown. */
-        fprintf(out, "llmtune-audit=%s\n", a->count[RES_FAIL] ? "fail" : a->count[RES_ERROR] ? "error" : "pass");
-        size_t crit = 0;
-        for (size_t i = 0; i < a->n; i++)
-                crit += a->v[i].status == RES_FAIL && a->v[i].severity == SEV_CRITICAL;
-        fprintf(out, "llmtune-audit-failed=%zu\n", a->count[RES_FAIL]);
-        fprintf(out, "llmtune-audit-critical=%zu\n", crit);
-
         const struct fact *cnt = facts_get(f, "gpu.count");
         uint64_t ngpu = 0;
-        if (cnt && cnt->status == FACT_OK && fact_number(cnt, &neg, &ngpu) && !neg) {
-                fprintf(out, "llmtune-gpu-count=%llu\n", (unsigned long long)ngpu);
-                /* One model when every GPU has the same; "mixed" when they differ. */
-                char *model = NULL;
-                bool mixed = false, unknown = false;
-                for (uint64_t i = 0; i < ngpu; i++) {
-                        _cleanup_free_ char *fname = xasprintf("gpu.%llu.name", (unsigned long long)i);
-                        const struct fact *nm = facts_get(f, fname);
-                        if (!nm || nm->status != FACT_OK) {
-                                unknown = true;
-                                continue;
-                        }
-                        _cleanup_free_ char *m = gpu_model(nm->str);
-                        if (!model)
-                                model = xstrdup(m);
-                        else if (!streq(model, m))
-                                mixed = true;
-                }
-                _cleanup_free_ char *v = nfd_label_value(mixed ? "mixed" : model);
-                if (ngpu && *v && !unknown)
-                        fprintf(out, "llmtune-gpu-model=%s\n", v);
-                else if (ngpu)
-                        fputs("# llmtune-gpu-model: not labelled: a GPU's name could not be read\n", out);
-                free(model);
-        } else
+        if (!cnt || cnt->status != FACT_OK || !fact_number(cnt, &neg, &ngpu) || neg) {
                 nfd_comment_unknown(out, "llmtune-gpu-count", cnt, "gpu.count");
+                return;
+        }
+        fprintf(out, "llmtune-gpu-count=%llu\n", (unsigned long long)ngpu);
+        _cleanup_free_ char *model = NULL;
+        bool mixed = false, unknown = false;
+        for (uint64_t i = 0; i < ngpu; i++) {
+                _cleanup_free_ char *fname = xasprintf("gpu.%llu.name", (unsigned long long)i);
+                const struct fact *nm = facts_get(f, fname);
+                if (!nm || nm->status != FACT_OK) {
+                        unknown = true;
+                        continue;
+                }
+                _cleanup_free_ char *m = gpu_model(nm->str);
+                if (!model)
+                        model = xstrdup(m);
+                else if (!streq(model, m))
+                        mixed = true;
+        }
+        _cleanup_free_ char *v = nfd_label_value(mixed ? "mixed" : model);
+        if (ngpu && *v && !unknown)
+                fprintf(out, "llmtune-gpu-model=%s\n", v);
+        else if (ngpu)
+                fputs("# llmtune-gpu-model: not labelled: a GPU's name could not be read\n", out);
+}
 
-        /* IB: the lowest rate of the active InfiniBand/RoCE ports, the rate a job can count on
-         * across all of them, and how many are active. */
+/* IB: the lowest rate of the active InfiniBand/RoCE ports, the rate a job can count on across all
+ * of them, and how many are active. */
+static void nfd_ib_labels(FILE *out, struct facts *f)
+{
         const struct fact **rates;
         size_t nr = facts_match(f, "ib.*.port.*.rate_gbps", &rates);
         double low = 0;
@@ -296,6 +285,26 @@ void audit_print_nfd(FILE *out, const struct audit_export *x, struct facts *f)
                 if (active)
                         fprintf(out, "llmtune-ib-rate=%g\n", low);
         }
+}
+
+void audit_print_nfd(FILE *out, const struct audit_export *x, struct facts *f)
+{
+        const struct audit *a = x->audit;
+        fputs("# node-feature-discovery local features, written by `llmtune audit --format nfd`\n", out);
+        fprintf(out, "# %zu rules: %zu passed, %zu failed, %zu not applicable, %zu errors\n", a->n, a->count[RES_PASS],
+                a->count[RES_FAIL], a->count[RES_NA], a->count[RES_ERROR]);
+        _cleanup_free_ char *prof = nfd_label_value(x->profile);
+        if (*prof)
+                fprintf(out, "llmtune-profile=%s\n", prof);
+        /* fail outranks error: a rule that failed is known to be wrong; error means unknown. */
+        fprintf(out, "llmtune-audit=%s\n", a->count[RES_FAIL] ? "fail" : a->count[RES_ERROR] ? "error" : "pass");
+        size_t crit = 0;
+        for (size_t i = 0; i < a->n; i++)
+                crit += a->v[i].status == RES_FAIL && a->v[i].severity == SEV_CRITICAL;
+        fprintf(out, "llmtune-audit-failed=%zu\n", a->count[RES_FAIL]);
+        fprintf(out, "llmtune-audit-critical=%zu\n", crit);
+        nfd_gpu_labels(out, f);
+        nfd_ib_labels(out, f);
 }
 
 int write_file_atomic(const char *path, void (*render)(FILE *out, void *ud), void *ud)
