@@ -63,6 +63,9 @@ int cli_load_env(struct cli *cli, struct rule_env *env)
         _cleanup_free_ char *rdir = xasprintf("%s/rules", dir);
         _cleanup_free_ char *pdir = xasprintf("%s/profiles", dir);
         rules_load_dir(&env->rules, rdir, &d);
+        /* Site rules are part of the machine, as site profiles are: read through the root. */
+        if (cli_root(cli))
+                rules_load_site(&env->rules, cli_root(cli), &d);
         profiles_load(&env->lib, pdir, cli_root(cli), &d);
         return cli_report_diags(&d);
 }

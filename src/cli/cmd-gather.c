@@ -38,6 +38,7 @@ static void run_readers(struct cli *cli, struct facts *f)
         _cleanup_free_ char *rdir = xasprintf("%s/rules", cli_data_dir());
         _cleanup_free_ char *pdir = xasprintf("%s/profiles", cli_data_dir());
         rules_load_dir(&env.rules, rdir, &d);
+        rules_load_site(&env.rules, cli->root, &d);
         profiles_load(&env.lib, pdir, cli->root, &d);
         char *why = NULL;
         const struct profile *picked = NULL;

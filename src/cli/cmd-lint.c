@@ -94,7 +94,12 @@ static int lint_cmd(struct cli *cli, int argc, char **argv)
                                 const struct rule *dup = rules_find(&env.rules, extra.v[k].id);
                                 /* the shipped file itself (a rules file of the source tree) is linted
                                  * once; another file that defines a shipped id again is an error */
-                                if (dup && !same_file(dup->file, extra.v[k].file))
+                                /* a site rule is named by its path inside the root */
+                                _cleanup_free_ char *dup_host =
+                                        dup && startswith(dup->file, RULES_SITE_DIR "/")
+                                                ? root_host_path(cli_root(cli), dup->file)
+                                                : dup ? xstrdup(dup->file) : NULL;
+                                if (dup && !same_file(dup_host, extra.v[k].file))
                                         diag_add(&d, extra.v[k].file, extra.v[k].line, "rule '%s' already defined at %s:%u",
                                                  extra.v[k].id, dup->file, dup->line);
                         }

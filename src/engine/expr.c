@@ -8,6 +8,9 @@
 
 #include "parse.h"
 
+/* The value that says "not checked here" for a parameter (base.ini: ram_per_gpu = any). */
+#define PARAM_UNSET "any"
+
 static const struct {
         const char *name;
         enum expr_op op;
@@ -20,6 +23,7 @@ static const struct {
         {"contains", OP_CONTAINS, true}, {"!contains", OP_NOT_CONTAINS, true},
         {"present", OP_PRESENT, false}, {"absent", OP_ABSENT, false},
         {"version>=", OP_VERSION_GE, true}, {"version<", OP_VERSION_LT, true},
+        {"set", OP_SET, false},
 };
 
 const char *expr_op_name(enum expr_op op)
@@ -89,7 +93,7 @@ static int parse_test(const char *s, char **ret_fact, enum expr_op *ret_op, char
         }
         bool needs_value;
         if (find_op(optok, ret_op, &needs_value) < 0) {
-                *err = xasprintf("unknown operator '%s' (use == != >= <= > < in !in contains !contains present absent version>= version<)",
+                *err = xasprintf("unknown operator '%s' (use == != >= <= > < in !in contains !contains present absent version>= version< set)",
                                  optok);
                 return -EINVAL;
         }
@@ -151,6 +155,11 @@ int expr_parse(const char *text, struct expr *ret, char **err)
                                 expr_free(&e);
                                 return -EINVAL;
                         }
+                        if (wc->op == OP_SET) {
+                                *err = xasprintf("'set' tests a profile parameter, not the field '%s'", wc->field);
+                                expr_free(&e);
+                                return -EINVAL;
+                        }
                         if (strpbrk(wc->field, "*?[")) {
                                 *err = xasprintf("'where' takes a field of the item (like vendor_id), not \"%s\"",
                                                  wc->field);
@@ -170,6 +179,12 @@ int expr_parse(const char *text, struct expr *ret, char **err)
         bool wild = strpbrk(e.fact, "*?[") != NULL;
         if ((explicit_quant || e.nwhere) && !wild) {
                 *err = xasprintf("'%s' needs a fact pattern with '*', got \"%s\"", e.nwhere ? "where" : first, e.fact);
+                expr_free(&e);
+                return -EINVAL;
+        }
+        if (e.op == OP_SET && !(startswith(e.fact, "${") && endswith(e.fact, "}"))) {
+                *err = xasprintf("'set' tests a profile parameter (\"${name} set\"), not \"%s\"; facts take present/absent",
+                                 e.fact);
                 expr_free(&e);
                 return -EINVAL;
         }
@@ -425,6 +440,7 @@ static int test_fact(const struct fact *fc, enum expr_op op, const char *want, c
         }
         case OP_PRESENT: return 1;
         case OP_ABSENT: return 0;
+        case OP_SET: return *fc->str && !streq(fc->str, PARAM_UNSET);
         }
         return -1;
 }
@@ -496,184 +512,125 @@ static void where_wants_free(char ***v)
                 free((*v)[i]);
 }
 
-void expr_eval(const struct expr *e, struct facts *f, param_fn params, void *userdata, struct eval_result *ret)
+static void eval_error(struct eval_result *ret, char *reason, char *observed)
 {
-        *ret = (struct eval_result){0};
+        ret->status = EVAL_ERROR;
+        ret->reason = reason;
+        ret->observed = observed;
+}
+
+static char *unreadable_reason(const char *name, const struct fact *fc)
+{
+        return xasprintf("%s unreadable: %s%s%s", name, fc->reason, fc->source ? " at " : "",
+                         fc->source ? fc->source : "");
+}
+
+/* A parameter tested directly ("${swap} == off", "${ram_per_gpu} set"): a constant of the profile. */
+static void eval_param(const struct expr *e, const char *want, param_fn params, void *userdata,
+                       struct eval_result *ret)
+{
         _cleanup_free_ char *missing = NULL;
-        _cleanup_free_ char *want = NULL;
-        char *where_want[EXPR_WHERE_MAX] = {0};
-        _cleanup_(where_wants_free) char **where_wants = where_want;
-        if (e->value && !(want = expr_substitute(e->value, params, userdata, &missing))) {
-                ret->status = EVAL_ERROR;
-                ret->reason = xasprintf("unknown parameter ${%s}", missing);
+        _cleanup_free_ char *v = expr_substitute(e->fact, params, userdata, &missing);
+        if (!v) {
+                eval_error(ret, xasprintf("unknown parameter ${%s}", missing), NULL);
                 return;
         }
-        for (size_t i = 0; i < e->nwhere; i++)
-                if (e->where[i].value &&
-                    !(where_want[i] = expr_substitute(e->where[i].value, params, userdata, &missing))) {
-                        ret->status = EVAL_ERROR;
-                        ret->reason = xasprintf("unknown parameter ${%s}", missing);
-                        return;
-                }
-        ret->expected = want ? xasprintf("%s %s", expr_op_name(e->op), want) : xstrdup(expr_op_name(e->op));
+        struct fact pf = {.name = e->fact, .type = FACT_STR, .str = v};
+        char *err = NULL;
+        int t = test_fact(&pf, e->op, want ? want : "", &err);
+        ret->status = t < 0 ? EVAL_ERROR : t ? EVAL_TRUE : EVAL_FALSE;
+        ret->reason = err;
+        ret->observed = xasprintf("%s = %s", e->fact, v);
+        ret->items = 1;
+}
 
-        /* A parameter tested directly ("${swap} == off"): a constant of the profile. */
-        if (startswith(e->fact, "${")) {
-                _cleanup_free_ char *v = expr_substitute(e->fact, params, userdata, &missing);
-                if (!v) {
-                        ret->status = EVAL_ERROR;
-                        ret->reason = xasprintf("unknown parameter ${%s}", missing);
-                        return;
-                }
-                struct fact pf = {.name = e->fact, .type = FACT_STR, .str = v};
-                char *err = NULL;
-                int t = test_fact(&pf, e->op, want ? want : "", &err);
-                ret->status = t < 0 ? EVAL_ERROR : t ? EVAL_TRUE : EVAL_FALSE;
-                ret->reason = err;
-                ret->observed = xasprintf("%s = %s", e->fact, v);
-                ret->items = 1;
-                return;
-        }
-
-        const struct fact **items = NULL;
-        size_t n;
-        bool wild = strpbrk(e->fact, "*?[") != NULL;
-        if (wild)
-                n = facts_match(f, e->fact, &items);
-        else {
-                items = xcalloc(2, sizeof(*items));
-                items[0] = facts_get(f, e->fact);
-                n = items[0] ? 1 : 0;
-        }
-
-        if (!wild) {
-                const struct fact *fc = n ? items[0] : NULL;
-                free(items);
-                ret->items = 1;
-                if (!fc || fc->status == FACT_ABSENT) {
-                        const char *why = fc ? fc->reason : "no such fact";
-                        ret->observed = xasprintf("%s absent (%s)", e->fact, why);
-                        if (e->op == OP_ABSENT || e->op == OP_PRESENT) {
-                                ret->status = e->op == OP_ABSENT ? EVAL_TRUE : EVAL_FALSE;
-                                if (e->op == OP_PRESENT)
-                                        ret->reason = xasprintf("%s: %s", e->fact, why);
-                        } else {
-                                ret->status = EVAL_NA;
-                                ret->reason = xasprintf("%s: %s", e->fact, why);
-                        }
-                        return;
-                }
-                if (fc->status == FACT_UNREADABLE) {
-                        ret->status = EVAL_ERROR;
-                        ret->reason = xasprintf("%s unreadable: %s%s%s", e->fact, fc->reason, fc->source ? " at " : "",
-                                                fc->source ? fc->source : "");
-                        ret->observed = xasprintf("%s unreadable", e->fact);
-                        return;
-                }
-                char *err = NULL;
-                int t = test_fact(fc, e->op, want, &err);
-                ret->observed = xasprintf("%s = %s", fc->name, fc->str);
-                ret->status = t < 0 ? EVAL_ERROR : t ? EVAL_TRUE : EVAL_FALSE;
-                ret->reason = err;
-                ret->failing = t == 0;
-                return;
-        }
-
-        unsigned evaluated = 0, passing = 0;
-        const struct fact *first_fail = NULL, *first_pass = NULL, *first_absent = NULL;
-        bool uniform = true;
-        for (size_t i = 0; i < n; i++) {
-                const struct fact *fc = items[i];
-                bool keep = true;
-                for (size_t w = 0; w < e->nwhere && keep; w++) {
-                        _cleanup_free_ char *sib = sibling(e->fact, fc->name, e->where[w].field);
-                        const struct fact *sf = facts_get(f, sib);
-                        char *err = NULL;
-                        if (sf && sf->status == FACT_UNREADABLE) {
-                                /* An item whose kind cannot be read may be one the rule is about. */
-                                ret->status = EVAL_ERROR;
-                                ret->reason = xasprintf("%s unreadable (for where %s): %s%s%s", sf->name,
-                                                        e->where[w].field, sf->reason, sf->source ? " at " : "",
-                                                        sf->source ? sf->source : "");
-                                ret->observed = xasprintf("%s unreadable", sf->name);
-                                free(items);
-                                return;
-                        }
-                        int t = sf && sf->status == FACT_OK ? test_fact(sf, e->where[w].op, where_want[w], &err) : 0;
-                        free(err);
-                        keep = t > 0;
-                }
-                if (!keep)
-                        continue;
-                if (fc->status == FACT_UNREADABLE) {
-                        ret->status = EVAL_ERROR;
-                        ret->reason = xasprintf("%s unreadable: %s%s%s", fc->name, fc->reason, fc->source ? " at " : "",
-                                                fc->source ? fc->source : "");
-                        ret->observed = xasprintf("%s unreadable", fc->name);
-                        free(items);
-                        return;
-                }
-                if (fc->status == FACT_ABSENT && e->op != OP_ABSENT && e->op != OP_PRESENT) {
-                        if (!first_absent)
-                                first_absent = fc;
-                        continue;
-                }
-                char *err = NULL;
-                int t = fc->status == FACT_ABSENT ? e->op == OP_ABSENT : test_fact(fc, e->op, want, &err);
-                if (t < 0) {
-                        ret->status = EVAL_ERROR;
-                        ret->reason = err;
-                        ret->observed = xasprintf("%s = %s", fc->name, fc->str);
-                        free(items);
-                        return;
-                }
-                evaluated++;
-                if (t) {
-                        passing++;
-                        if (!first_pass)
-                                first_pass = fc;
-                } else if (!first_fail)
-                        first_fail = fc;
-                if (evaluated > 1 && first_pass && fc->status == FACT_OK && first_pass->status == FACT_OK &&
-                    !streq(fc->str, (first_fail ? first_fail : first_pass)->str))
-                        uniform = false;
-        }
-        free(items);
-        ret->items = evaluated;
-        const struct fact *coll = collection_of(f, e->fact);
-        if (coll && coll->status == FACT_OK)
-                coll = NULL;
-        if (evaluated == 0 && coll) {
-                collection_unknown(e, coll, ret);
-                return;
-        }
-        if (evaluated == 0) {
-                if (e->quant == Q_NONE) {
+/* One fact by name: absent is n/a (or the answer, for present/absent), unreadable an error. */
+static void eval_single(const struct expr *e, const char *want, struct facts *f, struct eval_result *ret)
+{
+        const struct fact *fc = facts_get(f, e->fact);
+        ret->items = 1;
+        if (!fc || fc->status == FACT_ABSENT) {
+                const char *why = fc ? fc->reason : "no such fact";
+                ret->observed = xasprintf("%s absent (%s)", e->fact, why);
+                if (e->op == OP_ABSENT)
                         ret->status = EVAL_TRUE;
-                        ret->observed = xasprintf("no %s", e->fact);
-                        return;
-                }
-                ret->status = EVAL_NA;
-                if (first_absent)
-                        ret->reason = xasprintf("%s: %s", first_absent->name, first_absent->reason);
                 else {
-                        struct sbuf b = {0};
-                        sbuf_addf(&b, "nothing to check: no %s", e->fact);
-                        for (size_t w = 0; w < e->nwhere; w++)
-                                sbuf_addf(&b, " %s %s %s%s%s", w ? "and" : "where", e->where[w].field,
-                                          expr_op_name(e->where[w].op), where_want[w] ? " " : "",
-                                          where_want[w] ? where_want[w] : "");
-                        ret->reason = sbuf_steal(&b);
+                        ret->status = e->op == OP_PRESENT ? EVAL_FALSE : EVAL_NA;
+                        ret->reason = xasprintf("%s: %s", e->fact, why);
                 }
-                ret->observed = xasprintf("no %s", e->fact);
                 return;
         }
-        bool ok;
-        switch (e->quant) {
-        case Q_ANY: ok = passing > 0; break;
-        case Q_NONE: ok = passing == 0; break;
-        default: ok = passing == evaluated; break;
+        if (fc->status == FACT_UNREADABLE) {
+                eval_error(ret, unreadable_reason(e->fact, fc), xasprintf("%s unreadable", e->fact));
+                return;
         }
+        char *err = NULL;
+        int t = test_fact(fc, e->op, want, &err);
+        ret->observed = xasprintf("%s = %s", fc->name, fc->str);
+        ret->status = t < 0 ? EVAL_ERROR : t ? EVAL_TRUE : EVAL_FALSE;
+        ret->reason = err;
+        ret->failing = t == 0;
+}
+
+/* Does item FC pass every "where" clause? 1 yes, 0 no, -1 a clause's field is unreadable (RET
+ * says which: the item may be one the rule is about). */
+static int where_keeps(const struct expr *e, char *const *where_want, struct facts *f, const struct fact *fc,
+                       struct eval_result *ret)
+{
+        for (size_t w = 0; w < e->nwhere; w++) {
+                _cleanup_free_ char *sib = sibling(e->fact, fc->name, e->where[w].field);
+                const struct fact *sf = facts_get(f, sib);
+                if (sf && sf->status == FACT_UNREADABLE) {
+                        eval_error(ret,
+                                   xasprintf("%s unreadable (for where %s): %s%s%s", sf->name, e->where[w].field,
+                                             sf->reason, sf->source ? " at " : "", sf->source ? sf->source : ""),
+                                   xasprintf("%s unreadable", sf->name));
+                        return -1;
+                }
+                char *err = NULL;
+                int t = sf && sf->status == FACT_OK ? test_fact(sf, e->where[w].op, where_want[w], &err) : 0;
+                free(err);
+                if (t <= 0)
+                        return 0;
+        }
+        return 1;
+}
+
+/* What the items of a wildcard gave. */
+struct tally {
+        unsigned evaluated, passing;
+        const struct fact *first_fail, *first_pass, *first_absent;
+        bool uniform;
+};
+
+/* "nothing to check" over an empty match, or "none" holding over it. */
+static void eval_empty(const struct expr *e, char *const *where_want, const struct tally *t,
+                       struct eval_result *ret)
+{
+        ret->observed = xasprintf("no %s", e->fact);
+        if (e->quant == Q_NONE) {
+                ret->status = EVAL_TRUE;
+                return;
+        }
+        ret->status = EVAL_NA;
+        if (t->first_absent) {
+                ret->reason = xasprintf("%s: %s", t->first_absent->name, t->first_absent->reason);
+                return;
+        }
+        struct sbuf b = {0};
+        sbuf_addf(&b, "nothing to check: no %s", e->fact);
+        for (size_t w = 0; w < e->nwhere; w++)
+                sbuf_addf(&b, " %s %s %s%s%s", w ? "and" : "where", e->where[w].field, expr_op_name(e->where[w].op),
+                          where_want[w] ? " " : "", where_want[w] ? where_want[w] : "");
+        ret->reason = sbuf_steal(&b);
+}
+
+/* The quantifier over the tally: status, what to show, how many fail. */
+static void eval_verdict(const struct expr *e, const struct tally *t, const struct fact *coll,
+                         struct eval_result *ret)
+{
+        bool ok = e->quant == Q_ANY ? t->passing > 0 : e->quant == Q_NONE ? t->passing == 0
+                                                                       : t->passing == t->evaluated;
         ret->status = ok ? EVAL_TRUE : EVAL_FALSE;
         /* With part of the collection unknown only a result the unknown items cannot change stands:
          * "all"/"none" failing on a seen item, "any" passing on one. */
@@ -682,19 +639,106 @@ void expr_eval(const struct expr *e, struct facts *f, param_fn params, void *use
                 return;
         }
         /* What to show: for "all", the first item that fails; for "none", the first that matches. */
-        const struct fact *shown = e->quant == Q_NONE ? (first_pass ? first_pass : first_fail)
-                                   : ok             ? (first_pass ? first_pass : first_fail)
-                                                    : (first_fail ? first_fail : first_pass);
-        unsigned count = e->quant == Q_NONE ? passing : evaluated - passing;
+        const struct fact *pass_first = t->first_pass ? t->first_pass : t->first_fail;
+        const struct fact *fail_first = t->first_fail ? t->first_fail : t->first_pass;
+        const struct fact *shown = e->quant == Q_NONE || ok ? pass_first : fail_first;
+        unsigned count = e->quant == Q_NONE ? t->passing : t->evaluated - t->passing;
+        const char *s = t->evaluated == 1 ? "" : "s";
         if (ok && e->quant != Q_NONE)
-                ret->observed = evaluated == 1 || uniform
-                                        ? xasprintf("%s = %s (%u item%s)", shown->name, describe(shown), evaluated,
-                                                    evaluated == 1 ? "" : "s")
-                                        : xasprintf("%u of %u items pass", passing, evaluated);
+                ret->observed = t->evaluated == 1 || t->uniform
+                                        ? xasprintf("%s = %s (%u item%s)", shown->name, describe(shown), t->evaluated, s)
+                                        : xasprintf("%u of %u items pass", t->passing, t->evaluated);
         else if (ok)
-                ret->observed = xasprintf("none of %u items matches", evaluated);
+                ret->observed = xasprintf("none of %u items matches", t->evaluated);
         else
-                ret->observed = xasprintf("%s = %s (%u of %u item%s)", shown->name, describe(shown), count, evaluated,
-                                          evaluated == 1 ? "" : "s");
+                ret->observed = xasprintf("%s = %s (%u of %u item%s)", shown->name, describe(shown), count,
+                                          t->evaluated, s);
         ret->failing = ok ? 0 : count;
+}
+
+/* Test one item of a wildcard into T; -1 with RET filled on an error that decides the whole. */
+static int eval_item(const struct expr *e, const char *want, const struct fact *fc, struct tally *t,
+                     struct eval_result *ret)
+{
+        if (fc->status == FACT_UNREADABLE) {
+                eval_error(ret, unreadable_reason(fc->name, fc), xasprintf("%s unreadable", fc->name));
+                return -1;
+        }
+        if (fc->status == FACT_ABSENT && e->op != OP_ABSENT && e->op != OP_PRESENT) {
+                if (!t->first_absent)
+                        t->first_absent = fc;
+                return 0;
+        }
+        char *err = NULL;
+        int r = fc->status == FACT_ABSENT ? e->op == OP_ABSENT : test_fact(fc, e->op, want, &err);
+        if (r < 0) {
+                eval_error(ret, err, xasprintf("%s = %s", fc->name, fc->str));
+                return -1;
+        }
+        t->evaluated++;
+        if (r) {
+                t->passing++;
+                if (!t->first_pass)
+                        t->first_pass = fc;
+        } else if (!t->first_fail)
+                t->first_fail = fc;
+        if (t->evaluated > 1 && t->first_pass && fc->status == FACT_OK && t->first_pass->status == FACT_OK &&
+            !streq(fc->str, (t->first_fail ? t->first_fail : t->first_pass)->str))
+                t->uniform = false;
+        return 0;
+}
+
+/* A pattern ("all gpu.*.numa_node >= 0 where vendor_id == 10de"): every matching item that passes
+ * the where clauses, judged by the quantifier, with the collection's count deciding what an empty
+ * or partial match means. */
+static void eval_wildcard(const struct expr *e, const char *want, char *const *where_want, struct facts *f,
+                          struct eval_result *ret)
+{
+        const struct fact **items = NULL;
+        size_t n = facts_match(f, e->fact, &items);
+        struct tally t = {.uniform = true};
+        for (size_t i = 0; i < n; i++) {
+                int keep = where_keeps(e, where_want, f, items[i], ret);
+                if (keep < 0 || (keep > 0 && eval_item(e, want, items[i], &t, ret) < 0)) {
+                        free(items);
+                        return;
+                }
+        }
+        free(items);
+        ret->items = t.evaluated;
+        const struct fact *coll = collection_of(f, e->fact);
+        if (coll && coll->status == FACT_OK)
+                coll = NULL;
+        if (t.evaluated == 0 && coll)
+                collection_unknown(e, coll, ret);
+        else if (t.evaluated == 0)
+                eval_empty(e, where_want, &t, ret);
+        else
+                eval_verdict(e, &t, coll, ret);
+}
+
+void expr_eval(const struct expr *e, struct facts *f, param_fn params, void *userdata, struct eval_result *ret)
+{
+        *ret = (struct eval_result){0};
+        _cleanup_free_ char *missing = NULL;
+        _cleanup_free_ char *want = NULL;
+        char *where_want[EXPR_WHERE_MAX] = {0};
+        _cleanup_(where_wants_free) char **where_wants = where_want;
+        if (e->value && !(want = expr_substitute(e->value, params, userdata, &missing))) {
+                eval_error(ret, xasprintf("unknown parameter ${%s}", missing), NULL);
+                return;
+        }
+        for (size_t i = 0; i < e->nwhere; i++)
+                if (e->where[i].value &&
+                    !(where_want[i] = expr_substitute(e->where[i].value, params, userdata, &missing))) {
+                        eval_error(ret, xasprintf("unknown parameter ${%s}", missing), NULL);
+                        return;
+                }
+        ret->expected = want ? xasprintf("%s %s", expr_op_name(e->op), want) : xstrdup(expr_op_name(e->op));
+        if (startswith(e->fact, "${"))
+                eval_param(e, want, params, userdata, ret);
+        else if (strpbrk(e->fact, "*?["))
+                eval_wildcard(e, want, where_want, f, ret);
+        else
+                eval_single(e, want, f, ret);
 }

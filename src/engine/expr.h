@@ -5,7 +5,9 @@
  *     [all|any|none] FACT OP [VALUE] [where FIELD OP VALUE [and FIELD OP VALUE]...]
  *
  * FACT is a fact name, possibly with '*' ("cpu.policy.*.governor": every policy). OP is one of
- * == != >= <= > < in !in contains !contains present absent version>= version<. Numbers may be
+ * == != >= <= > < in !in contains !contains present absent version>= version<, and for a profile
+ * parameter "set" ("${nvidia_driver_min} set": its value is not "any", the not-checked sentinel;
+ * the older spelling "${x} != any" means the same). Numbers may be
  * "unlimited" (the largest) or a product "40G*2". VALUE may hold ${param} references to
  * profile parameters. "where" restricts a wildcard to items whose sibling fact FIELD satisfies
  * the test ("all gpu.*.numa_node >= 0 where vendor_id == 10de": NVIDIA GPUs only).
@@ -20,6 +22,7 @@ enum expr_op {
         OP_EQ, OP_NE, OP_GE, OP_LE, OP_GT, OP_LT, OP_IN, OP_NOT_IN,
         OP_CONTAINS, OP_NOT_CONTAINS, OP_PRESENT, OP_ABSENT,
         OP_VERSION_GE, OP_VERSION_LT, /* dotted versions, component by component: 535.104.05 */
+        OP_SET, /* "${param} set": the profile gives the parameter a value, not the sentinel "any" */
 };
 
 enum quantifier { Q_ALL, Q_ANY, Q_NONE };

@@ -315,6 +315,10 @@ bool resolved_rule_enabled(const struct resolved *r, const struct rule *rule, en
 {
         bool on = true;
         *sev = rule->severity;
+        /* "severity = ${param}": the profile's value (profile_resolve checked it) */
+        const char *pv = rule->severity_param ? resolved_param(r, rule->severity_param) : NULL;
+        if (pv)
+                severity_parse(pv, sev);
         /* In order: the later setting (closer to the leaf, or further down a file) wins. */
         for (size_t i = 0; i < r->rules.n; i++) {
                 if (fnmatch(r->rules.v[i].key, rule->id, 0) != 0)
@@ -357,29 +361,28 @@ static const char *value_kind(const char *v)
         return NULL;
 }
 
-int profile_resolve(const struct profile_lib *lib, const char *name, const struct ruleset *rules,
-                    struct resolved *ret, struct diags *d)
+/* The inheritance chain of NAME into STACK, leaf first; *depth entries. A site profile may inherit
+ * the shipped profile of its own name. Unknown names and cycles are reported in D. */
+static int resolve_chain(const struct profile_lib *lib, const char *name, const struct profile **stack, size_t cap,
+                         size_t *depth, struct diags *d)
 {
-        size_t before = d->msgs.n;
-        const struct profile *stack[64];
-        size_t depth = 0;
         const struct profile *p = profile_find(lib, name, true);
+        *depth = 0;
         if (!p) {
                 diag_add(d, name, 0, "no such profile (see `llmtune profiles`)");
                 return -ENOENT;
         }
-        /* Walk up: leaf first. A site profile may inherit the shipped profile of its own name. */
         while (p) {
-                for (size_t i = 0; i < depth; i++)
+                for (size_t i = 0; i < *depth; i++)
                         if (stack[i] == p) {
                                 diag_add(d, p->file, p->line, "inheritance cycle through '%s'", p->name);
                                 return -ELOOP;
                         }
-                if (depth == ARRAY_SIZE(stack)) {
-                        diag_add(d, p->file, p->line, "inheritance deeper than %zu levels", ARRAY_SIZE(stack));
+                if (*depth == cap) {
+                        diag_add(d, p->file, p->line, "inheritance deeper than %zu levels", cap);
                         return -ELOOP;
                 }
-                stack[depth++] = p;
+                stack[(*depth)++] = p;
                 if (!p->inherits)
                         break;
                 const struct profile *parent =
@@ -391,39 +394,122 @@ int profile_resolve(const struct profile_lib *lib, const char *name, const struc
                 }
                 p = parent;
         }
-        struct resolved r = {.name = xstrdup(name), .leaf = stack[0]};
-        for (size_t i = depth; i-- > 0;) {
-                const struct profile *q = stack[i];
-                strv_push(&r.chain, xasprintf("%s (%s)", q->name, q->file));
-                if (q->description) {
-                        free(r.description);
-                        r.description = xstrdup(q->description);
-                }
-                for (size_t k = 0; k < q->params.n; k++) {
-                        const struct setting *s = &q->params.v[k];
-                        const struct setting *old = settings_get(&r.params, s->key);
-                        if (i + 1 < depth && !old)
-                                diag_add(d, s->origin, 0, "unknown parameter '%s' (not defined by '%s')", s->key,
-                                         stack[depth - 1]->name);
-                        else if (old && value_kind(old->value) && !value_kind(s->value))
-                                diag_add(d, s->origin, 0, "parameter '%s' must be %s (as at %s), not '%s'", s->key,
-                                         value_kind(old->value), old->origin, s->value);
-                        settings_set(&r.params, s->key, s->value, s->origin);
-                }
-                for (size_t k = 0; k < q->rules.n; k++) {
-                        const struct setting *s = &q->rules.v[k];
-                        bool any = false;
-                        for (size_t j = 0; rules && j < rules->n && !any; j++)
-                                any = fnmatch(s->key, rules->v[j].id, 0) == 0;
-                        if (rules && !any)
-                                diag_add(d, s->origin, 0, "unknown rule id '%s'", s->key);
-                        /* keep order: a later switch must override an earlier one */
-                        r.rules.v = xrealloc(r.rules.v, (r.rules.n + 1) * sizeof(*r.rules.v));
-                        r.rules.v[r.rules.n++] = (struct setting){xstrdup(s->key), xstrdup(s->value), xstrdup(s->origin)};
-                }
-                for (size_t k = 0; k < q->nccl.n; k++)
-                        settings_set(&r.nccl, q->nccl.v[k].key, q->nccl.v[k].value, q->nccl.v[k].origin);
+        return 0;
+}
+
+/* Parameters that were replaced: a site profile still setting one is told what to set instead. */
+static const char *renamed_hint(const char *key)
+{
+        static const struct {
+                const char *old, *hint;
+        } renamed[] = {
+                {"pcie_check_under_load", "; it became pcie_link_severity: critical for an audit under load (was true), "
+                                          "info for an idle one (was false)"},
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(renamed); i++)
+                if (streq(key, renamed[i].old))
+                        return renamed[i].hint;
+        return "";
+}
+
+/* Merge profile Q (one link of the chain; ROOT_NAME is the chain's top) into R: later wins. A
+ * parameter the top does not define, or one whose value changes kind, is reported in D. */
+static void merge_profile(struct resolved *r, const struct profile *q, bool is_top, const char *root_name,
+                          const struct ruleset *rules, struct diags *d)
+{
+        strv_push(&r->chain, xasprintf("%s (%s)", q->name, q->file));
+        if (q->description) {
+                free(r->description);
+                r->description = xstrdup(q->description);
         }
+        for (size_t k = 0; k < q->params.n; k++) {
+                const struct setting *s = &q->params.v[k];
+                const struct setting *old = settings_get(&r->params, s->key);
+                if (!is_top && !old)
+                        diag_add(d, s->origin, 0, "unknown parameter '%s' (not defined by '%s')%s", s->key, root_name,
+                                 renamed_hint(s->key));
+                else if (old && value_kind(old->value) && !value_kind(s->value))
+                        diag_add(d, s->origin, 0, "parameter '%s' must be %s (as at %s), not '%s'", s->key,
+                                 value_kind(old->value), old->origin, s->value);
+                settings_set(&r->params, s->key, s->value, s->origin);
+        }
+        for (size_t k = 0; k < q->rules.n; k++) {
+                const struct setting *s = &q->rules.v[k];
+                bool any = false;
+                for (size_t j = 0; rules && j < rules->n && !any; j++)
+                        any = fnmatch(s->key, rules->v[j].id, 0) == 0;
+                if (rules && !any)
+                        diag_add(d, s->origin, 0, "unknown rule id '%s'", s->key);
+                /* keep order: a later switch must override an earlier one */
+                r->rules.v = xrealloc(r->rules.v, (r->rules.n + 1) * sizeof(*r->rules.v));
+                r->rules.v[r->rules.n++] = (struct setting){xstrdup(s->key), xstrdup(s->value), xstrdup(s->origin)};
+        }
+        for (size_t k = 0; k < q->nccl.n; k++)
+                settings_set(&r->nccl, q->nccl.v[k].key, q->nccl.v[k].value, q->nccl.v[k].origin);
+}
+
+/* What the merged profile must satisfy: every enabled rule finds its parameters, and a parameter
+ * that is a rule's severity holds one (reported where the profile set it). */
+static void validate_resolved(const struct resolved *r, const struct ruleset *rules, struct diags *d)
+{
+        for (size_t j = 0; rules && j < rules->n; j++) {
+                const struct rule *rule = &rules->v[j];
+                enum severity sev;
+                if (rule->severity_param) {
+                        const struct setting *s = settings_get(&r->params, rule->severity_param);
+                        if (s && severity_parse(s->value, &sev) < 0)
+                                diag_add(d, s->origin, 0,
+                                         "parameter '%s' is the severity of rule '%s' (%s:%u): critical, warning or "
+                                         "info, not '%s'",
+                                         s->key, rule->id, rule->file, rule->line, s->value);
+                }
+                if (!resolved_rule_enabled(r, rule, &sev))
+                        continue;
+                struct strv ps = {0};
+                rule_params(rule, &ps);
+                for (size_t k = 0; k < ps.n; k++)
+                        if (!resolved_param(r, ps.v[k]))
+                                diag_add(d, rule->file, rule->line,
+                                         "rule '%s' needs parameter '%s', which profile '%s' does not set", rule->id,
+                                         ps.v[k], r->name);
+                strv_free(&ps);
+        }
+}
+
+/* Content hash: SHA-256 of the canonical text of what the profile resolves to (parameters sorted,
+ * rule switches and NCCL keys in order), hex into R->hash. */
+static void hash_resolved(struct resolved *r)
+{
+        struct settings sorted = {0};
+        for (size_t k = 0; k < r->params.n; k++)
+                settings_set(&sorted, r->params.v[k].key, r->params.v[k].value, "");
+        qsort_safe(sorted.v, sorted.n, sizeof(*sorted.v), cmp_setting);
+        EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+        EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+        EVP_DigestUpdate(ctx, r->name, strlen(r->name));
+        hash_settings(ctx, "param", &sorted);
+        hash_settings(ctx, "rule", &r->rules);
+        hash_settings(ctx, "nccl", &r->nccl);
+        unsigned char md[EVP_MAX_MD_SIZE];
+        unsigned mdlen = 0;
+        EVP_DigestFinal_ex(ctx, md, &mdlen);
+        EVP_MD_CTX_free(ctx);
+        settings_free(&sorted);
+        digest_hex(md, mdlen < 32 ? mdlen : 32, r->hash);
+}
+
+int profile_resolve(const struct profile_lib *lib, const char *name, const struct ruleset *rules,
+                    struct resolved *ret, struct diags *d)
+{
+        size_t before = d->msgs.n;
+        const struct profile *stack[64];
+        size_t depth = 0;
+        int rc = resolve_chain(lib, name, stack, ARRAY_SIZE(stack), &depth, d);
+        if (rc < 0)
+                return rc;
+        struct resolved r = {.name = xstrdup(name), .leaf = stack[0]};
+        for (size_t i = depth; i-- > 0;) /* base first: later (closer to the leaf) wins */
+                merge_profile(&r, stack[i], i + 1 == depth, stack[depth - 1]->name, rules, d);
         /* nccl_keys: the NCCL keys the profile wants in /etc/nccl.conf ("none" without any). */
         struct strv keys = {0};
         for (size_t k = 0; k < r.nccl.n; k++)
@@ -432,37 +518,8 @@ int profile_resolve(const struct profile_lib *lib, const char *name, const struc
         _cleanup_free_ char *joined = keys.n ? strv_join(&keys, ",") : xstrdup("none");
         strv_free(&keys);
         settings_set(&r.params, "nccl_keys", joined, "[nccl] sections");
-        /* Every enabled rule must find its parameters. */
-        for (size_t j = 0; rules && j < rules->n; j++) {
-                enum severity sev;
-                if (!resolved_rule_enabled(&r, &rules->v[j], &sev))
-                        continue;
-                struct strv ps = {0};
-                rule_params(&rules->v[j], &ps);
-                for (size_t k = 0; k < ps.n; k++)
-                        if (!resolved_param(&r, ps.v[k]))
-                                diag_add(d, rules->v[j].file, rules->v[j].line,
-                                         "rule '%s' needs parameter '%s', which profile '%s' does not set", rules->v[j].id,
-                                         ps.v[k], name);
-                strv_free(&ps);
-        }
-        /* Content hash: canonical text of what the profile resolves to (order-independent). */
-        struct settings sorted = {0};
-        for (size_t k = 0; k < r.params.n; k++)
-                settings_set(&sorted, r.params.v[k].key, r.params.v[k].value, "");
-        qsort_safe(sorted.v, sorted.n, sizeof(*sorted.v), cmp_setting);
-        EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-        EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
-        EVP_DigestUpdate(ctx, name, strlen(name));
-        hash_settings(ctx, "param", &sorted);
-        hash_settings(ctx, "rule", &r.rules);
-        hash_settings(ctx, "nccl", &r.nccl);
-        unsigned char md[EVP_MAX_MD_SIZE];
-        unsigned mdlen = 0;
-        EVP_DigestFinal_ex(ctx, md, &mdlen);
-        EVP_MD_CTX_free(ctx);
-        settings_free(&sorted);
-        digest_hex(md, mdlen < 32 ? mdlen : 32, r.hash);
+        validate_resolved(&r, rules, d);
+        hash_resolved(&r);
         if (d->msgs.n > before) {
                 resolved_free(&r);
                 return -EINVAL;

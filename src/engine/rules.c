@@ -1,14 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "rules.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 
 #include "remedy.h"
 #include "trust.h"
-
-static const char *const areas[] = {"cpu", "memory", "swap", "modules", "gpu", "numa", "storage", "nccl",
-                                    "pcie", "infiniband", "limits", "driver"};
 
 const char *severity_name(enum severity s)
 {
@@ -33,6 +31,7 @@ static void rule_free(struct rule *r)
         free(r->id);
         free(r->title);
         free(r->area);
+        free(r->severity_param);
         free(r->rationale);
         free(r->source);
         free(r->note);
@@ -124,6 +123,32 @@ static bool valid_id(const char *s)
         return true;
 }
 
+/* "${name}" with a name of letters, digits and '_': the parameter name (caller frees), else NULL. */
+static char *param_ref(const char *s)
+{
+        size_t n = strlen(s);
+        if (n < 4 || !startswith(s, "${") || s[n - 1] != '}')
+                return NULL;
+        for (size_t i = 2; i < n - 1; i++)
+                if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
+                        return NULL;
+        return xstrndup(s + 2, n - 3);
+}
+
+static void set_severity(struct loader *l, struct rule *r, const char *value, unsigned line)
+{
+        if (r->severity_param) {
+                diag_add(l->d, l->file, line, "'severity' given twice");
+                return;
+        }
+        /* A profile parameter: its value is checked when a profile resolves (profile_resolve). */
+        if ((r->severity_param = param_ref(value)))
+                return;
+        if (severity_parse(value, &r->severity) < 0)
+                diag_add(l->d, l->file, line, "severity must be critical, warning, info or ${parameter}, not '%s'",
+                         value);
+}
+
 static void on_key(void *user, const char *section, unsigned section_line, const char *key, const char *value,
                    unsigned line)
 {
@@ -140,16 +165,14 @@ static void on_key(void *user, const char *section, unsigned section_line, const
         if (streq(key, "title"))
                 set_once(l, &r->title, key, value, line);
         else if (streq(key, "area")) {
-                bool known = false;
-                for (size_t i = 0; i < ARRAY_SIZE(areas); i++)
-                        known |= streq(areas[i], value);
-                if (!known)
-                        diag_add(l->d, l->file, line, "unknown area '%s'", value);
+                /* Areas are data: any name a rule gives (audit groups rules by it, in the order the
+                 * areas first appear); only its spelling is checked, as it becomes a metric label. */
+                if (!valid_id(value))
+                        diag_add(l->d, l->file, line, "area '%s': use lowercase letters, digits and '-'", value);
                 set_once(l, &r->area, key, value, line);
-        } else if (streq(key, "severity")) {
-                if (severity_parse(value, &r->severity) < 0)
-                        diag_add(l->d, l->file, line, "severity must be critical, warning or info, not '%s'", value);
-        } else if (streq(key, "rationale"))
+        } else if (streq(key, "severity"))
+                set_severity(l, r, value, line);
+        else if (streq(key, "rationale"))
                 set_once(l, &r->rationale, key, value, line);
         else if (streq(key, "source"))
                 set_once(l, &r->source, key, value, line);
@@ -250,8 +273,47 @@ int rules_load_dir(struct ruleset *rs, const char *dir, struct diags *d)
         return rc;
 }
 
+int rules_load_site(struct ruleset *rs, struct root *root, struct diags *d)
+{
+        struct strv names = {0};
+        int r = root_list(root, RULES_SITE_DIR, &names);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0) {
+                diag_add(d, RULES_SITE_DIR, 0, "cannot list: %s", strerror(-r));
+                return r;
+        }
+        strv_sort(&names);
+        int rc = 0;
+        for (size_t i = 0; i < names.n; i++) {
+                if (!endswith(names.v[i], ".ini") || names.v[i][0] == '.')
+                        continue;
+                _cleanup_free_ char *p = xasprintf(RULES_SITE_DIR "/%s", names.v[i]);
+                _cleanup_free_ char *host = root_host_path(root, p);
+                /* running as root: no rule another user could edit (as for profiles.d) */
+                if (trust_check_file(host, d) < 0) {
+                        rc = -EPERM;
+                        continue;
+                }
+                const char *data;
+                size_t len;
+                r = root_read(root, p, &data, &len);
+                if (r < 0) {
+                        diag_add(d, p, 0, "cannot read: %s", strerror(-r));
+                        rc = -EINVAL;
+                        continue;
+                }
+                if (rules_load_buffer(rs, p, data, len, d) < 0)
+                        rc = -EINVAL;
+        }
+        strv_free(&names);
+        return rc;
+}
+
 void rule_params(const struct rule *r, struct strv *ret)
 {
+        if (r->severity_param && !strv_contains(ret, r->severity_param))
+                strv_add(ret, r->severity_param);
         for (size_t i = 0; i < r->n_when; i++)
                 expr_params(&r->when[i], ret);
         for (size_t i = 0; i < r->n_checks; i++)

@@ -4,8 +4,8 @@
  *
  *   [thp-enabled]
  *   title = Transparent hugepages "enabled" is the profile's choice
- *   area = memory
- *   severity = warning
+ *   area = memory                       (any lowercase name: areas are data, grouped as they appear)
+ *   severity = warning                  (or ${param}: the profile's value, checked when it resolves)
  *   rationale = ...
  *   source = Documentation/admin-guide/mm/transhuge.rst
  *   when = thp.enabled present          (any number; all must hold, else "not applicable")
@@ -24,6 +24,7 @@ enum severity { SEV_INFO, SEV_WARNING, SEV_CRITICAL };
 struct rule {
         char *id, *title, *area, *rationale, *source, *note;
         enum severity severity;
+        char *severity_param;     /* "severity = ${name}": the profile's parameter decides (resolved_rule_enabled) */
         struct expr *when;
         size_t n_when;
         struct expr *checks;
@@ -44,6 +45,10 @@ struct ruleset {
 /* Load every *.ini of DIR (sorted) or one FILE into RS; errors go to D (file:line). */
 int rules_load_dir(struct ruleset *rs, const char *dir, struct diags *d);
 int rules_load_file(struct ruleset *rs, const char *path, struct diags *d);
+/* Site rules: every *.ini of ROOT's /etc/llmtune/rules.d (sorted), read through the root handle with
+ * the trust checks profiles.d gets (trust.h). A missing directory is no error. */
+int rules_load_site(struct ruleset *rs, struct root *root, struct diags *d);
+#define RULES_SITE_DIR "/etc/llmtune/rules.d"
 /* The same for rules already in memory, NAME standing for the file (the fuzz target's way in). */
 int rules_load_buffer(struct ruleset *rs, const char *name, const char *data, size_t len, struct diags *d);
 void rules_free(struct ruleset *rs);

@@ -284,7 +284,7 @@ START_TEST(rule_file_errors)
                                               "\n"
                                               "[bad-rule]\n"
                                               "title = t\n"
-                                              "area = gpus\n"
+                                              "area = GPU stuff\n"
                                               "severity = huge\n"
                                               "check = cpu.count ~ 1\n"
                                               "remedy = sysctl\n"
@@ -295,10 +295,10 @@ START_TEST(rule_file_errors)
         ck_assert_int_eq(rules_load_file(&rs, p, &d), -EINVAL);
         dump(&d);
         char *want;
-        want = xasprintf("%s:10: unknown area 'gpus'", p);
+        want = xasprintf("%s:10: area 'GPU stuff': use lowercase letters", p);
         ck_assert(has_msg(&d, want));
         free(want);
-        want = xasprintf("%s:11: severity must be critical, warning or info", p);
+        want = xasprintf("%s:11: severity must be critical, warning, info or ${parameter}, not 'huge'", p);
         ck_assert(has_msg(&d, want));
         free(want);
         want = xasprintf("%s:12: unknown operator '~'", p);
@@ -467,6 +467,210 @@ START_TEST(engine_results)
 }
 END_TEST
 
+/* The DSL of issue 17 item 7: "${x} set", severity from a profile parameter (checked where the
+ * profile sets it), areas as data, site rules in ROOT/etc/llmtune/rules.d with profiles.d's trust
+ * checks, and values longer than inih's line: continuation lines, or a file:line error. */
+static const char *dsl_params(void *u, const char *name)
+{
+        return streq(name, "ram_per_gpu") ? u : NULL;
+}
+
+START_TEST(dsl_set_sentinel)
+{
+        struct root *r;
+        struct facts *f = empty_facts(&r);
+        static const char *const forms[] = {"${ram_per_gpu} set", "${ram_per_gpu} != any"}; /* new and old spelling */
+        for (size_t i = 0; i < 2; i++) {
+                struct expr e;
+                char *err = NULL;
+                ck_assert_msg(expr_parse(forms[i], &e, &err) == 0, "%s: %s", forms[i], err);
+                struct eval_result er;
+                expr_eval(&e, f, dsl_params, "any", &er);
+                ck_assert_int_eq(er.status, EVAL_FALSE);
+                ck_assert_str_eq(er.observed, "${ram_per_gpu} = any");
+                eval_result_clear(&er);
+                expr_eval(&e, f, dsl_params, "80G", &er);
+                ck_assert_int_eq(er.status, EVAL_TRUE);
+                eval_result_clear(&er);
+                expr_eval(&e, f, NULL, NULL, &er);
+                ck_assert_int_eq(er.status, EVAL_ERROR);
+                ck_assert_str_eq(er.reason, "unknown parameter ${ram_per_gpu}");
+                eval_result_clear(&er);
+                expr_free(&e);
+        }
+        struct expr e;
+        char *err = NULL;
+        ck_assert_int_eq(expr_parse("cpu.count set", &e, &err), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err, "'set' tests a profile parameter"));
+        free(err);
+        ck_assert_int_eq(expr_parse("${ram_per_gpu} set 3", &e, &err), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(err, "takes no value"));
+        free(err);
+        ck_assert_int_eq(expr_parse("all gpu.*.x == 1 where vendor_id set", &e, &err), -EINVAL);
+        free(err);
+        facts_free(f);
+        root_free(r);
+}
+END_TEST
+
+static const char *sev_rules = "[link]\n"
+                               "title = t\n"
+                               "area = site-checks\n" /* not one of the shipped areas */
+                               "severity = ${link_severity}\n"
+                               "rationale = r\n"
+                               "source = s\n"
+                               "check = cpu.count >= 1\n";
+
+START_TEST(dsl_severity_parameter)
+{
+        char *rp = write_file("rules/r.ini", sev_rules);
+        char *bp = write_file("p/base.ini", "[profile]\nname = base\n[params]\nlink_severity = info\n");
+        char *lp = write_file("p/loaded.ini", "[profile]\nname = loaded\ninherits = base\n[params]\n"
+                                              "link_severity = critical\n");
+        char *xp = write_file("p/bad.ini", "[profile]\nname = bad\ninherits = base\n[params]\n\nlink_severity = huge\n");
+        char *op = write_file("p/old.ini", "[profile]\nname = old\ninherits = base\n[params]\npcie_check_under_load = true\n");
+        struct ruleset rs = {0};
+        struct diags d = {0};
+        ck_assert_int_eq(rules_load_file(&rs, rp, &d), 0);
+        ck_assert_str_eq(rs.v[0].area, "site-checks");
+        ck_assert_str_eq(rs.v[0].severity_param, "link_severity");
+        struct profile_lib lib = {0};
+        ck_assert_int_eq(profiles_load_file(&lib, bp, &d), 0);
+        ck_assert_int_eq(profiles_load_file(&lib, lp, &d), 0);
+        ck_assert_int_eq(profiles_load_file(&lib, xp, &d), 0);
+        ck_assert_int_eq(profiles_load_file(&lib, op, &d), 0);
+        struct resolved r;
+        enum severity sev;
+        ck_assert_int_eq(profile_resolve(&lib, "base", &rs, &r, &d), 0);
+        ck_assert(resolved_rule_enabled(&r, &rs.v[0], &sev));
+        ck_assert_int_eq(sev, SEV_INFO);
+        resolved_free(&r);
+        ck_assert_int_eq(profile_resolve(&lib, "loaded", &rs, &r, &d), 0);
+        ck_assert(resolved_rule_enabled(&r, &rs.v[0], &sev));
+        ck_assert_int_eq(sev, SEV_CRITICAL);
+        resolved_free(&r);
+        /* a bad value: the profile's line, and the rule it is the severity of */
+        ck_assert_int_eq(profile_resolve(&lib, "bad", &rs, &r, &d), -EINVAL);
+        dump(&d);
+        char *want = xasprintf("%s:6: parameter 'link_severity' is the severity of rule 'link' (%s:1): critical, "
+                               "warning or info, not 'huge'", xp, rp);
+        ck_assert(has_msg(&d, want));
+        free(want);
+        strv_free(&d.msgs);
+        /* the parameter the folded *-loaded rules replaced is named with what to set instead */
+        ck_assert_int_eq(profile_resolve(&lib, "old", &rs, &r, &d), -EINVAL);
+        ck_assert(has_msg(&d, "it became pcie_link_severity"));
+        strv_free(&d.msgs);
+        /* a rule whose parameter the profile lacks cannot resolve */
+        free(write_file("p2/base.ini", "[profile]\nname = base\n"));
+        char *b2 = xasprintf("%s/p2/base.ini", tmptree_path());
+        struct profile_lib lib2 = {0};
+        ck_assert_int_eq(profiles_load_file(&lib2, b2, &d), 0);
+        ck_assert_int_eq(profile_resolve(&lib2, "base", &rs, &r, &d), -EINVAL);
+        ck_assert(has_msg(&d, "rule 'link' needs parameter 'link_severity'"));
+        strv_free(&d.msgs);
+        /* "severity = ${...}" must be a whole parameter reference */
+        char *bad = write_file("rules/bad.ini", "[x]\ntitle = t\narea = cpu\nseverity = ${a b}\nrationale = r\n"
+                                                "source = s\ncheck = cpu.count >= 1\n");
+        struct ruleset rs2 = {0};
+        ck_assert_int_eq(rules_load_file(&rs2, bad, &d), -EINVAL);
+        want = xasprintf("%s:4: severity must be critical, warning, info or ${parameter}, not '${a b}'", bad);
+        ck_assert(has_msg(&d, want));
+        free(want);
+        strv_free(&d.msgs);
+        rules_free(&rs2);
+        profiles_free(&lib2);
+        profiles_free(&lib);
+        rules_free(&rs);
+        free(b2);
+        free(bad);
+        free(rp);
+        free(bp);
+        free(lp);
+        free(xp);
+        free(op);
+}
+END_TEST
+
+START_TEST(dsl_site_rules)
+{
+        tmptree_put("root/etc/llmtune/rules.d/10-site.ini", sev_rules, 0644);
+        tmptree_put("root/etc/llmtune/rules.d/20-dup.ini",
+                    "[link]\ntitle = t\narea = cpu\nrationale = r\nsource = s\ncheck = cpu.count >= 1\n", 0644);
+        tmptree_put("root/etc/llmtune/rules.d/notes.txt", "not a rule file\n", 0644);
+        char *rootdir = xasprintf("%s/root", tmptree_path());
+        struct root *root;
+        ck_assert_int_eq(root_new(rootdir, &root), 0);
+        struct ruleset rs = {0};
+        struct diags d = {0};
+        ck_assert_int_eq(rules_load_site(&rs, root, &d), -EINVAL);
+        dump(&d);
+        ck_assert_uint_eq(rs.n, 2);
+        ck_assert_str_eq(rs.v[0].file, "/etc/llmtune/rules.d/10-site.ini");
+        ck_assert(has_msg(&d, "/etc/llmtune/rules.d/20-dup.ini:1: rule 'link' already defined at "
+                              "/etc/llmtune/rules.d/10-site.ini:1"));
+        ck_assert_uint_eq(d.msgs.n, 1);
+        strv_free(&d.msgs);
+        rules_free(&rs);
+        /* As root, a rule file another user could change is refused, as a profiles.d file is. */
+        root_free(root);
+        tmptree_put("root/etc/llmtune/rules.d/20-dup.ini", "", 0644);
+        tmptree_put("root/etc/llmtune/rules.d/30-open.ini", sev_rules, 0666);
+        ck_assert_int_eq(root_new(rootdir, &root), 0);
+        int rc = rules_load_site(&rs, root, &d);
+        dump(&d);
+        if (geteuid() == 0) {
+                ck_assert_int_eq(rc, -EPERM);
+                ck_assert(has_msg(&d, "30-open.ini: refused: the file itself is writable by every user"));
+                ck_assert_uint_eq(rs.n, 1);
+        } else
+                ck_assert_uint_eq(rs.n, 1); /* 30-open.ini loaded: a duplicate id */
+        strv_free(&d.msgs);
+        rules_free(&rs);
+        root_free(root);
+        /* no rules.d: nothing to load, no error */
+        ck_assert_int_eq(root_new(tmptree_path(), &root), 0);
+        ck_assert_int_eq(rules_load_site(&rs, root, &d), 0);
+        ck_assert_uint_eq(rs.n + d.msgs.n, 0);
+        root_free(root);
+        free(rootdir);
+}
+END_TEST
+
+START_TEST(dsl_long_values)
+{
+        /* 600 characters on one line: more than inih's line (Debian: 200): a file:line error */
+        struct sbuf b = {0};
+        sbuf_add(&b, "[long]\ntitle = t\narea = cpu\nrationale = ");
+        for (int i = 0; i < 60; i++)
+                sbuf_add(&b, "0123456789");
+        sbuf_add(&b, "\nsource = s\ncheck = cpu.count >= 1\n");
+        struct ruleset rs = {0};
+        struct diags d = {0};
+        ck_assert_int_eq(rules_load_buffer(&rs, "long.ini", b.s, b.len, &d), -EINVAL);
+        dump(&d);
+        ck_assert(has_msg(&d, "long.ini:4: line longer than"));
+        ck_assert(has_msg(&d, "continue it on an indented line"));
+        strv_free(&d.msgs);
+        rules_free(&rs);
+        free(sbuf_steal(&b));
+        /* the same 600 characters over 6 continuation lines: one value, nothing cut */
+        sbuf_add(&b, "[long]\ntitle = t\narea = cpu\nrationale = ");
+        for (int i = 0; i < 6; i++) {
+                sbuf_add(&b, i ? "\n  " : "");
+                for (int k = 0; k < 10; k++)
+                        sbuf_add(&b, "0123456789");
+        }
+        sbuf_add(&b, "\nsource = s\ncheck = cpu.count >= 1\n");
+        ck_assert_int_eq(rules_load_buffer(&rs, "long.ini", b.s, b.len, &d), 0);
+        ck_assert_uint_eq(strlen(rs.v[0].rationale), 600 + 5);
+        ck_assert_ptr_nonnull(strstr(rs.v[0].rationale, "0123456789 0123456789"));
+        ck_assert_str_eq(rs.v[0].source, "s");
+        rules_free(&rs);
+        free(sbuf_steal(&b));
+}
+END_TEST
+
 START_TEST(nccl_seed_file)
 {
         struct nccl_catalog c = {0};
@@ -515,6 +719,10 @@ int main(void)
         tcase_add_test(tc, profile_param_errors);
         tcase_add_test(tc, engine_results);
         tcase_add_test(tc, nccl_seed_file);
+        tcase_add_test(tc, dsl_set_sentinel);
+        tcase_add_test(tc, dsl_severity_parameter);
+        tcase_add_test(tc, dsl_site_rules);
+        tcase_add_test(tc, dsl_long_values);
         suite_add_tcase(s, tc);
         SRunner *sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
