@@ -160,94 +160,115 @@ static bool zram_sections(const char *data, struct strv *devs)
         return any;
 }
 
-static void probe_zram_generator(struct facts *f)
+/* What the zram probe found: the files in effect that define a device, the devices, and the
+ * first file or directory that could not be read (then "none found" cannot be said). */
+struct zram_scan {
+        struct root *r;
+        struct strv files, devs;
+        int bad;
+        char *bad_path;
+};
+
+static void zram_note_bad(struct zram_scan *z, const char *path, int rc)
 {
-        struct root *r = facts_root(f);
-        struct strv files = {0}, devs = {0}, names = {0}, paths = {0};
-        int bad = 0;
-        _cleanup_free_ char *bad_path = NULL;
-        /* the main file: the first that exists decides, a mask included */
+        if (z->bad)
+                return;
+        z->bad = rc;
+        z->bad_path = xstrdup(path);
+}
+
+static void zram_read_file(struct zram_scan *z, const char *path)
+{
+        const char *data;
+        int rc = root_read(z->r, path, &data, NULL);
+        if (rc < 0)
+                zram_note_bad(z, path, rc);
+        else if (zram_sections(data, &z->devs))
+                strv_add(&z->files, path);
+}
+
+/* The main file: the first directory that has one decides, a mask included. */
+static void zram_main_file(struct zram_scan *z)
+{
         for (size_t i = 0; i < ARRAY_SIZE(zram_dirs); i++) {
                 _cleanup_free_ char *p = xasprintf("%s/zram-generator.conf", zram_dirs[i]);
+                if (masked(z->r, p))
+                        return;
                 const char *data;
-                int rc = root_read(r, p, &data, NULL);
-                if (rc == -ENOENT && !masked(r, p))
+                int rc = root_read(z->r, p, &data, NULL);
+                if (rc == -ENOENT)
                         continue;
-                if (masked(r, p))
-                        break;
-                if (rc < 0) {
-                        bad = rc;
-                        bad_path = xstrdup(p);
-                        break;
-                }
-                if (zram_sections(data, &devs))
-                        strv_add(&files, p);
-                break;
+                if (rc < 0)
+                        zram_note_bad(z, p, rc);
+                else if (zram_sections(data, &z->devs))
+                        strv_add(&z->files, p);
+                return;
         }
-        /* drop-ins by name across the directories, the first directory's copy winning */
+}
+
+/* Drop-ins in name order across the directories, a name's copy in the first directory that has
+ * it hiding the others (a /dev/null link there masks the name). */
+static void zram_dropins(struct zram_scan *z)
+{
+        struct strv lists[ARRAY_SIZE(zram_dirs)] = {{0}}, names = {0};
         for (size_t i = 0; i < ARRAY_SIZE(zram_dirs); i++) {
                 _cleanup_free_ char *d = xasprintf("%s/zram-generator.conf.d", zram_dirs[i]);
-                struct strv l = {0};
-                int rc = root_list(r, d, &l);
-                if (rc < 0 && rc != -ENOENT && !bad) {
-                        bad = rc;
-                        bad_path = xstrdup(d);
-                }
-                for (size_t k = 0; k < l.n; k++)
-                        if (endswith(l.v[k], ".conf") && !strv_contains(&names, l.v[k])) {
-                                strv_add(&names, l.v[k]);
-                                strv_push(&paths, xasprintf("%s/%s", d, l.v[k]));
-                        }
-                strv_free(&l);
+                int rc = root_list(z->r, d, &lists[i]);
+                if (rc < 0 && rc != -ENOENT)
+                        zram_note_bad(z, d, rc);
+                for (size_t k = 0; k < lists[i].n; k++)
+                        if (endswith(lists[i].v[k], ".conf") && !strv_contains(&names, lists[i].v[k]))
+                                strv_add(&names, lists[i].v[k]);
         }
-        for (size_t i = 1; i < names.n; i++) /* name order */
-                for (size_t j = i; j > 0 && strcmp(names.v[j - 1], names.v[j]) > 0; j--) {
-                        char *t = names.v[j];
-                        names.v[j] = names.v[j - 1];
-                        names.v[j - 1] = t;
-                        t = paths.v[j];
-                        paths.v[j] = paths.v[j - 1];
-                        paths.v[j - 1] = t;
+        strv_sort(&names);
+        for (size_t k = 0; k < names.n; k++)
+                for (size_t i = 0; i < ARRAY_SIZE(zram_dirs); i++) {
+                        if (!strv_contains(&lists[i], names.v[k]))
+                                continue;
+                        _cleanup_free_ char *p = xasprintf("%s/zram-generator.conf.d/%s", zram_dirs[i], names.v[k]);
+                        if (!masked(z->r, p))
+                                zram_read_file(z, p);
+                        break;
                 }
-        for (size_t i = 0; i < paths.n; i++) {
-                const char *data;
-                if (masked(r, paths.v[i]))
-                        continue;
-                int rc = root_read(r, paths.v[i], &data, NULL);
-                if (rc < 0) {
-                        if (!bad) {
-                                bad = rc;
-                                free(bad_path);
-                                bad_path = xstrdup(paths.v[i]);
-                        }
-                        continue;
-                }
-                if (zram_sections(data, &devs))
-                        strv_add(&files, paths.v[i]);
-        }
+        for (size_t i = 0; i < ARRAY_SIZE(zram_dirs); i++)
+                strv_free(&lists[i]);
+        strv_free(&names);
+}
+
+/* Debian's zram-tools: /etc/default/zramswap, unless its service is masked. */
+static void zram_tools(struct zram_scan *z)
+{
         struct stat st;
-        if (root_stat(r, "/etc/default/zramswap", &st, false) == 0) {
-                if (!masked(r, "/etc/systemd/system/zramswap.service"))
-                        strv_add(&files, "/etc/default/zramswap");
-        }
-        if (files.n) {
-                _cleanup_free_ char *list = strv_join(&files, " ");
-                _cleanup_free_ char *dl = strv_join(&devs, " ");
-                fact_str(f, files.v[0], list, "swap.zram.generator");
-                fact_str(f, files.v[0], dl, "swap.zram.devices");
-        } else if (bad) {
-                fact_unreadable(f, bad_path, bad, NULL, "swap.zram.generator");
-                fact_unreadable(f, bad_path, bad, NULL, "swap.zram.devices");
+        int rc = root_stat(z->r, "/etc/default/zramswap", &st, false);
+        if (rc < 0 && rc != -ENOENT)
+                zram_note_bad(z, "/etc/default/zramswap", rc);
+        else if (rc == 0 && !masked(z->r, "/etc/systemd/system/zramswap.service"))
+                strv_add(&z->files, "/etc/default/zramswap");
+}
+
+static void probe_zram_generator(struct facts *f)
+{
+        struct zram_scan z = {.r = facts_root(f)};
+        zram_main_file(&z);
+        zram_dropins(&z);
+        zram_tools(&z);
+        if (z.files.n) {
+                _cleanup_free_ char *list = strv_join(&z.files, " ");
+                _cleanup_free_ char *dl = strv_join(&z.devs, " ");
+                fact_str(f, z.files.v[0], list, "swap.zram.generator");
+                fact_str(f, z.files.v[0], dl, "swap.zram.devices");
+        } else if (z.bad) {
+                fact_unreadable(f, z.bad_path, z.bad, NULL, "swap.zram.generator");
+                fact_unreadable(f, z.bad_path, z.bad, NULL, "swap.zram.devices");
         } else {
                 const char *why = "no zram-generator configuration with a [zramN] device (main file or conf.d drop-in, "
                                   "not masked) and no zramswap";
                 fact_absent(f, "/etc/systemd/zram-generator.conf", why, "swap.zram.generator");
                 fact_absent(f, "/etc/systemd/zram-generator.conf", why, "swap.zram.devices");
         }
-        strv_free(&files);
-        strv_free(&devs);
-        strv_free(&names);
-        strv_free(&paths);
+        strv_free(&z.files);
+        strv_free(&z.devs);
+        free(z.bad_path);
 }
 
 /*

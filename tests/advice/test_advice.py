@@ -698,6 +698,17 @@ def case_item18_swap_initramfs(tmp):
     check(fact(root, 'swap.zram.generator').get('status') == 'absent', 'item 18: after apply no zram source is left')
     rc, out, err = run(root, 'rollback', '--last-run')
     check(rc == 0 and not os.path.lexists(link), 'item 18: rollback removes the mask')
+    # a name's copy in an earlier directory hides the later one; drop-ins count in name order
+    write(root, '/etc/systemd/zram-generator.conf.d/50-vendor.conf', '# the site turns the vendor device off\n')
+    check(fact(root, 'swap.zram.generator').get('status') == 'absent',
+          'item 18: an /etc drop-in of the same name hides the vendor one')
+    write(root, '/run/systemd/zram-generator.conf.d/60-run.conf', '[zram1]\n')
+    write(root, '/usr/lib/systemd/zram-generator.conf.d/05-early.conf', '[zram2]\n')
+    check(fact(root, 'swap.zram.devices').get('value') == 'zram2 zram1',
+          'item 18: drop-ins read in name order across directories')
+    os.remove(os.path.join(root, 'etc/systemd/zram-generator.conf.d/50-vendor.conf'))
+    os.remove(os.path.join(root, 'run/systemd/zram-generator.conf.d/60-run.conf'))
+    os.remove(os.path.join(root, 'usr/lib/systemd/zram-generator.conf.d/05-early.conf'))
 
     # systemd-gpt-auto: the swap partition on the root's disk has the GPT swap type
     write(root, '/run/udev/data/b259:35', 'E:ID_PART_ENTRY_SCHEME=gpt\n'
