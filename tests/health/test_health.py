@@ -197,6 +197,25 @@ VARIANTS = {
 
 LOADED = 'loaded.ini'  # a site profile: the audit runs under load
 
+# (variant, profile, rule) -> the severity of its finding (issue 12 item 12): a link below what both
+# ends support is information on an idle audit (GPUs lower width and speed when idle), critical
+# under load; the slot's own capability and an adapter's width are judged the same either way.
+SEVERITIES = {
+    ('h100-bad', 'h100-sxm-8x', 'pcie-gpu-link-width'): 'info',
+    ('h100-bad', LOADED, 'pcie-gpu-link-width'): 'critical',
+    ('ws-4090', 'rtx4090-ws', 'pcie-gpu-link-speed'): 'info',
+    ('h100-bad', LOADED, 'pcie-gpu-link-speed'): 'critical',
+    ('h100-bad', 'h100-sxm-8x', 'pcie-hca-link-speed'): 'info',
+    ('h100-bad', LOADED, 'pcie-hca-link-speed'): 'critical',
+    ('h100-bad', 'h100-sxm-8x', 'pcie-hca-link-width'): 'critical',
+    ('ws-4090', 'a100-pcie-4x', 'pcie-gpu-slot-width'): 'critical',
+}
+# (variant, profile, rules, exit status): idle drops alone are not exit 2; under load they are
+EXITS = [
+    ('h100-bad', 'h100-sxm-8x', ['pcie-gpu-link-width', 'pcie-gpu-link-speed', 'pcie-hca-link-speed'], 0),
+    ('h100-bad', LOADED, ['pcie-gpu-link-width', 'pcie-gpu-link-speed', 'pcie-hca-link-speed'], 2),
+]
+
 # (variant, profile, rule, expected status, text the observed value must contain or None)
 CASES = [
     # PCIe width: a GPU at x8 in an x8 slot passes on the workstation profile, fails an x16 profile
@@ -205,23 +224,23 @@ CASES = [
     ('ws-4090', 'rtx4090-ws', 'pcie-gpu-link-width', 'pass', None),
     ('h100-good', 'h100-sxm-8x', 'pcie-gpu-slot-width', 'pass', None),
     ('h100-good', 'h100-sxm-8x', 'pcie-gpu-link-width', 'pass', None),
+    # a GPU link below what both ends support: information when idle (the default), a fault under load
     ('h100-bad', 'h100-sxm-8x', 'pcie-gpu-link-width', 'fail', 'gpu.0.link.width_ok = false'),
-    ('h100-bad', 'rtx4090-ws', 'pcie-gpu-link-width', 'fail', None),  # trained down: a fault anywhere
-    # speed: idle is a warning; under load a fault
+    ('h100-bad', 'rtx4090-ws', 'pcie-gpu-link-width', 'fail', None),
+    ('h100-bad', LOADED, 'pcie-gpu-link-width', 'fail', 'gpu.0.link.width_ok = false'),
+    ('h100-good', LOADED, 'pcie-gpu-link-width', 'pass', None),
     ('ws-4090', 'rtx4090-ws', 'pcie-gpu-link-speed', 'fail', 'gpu.0.link.speed_ok = false'),
     ('h100-good', 'h100-sxm-8x', 'pcie-gpu-link-speed', 'pass', None),
-    ('h100-good', 'h100-sxm-8x', 'pcie-gpu-link-speed-loaded', 'n/a', None),
-    ('h100-good', LOADED, 'pcie-gpu-link-speed-loaded', 'pass', None),
-    ('h100-bad', LOADED, 'pcie-gpu-link-speed-loaded', 'fail', 'gpu.1.link.speed_ok = false'),
-    ('h100-bad', LOADED, 'pcie-gpu-link-speed', 'n/a', None),
+    ('h100-good', LOADED, 'pcie-gpu-link-speed', 'pass', None),
+    ('h100-bad', LOADED, 'pcie-gpu-link-speed', 'fail', 'gpu.1.link.speed_ok = false'),
     ('h100-good', 'h100-sxm-8x', 'pcie-hca-link-width', 'pass', None),
     ('h100-bad', 'h100-sxm-8x', 'pcie-hca-link-width', 'fail', 'ib.mlx5_0.link.width_ok = false'),
     ('h100-good', 'h100-sxm-8x', 'pcie-hca-slot', 'pass', None),
     ('h100-bad', 'h100-sxm-8x', 'pcie-hca-slot', 'fail', 'ib.mlx5_2.link.slot_limited = true'),
     ('h100-good', 'h100-sxm-8x', 'pcie-hca-link-speed', 'pass', None),
     ('h100-bad', 'h100-sxm-8x', 'pcie-hca-link-speed', 'fail', 'ib.mlx5_1.link.speed_ok = false'),
-    ('h100-good', LOADED, 'pcie-hca-link-speed-loaded', 'pass', None),
-    ('h100-bad', LOADED, 'pcie-hca-link-speed-loaded', 'fail', 'ib.mlx5_1'),
+    ('h100-good', LOADED, 'pcie-hca-link-speed', 'pass', None),
+    ('h100-bad', LOADED, 'pcie-hca-link-speed', 'fail', 'ib.mlx5_1'),
     # ACS redirect on the switch above GPU 3 and mlx5_3
     ('h100-good', 'h100-sxm-8x', 'pcie-acs-redirect', 'pass', None),
     ('h100-bad', 'h100-sxm-8x', 'pcie-acs-redirect', 'fail', 'gpu.3.acs_redirect = 0000:5c:'),
@@ -345,7 +364,7 @@ def main(argv):
         loaded = os.path.join(tmp, LOADED)
         with open(loaded, 'w') as f:
             f.write('[profile]\nname = h100-loaded\ndescription = HGX H100 audited during a job\n'
-                    'inherits = h100-sxm-8x\n\n[params]\npcie_check_under_load = true\n')
+                    'inherits = h100-sxm-8x\n\n[params]\npcie_link_severity = critical\n')
 
         # group the cases per (variant, profile): one audit each
         groups = {}
@@ -365,6 +384,18 @@ def main(argv):
                                     (what, got, want, r and r['observed'], r and r['reason']))
                 elif text and text not in (r['observed'] or '') + (r['reason'] or ''):
                     failures.append('%s: observed %r lacks %r' % (what, r['observed'], text))
+                sev = SEVERITIES.get((v, prof, rule))
+                if r and sev and r['severity'] != sev:
+                    failures.append('%s: severity %s, expected %s' % (what, r['severity'], sev))
+                checked += bool(sev)
+        for v, prof, rules, want in EXITS:
+            cmd = [exe, '--root', os.path.join(out, v), 'audit', '--profile', loaded if prof == LOADED else prof]
+            for rule in rules:
+                cmd += ['--rule', rule]
+            p = run(cmd)
+            checked += 1
+            if p.returncode != want:
+                failures.append('%s: exit %d, expected %d' % (' '.join(cmd[3:]), p.returncode, want))
 
         # every health rule has a failing and a passing case above
         rules = set()
