@@ -20,17 +20,16 @@ static struct lines split(const char *s)
         if (!s)
                 return l;
         size_t cap = 0;
-        for (const char *p = s; *p;) {
-                const char *nl = strchr(p, '\n');
-                size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        struct line_iter it = LINE_ITER(s);
+        while (line_next(&it)) {
                 if (l.n == cap) {
                         cap = cap ? cap * 2 : 64;
                         l.v = xrealloc(l.v, cap * sizeof(char *));
                 }
-                l.v[l.n++] = xstrndup(p, len);
-                if (!nl)
+                l.v[l.n++] = it.line; /* taken over: line_next would free it */
+                it.line = NULL;
+                if (!it.newline)
                         l.no_newline = true;
-                p = nl ? nl + 1 : p + len;
         }
         return l;
 }

@@ -91,10 +91,9 @@ static int addrs_if_inet6(struct root *r, const struct strv *ifs, struct ifaddr_
         int rc = root_read(r, IF_INET6, &data, NULL);
         if (rc < 0)
                 return rc;
-        for (const char *p = data; p && *p;) {
-                const char *nl = strchr(p, '\n');
-                _cleanup_free_ char *line = nl ? xstrndup(p, (size_t)(nl - p)) : xstrdup(p);
-                p = nl ? nl + 1 : NULL;
+        _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(data);
+        while (line_next(&it)) {
+                const char *line = it.line;
                 char hex[33], name[IF_NAMESIZE + 1];
                 unsigned idx, plen, scope, flags;
                 if (sscanf(line, "%32[0-9a-fA-F] %x %x %x %x %16s", hex, &idx, &plen, &scope, &flags, name) != 6 ||
@@ -127,10 +126,11 @@ static int addrs_route(struct root *r, const struct strv *ifs, struct ifaddr_inf
         int rc = root_read(r, ROUTE, &data, NULL);
         if (rc < 0)
                 return rc;
-        const char *p = strchr(data, '\n');
-        while (p && *++p) {
-                const char *nl = strchr(p, '\n');
-                _cleanup_free_ char *line = nl ? xstrndup(p, (size_t)(nl - p)) : xstrdup(p);
+        _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(data);
+        while (line_next(&it)) {
+                if (it.lineno == 1)
+                        continue; /* the header */
+                const char *line = it.line;
                 char name[IF_NAMESIZE + 1];
                 unsigned dest = 0;
                 /* DEST is the network in host-order hex of the kernel's __be32 (fib_route_seq_show):
@@ -145,7 +145,6 @@ static int addrs_route(struct root *r, const struct strv *ifs, struct ifaddr_inf
                                 i->has = true;
                         }
                 }
-                p = nl;
         }
         return 0;
 }

@@ -143,12 +143,9 @@ static const char *const zram_dirs[] = {"/etc/systemd", "/run/systemd", "/usr/lo
 static bool zram_sections(const char *data, struct strv *devs)
 {
         bool any = false;
-        for (const char *p = data; *p;) {
-                const char *nl = strchr(p, '\n');
-                size_t len = nl ? (size_t)(nl - p) : strlen(p);
-                _cleanup_free_ char *line = xstrndup(p, len);
-                p += len + (nl ? 1 : 0);
-                char *l = line + strspn(line, " \t");
+        _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(data);
+        while (line_next(&it)) {
+                char *l = it.line + strspn(it.line, " \t");
                 strip_trailing(l);
                 if (startswith(l, "[zram") && endswith(l, "]")) {
                         l[strlen(l) - 1] = '\0';

@@ -72,12 +72,9 @@ static char *shell_var(const char *data, const char *key, bool first)
 {
         char *found = NULL;
         size_t kl = strlen(key);
-        for (const char *p = data; *p;) {
-                const char *nl = strchr(p, '\n');
-                size_t len = nl ? (size_t)(nl - p) : strlen(p);
-                _cleanup_free_ char *line = xstrndup(p, len);
-                p += len + (nl ? 1 : 0);
-                char *l = line;
+        _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(data);
+        while (line_next(&it)) {
+                char *l = it.line;
                 while (*l == ' ' || *l == '\t')
                         l++;
                 if (startswith(l, "export "))
@@ -143,12 +140,9 @@ static void tuned_apply(struct root *r, const char *path, const char *data, unsi
         for (int pass = 0; pass < 2; pass++) {
                 size_t idx = 0;
                 bool in = false;
-                for (const char *p = data; *p;) {
-                        const char *nl = strchr(p, '\n');
-                        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-                        _cleanup_free_ char *line = xstrndup(p, len);
-                        p += len + (nl ? 1 : 0);
-                        char *l = line;
+                _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(data);
+                while (line_next(&it)) {
+                        char *l = it.line;
                         while (isspace((unsigned char)*l))
                                 l++;
                         strip_trailing(l);
