@@ -224,6 +224,15 @@ void line_iter_done(struct line_iter *it)
         it->line = NULL;
 }
 
+char *read_user_file_error(const char *path, int rc, size_t max, const char *what)
+{
+        if (rc == -EINVAL)
+                return xasprintf("%s: not a regular file", path);
+        if (rc == -EFBIG)
+                return xasprintf("%s: larger than %zu MiB: not %s", path, max >> 20, what);
+        return xasprintf("%s: %s", path, strerror(-rc));
+}
+
 int read_user_file(const char *path, size_t max, char **ret, size_t *ret_len)
 {
         int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);

@@ -51,6 +51,10 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* After getopt reported a bad option: point to `llmtune COMMAND --help`; returns EXIT_ERROR. */
 int cli_usage_error(const char *command);
 
+/* The options of a command whose only option is --json (-j): *json set, 0, or EXIT_ERROR after a
+ * bad option (getopt said what, and where --help is). optind is left at the first operand. */
+int cli_json_only(int argc, char **argv, const char *command, bool *json);
+
 /* True when argv[i] is -h/--help; prints the command's usage. */
 bool cli_wants_help(const struct command *cmd, int argc, char **argv);
 

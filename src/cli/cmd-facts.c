@@ -28,17 +28,9 @@ static void print_human(struct cli *cli, const struct fact *const *v, size_t n)
 
 static int facts_cmd(struct cli *cli, int argc, char **argv)
 {
-        static const struct option opts[] = {
-                {"json", no_argument, NULL, 'j'},
-                {},
-        };
-        bool json = false;
-        int c;
-        while ((c = getopt_long(argc, argv, "j", opts, NULL)) != -1)
-                switch (c) {
-                case 'j': json = true; break;
-                default: return cli_usage_error("facts");
-                }
+        bool json;
+        if (cli_json_only(argc, argv, "facts", &json) != 0)
+                return EXIT_ERROR;
         struct root *root = cli_root(cli);
         if (!root)
                 return EXIT_ERROR;

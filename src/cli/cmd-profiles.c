@@ -153,17 +153,9 @@ static int show_profile(struct rule_env *env, const char *name, bool json)
 
 static int profiles_cmd(struct cli *cli, int argc, char **argv)
 {
-        static const struct option opts[] = {
-                {"json", no_argument, NULL, 'j'},
-                {},
-        };
-        bool json = false;
-        int c;
-        while ((c = getopt_long(argc, argv, "j", opts, NULL)) != -1)
-                switch (c) {
-                case 'j': json = true; break;
-                default: return cli_usage_error("profiles");
-                }
+        bool json;
+        if (cli_json_only(argc, argv, "profiles", &json) != 0)
+                return EXIT_ERROR;
         int n = argc - optind;
         if (!(n == 0 || (n == 2 && streq(argv[optind], "show"))))
                 return cli_error("usage: llmtune profiles [--json] [show NAME|FILE] (see llmtune profiles --help)");

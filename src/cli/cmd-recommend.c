@@ -9,17 +9,9 @@
 
 static int recommend_cmd(struct cli *cli, int argc, char **argv)
 {
-        static const struct option opts[] = {
-                {"json", no_argument, NULL, 'j'},
-                {},
-        };
-        bool json = false;
-        int c;
-        while ((c = getopt_long(argc, argv, "j", opts, NULL)) != -1)
-                switch (c) {
-                case 'j': json = true; break;
-                default: return cli_usage_error("recommend");
-                }
+        bool json;
+        if (cli_json_only(argc, argv, "recommend", &json) != 0)
+                return EXIT_ERROR;
         if (optind < argc)
                 return cli_error("recommend takes no arguments (see llmtune recommend --help)");
         struct root *root = cli_root(cli);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* llmtune: audit and tune Linux hosts for LLM training. Entry point and command dispatch. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,22 @@ int cli_usage_error(const char *command)
         /* getopt has said what was wrong (on stderr); say where the options are described */
         fprintf(stderr, "llmtune: see `llmtune %s --help`\n", command);
         return EXIT_ERROR;
+}
+
+int cli_json_only(int argc, char **argv, const char *command, bool *json)
+{
+        static const struct option opts[] = {
+                {"json", no_argument, NULL, 'j'},
+                {},
+        };
+        int c;
+        *json = false;
+        while ((c = getopt_long(argc, argv, "j", opts, NULL)) != -1)
+                switch (c) {
+                case 'j': *json = true; break;
+                default: return cli_usage_error(command);
+                }
+        return 0;
 }
 
 struct root *cli_root(struct cli *cli)

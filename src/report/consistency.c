@@ -314,12 +314,8 @@ int cons_add_file(struct cons_fleet *fl, const char *file, char **err)
         char *buf = NULL;
         size_t len = 0;
         int rc = read_user_file(file, CONS_FILE_MAX, &buf, &len);
-        if (rc == -EINVAL)
-                *err = xasprintf("%s: not a regular file", file);
-        else if (rc == -EFBIG)
-                *err = xasprintf("%s: larger than %u MiB: not a facts or audit file", file, CONS_FILE_MAX >> 20);
-        else if (rc < 0)
-                *err = xasprintf("%s: %s", file, strerror(-rc));
+        if (rc < 0)
+                *err = read_user_file_error(file, rc, CONS_FILE_MAX, "a facts or audit file");
         else
                 rc = cons_add_json(fl, file, buf, len, err);
         free(buf);

@@ -219,12 +219,8 @@ int report_add_file(struct report *rp, const char *file, char **err)
         char *buf = NULL;
         size_t len = 0;
         int rc = read_user_file(file, REPORT_FILE_MAX, &buf, &len);
-        if (rc == -EINVAL)
-                *err = xasprintf("%s: not a regular file", file);
-        else if (rc == -EFBIG)
-                *err = xasprintf("%s: larger than %u MiB: not an audit file", file, REPORT_FILE_MAX >> 20);
-        else if (rc < 0)
-                *err = xasprintf("%s: %s", file, strerror(-rc));
+        if (rc < 0)
+                *err = read_user_file_error(file, rc, REPORT_FILE_MAX, "an audit file");
         else if (len > INT32_MAX)
                 rc = fail(err, file, "too large");
         else

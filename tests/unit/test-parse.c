@@ -127,6 +127,12 @@ START_TEST(user_file_bounded)
         ck_assert_int_eq(read_user_file(reg, 8, &buf, &len), -EFBIG);
         ck_assert_ptr_null(buf);
         ck_assert_int_eq(read_user_file(fifo, 64, &buf, &len), -EINVAL);
+        char *msg = read_user_file_error("x.json", -EFBIG, 64u << 20, "an audit file");
+        ck_assert_str_eq(msg, "x.json: larger than 64 MiB: not an audit file");
+        free(msg);
+        msg = read_user_file_error("fifo", -EINVAL, 64, "an audit file");
+        ck_assert_str_eq(msg, "fifo: not a regular file");
+        free(msg);
         ck_assert_int_eq(read_user_file(dir, 64, &buf, &len), -EINVAL);
         ck_assert_ptr_null(buf);
 
