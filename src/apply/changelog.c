@@ -292,13 +292,16 @@ static const char *get_str(json_object *o, const char *key)
         return json_object_get_string(v);
 }
 
+/* A record number ("seq", "ref"): 0 when missing or not in 1..LONG_MAX/2. No log comes near the
+ * bound (each record is a line); it keeps "the next record", seq + 1, from overflowing on an edited
+ * log that claims LONG_MAX (found by fuzz-changelog). */
 static long get_long(json_object *o, const char *key)
 {
         json_object *v;
         if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
                 return 0;
         int64_t x = json_object_get_int64(v);
-        return x > 0 && x <= LONG_MAX ? (long)x : 0;
+        return x > 0 && x <= LONG_MAX / 2 ? (long)x : 0;
 }
 
 /* ---- the head file ---- */
