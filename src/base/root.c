@@ -651,6 +651,12 @@ static int open_parent(struct root *r, const char *path, char **ret_base)
         return fd;
 }
 
+bool root_masked(struct root *r, const char *path)
+{
+        _cleanup_free_ char *target = NULL;
+        return root_readlink(r, path, &target) == 0 && streq(target, "/dev/null");
+}
+
 int root_readlink(struct root *r, const char *path, char **ret)
 {
         _cleanup_free_ char *base = NULL;

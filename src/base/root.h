@@ -85,6 +85,10 @@ void root_forget(struct root *r, const char *path);
 /* Link target of PATH (the last component is not followed). Caller frees. */
 int root_readlink(struct root *r, const char *path, char **ret);
 
+/* PATH is a link to /dev/null: a masked systemd unit, udev rule or drop-in (systemd.unit(5),
+ * udev(7), zram-generator.conf(5)). */
+bool root_masked(struct root *r, const char *path);
+
 /* Sorted entry names of a directory, without "." and "..". */
 int root_list(struct root *r, const char *dir, struct strv *ret);
 

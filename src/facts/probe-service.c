@@ -67,8 +67,7 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
 static bool masked(struct root *r, const char *unit)
 {
         _cleanup_free_ char *p = xasprintf(ETC_UNITS "/%s", unit);
-        _cleanup_free_ char *t = NULL;
-        return root_readlink(r, p, &t) == 0 && streq(t, "/dev/null");
+        return root_masked(r, p);
 }
 
 static struct svc_state *get_state(struct facts *f)
@@ -145,9 +144,8 @@ static void udev_read(struct root *r, struct svc_state *s)
                                 continue;
                         strv_add(&seen, files.v[i]);
                         _cleanup_free_ char *path = xasprintf("%s/%s", udev_dirs[d], files.v[i]);
-                        _cleanup_free_ char *target = NULL;
-                        if (root_readlink(r, path, &target) == 0 && streq(target, "/dev/null"))
-                                continue; /* masked */
+                        if (root_masked(r, path))
+                                continue;
                         const char *data;
                         size_t len;
                         if (root_read(r, path, &data, &len) < 0)

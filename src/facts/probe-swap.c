@@ -123,12 +123,6 @@ static void probe_fstab(struct facts *f)
         mounts_free(m, n);
 }
 
-static bool masked(struct root *r, const char *path)
-{
-        _cleanup_free_ char *target = NULL;
-        return root_readlink(r, path, &target) == 0 && streq(target, "/dev/null");
-}
-
 /*
  * zram-generator.conf(5): the main file is the first of /etc, /run, /usr/local/lib, /usr/lib
  * (systemd/zram-generator.conf); drop-ins are every zram-generator.conf.d/NAME.conf of those
@@ -189,7 +183,7 @@ static void zram_main_file(struct zram_scan *z)
 {
         for (size_t i = 0; i < ARRAY_SIZE(zram_dirs); i++) {
                 _cleanup_free_ char *p = xasprintf("%s/zram-generator.conf", zram_dirs[i]);
-                if (masked(z->r, p))
+                if (root_masked(z->r, p))
                         return;
                 const char *data;
                 int rc = root_read(z->r, p, &data, NULL);
@@ -223,7 +217,7 @@ static void zram_dropins(struct zram_scan *z)
                         if (!strv_contains(&lists[i], names.v[k]))
                                 continue;
                         _cleanup_free_ char *p = xasprintf("%s/zram-generator.conf.d/%s", zram_dirs[i], names.v[k]);
-                        if (!masked(z->r, p))
+                        if (!root_masked(z->r, p))
                                 zram_read_file(z, p);
                         break;
                 }
@@ -239,7 +233,7 @@ static void zram_tools(struct zram_scan *z)
         int rc = root_stat(z->r, "/etc/default/zramswap", &st, false);
         if (rc < 0 && rc != -ENOENT)
                 zram_note_bad(z, "/etc/default/zramswap", rc);
-        else if (rc == 0 && !masked(z->r, "/etc/systemd/system/zramswap.service"))
+        else if (rc == 0 && !root_masked(z->r, "/etc/systemd/system/zramswap.service"))
                 strv_add(&z->files, "/etc/default/zramswap");
 }
 
@@ -405,7 +399,7 @@ static void probe_units(struct facts *f)
                 if (!endswith(ents.v[i], ".swap"))
                         continue;
                 _cleanup_free_ char *p = xasprintf("%s/%s", dir, ents.v[i]);
-                if (!masked(r, p))
+                if (!root_masked(r, p))
                         strv_add(&units, ents.v[i]);
         }
         fact_uint(f, dir, units.n, "swap.units.count");

@@ -411,8 +411,7 @@ static int unit_enabled(struct facts *f, const char *name, const struct fact **b
 static char *cpufrequtils_enabled(struct facts *f, const struct fact **bad)
 {
         struct root *r = facts_root(f);
-        _cleanup_free_ char *mask = NULL;
-        if (root_readlink(r, "/etc/systemd/system/cpufrequtils.service", &mask) == 0 && streq(mask, "/dev/null"))
+        if (root_masked(r, "/etc/systemd/system/cpufrequtils.service"))
                 return NULL;
         if (unit_enabled(f, "cpufrequtils", bad) > 0)
                 return xstrdup("/etc/systemd/system (cpufrequtils.service)");
