@@ -106,6 +106,8 @@ struct tuned_vals {
         char *governor, *thp, *defrag; /* NULL: not set */
         char *governor_src, *thp_src, *defrag_src;
         char *missing;                 /* a profile (or include) that could not be found */
+        char *unreadable;              /* a profile file that is there but could not be read */
+        int unreadable_rc;
 };
 
 static void tv_set(char **val, char **src, const char *v, const char *path)
@@ -125,6 +127,7 @@ static void tv_free(struct tuned_vals *t)
         free(t->thp_src);
         free(t->defrag_src);
         free(t->missing);
+        free(t->unreadable);
 }
 
 /* tuned 2.23 moved profiles into a profiles/ subdirectory; /etc takes precedence over /usr/lib. */
@@ -203,8 +206,17 @@ static void tuned_load(struct root *r, const char *name, unsigned depth, struct 
         for (size_t i = 0; i < ARRAY_SIZE(tuned_dirs); i++) {
                 _cleanup_free_ char *path = xasprintf("%s/%s/tuned.conf", tuned_dirs[i], name);
                 const char *data;
-                if (root_read(r, path, &data, NULL) == 0) {
+                int rc = root_read(r, path, &data, NULL);
+                if (rc == 0) {
                         tuned_apply(r, path, data, depth, t);
+                        return;
+                }
+                if (rc != -ENOENT && rc != -ENOTDIR) {
+                        /* tuned would read this one, not a later directory's: what it sets is unknown */
+                        if (!t->unreadable) {
+                                t->unreadable = xstrdup(path);
+                                t->unreadable_rc = rc;
+                        }
                         return;
                 }
         }
@@ -248,6 +260,13 @@ static void tuned_facts(struct facts *f, const char *unit_src)
         char *save = NULL;
         for (char *n = strtok_r(list, " ", &save); n; n = strtok_r(NULL, " ", &save))
                 tuned_load(r, n, 0, &t);
+        if (t.unreadable) {
+                for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+                        fact_unreadable(f, t.unreadable, t.unreadable_rc, "a tuned profile file (it may set anything)",
+                                        "%s", names[i]);
+                tv_free(&t);
+                return;
+        }
         if (t.missing) {
                 _cleanup_free_ char *why = xasprintf("tuned profile '%s' not found in /etc/tuned or /usr/lib/tuned "
                                                      "(it may set anything)",
@@ -366,10 +385,16 @@ static void cpufrequtils_facts(struct facts *f, const char *unit_src)
         const char *data;
         _cleanup_free_ char *g = NULL;
         const char *src = "/etc/init.d/cpufrequtils";
-        if (root_read(r, src, &data, NULL) == 0)
+        int rc = root_read(r, src, &data, NULL);
+        if (rc == 0)
                 g = shell_var(data, "GOVERNOR", true);
+        else if (rc != -ENOENT && rc != -ENOTDIR) {
+                /* its default may be what /etc/default/cpufrequtils leaves in force */
+                fact_unreadable(f, src, rc, NULL, "tuner.cpufrequtils.governor");
+                return;
+        }
         const char *conf = "/etc/default/cpufrequtils";
-        int rc = root_read(r, conf, &data, NULL);
+        rc = root_read(r, conf, &data, NULL);
         if (rc < 0 && rc != -ENOENT) {
                 fact_unreadable(f, conf, rc, NULL, "tuner.cpufrequtils.governor");
                 return;
@@ -405,9 +430,21 @@ static int unit_enabled(struct facts *f, const char *name, const struct fact **b
         return fc ? -EIO : 0;
 }
 
+/* Whether cpufrequtils starts at boot cannot be told (PATH unreadable): say so, and let
+ * tuner.count carry it. */
+static char *cpufrequtils_unknown(struct facts *f, const char *path, int rc, const char *why,
+                                  const struct fact **bad)
+{
+        fact_unreadable(f, path, rc, why, "tuner.cpufrequtils.unit");
+        *bad = facts_get(f, "tuner.cpufrequtils.unit");
+        return NULL;
+}
+
 /* cpufrequtils is a SysV script: "update-rc.d cpufrequtils defaults" makes S links in rc2-5.d,
  * which systemd-sysv-generator(8) turns into a unit unless /etc/systemd/system/cpufrequtils.service
- * masks it. Returns the enabling path or NULL. */
+ * masks it. Returns the enabling path or NULL. What could not be read (/etc/default/cpufrequtils and
+ * its ENABLE=, an rcN.d directory) makes it unknown: tuner.cpufrequtils.unit unreadable, *bad set to
+ * that fact. */
 static char *cpufrequtils_enabled(struct facts *f, const struct fact **bad)
 {
         struct root *r = facts_root(f);
@@ -415,26 +452,26 @@ static char *cpufrequtils_enabled(struct facts *f, const struct fact **bad)
                 return NULL;
         if (unit_enabled(f, "cpufrequtils", bad) > 0)
                 return xstrdup("/etc/systemd/system (cpufrequtils.service)");
-        const char *data;
-        if (root_read(r, "/etc/default/cpufrequtils", &data, NULL) == 0) {
+        const char *data, *conf = "/etc/default/cpufrequtils";
+        int rc = root_read(r, conf, &data, NULL);
+        if (rc == 0) {
                 _cleanup_free_ char *en = shell_var(data, "ENABLE", false);
                 if (en && streq(en, "false"))
                         return NULL; /* the script exits without setting anything */
-        }
+        } else if (rc != -ENOENT && rc != -ENOTDIR)
+                return cpufrequtils_unknown(f, conf, rc, "its ENABLE= is unknown", bad);
         for (int lvl = 2; lvl <= 5; lvl++) {
                 _cleanup_free_ char *dir = xasprintf("/etc/rc%d.d", lvl);
-                struct strv names = {0};
-                char *found = NULL;
-                if (root_list(r, dir, &names) == 0)
-                        for (size_t i = 0; i < names.n && !found; i++) {
-                                const char *n = names.v[i];
-                                if (n[0] == 'S' && isdigit((unsigned char)n[1]) && isdigit((unsigned char)n[2]) &&
-                                    streq(n + 3, "cpufrequtils"))
-                                        found = xasprintf("%s/%s", dir, n);
-                        }
-                strv_free(&names);
-                if (found)
-                        return found;
+                _cleanup_(strv_free) struct strv names = {0};
+                rc = root_list(r, dir, &names);
+                if (rc < 0 && rc != -ENOENT && rc != -ENOTDIR)
+                        return cpufrequtils_unknown(f, dir, rc, "its start links are unknown", bad);
+                for (size_t i = 0; i < names.n; i++) {
+                        const char *n = names.v[i];
+                        if (n[0] == 'S' && isdigit((unsigned char)n[1]) && isdigit((unsigned char)n[2]) &&
+                            streq(n + 3, "cpufrequtils"))
+                                return xasprintf("%s/%s", dir, n);
+                }
         }
         return NULL;
 }
@@ -468,8 +505,8 @@ static int tuner_run(struct facts *f)
         }
         if (bad && bad->status == FACT_UNREADABLE) {
                 /* a tuner may be enabled among the units that could not be listed */
-                fact_unreadable(f, bad->source, -EIO, bad->reason, "tuner.count");
-                fact_unreadable(f, bad->source, -EIO, bad->reason, "tuner.enabled");
+                fact_unreadable(f, bad->source, 0, bad->reason, "tuner.count");
+                fact_unreadable(f, bad->source, 0, bad->reason, "tuner.enabled");
         } else if (bad) {
                 fact_absent(f, bad->source, bad->reason, "tuner.count");
                 fact_absent(f, bad->source, bad->reason, "tuner.enabled");

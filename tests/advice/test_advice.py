@@ -641,6 +641,35 @@ def case_item2_boot_tuners(tmp):
     check(rc == 3 and st == ['error'],
           'item 2: tuned enabled without an active_profile: cannot tell, an error and exit 3 (not a pass): %d %r' % (rc, st))
 
+    # Unreadable is never "not set" (issue 14 item 2): each file below exists but cannot be read (a
+    # directory in its place: EISDIR, or a link loop: ELOOP; root reads through permissions).
+    write(root, '/etc/tuned/active_profile', 'site-hpc\n')
+    os.makedirs(os.path.join(root, 'etc/tuned/throughput-performance/tuned.conf'))
+    t = fact(root, 'tuner.tuned.thp')
+    check(t.get('status') == 'unreadable' and t.get('source') == '/etc/tuned/throughput-performance/tuned.conf'
+          and 'EISDIR' in t.get('reason', ''),
+          'item 2: an unreadable /etc/tuned profile is not passed over for /usr/lib/tuned\'s (%r)' % t)
+    write(root, '/etc/default/cpufrequtils', 'ENABLE="true"\n')
+    init = os.path.join(root, 'etc/init.d/cpufrequtils')
+    os.remove(init)
+    os.makedirs(init)
+    c = fact(root, 'tuner.cpufrequtils.governor')
+    check(c.get('status') == 'unreadable' and c.get('source') == '/etc/init.d/cpufrequtils',
+          'item 2: an unreadable cpufrequtils script: its GOVERNOR is unknown, not "none" (%r)' % c)
+    conf = os.path.join(root, 'etc/default/cpufrequtils')
+    os.remove(conf)
+    os.makedirs(conf)
+    for name in ('tuner.count', 'tuner.cpufrequtils.unit'):
+        x = fact(root, name)
+        check(x.get('status') == 'unreadable' and x.get('source') == '/etc/default/cpufrequtils',
+              'item 2: ENABLE= unreadable: whether cpufrequtils runs is unknown, %s unreadable (%r)' % (name, x))
+    os.rmdir(conf)
+    shutil.rmtree(os.path.join(root, 'etc/rc2.d'))
+    os.symlink('rc2.d', os.path.join(root, 'etc/rc2.d'))
+    x = fact(root, 'tuner.count')
+    check(x.get('status') == 'unreadable' and x.get('source') == '/etc/rc2.d',
+          'item 2: an rc2.d that cannot be listed: tuner.count unreadable, not "cpufrequtils off" (%r)' % x)
+
 
 # --- item 18: swapoff margin, zram drop-ins, gpt-auto swap, the installed initramfs tool -------------
 
