@@ -628,6 +628,25 @@ void root_forget(struct root *r, const char *path)
                 }
 }
 
+void root_preload(struct root *r, const char *path, const void *data, size_t len)
+{
+        root_forget(r, path);
+        _cleanup_free_ char *key = normalize(path);
+        struct cached *c = xcalloc(1, sizeof(*c));
+        c->path = xstrdup(key);
+        if (len >= ROOT_READ_MAX)
+                c->err = -EFBIG; /* as read_fd says of a file that size */
+        else {
+                c->data = xmalloc(len + 1);
+                memcpy(c->data, data, len);
+                c->data[len] = '\0';
+                c->len = len;
+        }
+        unsigned h = hash_path(key);
+        c->next = r->cache[h];
+        r->cache[h] = c;
+}
+
 /* Split PATH into its parent directory (opened O_PATH) and last component. */
 static int open_parent(struct root *r, const char *path, char **ret_base)
 {

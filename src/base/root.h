@@ -82,6 +82,11 @@ char *root_hostname(struct root *r);
 /* Drop the cached content of PATH (after llmtune itself wrote it). */
 void root_forget(struct root *r, const char *path);
 
+/* From now on root_read(PATH) returns a copy of DATA (LEN bytes) as if the file held it, without
+ * touching the tree: for the fuzz harnesses (tests/fuzz), which parse one input after another
+ * and would otherwise spend most of their time writing each to a file and reading it back. */
+void root_preload(struct root *r, const char *path, const void *data, size_t len);
+
 /* Link target of PATH (the last component is not followed). Caller frees. */
 int root_readlink(struct root *r, const char *path, char **ret);
 

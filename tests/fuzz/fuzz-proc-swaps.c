@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* /proc/swaps through the swap probe, on a one-file root. One root handle on one private
- * directory serves every input (made on the first); each input gets fresh facts and the handle's
- * cache of /proc/swaps dropped, so nothing of the previous input is seen. */
+ * directory serves every input (made on the first); each input gets fresh facts and is handed to
+ * the handle's cache as /proc/swaps (root_preload), so nothing of the previous input is seen and
+ * no file is written per input. */
 #include <stdlib.h>
 
 #include "facts.h"
@@ -11,13 +12,13 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         static struct root *r;
-        fuzz_put("swaps/proc/swaps", data, size);
         if (!r) {
+                fuzz_put("swaps/proc/swaps", (const uint8_t *)"", 0);
                 _cleanup_free_ char *top = xasprintf("%s/swaps", fuzz_tmpdir());
                 if (root_new(top, &r) < 0)
                         abort();
         }
-        root_forget(r, "/proc/swaps");
+        root_preload(r, "/proc/swaps", data, size);
         struct facts *f = facts_new(r);
         facts_get(f, "swap.active.count");
         const struct fact **v = NULL;
