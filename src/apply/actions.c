@@ -240,7 +240,7 @@ static int write_value(struct root *r, const char *path, const char *value)
                         found |= me;
                         sbuf_addf(&b, "%s%s%s%s", i ? " " : "", me ? "[" : "", all.v[i], me ? "]" : "");
                 }
-                strv_free(&all);
+                strv_done(&all);
                 sbuf_add(&b, "\n");
                 rc = found ? write_file(r, path, b.s, b.len, 0644, true) : -EINVAL; /* as the kernel: EINVAL */
                 free(sbuf_steal(&b));
@@ -392,7 +392,7 @@ static int run_command(struct root *r, const struct strv *argv, char **err)
                 struct strv v = {0};
                 cmd_argv(&c, devarg, &v);
                 rc = run_argv(v.v, fd, err);
-                strv_free(&v);
+                strv_done(&v);
         }
         if (fd >= 0)
                 close(fd);
@@ -434,7 +434,7 @@ static int remount(struct root *r, const struct change *c, const char *options, 
                 strv_add(&argv, o);
                 strv_add(&argv, c->target);
                 rc = run_argv(argv.v, -1, err);
-                strv_free(&argv);
+                strv_done(&argv);
                 return rc;
         }
         rc = tree_remount(r, c->target, options);
@@ -835,8 +835,8 @@ static bool same_options(const char *a, const char *b)
         bool eq = sa.n == sb.n;
         for (size_t i = 0; eq && i < sa.n; i++)
                 eq = streq(sa.v[i], sb.v[i]);
-        strv_free(&sa);
-        strv_free(&sb);
+        strv_done(&sa);
+        strv_done(&sb);
         return eq;
 }
 

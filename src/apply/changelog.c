@@ -1222,7 +1222,7 @@ int changelog_read(struct root *r, struct log_read *ret)
                 /* No log: nothing was ever applied, unless a head file says it was deleted. */
                 int rc = check_head(r, &lr, false, false);
                 if (rc < 0 && rc != -ENOENT && rc != -ENOTDIR) {
-                        log_read_free(&lr);
+                        log_read_done(&lr);
                         return rc;
                 }
                 *ret = lr;
@@ -1248,7 +1248,7 @@ int changelog_read(struct root *r, struct log_read *ret)
         log_analyse(&lr);
         rc = check_head(r, &lr, true, memmem(data, whole, RUN_BEGIN_KEY, strlen(RUN_BEGIN_KEY)) != NULL);
         if (rc < 0) {
-                log_read_free(&lr);
+                log_read_done(&lr);
                 return rc;
         }
         if (torn_line)
@@ -1257,7 +1257,7 @@ int changelog_read(struct root *r, struct log_read *ret)
         return 0;
 }
 
-void log_read_free(struct log_read *lr)
+void log_read_done(struct log_read *lr)
 {
         for (size_t i = 0; i < lr->n; i++)
                 record_clear(&lr->v[i]);

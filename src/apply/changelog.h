@@ -150,10 +150,10 @@ struct log_read {
 };
 
 /* Read and check the whole log (a missing log is an empty one). Returns 0 (*ret filled, problems
- * found in the log among its fields; log_read_free releases it) or -errno when the log or its head
+ * found in the log among its fields; log_read_done releases it) or -errno when the log or its head
  * file could not be read (*ret untouched). */
 int changelog_read(struct root *r, struct log_read *ret) __attribute__((warn_unused_result));
-void log_read_free(struct log_read *lr);
+void log_read_done(struct log_read *lr);
 
 /* Changes still in force: "done" records whose change was not undone later, latest per target,
  * in log order. Indexes into lr->v. O(n log n) in the log's length. */

@@ -41,13 +41,13 @@ void change_clear(struct change *c)
         free(c->before);
         free(c->after);
         free(c->aux);
-        strv_free(&c->mkdirs);
-        strv_free(&c->argv);
-        strv_free(&c->undo);
+        strv_done(&c->mkdirs);
+        strv_done(&c->argv);
+        strv_done(&c->undo);
         *c = (struct change){0};
 }
 
-void plan_free(struct plan *p)
+void plan_done(struct plan *p)
 {
         for (size_t i = 0; i < p->n; i++)
                 change_clear(&p->v[i]);
@@ -154,7 +154,7 @@ static void missing_parents(struct planner *pl, const char *path, struct strv *r
         }
         for (size_t i = rev.n; i-- > 0;)
                 strv_add(ret, rev.v[i]);
-        strv_free(&rev);
+        strv_done(&rev);
 }
 
 /* A file the remedy wants to hold CONTENT (NULL: removed). No change when it already does. */
@@ -214,7 +214,7 @@ static void command(struct planner *pl, const char *label, const char *const *ar
         if (!plan_command_runs(pl->r, &v)) {
                 _cleanup_free_ char *cmd = strv_join(&v, " ");
                 note(pl, false, "on the live system run: %s", cmd);
-                strv_free(&v);
+                strv_done(&v);
                 return;
         }
         struct change *c = add(pl, CHANGE_COMMAND, label);
@@ -348,7 +348,7 @@ static void plan_sysfs(struct planner *pl)
         }
         if (paths.n == 0)
                 note(pl, false, "no file matches %s: set %s by hand", pattern, value);
-        strv_free(&paths);
+        strv_done(&paths);
         /* never fight a boot-time tuner silently: the tmpfiles.d line runs before it starts */
         for (size_t i = 0; i < ARRAY_SIZE(tuner_knobs); i++)
                 if (strstr(pattern, tuner_knobs[i].sysfs))
@@ -414,8 +414,8 @@ static void neutralise_sysctl(struct planner *pl, const char *key, const char *a
                 } else
                         want_file(pl, df->edit, next, 0644);
         }
-        strv_free(&done);
-        sysctl_settings_free(&s);
+        strv_done(&done);
+        sysctl_settings_done(&s);
 }
 
 static char *sysctl_path(const char *key)
@@ -469,7 +469,7 @@ static void plan_sysctl(struct planner *pl)
         bool persistent_ok = false;
         if (sysctl_settings_load(pl->r, key, &s, &bad) == 0) {
                 persistent_ok = s.n && keep_value(s.v[s.n - 1].value, &keep);
-                sysctl_settings_free(&s);
+                sysctl_settings_done(&s);
         }
         /* one file per knob: a "-persistent" twin writes its runtime rule's file */
         const char *id = pl->res->rule->id;
@@ -792,7 +792,7 @@ static char *with_option(const char *options, const char *option)
         }
         strv_add(&out, option);
         char *s = strv_join(&out, ",");
-        strv_free(&out);
+        strv_done(&out);
         return s;
 }
 
@@ -1117,7 +1117,7 @@ int plan_build(struct plan *p, const struct audit *a, struct facts *f, const str
                 pl.res = res;
                 plan_result(&pl);
         }
-        strv_free(&done);
+        strv_done(&done);
         for (size_t i = 0; i < pl.n_pend; i++) {
                 free(pl.pend[i].path);
                 free(pl.pend[i].content);

@@ -45,7 +45,7 @@ struct plan {
 
 /* Build the plan for the failing results of A. Unplannable remedies become notes. */
 int plan_build(struct plan *p, const struct audit *a, struct facts *f, const struct resolved *profile);
-void plan_free(struct plan *p);
+void plan_done(struct plan *p);
 void change_clear(struct change *c);
 const char *change_type_name(enum change_type t);
 int change_type_parse(const char *s, enum change_type *ret);

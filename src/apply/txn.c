@@ -32,11 +32,11 @@ void txn_done(struct txn *t)
         if (t->lock_fd >= 0)
                 close(t->lock_fd);
         t->lock_fd = -1;
-        log_read_free(&t->lr);
+        log_read_done(&t->lr);
         t->lr = (struct log_read){0};
         free(t->resume_run);
         t->resume_run = NULL;
-        strv_free(&t->notes);
+        strv_done(&t->notes);
         free(t->error);
         t->error = NULL;
 }
@@ -58,7 +58,7 @@ int txn_open_log(struct txn *t)
 
 int txn_recover(struct txn *t)
 {
-        log_read_free(&t->lr);
+        log_read_done(&t->lr);
         t->lr = (struct log_read){0};
         int rc = changelog_read(t->root, &t->lr);
         if (rc < 0) {
@@ -83,12 +83,12 @@ int txn_recover(struct txn *t)
         rc = changelog_recover(t->log, &t->lr, &msgs, &t->resume_run);
         for (size_t i = 0; i < msgs.n; i++)
                 strv_push(&t->notes, xasprintf("recovered: %s", msgs.v[i]));
-        strv_free(&msgs);
+        strv_done(&msgs);
         if (rc < 0) {
                 set_error(t, xasprintf("cannot record the recovery of an interrupted run: %s", changelog_strerror(rc)));
                 return rc;
         }
-        log_read_free(&t->lr);
+        log_read_done(&t->lr);
         t->lr = (struct log_read){0};
         rc = changelog_read(t->root, &t->lr);
         if (rc < 0)

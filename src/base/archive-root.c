@@ -386,7 +386,7 @@ char *archive_confine_link(const char *rel, const char *target)
                 bool plain = !streq(p, "..") && !startswith(p, "./") && !strstr(p, "/./") && !strstr(p, "/../") &&
                              !strstr(p, "//") && !endswith(p, "/..") && !endswith(p, "/.") && !streq(p, ".");
                 if (plain && ups <= dir.n) {
-                        strv_free(&dir);
+                        strv_done(&dir);
                         return xstrdup(target);
                 }
         }
@@ -426,8 +426,8 @@ char *archive_confine_link(const char *rel, const char *target)
                 }
                 out = b.len ? sbuf_steal(&b) : xstrdup(".");
         }
-        strv_free(&dir);
-        strv_free(&norm);
+        strv_done(&dir);
+        strv_done(&norm);
         return out;
 }
 
@@ -558,7 +558,7 @@ static int one_member(struct unpack *u, struct archive_entry *e)
         if (rc != 0)
                 return rc < 0 ? rc : 0;
         const char *name = archive_entry_pathname(e);
-        _cleanup_(strv_free) struct strv comps = {0};
+        _cleanup_(strv_done) struct strv comps = {0};
         rc = check_name(u, name, rel, &comps);
         if (rc < 0)
                 return rc;
@@ -669,7 +669,7 @@ static int unpack(struct unpack *u, char **ret_dir, struct archive_unread *ret_u
                 if (u->dir)
                         archive_root_remove(u->dir);
                 free(u->dir);
-                archive_unread_free(&unread);
+                archive_unread_done(&unread);
                 *ret_why = u->why ? u->why : xstrdup(strerror(-rc));
                 return rc;
         }
@@ -725,9 +725,9 @@ int archive_root_unpack_mem(const void *data, size_t size, char **ret_dir, struc
         return unpack(&u, ret_dir, ret_unread, ret_why);
 }
 
-void archive_unread_free(struct archive_unread *u)
+void archive_unread_done(struct archive_unread *u)
 {
-        strv_free(&u->paths);
+        strv_done(&u->paths);
         free(u->err);
         u->err = NULL;
 }

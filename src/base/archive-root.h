@@ -42,7 +42,7 @@ struct archive_unread {
         struct strv paths;
         int *err;
 };
-void archive_unread_free(struct archive_unread *u);
+void archive_unread_done(struct archive_unread *u);
 
 /* Unpack FILE into a new private directory (*ret_dir, caller frees and removes it with
  * archive_root_remove). *ret_unread gets the root paths gathered as names only. On failure

@@ -196,7 +196,7 @@ int parse_bracketed(const char *s, char **ret_active, struct strv *ret_all)
                         len++;
                 if (len == 0 || (br && p[len] != ']') || (!br && p[len] == ']') || p[len] == '[') {
                         free(active);
-                        strv_free(&all);
+                        strv_done(&all);
                         return -EINVAL;
                 }
                 char *w = xstrndup(p, len);
@@ -204,7 +204,7 @@ int parse_bracketed(const char *s, char **ret_active, struct strv *ret_all)
                         if (active) { /* two active values: garbage */
                                 free(w);
                                 free(active);
-                                strv_free(&all);
+                                strv_done(&all);
                                 return -EINVAL;
                         }
                         active = xstrdup(w);
@@ -214,14 +214,14 @@ int parse_bracketed(const char *s, char **ret_active, struct strv *ret_all)
         }
         if (!active) {
                 int rc = all.n ? -EINVAL : -ENODATA;
-                strv_free(&all);
+                strv_done(&all);
                 return rc;
         }
         *ret_active = active;
         if (ret_all)
                 *ret_all = all;
         else
-                strv_free(&all);
+                strv_done(&all);
         return 0;
 }
 

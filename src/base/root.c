@@ -95,7 +95,7 @@ int root_new_why(const char *path, struct root **ret, char **ret_why)
                 int e = -errno;
                 if (archive_dir)
                         archive_root_remove(archive_dir);
-                archive_unread_free(&unread);
+                archive_unread_done(&unread);
                 return e;
         }
         struct root *r = xcalloc(1, sizeof(*r));
@@ -106,7 +106,7 @@ int root_new_why(const char *path, struct root **ret, char **ret_why)
         archive_dir = NULL;
         for (size_t i = 0; i < unread.paths.n; i++)
                 root_mark_unread(r, unread.paths.v[i], unread.err[i]);
-        archive_unread_free(&unread);
+        archive_unread_done(&unread);
         /* The live system is the one whose "/" is this directory, however it was spelt. */
         struct stat a, b;
         r->live = fstat(fd, &a) == 0 && stat("/", &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
@@ -739,7 +739,7 @@ int root_list(struct root *r, const char *dir, struct strv *ret)
         int e = errno;
         closedir(d);
         if (e) {
-                strv_free(&out);
+                strv_done(&out);
                 return -e;
         }
         strv_sort(&out);
@@ -773,7 +773,7 @@ static void glob_walk(struct root *r, const char *dir, const char *rest, struct 
                         _cleanup_free_ char *p = xasprintf("%s/%s", dir, names.v[i]);
                         glob_walk(r, p, next, out);
                 }
-        strv_free(&names);
+        strv_done(&names);
 }
 
 int root_glob(struct root *r, const char *pattern, struct strv *ret)
@@ -964,7 +964,7 @@ int dir_remove_matching(int dfd, bool (*match)(const char *name, const void *arg
                         removed++;
         if (victims.n)
                 fsync(dfd);
-        strv_free(&victims);
+        strv_done(&victims);
         return removed;
 }
 

@@ -87,7 +87,7 @@ int site_config_load(struct root *r, struct site_config *ret, struct diags *d)
         return d->msgs.n > before ? -EINVAL : 0;
 }
 
-void site_config_free(struct site_config *c)
+void site_config_done(struct site_config *c)
 {
         free(c->profile);
         free(c->fail_on);

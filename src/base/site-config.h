@@ -32,7 +32,7 @@ struct site_config {
  * an unreadable one, unknown sections or keys and bad values are errors in D (-EINVAL, or the
  * read error). */
 int site_config_load(struct root *r, struct site_config *ret, struct diags *d);
-void site_config_free(struct site_config *c);
+void site_config_done(struct site_config *c);
 
 /* The text of the configuration DATA (may be NULL: no file) with the pin set to PROFILE, or
  * removed when PROFILE is NULL; every other line is kept as it was. */

@@ -119,7 +119,7 @@ char *strv_join(const struct strv *l, const char *sep)
         return sbuf_steal(&b);
 }
 
-void strv_free(struct strv *l)
+void strv_done(struct strv *l)
 {
         for (size_t i = 0; i < l->n; i++)
                 free(l->v[i]);

@@ -47,7 +47,7 @@ void strv_add(struct strv *l, const char *s);
 bool strv_contains(const struct strv *l, const char *s);
 void strv_sort(struct strv *l);
 char *strv_join(const struct strv *l, const char *sep);
-void strv_free(struct strv *l);
+void strv_done(struct strv *l);
 
 /* A growable string buffer. */
 struct sbuf {

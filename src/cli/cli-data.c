@@ -52,7 +52,7 @@ int cli_report_diags(struct diags *d)
         for (size_t i = 0; i < d->msgs.n; i++)
                 fprintf(stderr, "llmtune: %s\n", d->msgs.v[i]);
         int rc = d->msgs.n ? EXIT_ERROR : EXIT_OK;
-        strv_free(&d->msgs);
+        strv_done(&d->msgs);
         return rc;
 }
 
@@ -117,10 +117,10 @@ int cli_pick_profile(struct cli *cli, struct rule_env *env, const char *wanted, 
         return cli_report_diags(&d);
 }
 
-void rule_env_free(struct rule_env *env)
+void rule_env_done(struct rule_env *env)
 {
-        rules_free(&env->rules);
-        profiles_free(&env->lib);
-        resolved_free(&env->profile);
+        rules_done(&env->rules);
+        profiles_done(&env->lib);
+        resolved_done(&env->profile);
         free(env->picked_why);
 }

@@ -34,6 +34,6 @@ int cli_pick_profile(struct cli *cli, struct rule_env *env, const char *wanted, 
 /* Detection could not decide (profile_detect returned -EIO, WHY says what was unreadable): says
  * so and returns EXIT_UNKNOWN. */
 int cli_detect_failed(const char *why);
-void rule_env_free(struct rule_env *env);
+void rule_env_done(struct rule_env *env);
 /* Print and clear diagnostics; returns EXIT_ERROR when there were any. */
 int cli_report_diags(struct diags *d);

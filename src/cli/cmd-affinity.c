@@ -84,7 +84,7 @@ static int affinity_cmd(struct cli *cli, int argc, char **argv)
                 _cleanup_free_ char *l = format_cpulist(m.v[gpu].set[policy].cpus, m.v[gpu].set[policy].n);
                 printf("%s\n", l);
         }
-        affinity_map_free(&m);
+        affinity_map_done(&m);
         facts_free(f);
         return rc;
 }

@@ -39,7 +39,7 @@ static void print_plan_human(const struct plan *p)
                 _cleanup_free_ char *d = unified_diff(c->target, c->before, last);
                 fputs(d, stdout);
         }
-        strv_free(&seen);
+        strv_done(&seen);
         static const struct {
                 enum change_type t;
                 const char *title;
@@ -206,7 +206,7 @@ static void print_notes(struct txn *t)
 {
         for (size_t i = 0; i < t->notes.n; i++)
                 fprintf(stderr, "llmtune: %s\n", t->notes.v[i]);
-        strv_free(&t->notes);
+        strv_done(&t->notes);
 }
 
 /* Carry out plan P under T: an interrupted run of the same profile is completed under its own
@@ -235,7 +235,7 @@ static int carry_out(struct cli *cli, struct txn *t, const struct rule_env *env,
 
 static void apply_opts_done(struct apply_opts *o)
 {
-        strv_free(&o->only);
+        strv_done(&o->only);
         free(o->reapply_profile);
 }
 
@@ -321,7 +321,7 @@ static int reapply_rules(struct root *root, struct apply_opts *o)
         if (!o->profile && !o->pinned && newest && newest->profile)
                 o->reapply_profile = xstrdup(newest->profile);
         o->profile = o->profile ? o->profile : o->reapply_profile;
-        log_read_free(&lr);
+        log_read_done(&lr);
         if (o->only.n > 0)
                 return EXIT_OK;
         if (o->json)
@@ -341,7 +341,7 @@ static int known_rules(const struct rule_env *env, struct apply_opts *o)
                         strv_add(&known, o->only.v[i]);
                 else
                         fprintf(stderr, "llmtune: rule '%s' is no longer known; not re-applied\n", o->only.v[i]);
-        strv_free(&o->only);
+        strv_done(&o->only);
         o->only = known;
         _cleanup_free_ char *list = known.n ? strv_join(&known, " ") : xstrdup("(none known)");
         fprintf(stderr, "llmtune: re-applying with profile %s (%s): %s\n", env->profile.name, env->picked_why, list);
@@ -381,10 +381,10 @@ static int run_apply(struct cli *cli, int argc, char **argv, bool plan_only)
         _cleanup_txn_ struct txn t = {.lock_fd = -1};
         if (!o.dry_run && (rc = begin(root, &o, &t)) != EXIT_OK)
                 return rc;
-        _cleanup_(rule_env_free) struct rule_env env = {0};
+        _cleanup_(rule_env_done) struct rule_env env = {0};
         _cleanup_(facts_freep) struct facts *f = cli_facts_new(cli);
-        _cleanup_(audit_free) struct audit a = {0};
-        _cleanup_(plan_free) struct plan p = {0};
+        _cleanup_(audit_done) struct audit a = {0};
+        _cleanup_(plan_done) struct plan p = {0};
         rc = cli_load_env(cli, &env);
         if (rc == EXIT_OK)
                 rc = cli_pick_profile(cli, &env, o.profile, f);

@@ -65,7 +65,7 @@ static void print_human(struct cli *cli, const struct rule_env *env, const struc
                                 printf("%*s %s\n", pad, "", r->reason ? r->reason : "");
                 }
         }
-        strv_free(&areas);
+        strv_done(&areas);
         printf("\n%zu rule%s: %zu passed, %zu failed, %zu not applicable, %zu error%s\n", a->n, a->n == 1 ? "" : "s",
                a->count[RES_PASS], a->count[RES_FAIL], a->count[RES_NA], a->count[RES_ERROR],
                a->count[RES_ERROR] == 1 ? "" : "s");
@@ -227,7 +227,7 @@ struct audit_opts {
 
 static void audit_opts_done(struct audit_opts *o)
 {
-        strv_free(&o->only);
+        strv_done(&o->only);
 }
 
 /* The options into O, the --rule ids given as operands too (--rule a b c). Returns -1 to go on,
@@ -291,7 +291,7 @@ static int audit_run(struct cli *cli, struct rule_env *env, struct facts *f, con
         else
                 wrc = print_export(cli, env, &a, f, o->fmt, o->output, started, mono0);
         int rc = wrc != EXIT_OK ? wrc : gate(&a, o->fail_on);
-        audit_free(&a);
+        audit_done(&a);
         return rc;
 }
 
@@ -311,7 +311,7 @@ static int audit_cmd(struct cli *cli, int argc, char **argv)
                 return EXIT_ERROR;
         if (!o.fail_on_arg && conf->fail_on)
                 severity_parse(conf->fail_on, &o.fail_on); /* validated when the file was read */
-        _cleanup_(rule_env_free) struct rule_env env = {0};
+        _cleanup_(rule_env_done) struct rule_env env = {0};
         _cleanup_(facts_freep) struct facts *f = cli_facts_new(cli);
         rc = cli_load_env(cli, &env);
         if (rc == EXIT_OK)

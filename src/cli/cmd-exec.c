@@ -214,7 +214,7 @@ static uint64_t profile_ram_per_gpu(struct cli *cli, struct facts *f, const char
                 else
                         v = 0;
         }
-        rule_env_free(&env);
+        rule_env_done(&env);
         return v;
 }
 
@@ -374,7 +374,7 @@ static int exec_cmd(struct cli *cli, int argc, char **argv)
         if (run)
                 rc = apply_binding(&o, &b);
         binding_done(&b);
-        affinity_map_free(&m);
+        affinity_map_done(&m);
         facts_free(f);
         if (!run || rc != EXIT_OK)
                 return rc;

@@ -196,19 +196,19 @@ static int explain_cmd(struct cli *cli, int argc, char **argv)
         if (rc != EXIT_OK || list) {
                 if (rc == EXIT_OK)
                         rc = list_rules(&env, json);
-                rule_env_free(&env);
+                rule_env_done(&env);
                 return rc;
         }
         const struct rule *r = rules_find(&env.rules, argv[optind]);
         if (!r) {
-                rule_env_free(&env);
+                rule_env_done(&env);
                 return cli_error("unknown rule '%s' (see `llmtune explain --list`)", argv[optind]);
         }
         /* The values shown are a profile's: --profile, else the pinned one, else base. No
          * detection: explaining a rule must not depend on reading the machine. */
         const struct site_config *conf = wanted ? NULL : cli_config(cli);
         if (!wanted && !conf) {
-                rule_env_free(&env);
+                rule_env_done(&env);
                 return EXIT_ERROR;
         }
         _cleanup_free_ char *why = NULL;
@@ -228,7 +228,7 @@ static int explain_cmd(struct cli *cli, int argc, char **argv)
                 else
                         explain_human(&v, w);
         }
-        rule_env_free(&env);
+        rule_env_done(&env);
         return rc;
 }
 

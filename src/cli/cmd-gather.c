@@ -51,13 +51,13 @@ static void run_readers(struct cli *cli, struct facts *f)
                         struct audit a;
                         const char *bad = NULL;
                         if (engine_run(&env.rules, &res, f, &none, &a, &bad) == 0)
-                                audit_free(&a);
+                                audit_done(&a);
                 }
-                resolved_free(&res);
+                resolved_done(&res);
         }
         /* A broken profile is audit's to report; gather packs the evidence either way. */
-        strv_free(&d.msgs);
-        rule_env_free(&env);
+        strv_done(&d.msgs);
+        rule_env_done(&env);
 
         /* Read by host path inside libkmod (modprobe-config.c), so recorded here. */
         static const char *const modprobe_dirs[] = {"/etc/modprobe.d", "/run/modprobe.d", "/usr/local/lib/modprobe.d",
@@ -70,7 +70,7 @@ static void run_readers(struct cli *cli, struct facts *f)
                                 const char *data;
                                 root_read(cli->root, p, &data, NULL);
                         }
-                strv_free(&names);
+                strv_done(&names);
         }
         /* The host name as the machine states it (root_hostname asks the kernel on the live system). */
         const char *data;
@@ -217,7 +217,7 @@ static void command_line(const struct cli *cli, int argc, char **argv, struct st
 /* What gather_opts owns here: the --exclude list (the rest points into argv and the command). */
 static void gather_opts_done(struct gather_opts *o)
 {
-        strv_free(&o->exclude);
+        strv_done(&o->exclude);
 }
 
 /* The options into O. Returns -1 to go on, else the exit code. */
@@ -269,7 +269,7 @@ static int output_name(struct gather_opts *o, const char *host, char **deflt)
 
 static int gather_cmd(struct cli *cli, int argc, char **argv)
 {
-        _cleanup_(strv_free) struct strv cmdline = {0};
+        _cleanup_(strv_done) struct strv cmdline = {0};
         command_line(cli, argc, argv, &cmdline);
         _cleanup_(gather_opts_done) struct gather_opts o = {.argc = (int)cmdline.n, .argv = cmdline.v};
         int rc = parse_gather_opts(argc, argv, &o);

@@ -417,7 +417,7 @@ static int health_check_cmd(struct cli *cli, int argc, char **argv)
                 /* Could not check: say so the NHC way, change nothing in Slurm. */
                 fprintf(stderr, "ERROR:  llmtune:  Health check could not run (see above); node state left as it is\n");
                 facts_free(f);
-                rule_env_free(&env);
+                rule_env_done(&env);
                 return HC_ERROR;
         }
         const struct result *first;
@@ -428,9 +428,9 @@ static int health_check_cmd(struct cli *cli, int argc, char **argv)
         if (verbose)
                 fprintf(stderr, "llmtune: health check of %s with profile %s, severity %s and above: %zu rules, %zu counted; %.3f s\n",
                         node ? node : "this host", env.profile.name, severity_name(conf.severity), a.n, n_bad, since(&t0));
-        audit_free(&a);
+        audit_done(&a);
         facts_free(f);
-        rule_env_free(&env);
+        rule_env_done(&env);
         return ret;
 }
 

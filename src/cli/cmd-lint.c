@@ -51,7 +51,7 @@ static void lint_profile_nccl(const struct resolved *r, const char *file, const 
                 for (size_t k = 0; k < l.n_findings; k++)
                         if (nccl_problem_is_error(l.findings[k].problem))
                                 diag_add(d, file, line, "[nccl] %s", l.findings[k].message);
-                nccl_lint_free(&l);
+                nccl_lint_done(&l);
         }
 }
 
@@ -65,7 +65,7 @@ static int lint_cmd(struct cli *cli, int argc, char **argv)
         /* The shipped rules and profiles are the context a site file is checked against. */
         int rc = cli_load_env(cli, &env);
         if (rc != EXIT_OK) {
-                rule_env_free(&env);
+                rule_env_done(&env);
                 return rc;
         }
         struct nccl_catalog cat = {0};
@@ -84,7 +84,7 @@ static int lint_cmd(struct cli *cli, int argc, char **argv)
                                                 lint_profile_nccl(&r, argv[i], &cat, &d);
                                         else
                                                 diag_add(&d, argv[i], 0, "[nccl] not checked: %s cannot be read", cat_path);
-                                        resolved_free(&r);
+                                        resolved_done(&r);
                                 }
                         }
                 } else {
@@ -103,7 +103,7 @@ static int lint_cmd(struct cli *cli, int argc, char **argv)
                                         diag_add(&d, extra.v[k].file, extra.v[k].line, "rule '%s' already defined at %s:%u",
                                                  extra.v[k].id, dup->file, dup->line);
                         }
-                        rules_free(&extra);
+                        rules_done(&extra);
                 }
                 if (d.msgs.n > before)
                         bad++;
@@ -111,8 +111,8 @@ static int lint_cmd(struct cli *cli, int argc, char **argv)
                         printf("%s: ok\n", argv[i]);
         }
         rc = cli_report_diags(&d);
-        rule_env_free(&env);
-        nccl_catalog_free(&cat);
+        rule_env_done(&env);
+        nccl_catalog_done(&cat);
         return bad ? EXIT_ERROR : rc;
 }
 

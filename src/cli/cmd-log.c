@@ -167,7 +167,7 @@ static void print_runs(const struct log_read *lr, bool json)
                 json_object_put(arr);
         } else if (!runs.n)
                 printf("no changes recorded\n");
-        strv_free(&runs);
+        strv_done(&runs);
 }
 
 static int log_cmd(struct cli *cli, int argc, char **argv)
@@ -217,7 +217,7 @@ static int log_cmd(struct cli *cli, int argc, char **argv)
                 fprintf(stderr, "llmtune: note: %s\n", lr.head_note);
         if (lr.n_problems)
                 fprintf(stderr, "llmtune: the change log is damaged or was altered; see `llmtune verify`\n");
-        log_read_free(&lr);
+        log_read_done(&lr);
         return EXIT_OK;
 }
 

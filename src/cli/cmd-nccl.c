@@ -47,7 +47,7 @@ static size_t lint_print(const struct nccl_catalog *c, const char *label, const 
                        nccl_problem_is_error(l.findings[i].problem) ? "error" : "warning",
                        nccl_problem_name(l.findings[i].problem), l.findings[i].message);
         size_t n = l.n_findings;
-        nccl_lint_free(&l);
+        nccl_lint_done(&l);
         return n;
 }
 
@@ -87,7 +87,7 @@ static int nccl_lint_cmd(struct cli *cli, struct facts *f, const struct nccl_cat
                 if (!seen)
                         printf("no NCCL configuration file under %s (/etc/nccl.conf, ~/.nccl.conf)\n",
                                root_path(facts_root(f)));
-                strv_free(&paths);
+                strv_done(&paths);
         }
         return rc != EXIT_OK ? rc : findings ? EXIT_FINDINGS : EXIT_OK;
 }
@@ -147,7 +147,7 @@ static int nccl_cmd(struct cli *cli, int argc, char **argv)
                                 struct nccl_settings s;
                                 nccl_settings_build(f, &env.profile, cat, &s);
                                 out = nccl_env_render(&s);
-                                nccl_settings_free(&s);
+                                nccl_settings_done(&s);
                         } else {
                                 const char *data = NULL;
                                 int r = root_read(root, "/etc/nccl.conf", &data, NULL);
@@ -161,7 +161,7 @@ static int nccl_cmd(struct cli *cli, int argc, char **argv)
                                 fputs(out, stdout);
                         free(out);
                 }
-                rule_env_free(&env);
+                rule_env_done(&env);
         }
         facts_free(f);
         return rc;

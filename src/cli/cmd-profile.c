@@ -46,7 +46,7 @@ static int show_active(struct cli *cli, const char *wanted, bool json)
                 }
         }
         facts_free(f);
-        rule_env_free(&env);
+        rule_env_done(&env);
         return rc;
 }
 
@@ -79,8 +79,8 @@ static int set_pin(struct cli *cli, const char *name)
                 struct diags d = {0};
                 struct resolved res;
                 if (rc == EXIT_OK && profile_resolve(&env.lib, name, &env.rules, &res, &d) == 0)
-                        resolved_free(&res);
-                rule_env_free(&env);
+                        resolved_done(&res);
+                rule_env_done(&env);
                 if (rc != EXIT_OK || cli_report_diags(&d) != EXIT_OK)
                         return cli_error("not pinning '%s'", name);
         }

@@ -112,7 +112,7 @@ static int show_profile(struct rule_env *env, const char *name, bool json)
         const struct expr *match = profile_match(&env->lib, r.leaf, &n_match);
         if (json) {
                 show_json(env, &r, match, n_match);
-                resolved_free(&r);
+                resolved_done(&r);
                 return EXIT_OK;
         }
         printf("name: %s\n", r.name);
@@ -147,7 +147,7 @@ static int show_profile(struct rule_env *env, const char *name, bool json)
                         printf("  require = %s\n", match[i].text);
         } else if (!profile_detectable(&env->lib, r.leaf))
                 printf("match: none (never chosen by detection: select it with --profile or pin it)\n");
-        resolved_free(&r);
+        resolved_done(&r);
         return EXIT_OK;
 }
 
@@ -165,7 +165,7 @@ static int profiles_cmd(struct cli *cli, int argc, char **argv)
         int rc = cli_load_env(cli, &env);
         if (rc == EXIT_OK)
                 rc = n == 0 ? list_profiles(&env, json) : show_profile(&env, argv[optind + 1], json);
-        rule_env_free(&env);
+        rule_env_done(&env);
         return rc;
 }
 

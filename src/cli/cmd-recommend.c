@@ -47,7 +47,7 @@ static int recommend_cmd(struct cli *cli, int argc, char **argv)
                 free(why);
                 facts_free(f);
         }
-        rule_env_free(&env);
+        rule_env_done(&env);
         return rc;
 }
 

@@ -39,7 +39,7 @@ static int consistency_run(char **files, int nfiles, enum format fmt, const char
         struct diags d = {0};
         if (cons_rules_load(rules_path ? rules_path : def, &rules, &d) < 0) {
                 cli_report_diags(&d);
-                cons_rules_free(&rules);
+                cons_rules_done(&rules);
                 return EXIT_ERROR;
         }
         struct cons_fleet fl = {.rules = &rules};
@@ -77,8 +77,8 @@ static int consistency_run(char **files, int nfiles, enum format fmt, const char
                 if (rc == EXIT_OK && cons_not_uniform(&fl))
                         rc = EXIT_FINDINGS;
         }
-        cons_fleet_free(&fl);
-        cons_rules_free(&rules);
+        cons_fleet_done(&fl);
+        cons_rules_done(&rules);
         return rc;
 }
 
@@ -284,7 +284,7 @@ static int report_cmd(struct cli *cli, int argc, char **argv)
         if (by_host && fmt != FMT_CSV)
                 return cli_error("--by-host applies to --csv only");
 
-        _cleanup_(report_free) struct report rp = {0};
+        _cleanup_(report_done) struct report rp = {0};
         int rc = read_inputs(&rp, argv + optind, argc - optind, profile, keep_going);
         return rc == EXIT_OK ? write_report(&rp, fmt, by_host, output) : rc;
 }

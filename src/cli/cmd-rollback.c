@@ -167,7 +167,7 @@ static void print_notes(struct txn *t)
 {
         for (size_t i = 0; i < t->notes.n; i++)
                 fprintf(stderr, "llmtune: %s\n", t->notes.v[i]);
-        strv_free(&t->notes);
+        strv_done(&t->notes);
 }
 
 /* Why the selection refuses, on stderr and in the JSON conflicts. */

@@ -272,8 +272,8 @@ static void verify_result_done(struct verify_result *v)
         free(v->idx);
         free(v->unf_idx);
         free(v->eh.message);
-        strv_free(&v->unfinished);
-        log_read_free(&v->lr);
+        strv_done(&v->unfinished);
+        log_read_done(&v->lr);
 }
 
 /* The options into *JSON, *VERBOSE and EH. Returns -1 to go on, else the exit code. */
@@ -467,7 +467,7 @@ int verify_state_read(struct root *root, struct verify_state *ret)
                 free(ck.diff);
         }
         free(idx);
-        log_read_free(&lr);
+        log_read_done(&lr);
         /* The same precedence as verify's "status". */
         ret->status = ret->chain_problems ? "tampered"
                       : ret->unfinished   ? "unfinished"

@@ -159,8 +159,8 @@ const struct site_config *cli_config(struct cli *cli)
         if (site_config_load(r, c, &d) < 0) {
                 for (size_t i = 0; i < d.msgs.n; i++)
                         fprintf(stderr, "llmtune: %s\n", d.msgs.v[i]);
-                strv_free(&d.msgs);
-                site_config_free(c);
+                strv_done(&d.msgs);
+                site_config_done(c);
                 free(c);
                 return NULL;
         }
@@ -294,7 +294,7 @@ int main(int argc, char **argv)
                         fprintf(stderr, "llmtune-stats: files_opened=%u handles=%s\n",
                                 cli.root ? root_files_opened(cli.root) : 0u, facts_handles_loaded());
                 if (cli.config)
-                        site_config_free(cli.config);
+                        site_config_done(cli.config);
                 free(cli.config);
                 root_free(cli.root);
                 return rc;

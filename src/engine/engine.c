@@ -118,7 +118,7 @@ int engine_run(const struct ruleset *rules, const struct resolved *profile, stru
         return 0;
 }
 
-void audit_free(struct audit *a)
+void audit_done(struct audit *a)
 {
         for (size_t i = 0; i < a->n; i++) {
                 struct result *r = &a->v[i];
@@ -126,8 +126,8 @@ void audit_free(struct audit *a)
                 free(r->expected);
                 free(r->reason);
                 free(r->remedy_summary);
-                strv_free(&r->remedy_keys);
-                strv_free(&r->remedy_vals);
+                strv_done(&r->remedy_keys);
+                strv_done(&r->remedy_vals);
         }
         free(a->v);
         *a = (struct audit){0};

@@ -28,5 +28,5 @@ struct audit {
  * error returned as -ENOENT with *bad set). */
 int engine_run(const struct ruleset *rules, const struct resolved *profile, struct facts *f, const struct strv *only,
                struct audit *ret, const char **bad);
-void audit_free(struct audit *a);
+void audit_done(struct audit *a);
 const char *result_status_name(enum result_status s);

@@ -45,7 +45,7 @@ static int find_op(const char *tok, enum expr_op *ret, bool *needs_value)
         return -EINVAL;
 }
 
-void expr_free(struct expr *e)
+void expr_done(struct expr *e)
 {
         free(e->fact);
         free(e->value);
@@ -122,7 +122,7 @@ int expr_parse(const char *text, struct expr *ret, char **err)
         _cleanup_free_ char *first = next_token(&q);
         if (!first) {
                 *err = xstrdup("empty condition");
-                expr_free(&e);
+                expr_done(&e);
                 return -EINVAL;
         }
         bool explicit_quant = true;
@@ -147,23 +147,23 @@ int expr_parse(const char *text, struct expr *ret, char **err)
                         _cleanup_free_ char *clause = and ? xstrndup(c, (size_t)(and - c)) : xstrdup(c);
                         if (e.nwhere == EXPR_WHERE_MAX) {
                                 *err = xasprintf("more than %d 'where' clauses", EXPR_WHERE_MAX);
-                                expr_free(&e);
+                                expr_done(&e);
                                 return -EINVAL;
                         }
                         struct expr_where *wc = &e.where[e.nwhere++];
                         if (parse_test(clause, &wc->field, &wc->op, &wc->value, err) < 0) {
-                                expr_free(&e);
+                                expr_done(&e);
                                 return -EINVAL;
                         }
                         if (wc->op == OP_SET) {
                                 *err = xasprintf("'set' tests a profile parameter, not the field '%s'", wc->field);
-                                expr_free(&e);
+                                expr_done(&e);
                                 return -EINVAL;
                         }
                         if (strpbrk(wc->field, "*?[")) {
                                 *err = xasprintf("'where' takes a field of the item (like vendor_id), not \"%s\"",
                                                  wc->field);
-                                expr_free(&e);
+                                expr_done(&e);
                                 return -EINVAL;
                         }
                         if (!and)
@@ -173,24 +173,24 @@ int expr_parse(const char *text, struct expr *ret, char **err)
         } else
                 main_part = xstrdup(p);
         if (parse_test(main_part, &e.fact, &e.op, &e.value, err) < 0) {
-                expr_free(&e);
+                expr_done(&e);
                 return -EINVAL;
         }
         bool wild = strpbrk(e.fact, "*?[") != NULL;
         if ((explicit_quant || e.nwhere) && !wild) {
                 *err = xasprintf("'%s' needs a fact pattern with '*', got \"%s\"", e.nwhere ? "where" : first, e.fact);
-                expr_free(&e);
+                expr_done(&e);
                 return -EINVAL;
         }
         if (e.op == OP_SET && !(startswith(e.fact, "${") && endswith(e.fact, "}"))) {
                 *err = xasprintf("'set' tests a profile parameter (\"${name} set\"), not \"%s\"; facts take present/absent",
                                  e.fact);
-                expr_free(&e);
+                expr_done(&e);
                 return -EINVAL;
         }
         if (startswith(e.fact, "${") && (!endswith(e.fact, "}") || wild)) {
                 *err = xasprintf("malformed parameter reference \"%s\"", e.fact);
-                expr_free(&e);
+                expr_done(&e);
                 return -EINVAL;
         }
         *ret = e;
@@ -506,7 +506,7 @@ static void collection_unknown(const struct expr *e, const struct fact *coll, st
         ret->failing = 0;
 }
 
-static void where_wants_free(char ***v)
+static void where_wants_done(char ***v)
 {
         for (size_t i = 0; i < EXPR_WHERE_MAX; i++)
                 free((*v)[i]);
@@ -723,7 +723,7 @@ void expr_eval(const struct expr *e, struct facts *f, param_fn params, void *use
         _cleanup_free_ char *missing = NULL;
         _cleanup_free_ char *want = NULL;
         char *where_want[EXPR_WHERE_MAX] = {0};
-        _cleanup_(where_wants_free) char **where_wants = where_want;
+        _cleanup_(where_wants_done) char **where_wants = where_want;
         if (e->value && !(want = expr_substitute(e->value, params, userdata, &missing))) {
                 eval_error(ret, xasprintf("unknown parameter ${%s}", missing), NULL);
                 return;

@@ -46,7 +46,7 @@ struct expr {
 
 /* Parse TEXT; on error returns -EINVAL and *err says why. */
 int expr_parse(const char *text, struct expr *ret, char **err);
-void expr_free(struct expr *e);
+void expr_done(struct expr *e);
 const char *expr_op_name(enum expr_op op);
 
 /* Parameter lookup for ${name}; returns NULL when unknown. */

@@ -34,7 +34,7 @@ static const struct setting *settings_get(const struct settings *s, const char *
         return NULL;
 }
 
-static void settings_free(struct settings *s)
+static void settings_done(struct settings *s)
 {
         for (size_t i = 0; i < s->n; i++) {
                 free(s->v[i].key);
@@ -45,29 +45,29 @@ static void settings_free(struct settings *s)
         *s = (struct settings){0};
 }
 
-static void profile_free(struct profile *p)
+static void profile_done(struct profile *p)
 {
         free(p->name);
         free(p->description);
         free(p->inherits);
         free(p->file);
-        settings_free(&p->params);
-        settings_free(&p->rules);
-        settings_free(&p->nccl);
+        settings_done(&p->params);
+        settings_done(&p->rules);
+        settings_done(&p->nccl);
         for (size_t i = 0; i < p->n_match; i++)
-                expr_free(&p->match[i]);
+                expr_done(&p->match[i]);
         free(p->match);
 }
 
 void profiles_truncate(struct profile_lib *lib, size_t n)
 {
         for (size_t i = n; i < lib->n; i++)
-                profile_free(&lib->v[i]);
+                profile_done(&lib->v[i]);
         if (n < lib->n)
                 lib->n = n;
 }
 
-void profiles_free(struct profile_lib *lib)
+void profiles_done(struct profile_lib *lib)
 {
         profiles_truncate(lib, 0);
         free(lib->v);
@@ -164,13 +164,13 @@ static int load_one(struct profile_lib *lib, const char *file, const char *data,
         if (!p.name)
                 diag_add(d, file, 0, "no [profile] name");
         if (d->msgs.n > before) {
-                profile_free(&p);
+                profile_done(&p);
                 return -EINVAL;
         }
         for (size_t i = 0; i < lib->n; i++)
                 if (lib->v[i].site == site && streq(lib->v[i].name, p.name)) {
                         diag_add(d, file, p.line, "profile '%s' already defined in %s", p.name, lib->v[i].file);
-                        profile_free(&p);
+                        profile_done(&p);
                         return -EINVAL;
                 }
         lib->v = xrealloc(lib->v, (lib->n + 1) * sizeof(*lib->v));
@@ -255,7 +255,7 @@ int profiles_load(struct profile_lib *lib, const char *shipped_dir, struct root 
                         rc = -EINVAL;
                 free(sbuf_steal(&b));
         }
-        strv_free(&names);
+        strv_done(&names);
         if (!root)
                 return rc;
         /* Site profiles are part of the machine: read them through the root handle. */
@@ -281,7 +281,7 @@ int profiles_load(struct profile_lib *lib, const char *shipped_dir, struct root 
                         if (load_one(lib, p, data, len, true, d) < 0)
                                 rc = -EINVAL;
                 }
-        strv_free(&site);
+        strv_done(&site);
         return rc;
 }
 
@@ -294,14 +294,14 @@ const struct profile *profile_find(const struct profile_lib *lib, const char *na
         return site_first && site ? site : shipped ? shipped : site;
 }
 
-void resolved_free(struct resolved *r)
+void resolved_done(struct resolved *r)
 {
         free(r->name);
         free(r->description);
-        strv_free(&r->chain);
-        settings_free(&r->params);
-        settings_free(&r->rules);
-        settings_free(&r->nccl);
+        strv_done(&r->chain);
+        settings_done(&r->params);
+        settings_done(&r->rules);
+        settings_done(&r->nccl);
         *r = (struct resolved){0};
 }
 
@@ -472,7 +472,7 @@ static void validate_resolved(const struct resolved *r, const struct ruleset *ru
                                 diag_add(d, rule->file, rule->line,
                                          "rule '%s' needs parameter '%s', which profile '%s' does not set", rule->id,
                                          ps.v[k], r->name);
-                strv_free(&ps);
+                strv_done(&ps);
         }
 }
 
@@ -494,7 +494,7 @@ static void hash_resolved(struct resolved *r)
         unsigned mdlen = 0;
         EVP_DigestFinal_ex(ctx, md, &mdlen);
         EVP_MD_CTX_free(ctx);
-        settings_free(&sorted);
+        settings_done(&sorted);
         digest_hex(md, mdlen < 32 ? mdlen : 32, r->hash);
 }
 
@@ -516,12 +516,12 @@ int profile_resolve(const struct profile_lib *lib, const char *name, const struc
                 if (!strchr(r.nccl.v[k].key, '.')) /* KEY.reason explains KEY (nccl-gen.h) */
                         strv_add(&keys, r.nccl.v[k].key);
         _cleanup_free_ char *joined = keys.n ? strv_join(&keys, ",") : xstrdup("none");
-        strv_free(&keys);
+        strv_done(&keys);
         settings_set(&r.params, "nccl_keys", joined, "[nccl] sections");
         validate_resolved(&r, rules, d);
         hash_resolved(&r);
         if (d->msgs.n > before) {
-                resolved_free(&r);
+                resolved_done(&r);
                 return -EINVAL;
         }
         *ret = r;

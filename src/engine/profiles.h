@@ -46,7 +46,7 @@ int profiles_load_file(struct profile_lib *lib, const char *path, struct diags *
 int profiles_load_buffer(struct profile_lib *lib, const char *name, const char *data, size_t len, struct diags *d);
 /* Free the profiles from index N on (those loaded after the first N), keeping the first N. */
 void profiles_truncate(struct profile_lib *lib, size_t n);
-void profiles_free(struct profile_lib *lib);
+void profiles_done(struct profile_lib *lib);
 
 struct resolved {
         char *name, *description;
@@ -62,7 +62,7 @@ struct resolved {
  * badly typed values are reported in D with file:line. */
 int profile_resolve(const struct profile_lib *lib, const char *name, const struct ruleset *rules,
                     struct resolved *ret, struct diags *d);
-void resolved_free(struct resolved *r);
+void resolved_done(struct resolved *r);
 
 const char *resolved_param(const struct resolved *r, const char *name);
 /* Is rule ID enabled for this profile, and with which severity? */

@@ -67,6 +67,6 @@ char *remedy_kind_names(void)
         for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
                 strv_add(&l, kinds[i].name);
         char *s = strv_join(&l, " ");
-        strv_free(&l);
+        strv_done(&l);
         return s;
 }

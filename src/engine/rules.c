@@ -26,7 +26,7 @@ int severity_parse(const char *s, enum severity *ret)
         return 0;
 }
 
-static void rule_free(struct rule *r)
+static void rule_done(struct rule *r)
 {
         free(r->id);
         free(r->title);
@@ -36,21 +36,21 @@ static void rule_free(struct rule *r)
         free(r->source);
         free(r->note);
         for (size_t i = 0; i < r->n_when; i++)
-                expr_free(&r->when[i]);
+                expr_done(&r->when[i]);
         free(r->when);
         for (size_t i = 0; i < r->n_checks; i++)
-                expr_free(&r->checks[i]);
+                expr_done(&r->checks[i]);
         free(r->checks);
         free(r->remedy);
-        strv_free(&r->remedy_keys);
-        strv_free(&r->remedy_vals);
+        strv_done(&r->remedy_keys);
+        strv_done(&r->remedy_vals);
         free(r->file);
 }
 
-void rules_free(struct ruleset *rs)
+void rules_done(struct ruleset *rs)
 {
         for (size_t i = 0; i < rs->n; i++)
-                rule_free(&rs->v[i]);
+                rule_done(&rs->v[i]);
         free(rs->v);
         *rs = (struct ruleset){0};
 }
@@ -269,7 +269,7 @@ int rules_load_dir(struct ruleset *rs, const char *dir, struct diags *d)
                 if (rules_load_file(rs, p, d) < 0)
                         rc = -EINVAL;
         }
-        strv_free(&names);
+        strv_done(&names);
         return rc;
 }
 
@@ -306,7 +306,7 @@ int rules_load_site(struct ruleset *rs, struct root *root, struct diags *d)
                 if (rules_load_buffer(rs, p, data, len, d) < 0)
                         rc = -EINVAL;
         }
-        strv_free(&names);
+        strv_done(&names);
         return rc;
 }
 

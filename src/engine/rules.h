@@ -51,7 +51,7 @@ int rules_load_site(struct ruleset *rs, struct root *root, struct diags *d);
 #define RULES_SITE_DIR "/etc/llmtune/rules.d"
 /* The same for rules already in memory, NAME standing for the file (the fuzz target's way in). */
 int rules_load_buffer(struct ruleset *rs, const char *name, const char *data, size_t len, struct diags *d);
-void rules_free(struct ruleset *rs);
+void rules_done(struct ruleset *rs);
 
 const struct rule *rules_find(const struct ruleset *rs, const char *id);
 const char *severity_name(enum severity s);

@@ -33,7 +33,7 @@ int affinity_policy_parse(const char *s, enum affinity_policy *ret)
         return -EINVAL;
 }
 
-void affinity_map_free(struct affinity_map *m)
+void affinity_map_done(struct affinity_map *m)
 {
         for (size_t i = 0; i < m->n; i++) {
                 free(m->v[i].address);
@@ -104,11 +104,13 @@ static size_t node_cores(struct facts *f, const unsigned *cpus, size_t n, struct
         return nc;
 }
 
-static void cores_free(struct core *c, size_t n)
+/* Frees the N cores of C and C itself; returns NULL. */
+static struct core *cores_free(struct core *c, size_t n)
 {
         for (size_t i = 0; i < n; i++)
                 free(c[i].cpus);
         free(c);
+        return NULL;
 }
 
 static int cmp_unsigned(const void *a, const void *b)
@@ -267,7 +269,7 @@ char *affinity_conf_render(struct facts *f, char **err)
         if (affinity_compute(f, &m, err) < 0)
                 return NULL;
         char *s = affinity_map_render(&m);
-        affinity_map_free(&m);
+        affinity_map_done(&m);
         return s;
 }
 
@@ -323,7 +325,7 @@ int affinity_conf_parse(const char *text, struct affinity_map *ret, char **err)
                 }
                 if (why) {
                         *err = xasprintf("line %u: %s", lineno, why);
-                        affinity_map_free(&m);
+                        affinity_map_done(&m);
                         return -EINVAL;
                 }
         }

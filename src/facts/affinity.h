@@ -55,7 +55,7 @@ int affinity_policy_parse(const char *s, enum affinity_policy *ret);
 /* Compute the map for every NVIDIA GPU of F. Returns 0, or a negative errno with *err (malloc'd)
  * when there is no GPU or the facts are unreadable. */
 int affinity_compute(struct facts *f, struct affinity_map *ret, char **err);
-void affinity_map_free(struct affinity_map *m);
+void affinity_map_done(struct affinity_map *m);
 
 /* Render the map in the gpu-affinity.conf format. */
 char *affinity_map_render(const struct affinity_map *m);

@@ -37,12 +37,13 @@ struct anonymizer *anonymizer_new(const char *host)
         return anonymizer_new_key(host, key);
 }
 
-void anonymizer_free(struct anonymizer *a)
+struct anonymizer *anonymizer_free(struct anonymizer *a)
 {
         if (!a)
-                return;
+                return NULL;
         free(a->host);
         free(a);
+        return NULL;
 }
 
 static void mac_of(const struct anonymizer *a, const char *tag, const void *in, size_t n, unsigned char out[32])

@@ -23,7 +23,8 @@ struct anonymizer;
 /* HOST: the host name to replace (NULL or "localhost": none). KEY_HEX (tests) fixes the key. */
 struct anonymizer *anonymizer_new(const char *host);
 struct anonymizer *anonymizer_new_key(const char *host, const unsigned char key[32]);
-void anonymizer_free(struct anonymizer *a);
+/* Frees A (NULL is fine) and returns NULL: `a = anonymizer_free(a);`. */
+struct anonymizer *anonymizer_free(struct anonymizer *a);
 
 /* The replacement of the host name (caller frees). */
 char *anonymize_host(struct anonymizer *a, const char *host);

@@ -59,7 +59,7 @@ static int load_online(struct root *r, struct cpu_topo *t)
                         continue;
                 t->cpus[t->n++] = c;
         }
-        strv_free(&names);
+        strv_done(&names);
         if (t->n == 0)
                 return -ENOENT;
         qsort_safe(t->cpus, t->n, sizeof(*t->cpus), cmp_uint);

@@ -30,7 +30,7 @@ static char *resolve_link(const char *dir, const char *target)
                 strv_add(&parts, t);
         }
         _cleanup_free_ char *j = strv_join(&parts, "/");
-        strv_free(&parts);
+        strv_done(&parts);
         return xasprintf("/%s", j);
 }
 
@@ -50,7 +50,7 @@ int dropin_list_load(struct root *r, const char *family, struct dropin_list *ret
                 if (rc == -ENOENT || rc == -ENOTDIR)
                         continue;
                 if (rc < 0) {
-                        dropin_list_free(&l);
+                        dropin_list_done(&l);
                         *bad = xstrdup(dir);
                         return rc;
                 }
@@ -75,7 +75,7 @@ int dropin_list_load(struct root *r, const char *family, struct dropin_list *ret
                         l.v = xrealloc(l.v, (l.n + 1) * sizeof(*l.v));
                         l.v[l.n++] = f;
                 }
-                strv_free(&names);
+                strv_done(&names);
         }
         qsort_safe(l.v, l.n, sizeof(*l.v), cmp_file);
         if (streq(family, "sysctl.d")) {
@@ -93,7 +93,7 @@ int dropin_list_load(struct root *r, const char *family, struct dropin_list *ret
         return 0;
 }
 
-void dropin_list_free(struct dropin_list *l)
+void dropin_list_done(struct dropin_list *l)
 {
         for (size_t i = 0; i < l->n; i++) {
                 free(l->v[i].name);
@@ -164,7 +164,7 @@ int sysctl_settings_load(struct root *r, const char *key, struct sysctl_settings
                         continue; /* a dangling link or no /etc/sysctl.conf: nothing set there */
                 if (rc < 0) {
                         *bad = xstrdup(s.files.v[i].real);
-                        sysctl_settings_free(&s);
+                        sysctl_settings_done(&s);
                         return rc;
                 }
                 _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(data);
@@ -180,12 +180,12 @@ int sysctl_settings_load(struct root *r, const char *key, struct sysctl_settings
         return 0;
 }
 
-void sysctl_settings_free(struct sysctl_settings *s)
+void sysctl_settings_done(struct sysctl_settings *s)
 {
         for (size_t i = 0; i < s->n; i++)
                 free(s->v[i].value);
         free(s->v);
-        dropin_list_free(&s->files);
+        dropin_list_done(&s->files);
         *s = (struct sysctl_settings){0};
 }
 

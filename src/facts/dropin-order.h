@@ -34,7 +34,7 @@ struct dropin_list {
 /* The files of family D ("sysctl.d") in boot order. A directory that exists but cannot be listed
  * is an error (-errno, *bad = its path): an unreadable directory is never "no files". */
 int dropin_list_load(struct root *r, const char *family, struct dropin_list *ret, char **bad);
-void dropin_list_free(struct dropin_list *l);
+void dropin_list_done(struct dropin_list *l);
 
 /* One line of a sysctl file that sets a key. */
 struct sysctl_setting {
@@ -52,7 +52,7 @@ struct sysctl_settings {
 /* Every line in the boot order of sysctl.d that sets KEY (dots or slashes, globs as sysctl.d(5)
  * allows). Returns 0 or -errno with *bad the unreadable path. */
 int sysctl_settings_load(struct root *r, const char *key, struct sysctl_settings *ret, char **bad);
-void sysctl_settings_free(struct sysctl_settings *s);
+void sysctl_settings_done(struct sysctl_settings *s);
 
 /* Does sysctl.d line LINE set KEY? *value (caller frees) is its value. */
 bool sysctl_line_sets(const char *line, const char *key, char **value);

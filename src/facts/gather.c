@@ -257,12 +257,12 @@ static char *resolve(struct gctx *g, const char *path, bool follow_last)
                 for (size_t i = pos; i < todo.n; i++)
                         strv_add(&next, todo.v[i]);
                 free(target);
-                strv_free(&todo);
+                strv_done(&todo);
                 todo = next;
                 pos = 0;
         }
-        strv_free(&todo);
-        strv_free(&cur);
+        strv_done(&todo);
+        strv_done(&cur);
         if (ret && !*ret) {
                 free(ret);
                 return NULL; /* the root itself */
@@ -333,7 +333,7 @@ static void one_record(struct gctx *g, const struct root_rec *rec)
                                 add_existing(g, child);
                         }
                 }
-                strv_free(&names);
+                strv_done(&names);
         }
 }
 
@@ -390,7 +390,7 @@ static void gctx_done(struct gctx *g)
                 free(g->v[i]);
         }
         free(g->v);
-        strv_free(&g->left_seen);
+        strv_done(&g->left_seen);
         for (size_t i = 0; i < BUCKETS; i++)
                 for (struct known *k = g->kb[i], *n; k; k = n) {
                         n = k->next;
@@ -402,7 +402,7 @@ static void gctx_done(struct gctx *g)
 
 static void anonymizer_freep(struct anonymizer **an)
 {
-        anonymizer_free(*an);
+        *an = anonymizer_free(*an);
 }
 
 /* Every recorded read of R becomes entries of G, sorted by path. */

@@ -126,7 +126,7 @@ static size_t utf8_sanitize(json_object *o)
                         free(fixed);
                         changed++;
                 }
-                strv_free(&bad);
+                strv_done(&bad);
                 break;
         }
         default:

@@ -78,7 +78,7 @@ static void parse_header(struct mdstat_array *a, struct strv *t)
         a->members_n = (unsigned)names.n;
         a->members = strv_join(&names, " ");
         a->raid_disks = active;
-        strv_free(&names);
+        strv_done(&names);
 }
 
 /* "5853468288 blocks super 1.2 level 6, 64k chunk, algorithm 2 [8/8] [UUUUUUUU]",
@@ -142,7 +142,7 @@ int mdstat_parse(const char *text, struct mdstat_array **ret, size_t *ret_n)
                         cur = NULL; /* a blank line ends an array's block */
                 } else if (!indented && startswith(t.v[0], "md") && t.n >= 2 && streq(t.v[1], ":")) {
                         if (n == MDSTAT_MAX_ARRAYS) {
-                                strv_free(&t);
+                                strv_done(&t);
                                 break;
                         }
                         v = xrealloc(v, (n + 1) * sizeof(*v));
@@ -157,14 +157,14 @@ int mdstat_parse(const char *text, struct mdstat_array **ret, size_t *ret_n)
                                 parse_progress(cur, &t);
                 } else
                         cur = NULL; /* "Personalities", "unused devices", "read_ahead" */
-                strv_free(&t);
+                strv_done(&t);
         }
         *ret = v;
         *ret_n = n;
         return 0;
 }
 
-void mdstat_free(struct mdstat_array *a, size_t n)
+struct mdstat_array *mdstat_free(struct mdstat_array *a, size_t n)
 {
         for (size_t i = 0; i < n; i++) {
                 free(a[i].name);
@@ -176,4 +176,5 @@ void mdstat_free(struct mdstat_array *a, size_t n)
                 free(a[i].bad);
         }
         free(a);
+        return NULL;
 }

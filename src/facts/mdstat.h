@@ -29,4 +29,5 @@ struct mdstat_array {
 /* Parse the whole file. Blocks that cannot be parsed are kept with bad set. Returns 0 or -EBADMSG
  * when the text is not mdstat at all (no "Personalities" line). */
 int mdstat_parse(const char *text, struct mdstat_array **ret, size_t *ret_n);
-void mdstat_free(struct mdstat_array *a, size_t n);
+/* Frees the N arrays of A and A itself; returns NULL: `a = mdstat_free(a, n);`. */
+struct mdstat_array *mdstat_free(struct mdstat_array *a, size_t n);

@@ -35,11 +35,11 @@ void modprobe_entries_add(struct modprobe_entries *e, const char *key, const cha
         strv_add(&e->src, src);
 }
 
-void modprobe_entries_free(struct modprobe_entries *e)
+void modprobe_entries_done(struct modprobe_entries *e)
 {
-        strv_free(&e->key);
-        strv_free(&e->val);
-        strv_free(&e->src);
+        strv_done(&e->key);
+        strv_done(&e->val);
+        strv_done(&e->src);
 }
 
 /* Remove the last entry equal to KEY/VAL; returns whether one was there. */
@@ -114,10 +114,10 @@ void cmdline_modules_parse(const char *cmdline, const char *src, struct cmdline_
         }
 }
 
-void cmdline_modules_free(struct cmdline_modules *c)
+void cmdline_modules_done(struct cmdline_modules *c)
 {
-        strv_free(&c->blacklist);
-        modprobe_entries_free(&c->options);
+        strv_done(&c->blacklist);
+        modprobe_entries_done(&c->options);
 }
 
 static void kmod_quiet(void *data, int priority, const char *file, int line, const char *fn, const char *format,
@@ -198,7 +198,7 @@ int modprobe_config_load(struct root *r, const char *release, const struct cmdli
                         entries_remove(&c.options, l.options.key.v[i], l.options.val.v[i]);
                 for (size_t i = 0; i < l.install.key.n; i++)
                         entries_remove(&c.install, l.install.key.v[i], l.install.val.v[i]);
-                modprobe_config_free(&l);
+                modprobe_config_done(&l);
                 kmod_unref(live);
         }
         if (cmd) {
@@ -213,9 +213,9 @@ int modprobe_config_load(struct root *r, const char *release, const struct cmdli
         return 0;
 }
 
-void modprobe_config_free(struct modprobe_config *c)
+void modprobe_config_done(struct modprobe_config *c)
 {
-        modprobe_entries_free(&c->blacklist);
-        modprobe_entries_free(&c->options);
-        modprobe_entries_free(&c->install);
+        modprobe_entries_done(&c->blacklist);
+        modprobe_entries_done(&c->options);
+        modprobe_entries_done(&c->install);
 }

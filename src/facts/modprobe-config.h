@@ -33,10 +33,10 @@ char *modname_normalize(const char *s);
 bool modname_valid(const char *s);
 
 void modprobe_entries_add(struct modprobe_entries *e, const char *key, const char *val, const char *src);
-void modprobe_entries_free(struct modprobe_entries *e);
+void modprobe_entries_done(struct modprobe_entries *e);
 
 void cmdline_modules_parse(const char *cmdline, const char *src, struct cmdline_modules *ret);
-void cmdline_modules_free(struct cmdline_modules *c);
+void cmdline_modules_done(struct cmdline_modules *c);
 
 /*
  * Read ROOT's modprobe.d through libkmod (module directory ROOT/lib/modules/RELEASE, which need
@@ -45,4 +45,4 @@ void cmdline_modules_free(struct cmdline_modules *c);
  */
 int modprobe_config_load(struct root *r, const char *release, const struct cmdline_modules *cmd,
                          struct kmod_ctx **ret_ctx, struct modprobe_config *ret);
-void modprobe_config_free(struct modprobe_config *c);
+void modprobe_config_done(struct modprobe_config *c);

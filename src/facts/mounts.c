@@ -70,7 +70,7 @@ int fstab_read(struct root *r, struct mount_entry **ret, size_t *ret_n)
         return parse_table(r, "/etc/fstab", ret, ret_n);
 }
 
-void mounts_free(struct mount_entry *m, size_t n)
+struct mount_entry *mounts_free(struct mount_entry *m, size_t n)
 {
         for (size_t i = 0; i < n; i++) {
                 free(m[i].source);
@@ -80,6 +80,7 @@ void mounts_free(struct mount_entry *m, size_t n)
                 free(m[i].raw);
         }
         free(m);
+        return NULL;
 }
 
 char *mount_option(const char *options, const char *name)

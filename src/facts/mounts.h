@@ -23,7 +23,8 @@ const char *mounts_source(struct root *r);
 int mounts_read(struct root *r, struct mount_entry **ret, size_t *ret_n);
 /* Entries of ROOT/etc/fstab (comments and blank lines skipped), in order. */
 int fstab_read(struct root *r, struct mount_entry **ret, size_t *ret_n);
-void mounts_free(struct mount_entry *m, size_t n);
+/* Frees the N entries of M and M itself; returns NULL: `m = mounts_free(m, n);`. */
+struct mount_entry *mounts_free(struct mount_entry *m, size_t n);
 
 /* One line of /etc/fstab as fstab_rewrite hands it to its editor: the text as written (no '\n')
  * and its first four fields as written (octal escapes kept); n == 0 for a comment or blank line. */

@@ -74,7 +74,7 @@ struct val {
         char *s;      /* V_OK: the value; otherwise the reason */
 };
 
-static void val_free(struct val *v) { free(v->s); }
+static void val_done(struct val *v) { free(v->s); }
 
 /* Words nvidia-smi prints instead of a value. */
 static enum vstat classify(const char *s)
@@ -155,7 +155,7 @@ static void emit_num(const struct ctx *c, const struct nvgpu_out *o, const char 
                 nvgpu_absent(o, field, v.s);
         else
                 nvgpu_unreadable(o, field, v.s);
-        val_free(&v);
+        val_done(&v);
 }
 
 static void emit_str(const struct ctx *c, const struct nvgpu_out *o, const char *field, xmlNode *g, const char *path)
@@ -167,7 +167,7 @@ static void emit_str(const struct ctx *c, const struct nvgpu_out *o, const char 
                 nvgpu_absent(o, field, v.s);
         else
                 nvgpu_unreadable(o, field, v.s);
-        val_free(&v);
+        val_done(&v);
 }
 
 /* "Enabled"/"Disabled", "Yes"/"No", "Active"/"Not Active". */
@@ -203,7 +203,7 @@ static void emit_bool(const struct ctx *c, const struct nvgpu_out *o, const char
                 nvgpu_unreadable(o, field, v.s);
         if (ret)
                 *ret = r;
-        val_free(&v);
+        val_done(&v);
 }
 
 /*
@@ -237,11 +237,11 @@ static void emit_ecc(const struct ctx *c, const struct nvgpu_out *o, xmlNode *g,
                         _cleanup_free_ char *why = v.st == V_OK ? xasprintf("%s: not a number: \"%.60s\"", parts[i], v.s)
                                                                 : xasprintf("%s: %s", parts[i], v.s);
                         nvgpu_unreadable(o, field, why);
-                        val_free(&v);
+                        val_done(&v);
                         free(absent_why);
                         return;
                 }
-                val_free(&v);
+                val_done(&v);
         }
         if (any)
                 nvgpu_uint(o, field, sum);
@@ -422,14 +422,14 @@ static void driver_facts(struct ctx *c, struct facts *f, xmlNode *top)
                 fact_absent(f, path, dv.s, "nvml.driver_version");
         else
                 fact_unreadable(f, path, 0, dv.s, "nvml.driver_version");
-        val_free(&dv);
+        val_done(&dv);
         struct val av = lookup(c, top, "attached_gpus");
         uint64_t attached;
         if (av.st == V_OK && parse_num(av.s, NULL, 1, &attached) == 0)
                 fact_uint(f, path, attached, "nvml.attached");
         else
                 fact_unreadable(f, path, 0, av.st == V_OK ? "not a number" : av.s, "nvml.attached");
-        val_free(&av);
+        val_done(&av);
 }
 
 /* The <gpu> elements of TOP with their PCI addresses (the id attribute, else pci/pci_bus_id),
@@ -452,7 +452,7 @@ static size_t collect_gpus(struct ctx *c, xmlNode *top, struct gpu_node **ret)
                         struct val bv = lookup(c, g, "pci/pci_bus_id");
                         if (bv.st == V_OK)
                                 alt = xstrdup(bv.s);
-                        val_free(&bv);
+                        val_done(&bv);
                         bus = alt;
                 }
                 if (nvgpu_bus_id(bus, gn->addr)) {

@@ -165,7 +165,7 @@ static int ancestors(struct facts *f, const char *addr, struct strv *ret, char *
         for (char *t = strtok_r(copy, "/", &save); t; t = strtok_r(NULL, "/", &save))
                 strv_add(&parts, t);
         if (parts.n == 0 || !streq(parts.v[parts.n - 1], addr)) {
-                strv_free(&parts);
+                strv_done(&parts);
                 *ret_why = xasprintf("the device path %s does not end in %s", target, addr);
                 return -EINVAL;
         }
@@ -175,7 +175,7 @@ static int ancestors(struct facts *f, const char *addr, struct strv *ret, char *
                         break; /* pci0000:00: the root bus */
                 strv_add(ret, parts.v[i]);
         }
-        strv_free(&parts);
+        strv_done(&parts);
         return 0;
 }
 
@@ -254,7 +254,7 @@ static void acs_facts(struct facts *f, struct pcilib *p, const char *pci_err, co
                                                : xasprintf("config space of %s not decodable (%s)", a,
                                                            p ? pcilib_last_error(p) : pci_err);
                         fact_absent(f, cfg, why, "%s.acs_redirect", prefix);
-                        strv_free(&hits);
+                        strv_done(&hits);
                         return;
                 }
                 if (l.type != PCIE_TYPE_SWITCH_UP && l.type != PCIE_TYPE_SWITCH_DOWN)
@@ -268,7 +268,7 @@ static void acs_facts(struct facts *f, struct pcilib *p, const char *pci_err, co
                                                : xasprintf("ACS capability of %s not decodable (%s)", a,
                                                            pcilib_last_error(p));
                         fact_absent(f, cfg, why, "%s.acs_redirect", prefix);
-                        strv_free(&hits);
+                        strv_done(&hits);
                         return;
                 }
                 if (ctrl & (ACS_CTRL_REQ_REDIR | ACS_CTRL_CMPLT_REDIR))
@@ -277,7 +277,7 @@ static void acs_facts(struct facts *f, struct pcilib *p, const char *pci_err, co
         _cleanup_free_ char *list = hits.n ? strv_join(&hits, ",") : xstrdup("none");
         _cleanup_free_ char *src = up->n ? xasprintf(PCI_DEVS "/%s/config", up->v[0]) : xstrdup(PCI_DEVS);
         fact_str(f, src, list, "%s.acs_redirect", prefix);
-        strv_free(&hits);
+        strv_done(&hits);
 }
 
 void pci_link_facts(struct facts *f, const char *prefix, const char *addr)
@@ -313,7 +313,7 @@ void pci_link_facts(struct facts *f, const char *prefix, const char *addr)
         }
         derived(f, prefix, &dev, &up, have_up);
         acs_facts(f, p, pci_err, prefix, &anc, arc < 0 ? why : NULL);
-        strv_free(&anc);
+        strv_done(&anc);
         linkinfo_clear(&dev);
         linkinfo_clear(&up);
 }

@@ -153,7 +153,7 @@ static bool device_counts(struct facts *f, struct root *r, const char *a, struct
 static int aer_run(struct facts *f)
 {
         struct root *r = facts_root(f);
-        _cleanup_(strv_free) struct strv names = {0};
+        _cleanup_(strv_done) struct strv names = {0};
         int rc = root_list(r, PCI_DEVS, &names);
         static const char *const summaries[] = {"aer.count", "aer.devices", "aer.fatal_devices", "aer.nonfatal_devices",
                                                 "aer.correctable_devices"};

@@ -92,7 +92,7 @@ static void initramfs_tool(struct facts *f)
                 fact_absent(f, "/usr/sbin", why, "os.initramfs_tools");
         }
         free(first);
-        strv_free(&found);
+        strv_done(&found);
 }
 
 static int boot_run(struct facts *f)
@@ -130,7 +130,7 @@ static int boot_run(struct facts *f)
         bool stale = newest_name && (newest.tv_sec > img.st_mtim.tv_sec ||
                                      (newest.tv_sec == img.st_mtim.tv_sec && newest.tv_nsec > img.st_mtim.tv_nsec));
         fact_bool(f, path, stale, "boot.initramfs.stale");
-        strv_free(&names);
+        strv_done(&names);
         return 0;
 }
 

@@ -118,7 +118,7 @@ static bool arm_model(struct facts *f, const char *data)
                 /* big.LITTLE and DynamIQ systems have several core types: name each once */
                 _cleanup_free_ char *joined = strv_join(&names, " + ");
                 fact_str(f, "/proc/cpuinfo (CPU implementer, CPU part)", joined, "cpu.model");
-                strv_free(&names);
+                strv_done(&names);
                 return true;
         }
         /* No MIDR fields: the board's own name (device tree, then DMI) */
@@ -203,7 +203,7 @@ static void cpu_state_free(void *p)
         struct cpu_state *s = p;
         if (s) {
                 free(s->cpus);
-                strv_free(&s->policy_dirs);
+                strv_done(&s->policy_dirs);
                 free(s->policy_ids);
         }
         free(s);
@@ -256,7 +256,7 @@ static void stage_policies(struct facts *f, struct cpu_state *s)
                         if (add_policy(f, s, dir, id, &driver))
                                 driver_src = CPU_DIR "/cpufreq/policy*/scaling_driver";
                 }
-        strv_free(&names);
+        strv_done(&names);
         if (s->policy_dirs.n == 0) {
                 /* Old layout: a real cpufreq directory per CPU (CPUs sharing a policy repeat it). */
                 if (!s->topo)

@@ -73,7 +73,7 @@ static int edac_run(struct facts *f)
                         fact_uint(f, MC_DIR, sum[k], "edac.%s", counters[k]);
                 free(bad_path[k]);
         }
-        strv_free(&names);
+        strv_done(&names);
         return 0;
 }
 

@@ -264,7 +264,7 @@ static void probe_dev(struct facts *f, const char *dev, const struct gpu_nodes *
                 n++;
         }
         fact_int(f, pdir, n, "ib.%s.ports", dev);
-        strv_free(&ports);
+        strv_done(&ports);
 }
 
 /* PCI functions of class 0x0207 (InfiniBand controller): an HCA the RDMA core should list. The
@@ -283,7 +283,7 @@ static int ib_functions_on_pci(struct root *r, char **ret)
                 if (n++ == 0)
                         *ret = xstrdup(names.v[i]);
         }
-        strv_free(&names);
+        strv_done(&names);
         return n;
 }
 
@@ -319,7 +319,7 @@ static int ib_run(struct facts *f)
         gpu_nodes_get(f, &g);
         for (size_t i = 0; i < devs.n; i++)
                 probe_dev(f, devs.v[i], &g, &c);
-        strv_free(&g.nodes);
+        strv_done(&g.nodes);
         fact_int(f, IB_DIR, (int64_t)devs.n, "ib.count");
         if (c.unknown) {
                 fact_unreadable(f, IB_DIR, -EIO, "a port's state or link_layer is unreadable", "ib.infiniband_ports");
@@ -328,7 +328,7 @@ static int ib_run(struct facts *f)
                 fact_int(f, IB_DIR, c.infiniband, "ib.infiniband_ports");
                 fact_int(f, IB_DIR, c.active, "ib.active_ports");
         }
-        strv_free(&devs);
+        strv_done(&devs);
         return 0;
 }
 

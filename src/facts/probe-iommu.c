@@ -90,8 +90,8 @@ static int iommu_run(struct facts *f)
                             "iommu.mode");
         else
                 fact_unreadable(f, CLASS_DIR, urc, NULL, "iommu.mode");
-        strv_free(&units);
-        strv_free(&groups);
+        strv_done(&units);
+        strv_done(&groups);
         return 0;
 }
 

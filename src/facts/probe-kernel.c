@@ -50,11 +50,11 @@ static void kstate_free(void *p)
         struct kstate *ks = p;
         free(ks->release);
         free(ks->cmdline);
-        cmdline_modules_free(&ks->cmd);
+        cmdline_modules_done(&ks->cmd);
         free(ks->modules_reason);
-        strv_free(&ks->loaded);
-        strv_free(&ks->states);
-        modprobe_config_free(&ks->config);
+        strv_done(&ks->loaded);
+        strv_done(&ks->states);
+        modprobe_config_done(&ks->config);
         free(ks);
 }
 
@@ -187,8 +187,8 @@ static void ensure_modules(struct facts *f, struct kstate *ks)
                     (!streq(fields[4], "Live") && !streq(fields[4], "Loading") && !streq(fields[4], "Unloading"))) {
                         ks->modules_err = -EBADMSG;
                         ks->modules_reason = xasprintf("malformed line %u of " MODULES, it.lineno);
-                        strv_free(&ks->loaded);
-                        strv_free(&ks->states);
+                        strv_done(&ks->loaded);
+                        strv_done(&ks->states);
                         return;
                 }
                 strv_push(&ks->loaded, modname_normalize(fields[0]));
@@ -251,7 +251,7 @@ static void module_list_fact(struct facts *f, struct kstate *ks)
                 strv_sort(&sorted);
                 _cleanup_free_ char *s = strv_join(&sorted, " ");
                 fact_str(f, MODULES, s, "module.loaded");
-                strv_free(&sorted);
+                strv_done(&sorted);
                 return;
         }
         if (ks->modules_err != -ENOENT) {
@@ -273,8 +273,8 @@ static void module_list_fact(struct facts *f, struct kstate *ks)
                 fact_str(f, "/sys/module/*/initstate", s, "module.loaded");
         } else
                 fact_absent(f, MODULES, NO_MODULES, "module.loaded");
-        strv_free(&ents);
-        strv_free(&live);
+        strv_done(&ents);
+        strv_done(&live);
 }
 
 /* --- modprobe.* --------------------------------------------------------------------------------- */
@@ -324,7 +324,7 @@ static void modprobe_facts(struct facts *f, struct kstate *ks, const char *asked
                 fact_str(f, osrc, s, "modprobe.%s.options", asked);
         } else
                 fact_absent(f, KMOD_SRC, "no options for this module", "modprobe.%s.options", asked);
-        strv_free(&opts);
+        strv_done(&opts);
         /* modprobe runs only the first matching install command. */
         for (size_t i = 0; i < ks->config.install.key.n; i++)
                 if (fnmatch(ks->config.install.key.v[i], name, 0) == 0) {
@@ -348,7 +348,7 @@ static void blacklist_fact(struct facts *f, struct kstate *ks)
         strv_sort(&names);
         _cleanup_free_ char *s = strv_join(&names, " ");
         fact_str(f, KMOD_SRC ", " CMDLINE, s, "modprobe.blacklist");
-        strv_free(&names);
+        strv_done(&names);
 }
 
 /* --- the probe ---------------------------------------------------------------------------------- */

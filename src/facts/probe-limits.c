@@ -108,7 +108,7 @@ static void login_limits(struct root *r, const char *domain, struct pair *ret)
                                 parse_limits(path, data, domain, ret);
                 }
         }
-        strv_free(&names);
+        strv_done(&names);
 }
 
 /* --- systemd ---------------------------------------------------------------------------------- */
@@ -205,7 +205,7 @@ static bool service_limits(struct root *r, struct pair *ret)
                                         strv_add(&names, l.v[i]);
                                         strv_push(&paths, xasprintf("%s/%s", dirs[d], l.v[i]));
                                 }
-                strv_free(&l);
+                strv_done(&l);
         }
         /* name order across directories */
         for (size_t i = 1; i < names.n; i++)
@@ -222,12 +222,12 @@ static bool service_limits(struct root *r, struct pair *ret)
                         parse_system_conf(paths.v[i], data, ret);
                         found = true;
                 }
-        strv_free(&names);
-        strv_free(&paths);
+        strv_done(&names);
+        strv_done(&paths);
         return found;
 }
 
-static void pair_free(struct pair *p)
+static void pair_done(struct pair *p)
 {
         free(p->soft.src);
         free(p->hard.src);
@@ -332,9 +332,9 @@ static int limits_run(struct facts *f)
         session_facts(f, &login, sl, "login", "\"*\"");
         session_facts(f, &root, sl, "root", "\"root\" (a \"*\" line does not apply to root)");
         manager_limits(f);
-        pair_free(&svc);
-        pair_free(&login);
-        pair_free(&root);
+        pair_done(&svc);
+        pair_done(&login);
+        pair_done(&root);
         return 0;
 }
 

@@ -158,7 +158,7 @@ static void probe_thp_file(struct facts *f, const char *file)
         _cleanup_free_ char *choices = strv_join(&all, " ");
         fact_str(f, path, active, "thp.%s", file);
         fact_str(f, path, choices, "thp.%s.choices", file);
-        strv_free(&all);
+        strv_done(&all);
 }
 
 static int mem_run(struct facts *f)

@@ -210,7 +210,7 @@ static void iface_up(struct facts *f, const char *n)
 static int net_run(struct facts *f)
 {
         struct root *r = facts_root(f);
-        _cleanup_(strv_free) struct strv names = {0};
+        _cleanup_(strv_done) struct strv names = {0};
         int rc = root_list(r, NET_DIR, &names);
         if (rc < 0) {
                 if (rc == -ENOENT)
@@ -219,7 +219,7 @@ static int net_run(struct facts *f)
                         fact_unreadable(f, NET_DIR, rc, NULL, "net.count");
                 return 0;
         }
-        _cleanup_(strv_free) struct strv ifs = {0};
+        _cleanup_(strv_done) struct strv ifs = {0};
         interfaces(r, &names, &ifs);
         struct ifaddr_info *info = xcalloc(ifs.n + 1, sizeof(*info));
         _cleanup_free_ bool *route_only = xcalloc(ifs.n + 1, sizeof(bool));
@@ -254,7 +254,7 @@ static int net_run(struct facts *f)
         }
         fact_int(f, NET_DIR, (int64_t)ifs.n, "net.count");
         for (size_t i = 0; i < ifs.n; i++)
-                strv_free(&info[i].addrs);
+                strv_done(&info[i].addrs);
         free(info);
         return 0;
 }

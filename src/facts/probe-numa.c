@@ -33,7 +33,7 @@ static void gpu_memory_nodes(struct root *r, struct strv *ret)
                                 strv_add(ret, s);
                 }
         }
-        strv_free(&gpus);
+        strv_done(&gpus);
 }
 
 static void probe_node(struct facts *f, unsigned id, const struct strv *gpu_nodes, int *cpu_nodes)
@@ -122,8 +122,8 @@ static int numa_run(struct facts *f)
         fact_int(f, NODE_DIR, (int64_t)n, "numa.nodes");
         fact_int(f, NODE_DIR, cpu_nodes, "numa.cpu_nodes");
         free(ids);
-        strv_free(&names);
-        strv_free(&gpu_nodes);
+        strv_done(&names);
+        strv_done(&gpu_nodes);
         return 0;
 }
 

@@ -245,7 +245,7 @@ static int scan_devices(struct facts *f, struct state *s, char **ret_bad)
                         d.device = (int)v;
                 s->devs[s->ndevs++] = d;
         }
-        strv_free(&names);
+        strv_done(&names);
         qsort_safe(s->devs, s->ndevs, sizeof(*s->devs), cmp_pdev);
         return 0;
 }
@@ -568,7 +568,7 @@ static void nvme_sysfs(struct facts *f, struct state *s)
                 n++;
         }
         fact_int(f, NVME_DIR, (int64_t)n, "nvme.count");
-        strv_free(&names);
+        strv_done(&names);
 }
 
 /*
@@ -678,7 +678,7 @@ static void stage_sysfs(struct facts *f, struct state *s)
                 fact_str(f, PCI_DEVS, list, "gpu.excluded");
         } else
                 fact_absent(f, PCI_DEVS, "no BMC or virtual display adapter", "gpu.excluded");
-        strv_free(&excluded);
+        strv_done(&excluded);
         /* Placement and RAM per GPU are about the GPUs found: with no PCI listing (or one that
          * failed) they are as unknown as gpu.count, not "no NVIDIA GPU". */
         static const char *const derived[] = {"gpu.per_socket", "gpu.sockets_used", "gpu.balanced",
@@ -841,7 +841,7 @@ static void stage_ib(struct facts *f, struct state *s)
                 }
                 _cleanup_free_ char *list = hcas.n ? strv_join(&hcas, ",") : xstrdup("none");
                 fact_str(f, "/sys/class/infiniband", list, "gpu.%zu.local_hca", i);
-                strv_free(&hcas);
+                strv_done(&hcas);
         }
         free(all);
 }

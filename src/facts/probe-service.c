@@ -57,8 +57,8 @@ static void svc_free(void *p)
         struct svc_state *s = p;
         if (!s)
                 return;
-        strv_free(&s->enabled);
-        strv_free(&s->udev_wants);
+        strv_done(&s->enabled);
+        strv_done(&s->udev_wants);
         free(s);
 }
 
@@ -89,9 +89,9 @@ static struct svc_state *get_state(struct facts *f)
                         for (size_t k = 0; k < units.n && s->enabled.n < MAX_UNITS; k++)
                                 if (!strv_contains(&s->enabled, units.v[k]) && !masked(r, units.v[k]))
                                         strv_add(&s->enabled, units.v[k]);
-                strv_free(&units);
+                strv_done(&units);
         }
-        strv_free(&dirs);
+        strv_done(&dirs);
         if (s->enabled.n) /* qsort's array may not be NULL, even when empty (C17 7.22.5) */
                 qsort_safe(s->enabled.v, s->enabled.n, sizeof(*s->enabled.v), cmp_str);
         return s;
@@ -158,9 +158,9 @@ static void udev_read(struct root *r, struct svc_state *s)
                                 p += n + 1;
                         }
                 }
-                strv_free(&files);
+                strv_done(&files);
         }
-        strv_free(&seen);
+        strv_done(&seen);
 }
 
 /* The rules file whose SYSTEMD_WANTS names UNIT, or NULL. */

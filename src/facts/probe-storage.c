@@ -123,19 +123,19 @@ static void md_sysfs(struct facts *f, struct md *m)
                 for (size_t i = 0; i < ents.n; i++)
                         if (startswith(ents.v[i], "dev-") && ents.v[i][4])
                                 strv_add(&members, ents.v[i] + 4);
-        strv_free(&ents);
+        strv_done(&ents);
         _cleanup_free_ char *slp = xasprintf(BLOCK_DIR "/%s/slaves", m->name);
         if (members.n == 0 && root_list(r, slp, &ents) == 0) {
                 for (size_t i = 0; i < ents.n; i++)
                         strv_add(&members, ents.v[i]);
                 src = slp;
-                strv_free(&ents);
+                strv_done(&ents);
         }
         if (members.n) {
                 _cleanup_free_ char *s = strv_join(&members, " ");
                 fact_str(f, src, s, "md.%s.members", m->name);
         }
-        strv_free(&members);
+        strv_done(&members);
 }
 
 /* Facts sysfs did not give, from the array's /proc/mdstat block (first writer wins). */
@@ -510,7 +510,7 @@ static void probe_md(struct facts *f, const struct mount_entry *mt, size_t mn, i
                 v = xrealloc(v, (n + 1) * sizeof(*v));
                 v[n++] = (struct md){.name = xstrdup(blocks.v[i]), .sysfs = true};
         }
-        strv_free(&blocks);
+        strv_done(&blocks);
 
         const char *data;
         struct mdstat_array *st = NULL;

@@ -222,8 +222,8 @@ static void zram_dropins(struct zram_scan *z)
                         break;
                 }
         for (size_t i = 0; i < ARRAY_SIZE(zram_dirs); i++)
-                strv_free(&lists[i]);
-        strv_free(&names);
+                strv_done(&lists[i]);
+        strv_done(&names);
 }
 
 /* Debian's zram-tools: /etc/default/zramswap, unless its service is masked. */
@@ -257,8 +257,8 @@ static void probe_zram_generator(struct facts *f)
                 fact_absent(f, "/etc/systemd/zram-generator.conf", why, "swap.zram.generator");
                 fact_absent(f, "/etc/systemd/zram-generator.conf", why, "swap.zram.devices");
         }
-        strv_free(&z.files);
-        strv_free(&z.devs);
+        strv_done(&z.files);
+        strv_done(&z.devs);
         free(z.bad_path);
 }
 
@@ -380,8 +380,8 @@ static void probe_gpt_auto(struct facts *f)
         _cleanup_free_ char *list = strv_join(&found, " ");
         fact_uint(f, "/run/udev/data", found.n, "swap.gpt_auto.count");
         fact_str(f, "/run/udev/data", list, "swap.gpt_auto.devices");
-        strv_free(&blocks);
-        strv_free(&found);
+        strv_done(&blocks);
+        strv_done(&found);
 }
 
 /* Native swap units an administrator wrote (systemd.swap(5)); /dev/null links are masks. */
@@ -405,8 +405,8 @@ static void probe_units(struct facts *f)
         fact_uint(f, dir, units.n, "swap.units.count");
         _cleanup_free_ char *names = strv_join(&units, " ");
         fact_str(f, dir, names, "swap.units.names");
-        strv_free(&ents);
-        strv_free(&units);
+        strv_done(&ents);
+        strv_done(&units);
 }
 
 static int swap_run(struct facts *f)

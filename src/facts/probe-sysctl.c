@@ -81,7 +81,7 @@ static int persistent_lookup(struct facts *f, const char *name, const char *key)
                         fact_absent(f, "/etc/sysctl.d", "no sysctl.d file sets it: the kernel default applies at boot",
                                     "%s", name);
         }
-        sysctl_settings_free(&s);
+        sysctl_settings_done(&s);
         return 0;
 }
 

@@ -118,7 +118,7 @@ static void tv_set(char **val, char **src, const char *v, const char *path)
         *src = xstrdup(path);
 }
 
-static void tv_free(struct tuned_vals *t)
+static void tv_done(struct tuned_vals *t)
 {
         free(t->governor);
         free(t->thp);
@@ -195,8 +195,8 @@ static void tuned_apply(struct root *r, const char *path, const char *data, unsi
                                 tv_set(&t->defrag, &t->defrag_src, v, path);
                 }
         }
-        strv_free(&sect);
-        strv_free(&type);
+        strv_done(&sect);
+        strv_done(&type);
 }
 
 static void tuned_load(struct root *r, const char *name, unsigned depth, struct tuned_vals *t)
@@ -264,7 +264,7 @@ static void tuned_facts(struct facts *f, const char *unit_src)
                 for (size_t i = 0; i < ARRAY_SIZE(names); i++)
                         fact_unreadable(f, t.unreadable, t.unreadable_rc, "a tuned profile file (it may set anything)",
                                         "%s", names[i]);
-                tv_free(&t);
+                tv_done(&t);
                 return;
         }
         if (t.missing) {
@@ -273,7 +273,7 @@ static void tuned_facts(struct facts *f, const char *unit_src)
                                                      t.missing);
                 for (size_t i = 0; i < ARRAY_SIZE(names); i++)
                         fact_unreadable(f, ap, -ENOENT, why, "%s", names[i]);
-                tv_free(&t);
+                tv_done(&t);
                 return;
         }
         _cleanup_free_ char *none = xasprintf("tuned profile '%s' sets no ", prof);
@@ -296,7 +296,7 @@ static void tuned_facts(struct facts *f, const char *unit_src)
                 _cleanup_free_ char *why = xasprintf("%s[vm] transparent_hugepage.defrag", none);
                 fact_absent(f, ap, why, "tuner.tuned.thp_defrag");
         }
-        tv_free(&t);
+        tv_done(&t);
 }
 
 /* --- the others ------------------------------------------------------------------------------- */
@@ -462,7 +462,7 @@ static char *cpufrequtils_enabled(struct facts *f, const struct fact **bad)
                 return cpufrequtils_unknown(f, conf, rc, "its ENABLE= is unknown", bad);
         for (int lvl = 2; lvl <= 5; lvl++) {
                 _cleanup_free_ char *dir = xasprintf("/etc/rc%d.d", lvl);
-                _cleanup_(strv_free) struct strv names = {0};
+                _cleanup_(strv_done) struct strv names = {0};
                 rc = root_list(r, dir, &names);
                 if (rc < 0 && rc != -ENOENT && rc != -ENOTDIR)
                         return cpufrequtils_unknown(f, dir, rc, "its start links are unknown", bad);
@@ -515,7 +515,7 @@ static int tuner_run(struct facts *f)
                 fact_uint(f, units, on.n, "tuner.count");
                 fact_str(f, units, names, "tuner.enabled");
         }
-        strv_free(&on);
+        strv_done(&on);
         return 0;
 }
 

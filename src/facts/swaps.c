@@ -52,7 +52,7 @@ int swaps_parse(const char *text, size_t len, struct swap_area **ret, size_t *re
         return 0;
 }
 
-void swaps_free(struct swap_area *a, size_t n)
+struct swap_area *swaps_free(struct swap_area *a, size_t n)
 {
         for (size_t i = 0; i < n; i++) {
                 free(a[i].line);
@@ -60,6 +60,7 @@ void swaps_free(struct swap_area *a, size_t n)
                 free(a[i].type);
         }
         free(a);
+        return NULL;
 }
 
 char *swaps_rewrite(const char *text, const char *dev, const char *add)

@@ -22,7 +22,8 @@ struct swap_area {
 /* The areas of TEXT (LEN bytes), blank lines skipped. -EBADMSG when TEXT holds a NUL or does not
  * start with the "Filename" header. */
 int swaps_parse(const char *text, size_t len, struct swap_area **ret, size_t *ret_n);
-void swaps_free(struct swap_area *a, size_t n);
+/* Frees the N areas of A and A itself; returns NULL: `a = swaps_free(a, n);`. */
+struct swap_area *swaps_free(struct swap_area *a, size_t n);
 
 /* TEXT without the lines of DEV, and with ADD appended when not NULL: what swapoff/swapon of DEV
  * leaves in a fixture tree's /proc/swaps. The header line is kept as it is. */

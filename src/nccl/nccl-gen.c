@@ -42,7 +42,7 @@ static bool profile_removes_switches(const struct resolved *profile)
 /* GPUDirect RDMA tuning: meaningless unless NCCL can register GPU memory with the NIC. */
 static bool is_gdr_key(const char *key) { return startswith(key, "NCCL_NET_GDR_"); }
 
-void nccl_settings_free(struct nccl_settings *s)
+void nccl_settings_done(struct nccl_settings *s)
 {
         for (size_t i = 0; i < s->n; i++) {
                 free(s->v[i].key);
@@ -50,7 +50,7 @@ void nccl_settings_free(struct nccl_settings *s)
                 free(s->v[i].why);
         }
         free(s->v);
-        strv_free(&s->notes);
+        strv_done(&s->notes);
         *s = (struct nccl_settings){0};
 }
 
@@ -211,9 +211,9 @@ out:
         free(list);
         free(value);
         free(v);
-        strv_free(&all);
-        strv_free(&down);
-        strv_free(&compute);
+        strv_done(&all);
+        strv_done(&down);
+        strv_done(&compute);
 }
 
 /* NCCL_SOCKET_IFNAME: interfaces that are up and have an address (NCCL wants IFF_RUNNING and an
@@ -272,7 +272,7 @@ static void derive_socket_ifname(struct facts *f, struct nccl_settings *s)
                      xasprintf("interfaces up with a routable address, by exact name, without lo, docker*, virbr*, "
                                "veth*, br-* and link-local-only ones; every node needs the same names (a missing one "
                                "fails init)"));
-        strv_free(&ifs);
+        strv_done(&ifs);
 }
 
 /* GPUDirect RDMA works when NCCL can register GPU memory with the NIC: through DMA-BUF (open kernel
@@ -309,7 +309,7 @@ static char *lint_one(const struct nccl_catalog *c, const char *key, const char 
         for (size_t i = 0; !msg && i < l.n_findings; i++)
                 if (l.findings[i].problem != NP_DEBUG)
                         msg = xstrdup(l.findings[i].message);
-        nccl_lint_free(&l);
+        nccl_lint_done(&l);
         return msg;
 }
 
@@ -396,7 +396,7 @@ void nccl_settings_build(struct facts *f, const struct resolved *profile, const 
         }
         for (size_t i = 0; i < hw.notes.n; i++)
                 strv_add(&s.notes, hw.notes.v[i]);
-        nccl_settings_free(&hw);
+        nccl_settings_done(&hw);
         *ret = s;
 }
 
@@ -407,7 +407,7 @@ void nccl_conf_paths(struct root *r, struct strv *ret)
         if (root_list(r, "/home", &homes) == 0)
                 for (size_t i = 0; i < homes.n; i++)
                         strv_push(ret, xasprintf("/home/%s/.nccl.conf", homes.v[i]));
-        strv_free(&homes);
+        strv_done(&homes);
         strv_add(ret, "/etc/nccl.conf");
 }
 
@@ -481,7 +481,7 @@ static void site_transform(struct strv *site, const struct nccl_settings *s, con
                         for (size_t k = 0; k < l.n_findings && !bad; k++)
                                 bad = !nccl_problem_is_advisory(l.findings[k].problem) &&
                                       l.findings[k].problem != NP_DEBUG;
-                        nccl_lint_free(&l);
+                        nccl_lint_done(&l);
                 }
                 _cleanup_free_ char *key = line_key(line);
                 if (!key) /* whitespace only: NCCL skips it too */
@@ -494,7 +494,7 @@ static void site_transform(struct strv *site, const struct nccl_settings *s, con
                 } else if (key)
                         strv_add(&kept, key);
         }
-        strv_free(&kept);
+        strv_done(&kept);
 }
 
 /* Why each disabled line is disabled, from the transformed lines alone (so re-rendering agrees). */
@@ -519,7 +519,7 @@ static void disabled_notes(const struct strv *site, const struct nccl_settings *
                                 if (!nccl_problem_is_advisory(l.findings[k].problem) &&
                                     l.findings[k].problem != NP_DEBUG)
                                         msg = xstrdup(l.findings[k].message);
-                        nccl_lint_free(&l);
+                        nccl_lint_done(&l);
                 }
                 _cleanup_free_ char *key = line_key(orig);
                 if (msg)
@@ -540,7 +540,7 @@ static void disabled_notes(const struct strv *site, const struct nccl_settings *
                 strv_push(ret, xasprintf("disabled below: %s", msg));
                 free(msg);
         }
-        strv_free(&kept);
+        strv_done(&kept);
 }
 
 char *nccl_conf_render(struct facts *f, const struct resolved *profile, const struct nccl_catalog *c,
@@ -576,10 +576,10 @@ char *nccl_conf_render(struct facts *f, const struct resolved *profile, const st
                 for (size_t i = 0; i < site.n; i++)
                         sbuf_addf(&b, "%s\n", site.v[i]);
         }
-        strv_free(&all);
-        strv_free(&site);
-        strv_free(&disabled);
-        nccl_settings_free(&s);
+        strv_done(&all);
+        strv_done(&site);
+        strv_done(&disabled);
+        nccl_settings_done(&s);
         return sbuf_steal(&b);
 }
 

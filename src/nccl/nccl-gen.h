@@ -36,7 +36,7 @@ struct nccl_settings {
  * profile only when it gives a reason (a comment on the line before the key). Never fails. */
 void nccl_settings_build(struct facts *f, const struct resolved *profile, const struct nccl_catalog *c,
                          struct nccl_settings *ret);
-void nccl_settings_free(struct nccl_settings *s);
+void nccl_settings_done(struct nccl_settings *s);
 
 /* New /etc/nccl.conf content: the site's lines kept (lines that NCCL would misread or that are
  * unknown/removed/foreign, transport switches that do nothing (or any, with nccl_debug_switches =

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-void nccl_catalog_free(struct nccl_catalog *c)
+void nccl_catalog_done(struct nccl_catalog *c)
 {
         for (size_t i = 0; i < c->n; i++) {
                 free(c->v[i].name);
@@ -547,7 +547,7 @@ void nccl_lint_text(const struct nccl_catalog *c, const char *text, size_t len, 
         *ret = l;
 }
 
-void nccl_lint_free(struct nccl_lint *l)
+void nccl_lint_done(struct nccl_lint *l)
 {
         for (size_t i = 0; i < l->n_entries; i++) {
                 free(l->entries[i].key);

@@ -23,7 +23,7 @@ struct nccl_catalog {
 };
 
 int nccl_catalog_load(const char *path, struct nccl_catalog *ret);
-void nccl_catalog_free(struct nccl_catalog *c);
+void nccl_catalog_done(struct nccl_catalog *c);
 const struct nccl_var *nccl_catalog_find(const struct nccl_catalog *c, const char *name);
 /* The closest known name within a small edit distance, or NULL. */
 const char *nccl_catalog_suggest(const struct nccl_catalog *c, const char *name);
@@ -77,5 +77,5 @@ struct nccl_lint {
 };
 
 void nccl_lint_text(const struct nccl_catalog *c, const char *text, size_t len, struct nccl_lint *ret);
-void nccl_lint_free(struct nccl_lint *l);
+void nccl_lint_done(struct nccl_lint *l);
 const char *nccl_problem_name(enum nccl_problem p);

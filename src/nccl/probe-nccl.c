@@ -16,7 +16,7 @@
 
 static void catalog_destroy(void *p)
 {
-        nccl_catalog_free(p);
+        nccl_catalog_done(p);
         free(p);
 }
 
@@ -110,7 +110,7 @@ static void user_confs(struct facts *f, const struct nccl_catalog *c)
                 for (size_t k = 0; k < l.n_findings; k++)
                         sbuf_addf(&problems, "%s%s line %u: %s", problems.len ? "; " : "", paths.v[i],
                                   l.findings[k].line, l.findings[k].message);
-                nccl_lint_free(&l);
+                nccl_lint_done(&l);
         }
         _cleanup_free_ char *files = found.n ? strv_join(&found, ",") : xstrdup("none");
         if (!found.n && hidden.n) {
@@ -126,9 +126,9 @@ static void user_confs(struct facts *f, const struct nccl_catalog *c)
         else
                 fact_str(f, "/root, /home", problems.len ? problems.s : "none", "nccl.user_conf.problems");
         free(sbuf_steal(&problems));
-        strv_free(&found);
-        strv_free(&hidden);
-        strv_free(&paths);
+        strv_done(&found);
+        strv_done(&hidden);
+        strv_done(&paths);
 }
 
 /* nccl.conf.hardware_drift: the keys of llmtune's managed block that were derived from the hardware
@@ -169,7 +169,7 @@ static void hardware_drift(struct facts *f, const struct nccl_catalog *c, const 
         }
         fact_str(f, NCCL_CONF, out.len ? out.s : "none", "nccl.conf.hardware_drift");
         free(sbuf_steal(&out));
-        nccl_settings_free(&now);
+        nccl_settings_done(&now);
 }
 
 static int nccl_run(struct facts *f)
@@ -207,7 +207,7 @@ static int nccl_run(struct facts *f)
         fact_str(f, NCCL_CONF, joined, "nccl.conf.keys");
         for (size_t i = 0; i < l.n_entries; i++)
                 fact_str(f, NCCL_CONF, l.entries[i].value, "nccl.conf.key.%s", l.entries[i].key);
-        strv_free(&keys);
+        strv_done(&keys);
         list_fact(f, &l, NP_SYNTAX, NP_DUPLICATE, "nccl.conf.syntax");
         list_fact(f, &l, NP_UNKNOWN, NP_UNKNOWN, "nccl.conf.unknown");
         list_fact(f, &l, NP_REMOVED, NP_REMOVED, "nccl.conf.removed");
@@ -219,7 +219,7 @@ static int nccl_run(struct facts *f)
         list_fact(f, &l, NP_INIT_FAIL, NP_INIT_FAIL, "nccl.conf.init_failures");
         list_fact(f, &l, NP_DEBUG_KEY, NP_DEBUG_KEY, "nccl.conf.debug_keys");
         list_fact(f, &l, NP_ADVICE, NP_ADVICE, "nccl.conf.advice");
-        nccl_lint_free(&l);
+        nccl_lint_done(&l);
         hardware_drift(f, c, data);
         return 0;
 }

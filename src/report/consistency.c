@@ -107,7 +107,7 @@ int cons_rules_load(const char *path, struct cons_rules *rs, struct diags *d)
         return rc < 0 ? rc : d->msgs.n > before ? -EINVAL : 0;
 }
 
-void cons_rules_free(struct cons_rules *rs)
+void cons_rules_done(struct cons_rules *rs)
 {
         for (size_t i = 0; i < rs->n; i++) {
                 struct cons_check *c = &rs->v[i];
@@ -116,8 +116,8 @@ void cons_rules_free(struct cons_rules *rs)
                 free(c->why);
                 free(c->source);
                 free(c->file);
-                strv_free(&c->facts);
-                strv_free(&c->ignore);
+                strv_done(&c->facts);
+                strv_done(&c->ignore);
         }
         free(rs->v);
         *rs = (struct cons_rules){0};
@@ -177,16 +177,16 @@ static int entry_cmp(const void *a, const void *b)
         return natcmp(((const struct cons_entry *)a)->name, ((const struct cons_entry *)b)->name);
 }
 
-static void entry_free(struct cons_entry *e)
+static void entry_done(struct cons_entry *e)
 {
         free(e->name);
         free(e->value);
 }
 
-static void host_free(struct cons_host *h)
+static void host_done(struct cons_host *h)
 {
         for (size_t i = 0; i < h->n; i++)
-                entry_free(&h->v[i]);
+                entry_done(&h->v[i]);
         free(h->v);
         free(h->name);
         free(h->facts_file);
@@ -267,7 +267,7 @@ int cons_add_json(struct cons_fleet *fl, const char *file, const char *text, siz
                         if (!fact_entry(val, &st, &value)) {
                                 *err = xasprintf("%s: fact %s is neither a value nor absent/unreadable", file, key);
                                 for (size_t i = 0; i < n; i++)
-                                        entry_free(&v[i]);
+                                        entry_done(&v[i]);
                                 free(v);
                                 json_object_put(top);
                                 return -EINVAL;
@@ -288,7 +288,7 @@ int cons_add_json(struct cons_fleet *fl, const char *file, const char *text, siz
                 *err = xasprintf("host %s is in both %s and %s (one %s file per host)", name,
                                  facts ? h->facts_file : h->audit_file, file, facts ? "facts" : "audit");
                 for (size_t i = 0; i < n; i++)
-                        entry_free(&v[i]);
+                        entry_done(&v[i]);
                 free(v);
                 return -EEXIST;
         }
@@ -489,7 +489,7 @@ static char *summary(const struct cons_host *h, const struct cons_check *c, size
         if (total > max)
                 strv_push(&l, xasprintf("(+%zu more)", total - max));
         char *s = total ? strv_join(&l, ", ") : xstrdup("(no such facts)");
-        strv_free(&l);
+        strv_done(&l);
         return s;
 }
 
@@ -620,10 +620,10 @@ void cons_print_json(FILE *out, const struct cons_fleet *fl)
         json_object_put(top);
 }
 
-void cons_fleet_free(struct cons_fleet *fl)
+void cons_fleet_done(struct cons_fleet *fl)
 {
         for (size_t i = 0; i < fl->nhosts; i++)
-                host_free(&fl->hosts[i]);
+                host_done(&fl->hosts[i]);
         free(fl->hosts);
         if (fl->results)
                 for (size_t k = 0; k < fl->rules->n; k++) {

@@ -38,7 +38,7 @@ struct cons_rules {
 
 /* Load the checks of PATH; errors go to D (file:line). Returns 0 or -EINVAL/-errno. */
 int cons_rules_load(const char *path, struct cons_rules *rs, struct diags *d);
-void cons_rules_free(struct cons_rules *rs);
+void cons_rules_done(struct cons_rules *rs);
 
 enum cons_state { CONS_OK, CONS_ABSENT, CONS_UNREADABLE };
 
@@ -92,4 +92,4 @@ size_t cons_not_uniform(const struct cons_fleet *fl);
 void cons_print_table(FILE *out, const struct cons_fleet *fl);
 void cons_print_json(FILE *out, const struct cons_fleet *fl);
 
-void cons_fleet_free(struct cons_fleet *fl);
+void cons_fleet_done(struct cons_fleet *fl);

@@ -73,7 +73,7 @@ static char *profiles_line(const struct report *rp)
                         n += streq(rp->hosts[i].profile ? rp->hosts[i].profile : "(unknown)", names.v[k]);
                 sbuf_addf(&b, "%s%s %zu", k ? ", " : "", names.v[k], n);
         }
-        strv_free(&names);
+        strv_done(&names);
         return b.s ? sbuf_steal(&b) : xstrdup("none");
 }
 
@@ -108,7 +108,7 @@ void report_print_table(FILE *out, const struct report *rp)
                         hosts_in_state(rp, rp->by_failing[j], CELL_ERROR, &hosts);
                         size_t col = idw + 2 + 8 + 4 * 7 + 2;
                         print_words(out, &hosts, col, col, HOSTS_SHOWN);
-                        strv_free(&hosts);
+                        strv_done(&hosts);
                 }
         } else
                 fputs("  none: every rule passes or does not apply on every host\n", out);
@@ -130,8 +130,8 @@ void report_print_table(FILE *out, const struct report *rp)
                         fputs(" none\n", out);
                 fputs("      hosts:", out);
                 print_words(out, &hosts, 12, 6, HOSTS_SHOWN * 2);
-                strv_free(&f);
-                strv_free(&hosts);
+                strv_done(&f);
+                strv_done(&hosts);
         }
 }
 
@@ -178,8 +178,8 @@ void report_print_csv(FILE *out, const struct report *rp, bool by_host)
                         _cleanup_free_ char *fs = f.n ? strv_join(&f, " ") : NULL, *es = e.n ? strv_join(&e, " ") : NULL;
                         csv_field(out, fs, false);
                         csv_field(out, es, true);
-                        strv_free(&f);
-                        strv_free(&e);
+                        strv_done(&f);
+                        strv_done(&e);
                 }
                 return;
         }
@@ -196,7 +196,7 @@ void report_print_csv(FILE *out, const struct report *rp, bool by_host)
                 group_findings(rp, &rp->groups[h->group], &f);
                 _cleanup_free_ char *fs = f.n ? strv_join(&f, " ") : NULL;
                 csv_field(out, fs, true);
-                strv_free(&f);
+                strv_done(&f);
         }
 }
 
@@ -239,8 +239,8 @@ void report_print_json(FILE *out, const struct report *rp)
                 hosts_in_state(rp, k, CELL_ERROR, &e);
                 json_object_object_add(o, "failing_hosts", names_json(&f));
                 json_object_object_add(o, "error_hosts", names_json(&e));
-                strv_free(&f);
-                strv_free(&e);
+                strv_done(&f);
+                strv_done(&e);
                 json_object_array_add(rules, o);
         }
         json_object_object_add(top, "rules", rules);
@@ -392,7 +392,7 @@ static void html_failing_rules(FILE *out, const struct report *rp)
                 hosts_in_state(rp, k, CELL_FAIL, &hosts);
                 hosts_in_state(rp, k, CELL_ERROR, &hosts);
                 html_hosts_list(out, &hosts);
-                strv_free(&hosts);
+                strv_done(&hosts);
                 fputs("</td></tr>\n", out);
         }
         fputs("</tbody>\n</table>\n", out);
@@ -488,8 +488,8 @@ static void html_groups(FILE *out, const struct report *rp)
                 fputs("</td><td class=\"hosts\">", out);
                 html_hosts_list(out, &hosts);
                 fputs("</td></tr>\n", out);
-                strv_free(&f);
-                strv_free(&hosts);
+                strv_done(&f);
+                strv_done(&hosts);
         }
         fputs("</tbody>\n</table>\n", out);
 }

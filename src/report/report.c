@@ -71,7 +71,7 @@ static int fail(char **err, const char *file, const char *what)
         return -EINVAL;
 }
 
-static void cell_free(struct report_cell *c)
+static void cell_done(struct report_cell *c)
 {
         free(c->observed);
         free(c->expected);
@@ -79,10 +79,10 @@ static void cell_free(struct report_cell *c)
         free(c->severity);
 }
 
-static void host_free(struct report_host *h)
+static void host_done(struct report_host *h)
 {
         for (size_t i = 0; i < h->ncells; i++)
-                cell_free(&h->cells[i]);
+                cell_done(&h->cells[i]);
         free(h->cells);
         free(h->name);
         free(h->file);
@@ -271,7 +271,7 @@ static char *findings_key(const struct report *rp, const struct report_host *h)
         if (l.n)
                 qsort_safe(l.v, l.n, sizeof(char *), strp_cmp);
         char *key = l.n ? strv_join(&l, "\n") : xstrdup("");
-        strv_free(&l);
+        strv_done(&l);
         return key;
 }
 
@@ -378,10 +378,10 @@ size_t report_hosts_with_findings(const struct report *rp)
         return n;
 }
 
-void report_free(struct report *rp)
+void report_done(struct report *rp)
 {
         for (size_t i = 0; i < rp->nhosts; i++)
-                host_free(&rp->hosts[i]);
+                host_done(&rp->hosts[i]);
         free(rp->hosts);
         for (size_t k = 0; k < rp->nrules; k++) {
                 free(rp->rules[k].id);

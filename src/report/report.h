@@ -78,4 +78,4 @@ int report_finish(struct report *rp, char **err);
 /* Number of hosts with at least one failing or unevaluable rule. */
 size_t report_hosts_with_findings(const struct report *rp);
 
-void report_free(struct report *rp);
+void report_done(struct report *rp);

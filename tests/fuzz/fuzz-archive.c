@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (archive_root_unpack_mem(data, size, &dir, &unread, &why) == 0) {
                 archive_root_remove(dir);
                 free(dir);
-                archive_unread_free(&unread);
+                archive_unread_done(&unread);
         } else if (!why)
                 abort(); /* every refusal says why */
         free(why);

@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 free(idx);
                 changelog_unfinished(&lr, &idx);
                 free(idx);
-                log_read_free(&lr);
+                log_read_done(&lr);
         }
         return 0;
 }

@@ -14,6 +14,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         struct nccl_lint l = {0};
         nccl_lint_text(&cat, (const char *)data, size, &l);
-        nccl_lint_free(&l);
+        nccl_lint_done(&l);
         return 0;
 }

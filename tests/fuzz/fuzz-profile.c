@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 struct diags d = {0};
                 rules_load_dir(&rules, LLMTUNE_SRCDIR "/rules", &d);
                 profiles_load(&lib, LLMTUNE_SRCDIR "/profiles", NULL, &d);
-                strv_free(&d.msgs);
+                strv_done(&d.msgs);
                 loaded = true;
         }
         _cleanup_free_ char *text = fuzz_string(data, size);
@@ -35,9 +35,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         }
                         resolved_param(&r, "thp_enabled");
                 }
-                resolved_free(&r);
+                resolved_done(&r);
         }
         profiles_truncate(&lib, before);
-        strv_free(&d.msgs);
+        strv_done(&d.msgs);
         return 0;
 }

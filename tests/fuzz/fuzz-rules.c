@@ -13,9 +13,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < rs.n; i++) {
                 struct strv params = {0};
                 rule_params(&rs.v[i], &params);
-                strv_free(&params);
+                strv_done(&params);
         }
-        rules_free(&rs);
-        strv_free(&d.msgs);
+        rules_done(&rs);
+        strv_done(&d.msgs);
         return 0;
 }

@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 struct strv all = {0};
                 if (parse_bracketed(s, &active, &all) == 0)
                         free(active);
-                strv_free(&all);
+                strv_done(&all);
                 break;
         }
         case 4: {

@@ -67,7 +67,7 @@ static void check_map(const char *fixture, const struct expect *e, size_t n)
                                 for (size_t b = 0; b < m.v[j].set[AFFINITY_SHARE].n; b++)
                                         ck_assert_uint_ne(m.v[i].set[AFFINITY_SHARE].cpus[a],
                                                           m.v[j].set[AFFINITY_SHARE].cpus[b]);
-        affinity_map_free(&m);
+        affinity_map_done(&m);
 }
 
 START_TEST(dgx_a100_pairs_on_nodes_3_1_7_5)
@@ -113,7 +113,7 @@ START_TEST(ws_4090_single_node)
         char *err = NULL;
         ck_assert_int_eq(affinity_compute(facts, &m, &err), 0);
         ck_assert_ptr_null(m.v[0].why);
-        affinity_map_free(&m);
+        affinity_map_done(&m);
 }
 END_TEST
 
@@ -151,8 +151,8 @@ START_TEST(conf_round_trip)
                 /* The data lines, as documented: "0 0000:07:00.0 3 48-63,176-191 48-55,176-183 48-55". */
                 if (i == 0)
                         ck_assert_ptr_nonnull(strstr(text, "\n0 0000:07:00.0 3 48-63,176-191 48-55,176-183 48-55\n"));
-                affinity_map_free(&m);
-                affinity_map_free(&again);
+                affinity_map_done(&m);
+                affinity_map_done(&again);
                 teardown();
         }
 }
@@ -181,7 +181,7 @@ START_TEST(conf_parse_errors)
         ck_assert_int_eq(affinity_conf_parse("# only comments\n\n0 a -1 - - -\n1 b 0 0-3 0-1 0\n", &m, &err), 0);
         ck_assert_uint_eq(m.n, 2);
         ck_assert_uint_eq(m.v[1].set[AFFINITY_NODE].n, 4);
-        affinity_map_free(&m);
+        affinity_map_done(&m);
 }
 END_TEST
 
@@ -379,7 +379,7 @@ START_TEST(exec_binds_to_node)
                         ck_assert_ptr_nonnull(g3);
                         ck_assert_msg(streq(g3, gw), "--gpu 0: Cpus_allowed_list %s, want %s", g3, gw);
                 }
-                affinity_map_free(&m);
+                affinity_map_done(&m);
         } else
                 free(err);
 }

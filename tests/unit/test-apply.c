@@ -130,14 +130,14 @@ START_TEST(commands_never_run_on_this_machine_under_a_root)
         ck_assert_ptr_nonnull(strstr(err, "not a command llmtune runs"));
         free(err);
         ck_assert_int_ne(access(marker, F_OK), 0);
-        strv_free(&c.argv);
+        strv_done(&c.argv);
         /* One of llmtune's own commands that would act on this machine: skipped under a root. */
         struct change d = {.type = CHANGE_COMMAND, .target = "systemctl daemon-reload"};
         strv_add(&d.argv, "systemctl");
         strv_add(&d.argv, "daemon-reload");
         err = NULL;
         ck_assert_int_eq(action_apply(r, &d, &err), 1);
-        strv_free(&d.argv);
+        strv_done(&d.argv);
         free(marker);
         root_free(r);
 }
@@ -162,7 +162,7 @@ static int parse(const char *s)
         int rc = cmd_parse(&v, &c, &why);
         cmd_clear(&c);
         free(why);
-        strv_free(&v);
+        strv_done(&v);
         return rc;
 }
 
@@ -172,8 +172,8 @@ static int undo_ok(const char *fwd, const char *undo)
         char *why = NULL;
         int rc = cmd_check_undo(&f, &u, &why);
         free(why);
-        strv_free(&f);
-        strv_free(&u);
+        strv_done(&f);
+        strv_done(&u);
         return rc;
 }
 
@@ -207,8 +207,8 @@ START_TEST(commands_are_typed)
         ck_assert_str_eq(joined, "tune2fs -E stride=16,stripe_width=64 /proc/self/fd/9");
         free(joined);
         cmd_clear(&c);
-        strv_free(&v);
-        strv_free(&out);
+        strv_done(&v);
+        strv_done(&out);
         /* an undo is the inverse llmtune plans, nothing else */
         ck_assert_int_eq(undo_ok("tune2fs -E stride=128,stripe_width=512 /dev/md0", "tune2fs -E stride=16,stripe_width=64 /dev/md0"), 0);
         ck_assert_int_eq(undo_ok("tune2fs -E stride=128,stripe_width=512 /dev/md0", "tune2fs -E stride=16,stripe_width=64 /dev/md1"), -EINVAL);
@@ -249,10 +249,10 @@ START_TEST(images_through_the_root_handle)
         /* the planner turns what cannot be opened so into a step for the live system */
         struct strv v = words("tune2fs -E stride=1,stripe_width=2 /dev/md2");
         ck_assert(!cmd_runs_here(r, &v));
-        strv_free(&v);
+        strv_done(&v);
         v = words("tune2fs -E stride=1,stripe_width=2 /dev/md0");
         ck_assert(cmd_runs_here(r, &v));
-        strv_free(&v);
+        strv_done(&v);
         free(a);
         free(b);
         free(fifo);
@@ -275,7 +275,7 @@ START_TEST(records_are_checked)
         strv_add(&f.mkdirs, "/var/spool");
         ck_assert_int_eq(action_check(&f, &why), -EPERM);
         free(why);
-        strv_free(&f.mkdirs);
+        strv_done(&f.mkdirs);
         struct change v = {.type = CHANGE_VALUE, .target = "/proc/sys/kernel/core_pattern", .after = "|/bin/sh"};
         ck_assert_int_eq(action_check(&v, &why), -EPERM);
         free(why);
@@ -355,8 +355,8 @@ START_TEST(remedy_kinds_agree)
         }
         ck_assert_uint_eq(known, n);
         free(names);
-        strv_free(&man);
-        strv_free(&readme);
+        strv_done(&man);
+        strv_done(&readme);
 }
 END_TEST
 

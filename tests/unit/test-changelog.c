@@ -146,7 +146,7 @@ START_TEST(append_and_read)
         ck_assert_uint_eq(idx[0], 1);
         ck_assert_uint_eq(idx[1], 3);
         free(idx);
-        log_read_free(&lr);
+        log_read_done(&lr);
 
         /* Reopening continues the chain. */
         struct changelog *l;
@@ -159,7 +159,7 @@ START_TEST(append_and_read)
         ck_assert_uint_eq(lr.n_problems, 0);
         ck_assert_uint_eq(lr.n, 5);
         ck_assert(lr.v[4].change.reboot);
-        log_read_free(&lr);
+        log_read_done(&lr);
         root_free(r);
 }
 END_TEST
@@ -183,20 +183,20 @@ START_TEST(edited_record)
         ck_assert_int_eq(lr.problems[1].seq, 2);
         ck_assert_ptr_nonnull(strstr(lr.problems[1].message, "its event 'Done' is not one llmtune writes"));
         ck_assert_int_eq(lr.v[1].event, LOG_EVENT_UNKNOWN);
-        log_read_free(&lr);
+        log_read_done(&lr);
         /* An edit that breaks the JSON is reported at that record too. */
         l.v[1][0] = 'x';
         write_lines(&l);
         ck_assert_int_eq(changelog_read(r, &lr), 0);
         ck_assert_uint_eq(lr.n_problems, 1);
         ck_assert_int_eq(lr.problems[0].seq, 2);
-        log_read_free(&lr);
+        log_read_done(&lr);
         /* Appending to a log whose last record is damaged is refused. */
         l.v[3][5] = '!';
         write_lines(&l);
         struct changelog *cl;
         ck_assert_int_eq(changelog_open(r, &cl), -EBADMSG);
-        strv_free(&l);
+        strv_done(&l);
         root_free(r);
 }
 END_TEST
@@ -216,8 +216,8 @@ START_TEST(removed_record)
         ck_assert_uint_eq(lr.n_problems, 1);
         ck_assert_int_eq(lr.problems[0].seq, 3);
         ck_assert_ptr_nonnull(strstr(lr.problems[0].message, "removed"));
-        log_read_free(&lr);
-        strv_free(&l);
+        log_read_done(&lr);
+        strv_done(&l);
         root_free(r);
 }
 END_TEST
@@ -237,8 +237,8 @@ START_TEST(reordered_records)
         ck_assert_uint_ge(lr.n_problems, 1);
         ck_assert(has_problem_at(&lr, 3));
         ck_assert(has_problem_at(&lr, 2));
-        log_read_free(&lr);
-        strv_free(&l);
+        log_read_done(&lr);
+        strv_done(&l);
         root_free(r);
 }
 END_TEST
@@ -259,7 +259,7 @@ START_TEST(torn_append_is_not_a_cut)
         ck_assert_str_eq(lr.head_state, "ok");
         ck_assert_ptr_nonnull(lr.head_note);
         ck_assert_ptr_nonnull(strstr(lr.head_note, "half a record"));
-        log_read_free(&lr);
+        log_read_done(&lr);
 
         struct changelog *l = NULL;
         ck_assert_int_eq(changelog_open(r, &l), 0);
@@ -269,7 +269,7 @@ START_TEST(torn_append_is_not_a_cut)
         ck_assert_int_eq(changelog_read(r, &lr), 0);
         ck_assert_uint_eq(lr.n_problems, 0);
         ck_assert_ptr_null(lr.head_note);
-        log_read_free(&lr);
+        log_read_done(&lr);
         free(after);
         free(torn);
         free(s);
@@ -293,7 +293,7 @@ START_TEST(truncated_and_missing_backup)
         ck_assert_int_eq(lr.problems[0].seq, 4);
         ck_assert_int_eq(lr.problems[1].seq, 4);
         ck_assert_str_eq(lr.head_state, "cut");
-        log_read_free(&lr);
+        log_read_done(&lr);
         free(s);
         free(p);
         /* A backup that is gone or altered is a problem of the records naming it. */
@@ -309,9 +309,9 @@ START_TEST(truncated_and_missing_backup)
         ck_assert(has_problem_at(&lr, 1));
         ck_assert(has_problem_at(&lr, 2));
         ck_assert_ptr_nonnull(strstr(lr.problems[0].message, "altered"));
-        log_read_free(&lr);
+        log_read_done(&lr);
         free(bk);
-        strv_free(&l);
+        strv_done(&l);
         root_free(r);
 }
 END_TEST
@@ -343,7 +343,7 @@ START_TEST(in_force_after_undo)
         ck_assert_uint_eq(changelog_in_force(&lr, &idx), 1);
         ck_assert_int_eq(lr.v[idx[0]].seq, 2);
         free(idx);
-        log_read_free(&lr);
+        log_read_done(&lr);
         change_clear(&f);
         change_clear(&v);
         root_free(r);
@@ -377,7 +377,7 @@ START_TEST(short_write)
         ck_assert_int_eq(changelog_read(r, &lr), 0);
         ck_assert_uint_eq(lr.n_problems, 0);
         ck_assert_uint_eq(lr.n, 5);
-        log_read_free(&lr);
+        log_read_done(&lr);
         change_clear(&v);
         free(after);
         free(before);
@@ -404,7 +404,7 @@ START_TEST(cut_log)
         ck_assert_uint_eq(lr.n_problems, 0);
         ck_assert_str_eq(lr.head_state, "ok");
         ck_assert_int_eq(lr.end_seq, 4);
-        log_read_free(&lr);
+        log_read_done(&lr);
 
         free(l.v[3]);
         l.v[3] = NULL;
@@ -415,7 +415,7 @@ START_TEST(cut_log)
         ck_assert_int_eq(lr.problems[0].seq, 4);
         ck_assert_ptr_nonnull(strstr(lr.problems[0].message, "records 4 to 4 were cut off"));
         ck_assert_str_eq(lr.head_state, "cut");
-        log_read_free(&lr);
+        log_read_done(&lr);
         struct changelog *cl;
         ck_assert_int_eq(changelog_open(r, &cl), -ESTALE);
         ck_assert_ptr_nonnull(strstr(changelog_strerror(-ESTALE), "cut off"));
@@ -427,11 +427,11 @@ START_TEST(cut_log)
         ck_assert_uint_eq(lr.n, 0);
         ck_assert_uint_eq(lr.n_problems, 1);
         ck_assert_ptr_nonnull(strstr(lr.problems[0].message, "the log was deleted"));
-        log_read_free(&lr);
+        log_read_done(&lr);
 
         /* A head one record behind (killed between the two writes) is a note, and opening brings
          * it up to date. */
-        strv_free(&l);
+        strv_done(&l);
         unlink(p);
         unlink(hp);
         write_sample(r);
@@ -442,7 +442,7 @@ START_TEST(cut_log)
         ck_assert_uint_eq(lr.n_problems, 0);
         ck_assert_str_eq(lr.head_state, "behind");
         ck_assert_ptr_nonnull(lr.head_note);
-        log_read_free(&lr);
+        log_read_done(&lr);
         ck_assert_int_eq(changelog_open(r, &cl), 0);
         ck_assert_ptr_nonnull(changelog_note(cl));
         changelog_close(cl);
@@ -457,14 +457,14 @@ START_TEST(cut_log)
         ck_assert_int_eq(changelog_read(r, &lr), 0);
         ck_assert_uint_eq(lr.n_problems, 1);
         ck_assert_str_eq(lr.head_state, "appended");
-        log_read_free(&lr);
+        log_read_done(&lr);
         free(h2);
         /* A head naming a record the log holds with another hash: the end was rewritten. */
         spill(hp, "4:0000000000000000000000000000000000000000000000000000000000000000\n");
         ck_assert_int_eq(changelog_read(r, &lr), 0);
         ck_assert_uint_eq(lr.n_problems, 1);
         ck_assert_str_eq(lr.head_state, "replaced");
-        log_read_free(&lr);
+        log_read_done(&lr);
         ck_assert_int_eq(changelog_open(r, &cl), -ESTALE);
         free(head2);
         free(h3);
@@ -472,7 +472,7 @@ START_TEST(cut_log)
         free(want);
         free(head);
         free(hp);
-        strv_free(&l);
+        strv_done(&l);
         root_free(r);
 }
 END_TEST
@@ -492,7 +492,7 @@ START_TEST(killed_before_first_head)
         ck_assert_int_eq(changelog_read(r, &lr), 0);
         ck_assert_uint_eq(lr.n_problems, 0);
         ck_assert_str_eq(lr.head_state, "behind");
-        log_read_free(&lr);
+        log_read_done(&lr);
         ck_assert_int_eq(changelog_open(r, &l), 0);
         changelog_close(l);
         ck_assert_int_eq(access(hp, F_OK), 0);
@@ -514,7 +514,7 @@ START_TEST(old_log_without_head)
         ck_assert_uint_eq(lr.n_problems, 0);
         ck_assert_str_eq(lr.head_state, "absent");
         ck_assert_ptr_nonnull(lr.head_note);
-        log_read_free(&lr);
+        log_read_done(&lr);
         struct changelog *l;
         ck_assert_int_eq(changelog_open(r, &l), 0);
         ck_assert_ptr_nonnull(changelog_note(l));
@@ -525,12 +525,12 @@ START_TEST(old_log_without_head)
         ck_assert_int_eq(access(hp, F_OK), 0);
         ck_assert_int_eq(changelog_read(r, &lr), 0);
         ck_assert_str_eq(lr.head_state, "ok");
-        log_read_free(&lr);
+        log_read_done(&lr);
         ck_assert_int_eq(unlink(hp), 0);
         ck_assert_int_eq(changelog_read(r, &lr), 0);
         ck_assert_uint_eq(lr.n_problems, 1);
         ck_assert_str_eq(lr.head_state, "missing");
-        log_read_free(&lr);
+        log_read_done(&lr);
         ck_assert_int_eq(changelog_open(r, &l), -ESTALE);
         free(hp);
         root_free(r);
@@ -562,11 +562,11 @@ START_TEST(bytes_as_written)
                 ck_assert_int_eq(changelog_read(r, &lr), 0);
                 ck_assert_msg(has_problem_at(&lr, 2), "%s edit of record 2 not found", edits[k]);
                 ck_assert_msg(strstr(lr.problems[0].message, "edited"), "%s: %s", edits[k], lr.problems[0].message);
-                log_read_free(&lr);
-                strv_free(&e);
+                log_read_done(&lr);
+                strv_done(&e);
         }
         write_lines(&l);
-        strv_free(&l);
+        strv_done(&l);
         root_free(r);
 }
 END_TEST
@@ -598,14 +598,14 @@ START_TEST(run_records)
         ck_assert_str_eq(run, "run-1");
         free(run);
         changelog_close(l);
-        log_read_free(&lr);
+        log_read_done(&lr);
         ck_assert_int_eq(changelog_read(r, &lr), 0);
         ck_assert_uint_eq(lr.n, 4);
         ck_assert_int_eq(lr.v[3].event, LOG_RUN_END);
         ck_assert_int_eq(lr.v[3].ref, 1);
         ck_assert_uint_eq(changelog_unfinished(&lr, &idx), 0);
         free(idx);
-        log_read_free(&lr);
+        log_read_done(&lr);
         change_clear(&v);
         root_free(r);
 }
@@ -635,7 +635,7 @@ START_TEST(missing_log)
         ck_assert_int_eq(changelog_read(r, &lr), 0);
         ck_assert_uint_eq(lr.n, 0);
         ck_assert_uint_eq(lr.n_problems, 0);
-        log_read_free(&lr);
+        log_read_done(&lr);
         root_free(r);
 }
 END_TEST

@@ -31,7 +31,7 @@ START_TEST(missing_is_empty)
         ck_assert_ptr_null(c.profile);
         ck_assert_int_eq(c.apply_wait, -1);
         ck_assert_uint_eq(d.msgs.n, 0);
-        site_config_free(&c);
+        site_config_done(&c);
 }
 END_TEST
 
@@ -48,10 +48,10 @@ START_TEST(values_and_sections)
         ck_assert_str_eq(c.fail_on, "critical");
         ck_assert_int_eq(c.apply_wait, 1);
         ck_assert_int_eq(c.rollback_wait, 0);
-        site_config_free(&c);
+        site_config_done(&c);
         ck_assert_int_eq(load("[llmtune]\nprofile = base\n", &c, &d), 0);
         ck_assert_str_eq(c.profile, "base");
-        site_config_free(&c);
+        site_config_done(&c);
 }
 END_TEST
 
@@ -68,12 +68,12 @@ START_TEST(errors_name_the_line)
         ck_assert_ptr_nonnull(strstr(d.msgs.v[2], "llmtune.conf:4: unknown key 'what' in [audit]"));
         ck_assert_ptr_nonnull(strstr(d.msgs.v[3], "llmtune.conf:6: unknown section [colours]"));
         ck_assert_ptr_nonnull(strstr(d.msgs.v[4], "llmtune.conf:8: wait 'maybe'"));
-        strv_free(&d.msgs);
-        site_config_free(&c);
+        strv_done(&d.msgs);
+        site_config_done(&c);
         ck_assert_int_eq(load("profile = a\nprofile = b\n", &c, &d), -EINVAL);
         ck_assert_ptr_nonnull(strstr(d.msgs.v[0], "profile given twice (first at line 1)"));
-        strv_free(&d.msgs);
-        site_config_free(&c);
+        strv_done(&d.msgs);
+        site_config_done(&c);
 }
 END_TEST
 

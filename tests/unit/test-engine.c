@@ -50,7 +50,7 @@ static enum eval_status eval(struct facts *f, const char *text, char **observed)
         if (observed)
                 *observed = xstrdup(r.observed ? r.observed : "");
         eval_result_clear(&r);
-        expr_free(&e);
+        expr_done(&e);
         return st;
 }
 
@@ -80,7 +80,7 @@ START_TEST(parse_errors)
         free(err);
         ck_assert_int_eq(expr_parse("all a.*.b == 1 where c == 1 and d == 2 and e == 3 and f == 4", &e, &err), 0);
         ck_assert_int_eq((int)e.nwhere, 4);
-        expr_free(&e);
+        expr_done(&e);
 }
 END_TEST
 
@@ -314,8 +314,8 @@ START_TEST(rule_file_errors)
         ck_assert(has_msg(&d, want));
         free(want);
         ck_assert(!has_msg(&d, "good-rule"));
-        strv_free(&d.msgs);
-        rules_free(&rs);
+        strv_done(&d.msgs);
+        rules_done(&rs);
         free(p);
 }
 END_TEST
@@ -362,7 +362,7 @@ START_TEST(profiles_inheritance_and_errors)
         profiles_load(&lib, pdir, root, &d);
         dump(&d);
         ck_assert(has_msg(&d, "typo.ini:10: unknown section [colours]"));
-        strv_free(&d.msgs);
+        strv_done(&d.msgs);
 
         struct resolved r;
         ck_assert_int_eq(profile_resolve(&lib, "big", &rs, &r, &d), 0);
@@ -374,15 +374,15 @@ START_TEST(profiles_inheritance_and_errors)
         ck_assert(resolved_rule_enabled(&r, &rs.v[1], &sev));
         ck_assert_int_eq(sev, SEV_CRITICAL);
         ck_assert_uint_eq(strlen(r.hash), 64);
-        resolved_free(&r);
+        resolved_done(&r);
 
         ck_assert_int_eq(profile_resolve(&lib, "loop-a", &rs, &r, &d), -ELOOP);
         ck_assert(has_msg(&d, "inheritance cycle"));
-        strv_free(&d.msgs);
+        strv_done(&d.msgs);
         ck_assert_int_eq(profile_resolve(&lib, "nope", &rs, &r, &d), -ENOENT);
-        strv_free(&d.msgs);
-        profiles_free(&lib);
-        rules_free(&rs);
+        strv_done(&d.msgs);
+        profiles_done(&lib);
+        rules_done(&rs);
         root_free(root);
         free(pdir);
         free(rootdir);
@@ -414,9 +414,9 @@ START_TEST(profile_param_errors)
         want = xasprintf("%s:8: unknown rule id 'no-such-rule'", tp);
         ck_assert(has_msg(&d, want));
         free(want);
-        strv_free(&d.msgs);
-        profiles_free(&lib);
-        rules_free(&rs);
+        strv_done(&d.msgs);
+        profiles_done(&lib);
+        rules_done(&rs);
         free(rp);
         free(bp);
         free(tp);
@@ -450,18 +450,18 @@ START_TEST(engine_results)
         ck_assert_str_eq(a.v[0].remedy_summary, "write performance to /sys/x now, and at boot through tmpfiles.d");
         ck_assert_int_eq(a.v[1].status, RES_PASS);
         ck_assert_uint_eq(a.count[RES_FAIL], 1);
-        audit_free(&a);
+        audit_done(&a);
 
         struct strv only = {0};
         strv_add(&only, "nope");
         ck_assert_int_eq(engine_run(&rs, &prof, f, &only, &a, &bad), -ENOENT);
         ck_assert_str_eq(bad, "nope");
-        strv_free(&only);
+        strv_done(&only);
         facts_free(f);
         root_free(r);
-        resolved_free(&prof);
-        profiles_free(&lib);
-        rules_free(&rs);
+        resolved_done(&prof);
+        profiles_done(&lib);
+        rules_done(&rs);
         free(rp);
         free(bp);
 }
@@ -496,7 +496,7 @@ START_TEST(dsl_set_sentinel)
                 ck_assert_int_eq(er.status, EVAL_ERROR);
                 ck_assert_str_eq(er.reason, "unknown parameter ${ram_per_gpu}");
                 eval_result_clear(&er);
-                expr_free(&e);
+                expr_done(&e);
         }
         struct expr e;
         char *err = NULL;
@@ -544,11 +544,11 @@ START_TEST(dsl_severity_parameter)
         ck_assert_int_eq(profile_resolve(&lib, "base", &rs, &r, &d), 0);
         ck_assert(resolved_rule_enabled(&r, &rs.v[0], &sev));
         ck_assert_int_eq(sev, SEV_INFO);
-        resolved_free(&r);
+        resolved_done(&r);
         ck_assert_int_eq(profile_resolve(&lib, "loaded", &rs, &r, &d), 0);
         ck_assert(resolved_rule_enabled(&r, &rs.v[0], &sev));
         ck_assert_int_eq(sev, SEV_CRITICAL);
-        resolved_free(&r);
+        resolved_done(&r);
         /* a bad value: the profile's line, and the rule it is the severity of */
         ck_assert_int_eq(profile_resolve(&lib, "bad", &rs, &r, &d), -EINVAL);
         dump(&d);
@@ -556,11 +556,11 @@ START_TEST(dsl_severity_parameter)
                                "warning or info, not 'huge'", xp, rp);
         ck_assert(has_msg(&d, want));
         free(want);
-        strv_free(&d.msgs);
+        strv_done(&d.msgs);
         /* the parameter the folded *-loaded rules replaced is named with what to set instead */
         ck_assert_int_eq(profile_resolve(&lib, "old", &rs, &r, &d), -EINVAL);
         ck_assert(has_msg(&d, "it became pcie_link_severity"));
-        strv_free(&d.msgs);
+        strv_done(&d.msgs);
         /* a rule whose parameter the profile lacks cannot resolve */
         free(write_file("p2/base.ini", "[profile]\nname = base\n"));
         char *b2 = xasprintf("%s/p2/base.ini", tmptree_path());
@@ -568,7 +568,7 @@ START_TEST(dsl_severity_parameter)
         ck_assert_int_eq(profiles_load_file(&lib2, b2, &d), 0);
         ck_assert_int_eq(profile_resolve(&lib2, "base", &rs, &r, &d), -EINVAL);
         ck_assert(has_msg(&d, "rule 'link' needs parameter 'link_severity'"));
-        strv_free(&d.msgs);
+        strv_done(&d.msgs);
         /* "severity = ${...}" must be a whole parameter reference */
         char *bad = write_file("rules/bad.ini", "[x]\ntitle = t\narea = cpu\nseverity = ${a b}\nrationale = r\n"
                                                 "source = s\ncheck = cpu.count >= 1\n");
@@ -577,11 +577,11 @@ START_TEST(dsl_severity_parameter)
         want = xasprintf("%s:4: severity must be critical, warning, info or ${parameter}, not '${a b}'", bad);
         ck_assert(has_msg(&d, want));
         free(want);
-        strv_free(&d.msgs);
-        rules_free(&rs2);
-        profiles_free(&lib2);
-        profiles_free(&lib);
-        rules_free(&rs);
+        strv_done(&d.msgs);
+        rules_done(&rs2);
+        profiles_done(&lib2);
+        profiles_done(&lib);
+        rules_done(&rs);
         free(b2);
         free(bad);
         free(rp);
@@ -610,8 +610,8 @@ START_TEST(dsl_site_rules)
         ck_assert(has_msg(&d, "/etc/llmtune/rules.d/20-dup.ini:1: rule 'link' already defined at "
                               "/etc/llmtune/rules.d/10-site.ini:1"));
         ck_assert_uint_eq(d.msgs.n, 1);
-        strv_free(&d.msgs);
-        rules_free(&rs);
+        strv_done(&d.msgs);
+        rules_done(&rs);
         /* As root, a rule file another user could change is refused, as a profiles.d file is. */
         root_free(root);
         tmptree_put("root/etc/llmtune/rules.d/20-dup.ini", "", 0644);
@@ -625,8 +625,8 @@ START_TEST(dsl_site_rules)
                 ck_assert_uint_eq(rs.n, 1);
         } else
                 ck_assert_uint_eq(rs.n, 1); /* 30-open.ini loaded: a duplicate id */
-        strv_free(&d.msgs);
-        rules_free(&rs);
+        strv_done(&d.msgs);
+        rules_done(&rs);
         root_free(root);
         /* no rules.d: nothing to load, no error */
         ck_assert_int_eq(root_new(tmptree_path(), &root), 0);
@@ -651,8 +651,8 @@ START_TEST(dsl_long_values)
         dump(&d);
         ck_assert(has_msg(&d, "long.ini:4: line longer than"));
         ck_assert(has_msg(&d, "continue it on an indented line"));
-        strv_free(&d.msgs);
-        rules_free(&rs);
+        strv_done(&d.msgs);
+        rules_done(&rs);
         free(sbuf_steal(&b));
         /* the same 600 characters over 6 continuation lines: one value, nothing cut */
         sbuf_add(&b, "[long]\ntitle = t\narea = cpu\nrationale = ");
@@ -666,7 +666,7 @@ START_TEST(dsl_long_values)
         ck_assert_uint_eq(strlen(rs.v[0].rationale), 600 + 5);
         ck_assert_ptr_nonnull(strstr(rs.v[0].rationale, "0123456789 0123456789"));
         ck_assert_str_eq(rs.v[0].source, "s");
-        rules_free(&rs);
+        rules_done(&rs);
         free(sbuf_steal(&b));
 }
 END_TEST
@@ -698,8 +698,8 @@ START_TEST(nccl_seed_file)
         ck_assert_int_eq(seen[NP_SYNTAX], (1 << 4) | (1 << 6));   /* spaces; CRLF + inline # */
         ck_assert_int_eq(seen[NP_DUPLICATE], 1 << 6);             /* NCCL_DEBUG twice: first wins */
         ck_assert_str_eq(nccl_catalog_suggest(&c, "NCCL_IB_HCAA"), "NCCL_IB_HCA");
-        nccl_lint_free(&l);
-        nccl_catalog_free(&c);
+        nccl_lint_done(&l);
+        nccl_catalog_done(&c);
 }
 END_TEST
 

@@ -36,7 +36,7 @@ START_TEST(records_every_kind_of_access)
         ck_assert_int_eq(root_read(r, "/no/such", &data, NULL), -ENOENT);
         struct strv names = {0};
         ck_assert_int_eq(root_list(r, "/sys/bus/pci/devices/", &names), 0);
-        strv_free(&names);
+        strv_done(&names);
         char *t = NULL;
         ck_assert_int_eq(root_readlink(r, "/sys/bus/pci/devices/0000:00:01.0", &t), 0);
         free(t);
@@ -189,7 +189,7 @@ START_TEST(gather_and_read_back)
         ck_assert_int_eq(root_read(r, "/etc/nccl.conf", &data, NULL), 0);
         struct strv names = {0};
         ck_assert_int_eq(root_list(r, "/sys/devices/pci0000:00/0000:00:01.0", &names), 0);
-        strv_free(&names);
+        strv_done(&names);
         char *out = NULL, *why = NULL;
         ck_assert_int_ge(asprintf(&out, "%s.tar.gz", tmptree_path()), 0);
         struct gather_opts o = {.output = out, .host = "node7"};

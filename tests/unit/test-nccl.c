@@ -33,7 +33,7 @@ static void teardown(void)
 {
         facts = facts_free(facts);
         root = root_free(root);
-        nccl_catalog_free(&cat);
+        nccl_catalog_done(&cat);
 }
 
 static struct facts *open_fixture(const char *name)
@@ -79,7 +79,7 @@ START_TEST(seed_file)
         ck_assert_ptr_nonnull(strstr(x->message, "does nothing"));
         ck_assert_ptr_nonnull(x = find(&l, 5, NP_SYNTAX));
         ck_assert_ptr_nonnull(strstr(x->message, "spaces around '='"));
-        nccl_lint_free(&l);
+        nccl_lint_done(&l);
 }
 END_TEST
 
@@ -122,7 +122,7 @@ START_TEST(each_problem_with_its_line)
         ck_assert_ptr_nonnull(strstr(x->message, "CRLF"));
         ck_assert_ptr_nonnull(find(&l, 12, NP_FOREIGN));
         ck_assert_ptr_nonnull(find(&l, 13, NP_SYNTAX));
-        nccl_lint_free(&l);
+        nccl_lint_done(&l);
 }
 END_TEST
 
@@ -153,13 +153,13 @@ START_TEST(nccl_230_values)
         ck_assert_ptr_null(find(&l, 7, NP_ADVICE));
         ck_assert_ptr_nonnull(find(&l, 8, NP_DEBUG_KEY));
         ck_assert(nccl_problem_is_error(NP_INIT_FAIL) && !nccl_problem_is_error(NP_ADVICE));
-        nccl_lint_free(&l);
+        nccl_lint_done(&l);
         lint("NCCL_PROTO=allgather:LL;Reduce:Simple\nNCCL_ALGO=AllToAll:Ring\nNCCL_DEBUG=WARN\n", &l);
         ck_assert_ptr_null(find(&l, 1, NP_INIT_FAIL));
         ck_assert_ptr_nonnull(x = find(&l, 2, NP_INIT_FAIL));
         ck_assert_ptr_nonnull(strstr(x->message, "unknown function \"AllToAll\""));
         ck_assert_ptr_null(find(&l, 3, NP_DEBUG_KEY));
-        nccl_lint_free(&l);
+        nccl_lint_done(&l);
 }
 END_TEST
 
@@ -174,7 +174,7 @@ static struct resolved profile_with(const char *name, const char *const *kv)
         return r;
 }
 
-static void profile_free(struct resolved *r)
+static void profile_done(struct resolved *r)
 {
         for (size_t i = 0; i < r->nccl.n; i++) {
                 free(r->nccl.v[i].key);
@@ -200,7 +200,7 @@ static void assert_clean(const char *text)
                 if (!(l.findings[i].problem == NP_DEBUG && strstr(text, "a debugging switch: ")) &&
                     !(nccl_problem_is_advisory(l.findings[i].problem) && l.findings[i].line > end_line))
                         ck_abort_msg("generated file, line %u: %s\n%s", l.findings[i].line, l.findings[i].message, text);
-        nccl_lint_free(&l);
+        nccl_lint_done(&l);
 }
 
 /* Render from EXISTING, check the result lints clean and re-renders to itself. */
@@ -250,7 +250,7 @@ START_TEST(dgx_a100_generated)
         /* No file yet: just the block. */
         _cleanup_free_ char *fresh = render_checked(&p, NULL);
         ck_assert(endswith(fresh, NCCL_GEN_END "\n"));
-        profile_free(&p);
+        profile_done(&p);
 }
 END_TEST
 
@@ -267,7 +267,7 @@ START_TEST(hgx_h100_generated)
         /* A debugging switch without a reason is not. */
         ck_assert_ptr_null(strstr(out, "\nNCCL_IB_DISABLE="));
         ck_assert_ptr_nonnull(strstr(out, "NCCL_IB_DISABLE.reason"));
-        profile_free(&p);
+        profile_done(&p);
 
         static const char *const kv2[] = {"NCCL_IB_DISABLE", "1", "NCCL_IB_DISABLE.reason",
                                           "the HCAs are storage-only", "NCCL_IB_HCA", "=mlx5_0:1", NULL};
@@ -281,7 +281,7 @@ START_TEST(hgx_h100_generated)
         ck_assert_ptr_null(strstr(out2, "\nNCCL_IB_HCA==mlx5_0:1,mlx5_1:1"));
         /* The site's duplicate of a managed key is commented out, its own key kept. */
         ck_assert_ptr_nonnull(strstr(out2, "\n#llmtune-disabled# NCCL_IB_DISABLE=1\nNCCL_CROSS_NIC=0\n"));
-        profile_free(&q);
+        profile_done(&q);
 }
 END_TEST
 
@@ -323,8 +323,8 @@ START_TEST(env_lines)
         _cleanup_free_ char *env = nccl_env_render(&s);
         ck_assert_ptr_nonnull(strstr(env, "\nexport NCCL_DEBUG_SUBSYS='INIT,it'\\''s'\n"));
         ck_assert_ptr_nonnull(strstr(env, "\nexport NCCL_SOCKET_IFNAME='=enp230s0'\n"));
-        nccl_settings_free(&s);
-        profile_free(&p);
+        nccl_settings_done(&s);
+        profile_done(&p);
 }
 END_TEST
 
@@ -347,8 +347,8 @@ START_TEST(socket_ifname_unknown_addresses)
         ck_assert_msg(strstr(notes, "NCCL_SOCKET_IFNAME: not set: the interfaces that are up with an address are "
                                     "unknown (net.eth0.has_address: no /proc/net/if_inet6 or /proc/net/route"),
                       "%s", notes);
-        nccl_settings_free(&s);
-        profile_free(&p);
+        nccl_settings_done(&s);
+        profile_done(&p);
         /* with a route for eth0 the interface is known to have an address */
         tmptree_put("proc/net/route", "Iface\tDestination\nBOGUS\neth0\t0000000A\n", 0644);
         facts = facts_free(facts);
@@ -360,7 +360,7 @@ START_TEST(socket_ifname_unknown_addresses)
         for (size_t i = 0; i < s.n; i++)
                 set |= streq(s.v[i].key, "NCCL_SOCKET_IFNAME") && streq(s.v[i].value, "=eth0");
         ck_assert(set);
-        nccl_settings_free(&s);
+        nccl_settings_done(&s);
         facts = facts_free(facts);
         root = root_free(root);
         tmptree_drop();

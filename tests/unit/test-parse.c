@@ -63,7 +63,7 @@ START_TEST(brackets)
         ck_assert_str_eq(active, "madvise");
         ck_assert_uint_eq(all.n, 3);
         free(active);
-        strv_free(&all);
+        strv_done(&all);
         ck_assert_int_eq(parse_bracketed("always madvise never", &active, NULL), -EINVAL);
         ck_assert_int_eq(parse_bracketed("[always] [never]", &active, NULL), -EINVAL);
         ck_assert_int_eq(parse_bracketed("[always", &active, NULL), -EINVAL);

@@ -105,7 +105,7 @@ static long done_seq_of(const char *target)
         for (size_t i = 0; i < lr.n; i++)
                 if (lr.v[i].event == LOG_DONE && streq(lr.v[i].change.target, target))
                         seq = lr.v[i].seq;
-        log_read_free(&lr);
+        log_read_done(&lr);
         return seq;
 }
 
@@ -142,8 +142,8 @@ START_TEST(apply_then_rollback_by_scope)
         value_is(SWAPPINESS, "60\n");
         ck_assert_int_eq(rollback(TXN_ALL, 0, false, &undone), 0);
         ck_assert_uint_eq(undone, 0);
-        plan_free(&a);
-        plan_free(&b);
+        plan_done(&a);
+        plan_done(&b);
 }
 END_TEST
 
@@ -171,8 +171,8 @@ START_TEST(failed_run_is_undone)
         for (size_t i = 0; i < lr.n; i++)
                 ck_assert_msg(lr.v[i].event == want[i], "record %zu is %s", i, log_event_name(lr.v[i].event));
         ck_assert_uint_eq(lr.n_problems, 0);
-        log_read_free(&lr);
-        plan_free(&p);
+        log_read_done(&lr);
+        plan_done(&p);
 }
 END_TEST
 
@@ -205,7 +205,7 @@ START_TEST(changed_target_is_refused)
         ck_assert_uint_eq(undone, 2);
         value_is(SWAPPINESS, "60\n");
         value_is(DIRTY, "20\n");
-        plan_free(&p);
+        plan_done(&p);
 }
 END_TEST
 
@@ -240,7 +240,7 @@ START_TEST(interrupted_run_is_recovered)
         ck_assert_int_eq(rollback(TXN_LAST_RUN, 0, false, &undone), 0);
         ck_assert_uint_eq(undone, 1);
         value_is(SWAPPINESS, "60\n");
-        plan_free(&p);
+        plan_done(&p);
 }
 END_TEST
 
@@ -290,14 +290,14 @@ START_TEST(rollback_stops_when_the_log_fails)
         ck_assert_int_eq(changelog_read(root, &lr), 0);
         ck_assert_int_eq(lr.v[lr.n - 1].event, LOG_RUN_BEGIN);
         ck_assert_str_eq(lr.v[lr.n - 1].change.target, "rollback");
-        log_read_free(&lr);
+        log_read_done(&lr);
         /* with room again the next rollback closes that run and undoes the change */
         ck_assert_int_eq(rollback(TXN_ALL, 0, false, &undone), 0);
         ck_assert_uint_eq(undone, 1);
         value_is(SWAPPINESS, "60\n");
         free(log);
         free(path);
-        plan_free(&p);
+        plan_done(&p);
 }
 END_TEST
 
