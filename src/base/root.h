@@ -16,6 +16,11 @@
 
 #include "util.h"
 
+/* An error of a read, listing or stat that means "not there": the path does not exist (ENOENT) or a
+ * component of it is no directory (ENOTDIR). Any other error (EACCES, EIO, ELOOP, EISDIR, ...) means
+ * something is there that could not be read: an unreadable fact, never "nothing there". */
+static inline bool root_gone(int rc) { return rc == -ENOENT || rc == -ENOTDIR; }
+
 /* Largest file read in one piece; bigger ones give -EFBIG ("bounded input"). */
 #define ROOT_READ_MAX (8u << 20)
 

@@ -14,13 +14,20 @@
 static int os_run(struct facts *f)
 {
         struct root *r = facts_root(f);
+        /* os-release(5): /etc/os-release first, /usr/lib/os-release only when there is none */
         const char *path = "/etc/os-release", *data;
-        if (root_read(r, path, &data, NULL) < 0) {
+        int rc = root_read(r, path, &data, NULL);
+        if (root_gone(rc)) {
                 path = "/usr/lib/os-release";
-                if (root_read(r, path, &data, NULL) < 0) {
+                rc = root_read(r, path, &data, NULL);
+                if (root_gone(rc)) {
                         fact_absent(f, "/etc/os-release", "no os-release file", "os.id");
                         return -ENOENT;
                 }
+        }
+        if (rc < 0) {
+                fact_unreadable(f, path, rc, NULL, "os.id");
+                return rc;
         }
         static const char *const keys[] = {"ID", "ID_LIKE", "VERSION_ID", "PRETTY_NAME"};
         static const char *const names[] = {"id", "id_like", "version_id", "pretty_name"};
@@ -115,18 +122,24 @@ static int boot_run(struct facts *f)
         struct strv names = {0};
         struct timespec newest = {0};
         const char *newest_name = NULL;
-        if (root_list(r, "/etc/modprobe.d", &names) == 0)
-                for (size_t i = 0; i < names.n; i++) {
-                        _cleanup_free_ char *p = xasprintf("/etc/modprobe.d/%s", names.v[i]);
-                        struct stat st;
-                        if (root_stat(r, p, &st, true) < 0 || !S_ISREG(st.st_mode))
-                                continue;
-                        if (st.st_mtim.tv_sec > newest.tv_sec ||
-                            (st.st_mtim.tv_sec == newest.tv_sec && st.st_mtim.tv_nsec > newest.tv_nsec)) {
-                                newest = st.st_mtim;
-                                newest_name = names.v[i];
-                        }
+        int rc = root_list(r, "/etc/modprobe.d", &names);
+        if (rc < 0 && !root_gone(rc)) {
+                /* a file there may be newer than the image */
+                fact_unreadable(f, "/etc/modprobe.d", rc, NULL, "boot.initramfs.stale");
+                strv_done(&names);
+                return rc;
+        }
+        for (size_t i = 0; i < names.n; i++) {
+                _cleanup_free_ char *p = xasprintf("/etc/modprobe.d/%s", names.v[i]);
+                struct stat st;
+                if (root_stat(r, p, &st, true) < 0 || !S_ISREG(st.st_mode))
+                        continue;
+                if (st.st_mtim.tv_sec > newest.tv_sec ||
+                    (st.st_mtim.tv_sec == newest.tv_sec && st.st_mtim.tv_nsec > newest.tv_nsec)) {
+                        newest = st.st_mtim;
+                        newest_name = names.v[i];
                 }
+        }
         bool stale = newest_name && (newest.tv_sec > img.st_mtim.tv_sec ||
                                      (newest.tv_sec == img.st_mtim.tv_sec && newest.tv_nsec > img.st_mtim.tv_nsec));
         fact_bool(f, path, stale, "boot.initramfs.stale");

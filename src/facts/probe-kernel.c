@@ -32,7 +32,11 @@ static const char *const curated[] = {
 struct kstate {
         bool base_done;
         char *release; /* NULL when unknown */
+        const char *release_src; /* the file it was read from */
+        const char *release_bad; /* a source of it that is there but could not be read, and its error */
+        int release_rc;
         char *cmdline; /* ROOT's, NULL when unreadable */
+        int cmdline_rc; /* of reading it: a command line that is there but unreadable may say anything */
         struct cmdline_modules cmd; /* what ROOT's command line says about modules */
 
         bool modules_done;
@@ -77,28 +81,40 @@ static void ensure_base(struct facts *f, struct kstate *ks)
         ks->base_done = true;
         struct root *r = facts_root(f);
         _cleanup_free_ char *rel = NULL;
-        if (root_read_line(r, "/proc/sys/kernel/osrelease", &rel) == 0 && !strchr(rel, '/') && !strchr(rel, ' '))
+        int rc = root_read_line(r, "/proc/sys/kernel/osrelease", &rel);
+        ks->release_src = "/proc/sys/kernel/osrelease";
+        if (rc == 0 && !strchr(rel, '/') && !strchr(rel, ' '))
                 ks->release = xstrdup(rel);
         else {
-                /* "Linux version 6.8.0-45-generic (buildd@...) ..." */
+                ks->release_src = "/proc/version";
+                if (rc < 0 && !root_gone(rc) && rc != -ENODATA) {
+                        ks->release_bad = "/proc/sys/kernel/osrelease";
+                        ks->release_rc = rc;
+                }
+                /* "Linux version 6.8.0-45-generic (buildd@...) ..." (the same release: a second source) */
                 _cleanup_free_ char *ver = NULL;
                 char word[256];
-                if (root_read_line(r, "/proc/version", &ver) == 0 && sscanf(ver, "Linux version %255s", word) == 1 &&
-                    !strchr(word, '/'))
+                rc = root_read_line(r, "/proc/version", &ver);
+                if (rc == 0 && sscanf(ver, "Linux version %255s", word) == 1 && !strchr(word, '/'))
                         ks->release = xstrdup(word);
+                else if (rc < 0 && !root_gone(rc) && rc != -ENODATA && !ks->release_bad) {
+                        ks->release_bad = "/proc/version";
+                        ks->release_rc = rc;
+                }
         }
-        if (root_read_line(r, CMDLINE, &ks->cmdline) == 0)
+        ks->cmdline_rc = root_read_line(r, CMDLINE, &ks->cmdline);
+        if (ks->cmdline_rc == 0)
                 cmdline_modules_parse(ks->cmdline, CMDLINE, &ks->cmd);
 }
 
 static void kernel_facts(struct facts *f, struct kstate *ks)
 {
         struct root *r = facts_root(f);
-        struct stat st;
-        const char *rsrc = root_stat(r, "/proc/sys/kernel/osrelease", &st, true) == 0 ? "/proc/sys/kernel/osrelease"
-                                                                                        : "/proc/version";
+        const char *rsrc = ks->release_src;
         if (ks->release)
                 fact_str(f, rsrc, ks->release, "kernel.release");
+        else if (ks->release_bad)
+                fact_unreadable(f, ks->release_bad, ks->release_rc, NULL, "kernel.release");
         else
                 fact_absent(f, rsrc, "no /proc/sys/kernel/osrelease and no readable /proc/version", "kernel.release");
 
@@ -112,8 +128,10 @@ static void kernel_facts(struct facts *f, struct kstate *ks)
                 fact_absent(f, CMDLINE, "no /proc/cmdline", "kernel.cmdline");
         else
                 fact_unreadable(f, CMDLINE, rc, NULL, "kernel.cmdline");
-        if (rc < 0 && rc != -ENODATA)
+        if (root_gone(rc))
                 fact_absent(f, CMDLINE, "no kernel command line", "kernel.cmdline.module_blacklist");
+        else if (rc < 0 && rc != -ENODATA)
+                fact_unreadable(f, CMDLINE, rc, NULL, "kernel.cmdline.module_blacklist");
         else if (ks->cmd.blacklist.n == 0)
                 fact_absent(f, CMDLINE, "no module_blacklist= or modprobe.blacklist= on the kernel command line",
                             "kernel.cmdline.module_blacklist");
@@ -260,21 +278,30 @@ static void module_list_fact(struct facts *f, struct kstate *ks)
         }
         /* No /proc/modules (a container's masked /proc): loadable modules still show initstate. */
         struct root *r = facts_root(f);
-        struct strv ents = {0}, live = {0};
-        if (root_list(r, "/sys/module", &ents) == 0)
-                for (size_t i = 0; i < ents.n; i++) {
-                        _cleanup_free_ char *p = xasprintf("/sys/module/%s/initstate", ents.v[i]);
-                        struct stat st;
-                        if (root_stat(r, p, &st, true) == 0)
-                                strv_add(&live, ents.v[i]);
+        _cleanup_(strv_done) struct strv ents = {0};
+        _cleanup_(strv_done) struct strv live = {0};
+        int rc = root_list(r, "/sys/module", &ents);
+        if (rc < 0 && !root_gone(rc)) {
+                fact_unreadable(f, "/sys/module", rc, "no /proc/modules, and its second source cannot be listed",
+                                "module.loaded");
+                return;
+        }
+        for (size_t i = 0; i < ents.n; i++) {
+                _cleanup_free_ char *p = xasprintf("/sys/module/%s/initstate", ents.v[i]);
+                struct stat st;
+                rc = root_stat(r, p, &st, true);
+                if (rc == 0)
+                        strv_add(&live, ents.v[i]);
+                else if (!root_gone(rc)) {
+                        fact_unreadable(f, p, rc, "whether that module is loaded is unknown", "module.loaded");
+                        return;
                 }
+        }
         if (live.n) {
                 _cleanup_free_ char *s = strv_join(&live, " ");
                 fact_str(f, "/sys/module/*/initstate", s, "module.loaded");
         } else
                 fact_absent(f, MODULES, NO_MODULES, "module.loaded");
-        strv_done(&ents);
-        strv_done(&live);
 }
 
 /* --- modprobe.* --------------------------------------------------------------------------------- */
@@ -308,7 +335,12 @@ static void modprobe_facts(struct facts *f, struct kstate *ks, const char *asked
         for (size_t i = 0; i < ks->config.blacklist.key.n && !bsrc; i++)
                 if (streq(ks->config.blacklist.key.v[i], name))
                         bsrc = ks->config.blacklist.src.v[i];
-        fact_bool(f, bsrc ? bsrc : KMOD_SRC, bsrc != NULL, "modprobe.%s.blacklisted", asked);
+        /* modprobe.blacklist= and MODULE.PARAM= of a command line that cannot be read may be there */
+        bool cmd_bad = ks->cmdline_rc < 0 && !root_gone(ks->cmdline_rc) && ks->cmdline_rc != -ENODATA;
+        if (!bsrc && cmd_bad)
+                fact_unreadable(f, CMDLINE, ks->cmdline_rc, NULL, "modprobe.%s.blacklisted", asked);
+        else
+                fact_bool(f, bsrc ? bsrc : KMOD_SRC, bsrc != NULL, "modprobe.%s.blacklisted", asked);
 
         /* options and install take shell patterns as the module name (kmod_module_get_options). */
         struct strv opts = {0};
@@ -322,7 +354,9 @@ static void modprobe_facts(struct facts *f, struct kstate *ks, const char *asked
         if (opts.n) {
                 _cleanup_free_ char *s = strv_join(&opts, " ");
                 fact_str(f, osrc, s, "modprobe.%s.options", asked);
-        } else
+        } else if (cmd_bad)
+                fact_unreadable(f, CMDLINE, ks->cmdline_rc, NULL, "modprobe.%s.options", asked);
+        else
                 fact_absent(f, KMOD_SRC, "no options for this module", "modprobe.%s.options", asked);
         strv_done(&opts);
         /* modprobe runs only the first matching install command. */

@@ -14,7 +14,8 @@
  *                                       /proc/1/limits "Max locked memory" (proc(5)): a changed
  *                                       DefaultLimitMEMLOCK= is in force only after systemctl
  *                                       daemon-reexec or a reboot
- * Values are bytes (limits.conf counts KiB), or the word "unlimited".
+ * Values are bytes (limits.conf counts KiB), or the word "unlimited". A file or drop-in directory
+ * that is there but cannot be read makes the values it may set unreadable, never the default.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -39,7 +40,20 @@ struct lim {
 
 struct pair {
         struct lim soft, hard;
+        char *bad; /* a file or directory that is there but could not be read: both values unknown */
+        int bad_rc;
 };
+
+/* RC of reading PATH for P: 0 when there is something to parse; "not there" is not an error;
+ * anything else makes P unknown (the first such path is the one reported). */
+static bool pair_read(struct pair *p, const char *path, int rc)
+{
+        if (rc < 0 && !root_gone(rc) && !p->bad) {
+                p->bad = xstrdup(path);
+                p->bad_rc = rc;
+        }
+        return rc == 0;
+}
 
 static void lim_set(struct lim *l, bool unlimited, uint64_t bytes, const char *src)
 {
@@ -95,16 +109,16 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
 static void login_limits(struct root *r, const char *domain, struct pair *ret)
 {
         const char *data;
-        if (root_read(r, LIMITS_CONF, &data, NULL) == 0)
+        if (pair_read(ret, LIMITS_CONF, root_read(r, LIMITS_CONF, &data, NULL)))
                 parse_limits(LIMITS_CONF, data, domain, ret);
         struct strv names = {0};
-        if (root_list(r, LIMITS_D, &names) == 0 && names.n > 0 && names.n < MAX_FILES) {
+        if (pair_read(ret, LIMITS_D, root_list(r, LIMITS_D, &names)) && names.n > 0 && names.n < MAX_FILES) {
                 qsort_safe(names.v, names.n, sizeof(*names.v), cmp_str);
                 for (size_t i = 0; i < names.n; i++) {
                         if (!endswith(names.v[i], ".conf") || names.v[i][0] == '.')
                                 continue;
                         _cleanup_free_ char *path = xasprintf(LIMITS_D "/%s", names.v[i]);
-                        if (root_read(r, path, &data, NULL) == 0)
+                        if (pair_read(ret, path, root_read(r, path, &data, NULL)))
                                 parse_limits(path, data, domain, ret);
                 }
         }
@@ -192,14 +206,14 @@ static bool service_limits(struct root *r, struct pair *ret)
                                            "/lib/systemd/system.conf.d"};
         const char *data;
         bool found = false;
-        if (root_read(r, SYSTEM_CONF, &data, NULL) == 0) {
+        if (pair_read(ret, SYSTEM_CONF, root_read(r, SYSTEM_CONF, &data, NULL))) {
                 parse_system_conf(SYSTEM_CONF, data, ret);
                 found = true;
         }
         struct strv names = {0}, paths = {0};
         for (size_t d = 0; d < ARRAY_SIZE(dirs); d++) {
                 struct strv l = {0};
-                if (root_list(r, dirs[d], &l) == 0)
+                if (pair_read(ret, dirs[d], root_list(r, dirs[d], &l)))
                         for (size_t i = 0; i < l.n && names.n < MAX_FILES; i++)
                                 if (endswith(l.v[i], ".conf") && !strv_contains(&names, l.v[i])) {
                                         strv_add(&names, l.v[i]);
@@ -218,7 +232,7 @@ static bool service_limits(struct root *r, struct pair *ret)
                         paths.v[j - 1] = t;
                 }
         for (size_t i = 0; i < paths.n; i++)
-                if (root_read(r, paths.v[i], &data, NULL) == 0) {
+                if (pair_read(ret, paths.v[i], root_read(r, paths.v[i], &data, NULL))) {
                         parse_system_conf(paths.v[i], data, ret);
                         found = true;
                 }
@@ -231,6 +245,7 @@ static void pair_done(struct pair *p)
 {
         free(p->soft.src);
         free(p->hard.src);
+        free(p->bad);
 }
 
 /* MLOCK_LIMIT: 8 MiB since Linux 5.16 (include/uapi/linux/resource.h), 64 KiB before. */
@@ -294,19 +309,31 @@ static void manager_limits(struct facts *f)
         }
 }
 
-static void session_facts(struct facts *f, struct pair *own, struct lim *const svc[2], const char *who,
+static void session_facts(struct facts *f, struct pair *own, const struct pair *svc, const char *who,
                           const char *domain_text)
 {
         struct lim *ll[2] = {&own->soft, &own->hard};
+        const struct lim *sl[2] = {&svc->soft, &svc->hard};
         const char *kinds[2] = {"soft", "hard"};
         for (int k = 0; k < 2; k++) {
                 _cleanup_free_ char *name = xasprintf("limits.memlock.%s.%s", who, kinds[k]);
+                if (own->bad) {
+                        /* a line there may set it */
+                        fact_unreadable(f, own->bad, own->bad_rc, "pam_limits reads it (limits.conf(5))", "%s", name);
+                        continue;
+                }
+                if (!ll[k]->set && svc->bad) {
+                        fact_unreadable(f, svc->bad, svc->bad_rc,
+                                        "no memlock line for the session: it inherits the services' limit, unknown",
+                                        "%s", name);
+                        continue;
+                }
                 if (!ll[k]->set) {
                         /* no line for the domain: the session keeps what sshd/logind run with */
                         _cleanup_free_ char *src = xasprintf("no %s memlock line in " LIMITS_CONF " or " LIMITS_D
                                                              "; inherited from %s",
-                                                             domain_text, svc[k]->src);
-                        lim_set(ll[k], svc[k]->unlimited, svc[k]->bytes, src);
+                                                             domain_text, sl[k]->src);
+                        lim_set(ll[k], sl[k]->unlimited, sl[k]->bytes, src);
                 }
                 record(f, ll[k], name);
         }
@@ -320,17 +347,24 @@ static int limits_run(struct facts *f)
         const char *dflt = "systemd default (DefaultLimitMEMLOCK=8M, systemd-system.conf(5))";
         struct lim *sl[2] = {&svc.soft, &svc.hard};
         for (int k = 0; k < 2; k++) {
+                const char *name = k ? "limits.memlock.service.hard" : "limits.memlock.service.soft";
+                if (svc.bad) {
+                        /* a DefaultLimitMEMLOCK= there would decide it, not the default */
+                        fact_unreadable(f, svc.bad, svc.bad_rc, "systemd reads it (systemd-system.conf(5))", "%s",
+                                        name);
+                        continue;
+                }
                 /* nothing configured is not "no limit": it is systemd's or the kernel's default */
                 if (!sl[k]->set && systemd)
                         lim_set(sl[k], false, SYSTEMD_DEFAULT_MEMLOCK, dflt);
                 else if (!sl[k]->set)
                         kernel_default(f, sl[k]);
-                record(f, sl[k], k ? "limits.memlock.service.hard" : "limits.memlock.service.soft");
+                record(f, sl[k], name);
         }
         login_limits(r, "*", &login);
         login_limits(r, "root", &root);
-        session_facts(f, &login, sl, "login", "\"*\"");
-        session_facts(f, &root, sl, "root", "\"root\" (a \"*\" line does not apply to root)");
+        session_facts(f, &login, &svc, "login", "\"*\"");
+        session_facts(f, &root, &svc, "root", "\"root\" (a \"*\" line does not apply to root)");
         manager_limits(f);
         pair_done(&svc);
         pair_done(&login);

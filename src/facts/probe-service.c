@@ -50,7 +50,19 @@ struct svc_state {
         struct strv enabled; /* unit names with a link in a .wants/.requires directory */
         bool udev_read;
         struct strv udev_wants; /* "UNIT\tRULES-FILE" for each unit a udev rule's SYSTEMD_WANTS names */
+        /* the first .wants/.requires directory, udev rules directory or rules file that is there but
+         * could not be read: a unit found nowhere else may be enabled there */
+        char *wants_bad, *udev_bad;
+        int wants_bad_rc, udev_bad_rc;
 };
+
+static void note_bad(char **bad, int *bad_rc, const char *path, int rc)
+{
+        if (rc < 0 && !root_gone(rc) && !*bad) {
+                *bad = xstrdup(path);
+                *bad_rc = rc;
+        }
+}
 
 static void svc_free(void *p)
 {
@@ -59,6 +71,8 @@ static void svc_free(void *p)
                 return;
         strv_done(&s->enabled);
         strv_done(&s->udev_wants);
+        free(s->wants_bad);
+        free(s->udev_bad);
         free(s);
 }
 
@@ -85,7 +99,9 @@ static struct svc_state *get_state(struct facts *f)
                         continue;
                 _cleanup_free_ char *d = xasprintf(ETC_UNITS "/%s", dirs.v[i]);
                 struct strv units = {0};
-                if (root_list(r, d, &units) == 0)
+                int rc = root_list(r, d, &units);
+                note_bad(&s->wants_bad, &s->wants_bad_rc, d, rc);
+                if (rc == 0)
                         for (size_t k = 0; k < units.n && s->enabled.n < MAX_UNITS; k++)
                                 if (!strv_contains(&s->enabled, units.v[k]) && !masked(r, units.v[k]))
                                         strv_add(&s->enabled, units.v[k]);
@@ -137,7 +153,9 @@ static void udev_read(struct root *r, struct svc_state *s)
         struct strv seen = {0};
         for (size_t d = 0; d < ARRAY_SIZE(udev_dirs); d++) {
                 struct strv files = {0};
-                if (root_list(r, udev_dirs[d], &files) == 0)
+                int rc = root_list(r, udev_dirs[d], &files);
+                note_bad(&s->udev_bad, &s->udev_bad_rc, udev_dirs[d], rc);
+                if (rc == 0)
                         strv_sort(&files);
                 for (size_t i = 0; i < files.n; i++) {
                         if (!endswith(files.v[i], ".rules") || strv_contains(&seen, files.v[i]))
@@ -148,7 +166,9 @@ static void udev_read(struct root *r, struct svc_state *s)
                                 continue;
                         const char *data;
                         size_t len;
-                        if (root_read(r, path, &data, &len) < 0)
+                        rc = root_read(r, path, &data, &len);
+                        note_bad(&s->udev_bad, &s->udev_bad_rc, path, rc);
+                        if (rc < 0)
                                 continue;
                         for (const char *p = data; p < data + len;) {
                                 const char *nl = memchr(p, '\n', (size_t)(data + len - p));
@@ -174,14 +194,19 @@ static const char *udev_wanted_by(struct root *r, struct svc_state *s, const cha
         return NULL;
 }
 
-/* The first unit directory (systemd.unit(5) search path) that holds UNIT, or NULL. */
-static const char *unit_file_dir(struct root *r, const char *unit)
+/* The first unit directory (systemd.unit(5) search path) that holds UNIT, or NULL. A path there
+ * that cannot be looked at (EACCES, ELOOP of a directory) leaves it unknown: *bad, *bad_rc. */
+static const char *unit_file_dir(struct root *r, const char *unit, char **bad, int *bad_rc)
 {
         for (size_t i = 0; i < ARRAY_SIZE(unit_dirs); i++) {
                 _cleanup_free_ char *p = xasprintf("%s/%s", unit_dirs[i], unit);
                 struct stat st;
-                if (root_stat(r, p, &st, false) == 0)
+                int rc = root_stat(r, p, &st, false);
+                if (rc == 0)
                         return unit_dirs[i];
+                note_bad(bad, bad_rc, p, rc);
+                if (*bad)
+                        return NULL;
         }
         return NULL;
 }
@@ -203,12 +228,26 @@ static void unit_facts(struct facts *f, const char *name)
                 return;
         }
         const char *by_udev = NULL;
-        if (!strv_contains(&s->enabled, unit) && !masked(r, unit))
+        bool is_masked = masked(r, unit);
+        if (!strv_contains(&s->enabled, unit) && !is_masked)
                 by_udev = udev_wanted_by(r, s, unit);
-        fact_bool(f, by_udev ? by_udev : ETC_UNITS, strv_contains(&s->enabled, unit) || by_udev,
-                  "service.%s.enabled", name);
-        const char *found = unit_file_dir(r, unit);
-        fact_bool(f, found ? found : ETC_UNITS, found != NULL, "service.%s.installed", name);
+        if (strv_contains(&s->enabled, unit) || by_udev || is_masked)
+                fact_bool(f, by_udev ? by_udev : ETC_UNITS, !is_masked, "service.%s.enabled", name);
+        else if (s->wants_bad)
+                fact_unreadable(f, s->wants_bad, s->wants_bad_rc, "a unit link there may enable it",
+                                "service.%s.enabled", name);
+        else if (s->udev_bad)
+                fact_unreadable(f, s->udev_bad, s->udev_bad_rc, "a udev rule there may pull it in (SYSTEMD_WANTS)",
+                                "service.%s.enabled", name);
+        else
+                fact_bool(f, ETC_UNITS, false, "service.%s.enabled", name);
+        _cleanup_free_ char *bad = NULL;
+        int bad_rc = 0;
+        const char *found = unit_file_dir(r, unit, &bad, &bad_rc);
+        if (bad)
+                fact_unreadable(f, bad, bad_rc, "the unit file may be there", "service.%s.installed", name);
+        else
+                fact_bool(f, found ? found : ETC_UNITS, found != NULL, "service.%s.installed", name);
 }
 
 static void peermem(struct facts *f)
@@ -411,7 +450,12 @@ static void fabricmanager(struct facts *f)
         _cleanup_free_ char *v = fm_version(facts_root(f), &err, &why);
         const char *unit = "nvidia-fabricmanager.service";
         const struct svc_state *s = get_state(f);
-        if (!v && !unit_file_dir(facts_root(f), unit) && !(s->rc >= 0 && strv_contains(&s->enabled, unit))) {
+        _cleanup_free_ char *bad = NULL;
+        int bad_rc = 0;
+        /* a unit directory or .wants directory that cannot be read may hold it: unknown, not "not installed" */
+        bool unit_there = unit_file_dir(facts_root(f), unit, &bad, &bad_rc) || bad || (s->rc < 0 && !root_gone(s->rc)) ||
+                          s->wants_bad;
+        if (!v && !unit_there && !(s->rc >= 0 && strv_contains(&s->enabled, unit))) {
                 /* Neither a package dpkg knows, nor a unit file, nor a unit enabled: not installed,
                  * which is not a version that cannot be read (the rule that wants it enabled says so). */
                 const char *none = "no nvidia-fabricmanager package in the dpkg database and no "

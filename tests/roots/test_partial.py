@@ -109,6 +109,123 @@ def no_pci(llmtune, root, vm_nogpu):
           % r['no-nobarrier'])
 
 
+# --- unreadable is never "nothing there" (issue 14 item 2) ----------------------------------------
+# Each source below is made present but unreadable: a directory in place of a file (EISDIR) or a
+# link to itself in place of a directory (ELOOP); root reads through permissions, so modes would not
+# do. The facts it feeds must be unreadable and name it, not a default, 0, "not set" or absent.
+
+def fact(llmtune, root, name):
+    return run_json(llmtune, root, 'facts', name)['facts'].get(name, {})
+
+
+def ok_now(llmtune, root, name, value, source):
+    return ok({name: fact(llmtune, root, name)}, name, value, source)
+
+
+def unreadable(llmtune, root, name, source, *words):
+    x = fact(llmtune, root, name)
+    good = x.get('status') == 'unreadable' and x.get('source') == source and all(w in x.get('reason', '')
+                                                                                 for w in words)
+    return good, '%s unreadable from %s%s (got %r)' % (name, source, ' naming %s' % (words,) if words else '', x)
+
+
+class Broken:
+    """PATH under ROOT unreadable for a while: a directory (kind 'dir') or a self link ('loop') in
+    its place; what was there is put back afterwards."""
+
+    def __init__(self, root, path, kind):
+        self.h = os.path.join(root, path.lstrip('/'))
+        self.kind = kind
+
+    def __enter__(self):
+        self.saved = self.h + '.saved'
+        if os.path.lexists(self.h):
+            os.rename(self.h, self.saved)
+        os.makedirs(os.path.dirname(self.h), exist_ok=True)
+        if self.kind == 'dir':
+            os.mkdir(self.h)
+        else:
+            os.symlink(os.path.basename(self.h), self.h)
+        return self
+
+    def __exit__(self, *exc):
+        if os.path.isdir(self.h) and not os.path.islink(self.h):
+            os.rmdir(self.h)
+        else:
+            os.remove(self.h)
+        if os.path.lexists(self.saved):
+            os.rename(self.saved, self.h)
+
+
+def write(root, path, text):
+    h = os.path.join(root, path.lstrip('/'))
+    os.makedirs(os.path.dirname(h), exist_ok=True)
+    with open(h, 'w') as f:
+        f.write(text)
+
+
+def unreadable_sources(llmtune, root):
+    # limits: the memlock decision never falls back to a default past a file it could not read
+    with Broken(root, '/etc/security/limits.conf', 'dir'):
+        for n in ('limits.memlock.login.soft', 'limits.memlock.root.hard'):
+            check(*unreadable(llmtune, root, n, '/etc/security/limits.conf', 'EISDIR'))
+        check(fact(llmtune, root, 'limits.memlock.service.soft').get('status') == 'ok',
+              'limits.conf does not decide the services\' limit (still ok)')
+    with Broken(root, '/etc/security/limits.d/zz-site.conf', 'dir'):
+        check(*unreadable(llmtune, root, 'limits.memlock.login.hard', '/etc/security/limits.d/zz-site.conf'))
+    with Broken(root, '/etc/security/limits.d', 'loop'):
+        check(*unreadable(llmtune, root, 'limits.memlock.root.soft', '/etc/security/limits.d', 'ELOOP'))
+    with Broken(root, '/etc/systemd/system.conf', 'dir'):
+        for n in ('limits.memlock.service.hard', 'limits.memlock.login.soft'):
+            check(*unreadable(llmtune, root, n, '/etc/systemd/system.conf', 'EISDIR'))
+    with Broken(root, '/run/systemd/system.conf.d', 'loop'):
+        check(*unreadable(llmtune, root, 'limits.memlock.service.soft', '/run/systemd/system.conf.d', 'ELOOP'))
+    write(root, '/etc/security/limits.conf', '*  -  memlock  unlimited\n')
+    with Broken(root, '/etc/systemd/system.conf', 'dir'):
+        # a line of its own decides the session's limit whatever the services' is
+        check(*ok_now(llmtune, root, 'limits.memlock.login.soft', 'unlimited', '/etc/security/limits.conf:1'))
+    os.remove(os.path.join(root, 'etc/security/limits.conf'))
+
+    # services: a .wants directory, a udev rules directory or file, a unit directory
+    write(root, '/etc/systemd/system/multi-user.target.wants/sshd.service', '')
+    check(fact(llmtune, root, 'service.foo.enabled').get('value') is False, 'service.foo.enabled false (control)')
+    with Broken(root, '/etc/systemd/system/graphical.target.wants', 'loop'):
+        check(*unreadable(llmtune, root, 'service.foo.enabled', '/etc/systemd/system/graphical.target.wants',
+                          'ELOOP'))
+        check(fact(llmtune, root, 'service.sshd.enabled').get('value') is True,
+              'a unit found enabled stays enabled next to a directory that cannot be listed')
+    with Broken(root, '/etc/udev/rules.d/99-site.rules', 'dir'):
+        check(*unreadable(llmtune, root, 'service.foo.enabled', '/etc/udev/rules.d/99-site.rules', 'EISDIR'))
+    with Broken(root, '/usr/lib/udev/rules.d', 'loop'):
+        check(*unreadable(llmtune, root, 'service.foo.enabled', '/usr/lib/udev/rules.d', 'ELOOP'))
+    with Broken(root, '/run/systemd/system', 'loop'):
+        check(*unreadable(llmtune, root, 'service.foo.installed', '/run/systemd/system/foo.service', 'ELOOP'))
+        check(fact(llmtune, root, 'fabricmanager.version').get('status') == 'unreadable',
+              'fabric manager: a unit directory that cannot be read is not "not installed" (got %r)'
+              % fact(llmtune, root, 'fabricmanager.version'))
+
+    # boot: os-release precedence, the modprobe.d listing behind initramfs staleness
+    with Broken(root, '/etc/os-release', 'dir'):
+        check(*unreadable(llmtune, root, 'os.id', '/etc/os-release', 'EISDIR'))
+    rel = fact(llmtune, root, 'kernel.release').get('value')
+    write(root, '/boot/initrd.img-%s' % rel, '')
+    check(fact(llmtune, root, 'boot.initramfs.stale').get('status') == 'ok', 'boot.initramfs.stale ok (control)')
+    with Broken(root, '/etc/modprobe.d', 'loop'):
+        check(*unreadable(llmtune, root, 'boot.initramfs.stale', '/etc/modprobe.d', 'ELOOP'))
+
+    # kernel: the command line, the release's two sources, /sys/module without /proc/modules
+    with Broken(root, '/proc/cmdline', 'dir'):
+        for n in ('kernel.cmdline.module_blacklist', 'modprobe.nouveau.blacklisted', 'modprobe.nouveau.options'):
+            check(*unreadable(llmtune, root, n, '/proc/cmdline', 'EISDIR'))
+    with Broken(root, '/proc/sys/kernel/osrelease', 'dir'):
+        check(*ok_now(llmtune, root, 'kernel.release', rel, '/proc/version'))
+        with Broken(root, '/proc/version', 'dir'):
+            check(*unreadable(llmtune, root, 'kernel.release', '/proc/sys/kernel/osrelease', 'EISDIR'))
+    check(not os.path.lexists(os.path.join(root, 'proc/modules')), 'vm-nogpu has no /proc/modules')
+    with Broken(root, '/sys/module', 'loop'):
+        check(*unreadable(llmtune, root, 'module.loaded', '/sys/module', 'ELOOP'))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     ap.add_argument('--llmtune', required=True)
@@ -117,15 +234,16 @@ def main():
     a = ap.parse_args()
     work = tempfile.mkdtemp(prefix='llmtune-partial-')
     try:
-        def copy(base, name):
+        def copy(base, name, as_name=None):
             # read-only commands only, but tests work on copies all the same
-            dst = os.path.join(work, name)
+            dst = os.path.join(work, as_name or name)
             shutil.copytree(os.path.join(base, name), dst, symlinks=True)
             return dst
         dgx_partial(a.llmtune, copy(a.roots, 'dgx-a100-partial'))
         multi_die(a.llmtune, copy(a.roots, 'tr-2990wx'), 2)
         multi_die(a.llmtune, copy(a.roots, 'tr-2990wx-smtoff'), 1)
         no_pci(a.llmtune, copy(a.roots, 'vm-nopci'), copy(a.fixtures, 'vm-nogpu'))
+        unreadable_sources(a.llmtune, copy(a.fixtures, 'vm-nogpu', 'vm-nogpu-unreadable'))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return finish()
