@@ -70,7 +70,10 @@ static int nccl_lint_cmd(struct cli *cli, struct facts *f, const struct nccl_cat
         } else {
                 /* The files NCCL reads on the root: /etc/nccl.conf and the homes' ~/.nccl.conf. */
                 struct strv paths = {0};
-                nccl_conf_paths(facts_root(f), &paths);
+                int hrc = nccl_conf_paths(facts_root(f), &paths);
+                if (hrc < 0)
+                        rc = cli_error("/home: cannot list it (%s): a ~/.nccl.conf there is not linted",
+                                       strerror(-hrc));
                 size_t seen = 0;
                 for (size_t i = 0; i < paths.n; i++) {
                         const char *data;
@@ -84,7 +87,7 @@ static int nccl_lint_cmd(struct cli *cli, struct facts *f, const struct nccl_cat
                         else
                                 findings += lint_print(c, paths.v[i], data, len);
                 }
-                if (!seen)
+                if (!seen && hrc == 0)
                         printf("no NCCL configuration file under %s (/etc/nccl.conf, ~/.nccl.conf)\n",
                                root_path(facts_root(f)));
                 strv_done(&paths);

@@ -260,27 +260,32 @@ int profiles_load(struct profile_lib *lib, const char *shipped_dir, struct root 
                 return rc;
         /* Site profiles are part of the machine: read them through the root handle. */
         struct strv site = {0};
-        if (root_list(root, SITE_DIR, &site) == 0)
-                for (size_t i = 0; i < site.n; i++) {
-                        if (!endswith(site.v[i], ".ini") || site.v[i][0] == '.')
-                                continue;
-                        _cleanup_free_ char *p = xasprintf(SITE_DIR "/%s", site.v[i]);
-                        const char *data;
-                        size_t len;
-                        _cleanup_free_ char *host = root_host_path(root, p);
-                        if (trust_check_file(host, d) < 0) {
-                                rc = -EINVAL;
-                                continue;
-                        }
-                        int r = root_read(root, p, &data, &len);
-                        if (r < 0) {
-                                diag_add(d, p, 0, "cannot read: %s", strerror(-r));
-                                rc = -EINVAL;
-                                continue;
-                        }
-                        if (load_one(lib, p, data, len, true, d) < 0)
-                                rc = -EINVAL;
+        int lrc = root_list(root, SITE_DIR, &site);
+        if (lrc < 0 && !root_gone(lrc)) {
+                /* a site profile there may be the one asked for, or replace a shipped one */
+                diag_add(d, SITE_DIR, 0, "cannot list: %s", strerror(-lrc));
+                rc = -EINVAL;
+        }
+        for (size_t i = 0; i < site.n; i++) {
+                if (!endswith(site.v[i], ".ini") || site.v[i][0] == '.')
+                        continue;
+                _cleanup_free_ char *p = xasprintf(SITE_DIR "/%s", site.v[i]);
+                const char *data;
+                size_t len;
+                _cleanup_free_ char *host = root_host_path(root, p);
+                if (trust_check_file(host, d) < 0) {
+                        rc = -EINVAL;
+                        continue;
                 }
+                int r = root_read(root, p, &data, &len);
+                if (r < 0) {
+                        diag_add(d, p, 0, "cannot read: %s", strerror(-r));
+                        rc = -EINVAL;
+                        continue;
+                }
+                if (load_one(lib, p, data, len, true, d) < 0)
+                        rc = -EINVAL;
+        }
         strv_done(&site);
         return rc;
 }

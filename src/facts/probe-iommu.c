@@ -51,11 +51,19 @@ static int iommu_run(struct facts *f)
                 fact_unreadable(f, CLASS_DIR, urc, NULL, "iommu.units");
 
         unsigned identity = 0, dma = 0;
-        _cleanup_free_ char *src = NULL;
+        _cleanup_free_ char *src = NULL, *gbad = NULL;
+        int gbad_rc = grc;
+        if (grc < 0 && !root_gone(grc))
+                gbad = xstrdup(GROUPS_DIR);
         for (size_t i = 0; grc == 0 && i < groups.n; i++) {
                 _cleanup_free_ char *p = xasprintf(GROUPS_DIR "/%s/type", groups.v[i]);
                 _cleanup_free_ char *t = NULL;
-                if (root_read_line(r, p, &t) < 0)
+                int rc = root_read_line(r, p, &t);
+                if (rc < 0 && !root_gone(rc) && !gbad) {
+                        gbad = xstrdup(p); /* that group's default domain is unknown */
+                        gbad_rc = rc;
+                }
+                if (rc < 0)
                         continue;
                 if (streq(t, "identity"))
                         identity++;
@@ -80,6 +88,8 @@ static int iommu_run(struct facts *f)
          * whatever the command line asks for. */
         else if (cmd && (urc == 0 || streq(cmd, "off") || (urc == -ENOENT && !root_is_live(r))))
                 fact_str(f, "/proc/cmdline", cmd, "iommu.mode");
+        else if (urc == 0 && gbad)
+                fact_unreadable(f, gbad, gbad_rc, NULL, "iommu.mode");
         else if (urc == 0)
                 fact_absent(f, GROUPS_DIR,
                             "an IOMMU is registered but the groups' default domain type is not exported (kernel "

@@ -106,31 +106,35 @@ static void md_sysfs(struct facts *f, struct md *m)
         md_sysfs_int(f, m, "chunk_size", "chunk_size", &m->chunk_h, &m->chunk);
         md_sysfs_int(f, m, "raid_disks", "raid_disks", &m->disks_h, &m->raid_disks);
         _cleanup_free_ char *sp = xasprintf(BLOCK_DIR "/%s/md/array_state", m->name);
-        if (root_stat(r, sp, &(struct stat){0}, true) == 0)
+        if (!root_gone(root_stat(r, sp, &(struct stat){0}, true))) /* there: read it, or say it is unreadable */
                 fact_file_str(f, sp, NULL, "md.%s.state", m->name);
         _cleanup_free_ char *dp = xasprintf(BLOCK_DIR "/%s/md/degraded", m->name);
-        if (root_stat(r, dp, &(struct stat){0}, true) == 0)
+        if (!root_gone(root_stat(r, dp, &(struct stat){0}, true))) /* there: read it, or say it is unreadable */
                 fact_file_int(f, dp, NULL, "md.%s.degraded", m->name);
         _cleanup_free_ char *ap = xasprintf(BLOCK_DIR "/%s/md/sync_action", m->name);
-        if (root_stat(r, ap, &(struct stat){0}, true) == 0)
+        if (!root_gone(root_stat(r, ap, &(struct stat){0}, true))) /* there: read it, or say it is unreadable */
                 fact_file_str(f, ap, NULL, "md.%s.sync_action", m->name);
 
         /* Members: md/dev-NAME per component (spares included), else the holder links in slaves/. */
         _cleanup_free_ char *mdp = xasprintf(BLOCK_DIR "/%s/md", m->name);
         struct strv ents = {0}, members = {0};
         const char *src = mdp;
-        if (root_list(r, mdp, &ents) == 0)
-                for (size_t i = 0; i < ents.n; i++)
-                        if (startswith(ents.v[i], "dev-") && ents.v[i][4])
-                                strv_add(&members, ents.v[i] + 4);
+        int rc2 = root_list(r, mdp, &ents);
+        for (size_t i = 0; i < ents.n; i++)
+                if (startswith(ents.v[i], "dev-") && ents.v[i][4])
+                        strv_add(&members, ents.v[i] + 4);
         strv_done(&ents);
         _cleanup_free_ char *slp = xasprintf(BLOCK_DIR "/%s/slaves", m->name);
-        if (members.n == 0 && root_list(r, slp, &ents) == 0) {
+        if (rc2 < 0 && !root_gone(rc2))
+                /* md/ is there but cannot be listed: its members are unknown, slaves/ is no substitute */
+                fact_unreadable(f, mdp, rc2, NULL, "md.%s.members", m->name);
+        else if (members.n == 0 && (rc2 = root_list(r, slp, &ents)) == 0) {
                 for (size_t i = 0; i < ents.n; i++)
                         strv_add(&members, ents.v[i]);
                 src = slp;
                 strv_done(&ents);
-        }
+        } else if (members.n == 0 && !root_gone(rc2))
+                fact_unreadable(f, slp, rc2, NULL, "md.%s.members", m->name);
         if (members.n) {
                 _cleanup_free_ char *s = strv_join(&members, " ");
                 fact_str(f, src, s, "md.%s.members", m->name);
@@ -501,11 +505,16 @@ static void probe_md(struct facts *f, const struct mount_entry *mt, size_t mn, i
         struct md *v = NULL;
         size_t n = 0;
         struct strv blocks = {0};
-        bool have_sysfs = root_list(r, BLOCK_DIR, &blocks) == 0;
+        int brc = root_list(r, BLOCK_DIR, &blocks);
+        bool have_sysfs = brc == 0;
         for (size_t i = 0; i < blocks.n; i++) {
                 _cleanup_free_ char *p = xasprintf(BLOCK_DIR "/%s/md", blocks.v[i]);
                 struct stat st;
-                if (!startswith(blocks.v[i], "md") || root_stat(r, p, &st, true) < 0 || !S_ISDIR(st.st_mode))
+                if (!startswith(blocks.v[i], "md"))
+                        continue;
+                /* an md/ that is there but cannot be looked at is an array whose facts are unreadable */
+                int src = root_stat(r, p, &st, true);
+                if (root_gone(src) || (src == 0 && !S_ISDIR(st.st_mode)))
                         continue;
                 v = xrealloc(v, (n + 1) * sizeof(*v));
                 v[n++] = (struct md){.name = xstrdup(blocks.v[i]), .sysfs = true};
@@ -535,7 +544,10 @@ static void probe_md(struct facts *f, const struct mount_entry *mt, size_t mn, i
                 m->stat = &st[i];
         }
 
-        if (n == 0 && !have_sysfs && rc == -ENOENT)
+        if (n == 0 && !have_sysfs && rc == -ENOENT && !root_gone(brc))
+                /* /proc/mdstat is the second source; without it an unlistable /sys/block leaves it unknown */
+                fact_unreadable(f, BLOCK_DIR, brc, "and no /proc/mdstat", "md.count");
+        else if (n == 0 && !have_sysfs && rc == -ENOENT)
                 fact_absent(f, "/proc/mdstat", "no /sys/block and no /proc/mdstat", "md.count");
         else if (!have_sysfs && rc < 0)
                 fact_unreadable(f, "/proc/mdstat", rc, "and no /sys/block", "md.count");

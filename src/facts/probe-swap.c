@@ -322,7 +322,14 @@ static void probe_gpt_auto(struct facts *f)
 {
         struct root *r = facts_root(f);
         const char *cmdline;
-        if (root_read(r, "/proc/cmdline", &cmdline, NULL) == 0) {
+        int rc = root_read(r, "/proc/cmdline", &cmdline, NULL);
+        if (rc < 0 && !root_gone(rc)) {
+                /* systemd.gpt_auto=0 or systemd.swap=0 there would turn it off */
+                fact_unreadable(f, "/proc/cmdline", rc, NULL, "swap.gpt_auto.count");
+                fact_unreadable(f, "/proc/cmdline", rc, NULL, "swap.gpt_auto.devices");
+                return;
+        }
+        if (rc == 0) {
                 static const char *const off[] = {"systemd.gpt_auto=0", "systemd.gpt_auto=no", "systemd.gpt_auto=false",
                                                   "systemd.gpt_auto=off", "systemd.swap=0", "systemd.swap=no",
                                                   "systemd.swap=false", "systemd.swap=off"};
@@ -337,7 +344,13 @@ static void probe_gpt_auto(struct facts *f)
                 }
         }
         struct stat st;
-        if (root_stat(r, "/run/udev/data", &st, true) < 0) {
+        rc = root_stat(r, "/run/udev/data", &st, true);
+        if (rc < 0 && !root_gone(rc)) {
+                fact_unreadable(f, "/run/udev/data", rc, NULL, "swap.gpt_auto.count");
+                fact_unreadable(f, "/run/udev/data", rc, NULL, "swap.gpt_auto.devices");
+                return;
+        }
+        if (rc < 0) {
                 const char *why = root_is_live(r) ? "no udev database (/run/udev/data): partition types unknown"
                                                   : "no udev database (/run/udev/data) in this tree: partition types unknown";
                 fact_absent(f, "/run/udev/data", why, "swap.gpt_auto.count");
@@ -345,13 +358,15 @@ static void probe_gpt_auto(struct facts *f)
                 return;
         }
         struct strv blocks = {0}, found = {0};
-        int rc = root_list(r, "/sys/class/block", &blocks);
+        rc = root_list(r, "/sys/class/block", &blocks);
         if (rc < 0) {
                 fact_unreadable(f, "/sys/class/block", rc, NULL, "swap.gpt_auto.count");
                 fact_unreadable(f, "/sys/class/block", rc, NULL, "swap.gpt_auto.devices");
                 return;
         }
         _cleanup_free_ char *disk = root_disk(r);
+        _cleanup_free_ char *bad = NULL;
+        int bad_rc = 0;
         for (size_t i = 0; i < blocks.n; i++) {
                 _cleanup_free_ char *base = xasprintf("/sys/class/block/%s", blocks.v[i]);
                 _cleanup_free_ char *part = xasprintf("%s/partition", base);
@@ -365,11 +380,21 @@ static void probe_gpt_auto(struct facts *f)
                 }
                 _cleanup_free_ char *devp = xasprintf("%s/dev", base);
                 _cleanup_free_ char *dev = NULL;
-                if (root_read_line(r, devp, &dev) < 0)
+                rc = root_read_line(r, devp, &dev);
+                if (rc < 0 && !root_gone(rc) && !bad) {
+                        bad = xstrdup(devp); /* a partition whose type cannot be told */
+                        bad_rc = rc;
+                }
+                if (rc < 0)
                         continue;
                 _cleanup_free_ char *db = xasprintf("/run/udev/data/b%s", dev);
                 const char *data;
-                if (root_read(r, db, &data, NULL) < 0)
+                rc = root_read(r, db, &data, NULL);
+                if (rc < 0 && !root_gone(rc) && !bad) {
+                        bad = xstrdup(db);
+                        bad_rc = rc;
+                }
+                if (rc < 0)
                         continue;
                 _cleanup_free_ char *type = udev_value(data, "ID_PART_ENTRY_TYPE");
                 _cleanup_free_ char *flags = udev_value(data, "ID_PART_ENTRY_FLAGS");
@@ -378,8 +403,13 @@ static void probe_gpt_auto(struct facts *f)
                         strv_push(&found, xasprintf("/dev/%s", blocks.v[i]));
         }
         _cleanup_free_ char *list = strv_join(&found, " ");
-        fact_uint(f, "/run/udev/data", found.n, "swap.gpt_auto.count");
-        fact_str(f, "/run/udev/data", list, "swap.gpt_auto.devices");
+        if (bad) {
+                fact_unreadable(f, bad, bad_rc, "a partition's type is unknown", "swap.gpt_auto.count");
+                fact_unreadable(f, bad, bad_rc, "a partition's type is unknown", "swap.gpt_auto.devices");
+        } else {
+                fact_uint(f, "/run/udev/data", found.n, "swap.gpt_auto.count");
+                fact_str(f, "/run/udev/data", list, "swap.gpt_auto.devices");
+        }
         strv_done(&blocks);
         strv_done(&found);
 }

@@ -35,8 +35,9 @@ static void record(struct facts *f, const char *source, const char *value, const
                 fact_str(f, source, value, "%s", name);
 }
 
-/* Defaults of the kernels llmtune targets (64-bit), for keys rules look at persistently. */
-static const char *kernel_default(struct facts *f, const char *key)
+/* Defaults of the kernels llmtune targets (64-bit), for keys rules look at persistently. NULL with
+ * *err set: the default depends on a file that is there but cannot be read. */
+static const char *kernel_default(struct facts *f, const char *key, int *err)
 {
         /* include/uapi/linux/shm.h: SHMMAX = SHMALL = ULONG_MAX - (1UL << 24) since Linux 3.16 */
         if (streq(key, "kernel.shmmax") || streq(key, "kernel.shmall"))
@@ -48,7 +49,12 @@ static const char *kernel_default(struct facts *f, const char *key)
                 if (!n || n->status != FACT_OK)
                         return NULL;
                 _cleanup_free_ char *cl = NULL;
-                if (root_read_line(facts_root(f), "/proc/cmdline", &cl) == 0) {
+                int rc = root_read_line(facts_root(f), "/proc/cmdline", &cl);
+                if (rc < 0 && !root_gone(rc) && rc != -ENODATA) {
+                        *err = rc;
+                        return NULL;
+                }
+                if (rc == 0) {
                         if (strstr(cl, "numa_balancing=disable"))
                                 return "0";
                         if (strstr(cl, "numa_balancing=enable"))
@@ -74,8 +80,12 @@ static int persistent_lookup(struct facts *f, const char *name, const char *key)
                 const struct sysctl_setting *last = &s.v[s.n - 1];
                 record(f, last->file->path, last->value, name);
         } else {
-                const char *def = kernel_default(f, key);
-                if (def)
+                int err = 0;
+                const char *def = kernel_default(f, key, &err);
+                if (err)
+                        fact_unreadable(f, "/proc/cmdline", err, "numa_balancing= there decides the kernel default",
+                                        "%s", name);
+                else if (def)
                         record(f, "kernel default (no sysctl.d file sets it)", def, name);
                 else
                         fact_absent(f, "/etc/sysctl.d", "no sysctl.d file sets it: the kernel default applies at boot",

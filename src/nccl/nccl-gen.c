@@ -400,15 +400,16 @@ void nccl_settings_build(struct facts *f, const struct resolved *profile, const 
         *ret = s;
 }
 
-void nccl_conf_paths(struct root *r, struct strv *ret)
+int nccl_conf_paths(struct root *r, struct strv *ret)
 {
         strv_add(ret, "/root/.nccl.conf");
         struct strv homes = {0};
-        if (root_list(r, "/home", &homes) == 0)
-                for (size_t i = 0; i < homes.n; i++)
-                        strv_push(ret, xasprintf("/home/%s/.nccl.conf", homes.v[i]));
+        int rc = root_list(r, "/home", &homes);
+        for (size_t i = 0; i < homes.n; i++)
+                strv_push(ret, xasprintf("/home/%s/.nccl.conf", homes.v[i]));
         strv_done(&homes);
         strv_add(ret, "/etc/nccl.conf");
+        return rc < 0 && !root_gone(rc) ? rc : 0;
 }
 
 /* --- the file ------------------------------------------------------------------------------ */

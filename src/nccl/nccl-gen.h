@@ -53,5 +53,6 @@ char *nccl_env_render(const struct nccl_settings *s);
 
 /* The NCCL configuration files of a root, in NCCL's reading order after the environment:
  * ~/.nccl.conf of /root and of every /home/NAME, then /etc/nccl.conf (homes outside /home are not
- * looked for). Paths are under the root; they may not exist. */
-void nccl_conf_paths(struct root *r, struct strv *ret);
+ * looked for). Paths are under the root; they may not exist. Returns 0, or the error of a /home that
+ * is there but cannot be listed (a ~/.nccl.conf in it may be missing from RET). */
+int nccl_conf_paths(struct root *r, struct strv *ret);

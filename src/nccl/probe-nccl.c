@@ -82,7 +82,7 @@ static void user_confs(struct facts *f, const struct nccl_catalog *c)
 {
         struct strv paths = {0}, found = {0}, hidden = {0};
         struct sbuf problems = {0};
-        nccl_conf_paths(facts_root(f), &paths);
+        int hrc = nccl_conf_paths(facts_root(f), &paths);
         for (size_t i = 0; i < paths.n; i++) {
                 if (streq(paths.v[i], NCCL_CONF))
                         continue;
@@ -113,7 +113,11 @@ static void user_confs(struct facts *f, const struct nccl_catalog *c)
                 nccl_lint_done(&l);
         }
         _cleanup_free_ char *files = found.n ? strv_join(&found, ",") : xstrdup("none");
-        if (!found.n && hidden.n) {
+        if (hrc < 0) {
+                /* a user's file may be among the homes that could not be listed */
+                fact_unreadable(f, "/home", hrc, "the users' ~/.nccl.conf are unknown", "nccl.user_conf.files");
+                fact_unreadable(f, "/home", hrc, "the users' ~/.nccl.conf are unknown", "nccl.user_conf.problems");
+        } else if (!found.n && hidden.n) {
                 _cleanup_free_ char *h = strv_join(&hidden, ",");
                 _cleanup_free_ char *why = xasprintf("none found, but whether %s exist%s is unknown: its "
                                                      "directory is not searchable (EACCES; run as root)",
@@ -121,9 +125,9 @@ static void user_confs(struct facts *f, const struct nccl_catalog *c)
                 fact_absent(f, "/root, /home", why, "nccl.user_conf.files");
         } else
                 fact_str(f, "/root, /home", files, "nccl.user_conf.files");
-        if (found.n && !c)
+        if (hrc == 0 && found.n && !c)
                 fact_unreadable(f, "rules/nccl-catalog.tsv", 0, "NCCL catalog not found", "nccl.user_conf.problems");
-        else
+        else if (hrc == 0)
                 fact_str(f, "/root, /home", problems.len ? problems.s : "none", "nccl.user_conf.problems");
         free(sbuf_steal(&problems));
         strv_done(&found);

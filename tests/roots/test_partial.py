@@ -115,7 +115,11 @@ def no_pci(llmtune, root, vm_nogpu):
 # do. The facts it feeds must be unreadable and name it, not a default, 0, "not set" or absent.
 
 def fact(llmtune, root, name):
-    return run_json(llmtune, root, 'facts', name)['facts'].get(name, {})
+    p = subprocess.run([llmtune, '--root', root, 'facts', name, '--json'], capture_output=True, text=True,
+                       timeout=120)
+    if p.returncode != 0:  # no such fact: the check that wanted it fails, and says what came instead
+        return {'exit': p.returncode, 'stderr': p.stderr.strip()}
+    return json.loads(p.stdout)['facts'].get(name, {})
 
 
 def ok_now(llmtune, root, name, value, source):
@@ -224,6 +228,65 @@ def unreadable_sources(llmtune, root):
     check(not os.path.lexists(os.path.join(root, 'proc/modules')), 'vm-nogpu has no /proc/modules')
     with Broken(root, '/sys/module', 'loop'):
         check(*unreadable(llmtune, root, 'module.loaded', '/sys/module', 'ELOOP'))
+
+    # md arrays: an md/ directory that cannot be looked at is an array with unreadable members, not
+    # no array; slaves/ is not read in its place; no /sys/block listing and no mdstat is not "0 arrays"
+    write(root, '/sys/block/md0/slaves/nvme0n1', '')
+    with Broken(root, '/sys/block/md0/md', 'loop'):
+        check(*ok_now(llmtune, root, 'md.count', 1, '/sys/block'))
+        check(*unreadable(llmtune, root, 'md.md0.members', '/sys/block/md0/md', 'ELOOP'))
+    write(root, '/sys/block/md0/md/level', 'raid0\n')
+    check(*ok_now(llmtune, root, 'md.md0.members', 'nvme0n1', '/sys/block/md0/slaves'))
+    with Broken(root, '/sys/block/md0/slaves', 'loop'):
+        check(*unreadable(llmtune, root, 'md.md0.members', '/sys/block/md0/slaves', 'ELOOP'))
+    with Broken(root, '/sys/block/md0/md/array_state', 'loop'):
+        check(*unreadable(llmtune, root, 'md.md0.state', '/sys/block/md0/md/array_state', 'ELOOP'))
+    os.rename(os.path.join(root, 'proc/mdstat'), os.path.join(root, 'proc/mdstat.saved'))
+    with Broken(root, '/sys/block', 'loop'):
+        check(*unreadable(llmtune, root, 'md.count', '/sys/block', 'ELOOP'))
+    os.rename(os.path.join(root, 'proc/mdstat.saved'), os.path.join(root, 'proc/mdstat'))
+    shutil.rmtree(os.path.join(root, 'sys/block'))
+
+    # systemd-gpt-auto: a command line that may turn it off, a udev database that cannot be read
+    check(fact(llmtune, root, 'swap.gpt_auto.count').get('status') == 'absent', 'no /run/udev/data: absent (control)')
+    with Broken(root, '/run/udev/data', 'loop'):
+        check(*unreadable(llmtune, root, 'swap.gpt_auto.count', '/run/udev/data', 'ELOOP'))
+    os.makedirs(os.path.join(root, 'run/udev/data'))
+    with Broken(root, '/proc/cmdline', 'dir'):
+        check(*unreadable(llmtune, root, 'swap.gpt_auto.devices', '/proc/cmdline', 'EISDIR'))
+
+    # NCCL: the homes' ~/.nccl.conf when /home cannot be listed
+    check(*ok_now(llmtune, root, 'nccl.user_conf.files', 'none', '/root, /home'))
+    with Broken(root, '/home', 'loop'):
+        for n in ('nccl.user_conf.files', 'nccl.user_conf.problems'):
+            check(*unreadable(llmtune, root, n, '/home', 'ELOOP'))
+        p = subprocess.run([llmtune, '--root', root, 'nccl', 'lint'], capture_output=True, text=True, timeout=60)
+        check(p.returncode not in (0, 2) and '/home' in p.stderr,
+              'nccl lint: a /home that cannot be listed is an error naming it, not "no NCCL configuration file" '
+              '(exit %d, %r)' % (p.returncode, p.stderr + p.stdout))
+
+    # IOMMU: groups that cannot be listed or read leave the mode unknown, not "not exported"
+    os.makedirs(os.path.join(root, 'sys/class/iommu/dmar0'))
+    write(root, '/sys/kernel/iommu_groups/0/type', 'DMA-FQ\n')
+    check(*ok_now(llmtune, root, 'iommu.mode', 'translated', '/sys/kernel/iommu_groups/0/type'))
+    with Broken(root, '/sys/kernel/iommu_groups/0/type', 'dir'):
+        check(*unreadable(llmtune, root, 'iommu.mode', '/sys/kernel/iommu_groups/0/type', 'EISDIR'))
+    with Broken(root, '/sys/kernel/iommu_groups', 'loop'):
+        check(*unreadable(llmtune, root, 'iommu.mode', '/sys/kernel/iommu_groups', 'ELOOP'))
+    shutil.rmtree(os.path.join(root, 'sys/class/iommu'))
+    shutil.rmtree(os.path.join(root, 'sys/kernel/iommu_groups'))
+
+    # the boot default of numa_balancing depends on the command line
+    check(fact(llmtune, root, 'sysctl.persistent.kernel.numa_balancing').get('status') == 'ok',
+          'sysctl.persistent.kernel.numa_balancing: the kernel default (control)')
+    with Broken(root, '/proc/cmdline', 'dir'):
+        check(*unreadable(llmtune, root, 'sysctl.persistent.kernel.numa_balancing', '/proc/cmdline', 'EISDIR'))
+
+    # site profiles: an /etc/llmtune/profiles.d that cannot be listed is an error, not "no site profiles"
+    with Broken(root, '/etc/llmtune/profiles.d', 'loop'):
+        p = subprocess.run([llmtune, '--root', root, 'profiles'], capture_output=True, text=True, timeout=60)
+        check(p.returncode != 0 and '/etc/llmtune/profiles.d' in p.stderr,
+              'profiles: an unlistable profiles.d is an error naming it (exit %d, %r)' % (p.returncode, p.stderr))
 
 
 def main():
