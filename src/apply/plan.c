@@ -80,6 +80,7 @@ struct planner {
         const struct result *res;
         struct pending *pend;
         size_t n_pend;
+        struct strv unreadable; /* files that are there but could not be read: left alone, noted once */
 };
 
 static struct change *add(struct planner *pl, enum change_type t, const char *target)
@@ -122,7 +123,12 @@ static const struct fact *fact_ok(struct facts *f, const char *fmt, ...)
         return fc && fc->status == FACT_OK ? fc : NULL;
 }
 
-/* Current content of PATH as the plan leaves it so far; *exists false when absent. */
+/* PATH is there but could not be read: what it holds is unknown, so no change of it is planned
+ * (planning it as a new file would replace what it holds, and rollback would then remove it). */
+static bool unreadable_file(struct planner *pl, const char *path) { return strv_contains(&pl->unreadable, path); }
+
+/* Current content of PATH as the plan leaves it so far; *exists false when absent, or when it
+ * cannot be read (noted, and unreadable_file() says so from then on). */
 static char *file_view(struct planner *pl, const char *path, bool *exists)
 {
         for (size_t i = pl->n_pend; i-- > 0;)
@@ -132,7 +138,13 @@ static char *file_view(struct planner *pl, const char *path, bool *exists)
                 }
         const char *data;
         size_t len;
-        if (root_read(pl->r, path, &data, &len) < 0) {
+        int rc = root_read(pl->r, path, &data, &len);
+        if (rc < 0 && !root_gone(rc) && !unreadable_file(pl, path)) {
+                strv_add(&pl->unreadable, path);
+                note(pl, false, "%s cannot be read, %s: llmtune leaves it alone; make the change in it by hand", path,
+                     errno_name(rc));
+        }
+        if (rc < 0) {
                 *exists = false;
                 return NULL;
         }
@@ -162,7 +174,7 @@ static void want_file(struct planner *pl, const char *path, const char *content,
 {
         bool exists;
         _cleanup_free_ char *cur = file_view(pl, path, &exists);
-        if ((!exists && !content) || (exists && content && streq(cur, content)))
+        if ((!exists && !content) || (exists && content && streq(cur, content)) || unreadable_file(pl, path))
                 return;
         struct change *c = add(pl, CHANGE_FILE, path);
         c->before = exists ? xstrdup(cur) : NULL;
@@ -697,6 +709,8 @@ static void plan_fstab_stripe(struct planner *pl)
                         continue;
                 bool exists;
                 _cleanup_free_ char *cur = file_view(pl, "/etc/fstab", &exists);
+                if (unreadable_file(pl, "/etc/fstab"))
+                        continue;
                 struct fstab_stripe o = {mp->str, false};
                 _cleanup_free_ char *out = exists ? fstab_rewrite(cur, drop_stripe_line, &o, NULL) : NULL;
                 if (!o.found) {
@@ -822,10 +836,10 @@ static void plan_mount_option(struct planner *pl)
                  * between the two leaves the rule failing, so the next apply completes it. */
                 bool exists;
                 _cleanup_free_ char *cur = file_view(pl, "/etc/fstab", &exists);
-                if (!exists)
-                        note(pl, false, "no /etc/fstab: add %s to the mount options of %s where it is mounted", option, mp);
-                else
+                if (exists)
                         plan_fstab_option(pl, cur, mp, option);
+                else if (!unreadable_file(pl, "/etc/fstab")) /* that one is noted by file_view */
+                        note(pl, false, "no /etc/fstab: add %s to the mount options of %s where it is mounted", option, mp);
                 if (opts) {
                         /* The remount is handed no stripe=: /proc/mounts shows the stripe ext4 uses
                          * whatever set it, and passing it back would pin a value that may be stale (a
@@ -1118,6 +1132,7 @@ int plan_build(struct plan *p, const struct audit *a, struct facts *f, const str
                 plan_result(&pl);
         }
         strv_done(&done);
+        strv_done(&pl.unreadable);
         for (size_t i = 0; i < pl.n_pend; i++) {
                 free(pl.pend[i].path);
                 free(pl.pend[i].content);

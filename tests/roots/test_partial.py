@@ -289,6 +289,21 @@ def unreadable_sources(llmtune, root):
               'profiles: an unlistable profiles.d is an error naming it (exit %d, %r)' % (p.returncode, p.stderr))
 
 
+def plan_unreadable_target(llmtune, root):
+    """A file the plan would write that is there but cannot be read is left alone with a note,
+    not planned as a new file (apply would replace what it holds; rollback would remove it)."""
+    target = '/etc/modprobe.d/llmtune-blacklist-nouveau.conf'
+    with Broken(root, target, 'dir'):
+        changes = run_json(llmtune, root, 'plan', '--profile', 'base', '--rule', 'nouveau-blacklisted')['changes']
+        files = [c for c in changes if c['type'] == 'file' and c['target'] == target]
+        notes = [c.get('text', '') for c in changes if c['type'] == 'note']
+        check(not files and any(target in n and 'EISDIR' in n for n in notes),
+              'plan: %s unreadable: no change of it, a note naming it (got %r)' % (target, changes))
+    changes = run_json(llmtune, root, 'plan', '--profile', 'base', '--rule', 'nouveau-blacklisted')['changes']
+    check(any(c['type'] == 'file' and c['target'] == target and c.get('before') is None for c in changes),
+          'plan: without it, the file is planned as new (control)')
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     ap.add_argument('--llmtune', required=True)
@@ -307,6 +322,7 @@ def main():
         multi_die(a.llmtune, copy(a.roots, 'tr-2990wx-smtoff'), 1)
         no_pci(a.llmtune, copy(a.roots, 'vm-nopci'), copy(a.fixtures, 'vm-nogpu'))
         unreadable_sources(a.llmtune, copy(a.fixtures, 'vm-nogpu', 'vm-nogpu-unreadable'))
+        plan_unreadable_target(a.llmtune, copy(a.fixtures, 'dgx-a100'))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return finish()
