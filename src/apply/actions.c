@@ -368,7 +368,7 @@ static int run_command(struct root *r, const struct strv *argv, char **err)
         int fault = injected_failure(argv->v[0]);
         if (fault < 0) {
                 *err = xasprintf("%s: %s (injected by LLMTUNE_TEST_FAULT)", argv->v[0], strerror(-fault));
-                cmd_clear(&c);
+                cmd_done(&c);
                 return fault;
         }
         int fd = -1;
@@ -396,7 +396,7 @@ static int run_command(struct root *r, const struct strv *argv, char **err)
         }
         if (fd >= 0)
                 close(fd);
-        cmd_clear(&c);
+        cmd_done(&c);
         return rc;
 }
 

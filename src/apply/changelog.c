@@ -1043,7 +1043,7 @@ static char *record_from_json(struct root *r, json_object *o, struct log_record 
         return NULL;
 }
 
-static void record_clear(struct log_record *rec)
+static void record_done(struct log_record *rec)
 {
         free(rec->time);
         free(rec->host);
@@ -1051,7 +1051,7 @@ static void record_clear(struct log_record *rec)
         free(rec->profile);
         free(rec->profile_hash);
         free(rec->detail);
-        change_clear(&rec->change);
+        change_done(&rec->change);
         json_object_put(rec->json);
 }
 
@@ -1260,7 +1260,7 @@ int changelog_read(struct root *r, struct log_read *ret)
 void log_read_done(struct log_read *lr)
 {
         for (size_t i = 0; i < lr->n; i++)
-                record_clear(&lr->v[i]);
+                record_done(&lr->v[i]);
         free(lr->v);
         for (size_t i = 0; i < lr->n_problems; i++)
                 free(lr->problems[i].message);

@@ -129,7 +129,7 @@ int cmd_parse(const struct strv *argv, struct cmd *c, char **why)
         return -EINVAL;
 }
 
-void cmd_clear(struct cmd *c)
+void cmd_done(struct cmd *c)
 {
         free(c->device);
         free(c->name);
@@ -184,12 +184,12 @@ int cmd_check_undo(const struct strv *forward, const struct strv *undo, char **w
         if (rc < 0)
                 return rc;
         if (undo->n == 0) {
-                cmd_clear(&f);
+                cmd_done(&f);
                 return 0;
         }
         rc = cmd_parse(undo, &u, why);
         if (rc < 0) {
-                cmd_clear(&f);
+                cmd_done(&f);
                 return rc;
         }
         bool ok;
@@ -215,8 +215,8 @@ int cmd_check_undo(const struct strv *forward, const struct strv *undo, char **w
                 *why = xasprintf("'%.200s' is not how llmtune undoes '%.200s'", b, a);
                 rc = -EINVAL;
         }
-        cmd_clear(&f);
-        cmd_clear(&u);
+        cmd_done(&f);
+        cmd_done(&u);
         return rc;
 }
 
@@ -269,6 +269,6 @@ bool cmd_runs_here(struct root *r, const struct strv *argv)
                         close(fd);
                 free(why);
         }
-        cmd_clear(&c);
+        cmd_done(&c);
         return runs;
 }

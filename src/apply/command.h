@@ -40,7 +40,7 @@ struct cmd {
 
 /* Parse ARGV into C; -EINVAL with *why (caller frees) when it is not one of llmtune's commands. */
 int cmd_parse(const struct strv *argv, struct cmd *c, char **why);
-void cmd_clear(struct cmd *c);
+void cmd_done(struct cmd *c);
 
 /* The argv of C, built from its fields; DEVICE_ARG replaces the device (NULL: the device path). */
 void cmd_argv(const struct cmd *c, const char *device_arg, struct strv *ret);

@@ -34,7 +34,7 @@ static struct lines split(const char *s)
         return l;
 }
 
-static void free_lines(struct lines *l)
+static void lines_done(struct lines *l)
 {
         for (size_t i = 0; i < l->n; i++)
                 free(l->v[i]);
@@ -130,7 +130,7 @@ char *unified_diff(const char *path, const char *old, const char *new)
 {
         if ((old == NULL && new == NULL) || (old && new && streq(old, new)))
                 return xstrdup("");
-        _cleanup_(free_lines) struct lines a = split(old), b = split(new);
+        _cleanup_(lines_done) struct lines a = split(old), b = split(new);
         struct sbuf out = {0};
         const char *rel = path[0] == '/' ? path + 1 : path;
         if (old)

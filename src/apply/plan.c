@@ -34,7 +34,7 @@ int change_type_parse(const char *s, enum change_type *ret)
         return -EINVAL;
 }
 
-void change_clear(struct change *c)
+void change_done(struct change *c)
 {
         free(c->rule);
         free(c->target);
@@ -50,7 +50,7 @@ void change_clear(struct change *c)
 void plan_done(struct plan *p)
 {
         for (size_t i = 0; i < p->n; i++)
-                change_clear(&p->v[i]);
+                change_done(&p->v[i]);
         free(p->v);
         *p = (struct plan){0};
 }

@@ -46,7 +46,7 @@ struct plan {
 /* Build the plan for the failing results of A. Unplannable remedies become notes. */
 int plan_build(struct plan *p, const struct audit *a, struct facts *f, const struct resolved *profile);
 void plan_done(struct plan *p);
-void change_clear(struct change *c);
+void change_done(struct change *c);
 const char *change_type_name(enum change_type t);
 int change_type_parse(const char *s, enum change_type *ret);
 

@@ -59,7 +59,7 @@ static void evaluate(struct result *res, const struct resolved *profile, struct 
         for (size_t i = 0; i < r->n_when; i++) {
                 expr_eval(&r->when[i], f, profile_param, (void *)profile, &er);
                 if (er.status == EVAL_TRUE) {
-                        eval_result_clear(&er);
+                        eval_result_done(&er);
                         continue;
                 }
                 if (er.status == EVAL_FALSE) {
@@ -82,7 +82,7 @@ static void evaluate(struct result *res, const struct resolved *profile, struct 
                 if (st != RES_PASS || i == 0)
                         take(res, &er);
                 else
-                        eval_result_clear(&er);
+                        eval_result_done(&er);
                 if (st != RES_PASS) {
                         res->status = st;
                         return;

@@ -445,7 +445,7 @@ static int test_fact(const struct fact *fc, enum expr_op op, const char *want, c
         return -1;
 }
 
-void eval_result_clear(struct eval_result *r)
+void eval_result_done(struct eval_result *r)
 {
         free(r->observed);
         free(r->expected);

@@ -74,7 +74,7 @@ struct eval_result {
 };
 
 void expr_eval(const struct expr *e, struct facts *f, param_fn params, void *userdata, struct eval_result *ret);
-void eval_result_clear(struct eval_result *r);
+void eval_result_done(struct eval_result *r);
 
 /* Numbers in rules may carry binary size suffixes: 64G, 64GiB, 512K; "unlimited"/"infinity" is
  * UINT64_MAX; "A*B" is a product (saturating). */

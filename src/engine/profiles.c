@@ -596,7 +596,7 @@ int profile_detect(const struct profile_lib *lib, struct facts *f, const struct 
                         else if (er.status != EVAL_TRUE)
                                 is_false = true;
                         sbuf_addf(&reasons, "%s%s [%s]", k ? "; " : "", match[k].text, er.observed ? er.observed : "");
-                        eval_result_clear(&er);
+                        eval_result_done(&er);
                 }
                 if (!is_false && errs.len)
                         sbuf_addf(&unknown, "%s%s", unknown.len ? "; " : "", errs.s);

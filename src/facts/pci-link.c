@@ -27,7 +27,7 @@ struct linkinfo {
         size_t cfg_len;
 };
 
-static void linkinfo_clear(struct linkinfo *li)
+static void linkinfo_done(struct linkinfo *li)
 {
         for (int k = 0; k < L_N; k++) {
                 free(li->l[k].why);
@@ -314,6 +314,6 @@ void pci_link_facts(struct facts *f, const char *prefix, const char *addr)
         derived(f, prefix, &dev, &up, have_up);
         acs_facts(f, p, pci_err, prefix, &anc, arc < 0 ? why : NULL);
         strv_done(&anc);
-        linkinfo_clear(&dev);
-        linkinfo_clear(&up);
+        linkinfo_done(&dev);
+        linkinfo_done(&up);
 }

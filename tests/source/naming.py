@@ -9,7 +9,8 @@
 
 Checked on every function declared or defined at file level in src/*/*.h and src/*/*.c, static ones
 included: a name ending in `_free` returns a pointer and each `return` in its body is `return NULL;`;
-a name ending in `_done` does not return a pointer. A reader then knows from the name alone whether
+a name ending in `_done` does not return a pointer; no function is named `*_clear` or `free_*` (the
+two other spellings of an in-place release that src/ had). A reader then knows from the name alone whether
 the pointer is dead after the call. EXCEPTIONS below are the functions whose signature something
 else fixes, each with its reason. Fails, too, when it finds no release function at all (a parse that
 matches nothing would otherwise pass)."""
@@ -39,6 +40,10 @@ EXCEPTIONS = {
 sig = re.compile(r'^(?P<type>[A-Za-z_][^;{}()=\n]*?[\s*])(?P<name>[a-z_][a-z0-9_]*_(?:free|done))\s*\(',
                  re.M)
 
+# Other spellings of a release function: a function so named is one of *_free or *_done.
+other = re.compile(r'^(?P<type>[A-Za-z_][^;{}()=\n]*?[\s*])'
+                   r'(?P<name>[a-z_][a-z0-9_]*_clear|free_[a-z0-9_]+)\s*\(', re.M)
+
 errors = []
 seen = {'free': 0, 'done': 0}
 for layer in sorted(os.listdir(src)):
@@ -51,6 +56,12 @@ for layer in sorted(os.listdir(src)):
         rel = f'src/{layer}/{fname}'
         text = open(os.path.join(folder, fname), encoding='utf-8').read()
         lines = text.split('\n')
+        for m in other.finditer(text):
+            if m.group('type').split()[0] in ('return', 'else', 'case', 'goto'):
+                continue
+            lineno = text.count('\n', 0, m.start()) + 1
+            errors.append(f'{rel}:{lineno}: {m.group("name")}: a release function is named *_free (frees '
+                          'the object, returns NULL) or *_done (clears in place)')
         for m in sig.finditer(text):
             name = m.group('name')
             rtype = re.sub(r'\b(static|inline|extern)\s+', '', m.group('type')).strip()

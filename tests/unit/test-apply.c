@@ -160,7 +160,7 @@ static int parse(const char *s)
         struct cmd c;
         char *why = NULL;
         int rc = cmd_parse(&v, &c, &why);
-        cmd_clear(&c);
+        cmd_done(&c);
         free(why);
         strv_done(&v);
         return rc;
@@ -206,7 +206,7 @@ START_TEST(commands_are_typed)
         char *joined = strv_join(&out, " ");
         ck_assert_str_eq(joined, "tune2fs -E stride=16,stripe_width=64 /proc/self/fd/9");
         free(joined);
-        cmd_clear(&c);
+        cmd_done(&c);
         strv_done(&v);
         strv_done(&out);
         /* an undo is the inverse llmtune plans, nothing else */

@@ -89,8 +89,8 @@ static void write_sample(struct root *r)
         ck_assert_int_eq(s3, 3);
         ck_assert_int_eq(changelog_append(l, &ctx, LOG_DONE, &v, s3, "written"), 4);
         changelog_close(l);
-        change_clear(&f);
-        change_clear(&v);
+        change_done(&f);
+        change_done(&v);
 }
 
 static struct root *open_root(void)
@@ -154,7 +154,7 @@ START_TEST(append_and_read)
         struct change n = {.rule = xstrdup("reboot"), .type = CHANGE_NOTE, .target = xstrdup("reboot"), .reboot = true};
         ck_assert_int_eq(changelog_append(l, &ctx, LOG_INTENT, &n, 0, NULL), 5);
         changelog_close(l);
-        change_clear(&n);
+        change_done(&n);
         ck_assert_int_eq(changelog_read(r, &lr), 0);
         ck_assert_uint_eq(lr.n_problems, 0);
         ck_assert_uint_eq(lr.n, 5);
@@ -344,8 +344,8 @@ START_TEST(in_force_after_undo)
         ck_assert_int_eq(lr.v[idx[0]].seq, 2);
         free(idx);
         log_read_done(&lr);
-        change_clear(&f);
-        change_clear(&v);
+        change_done(&f);
+        change_done(&v);
         root_free(r);
 }
 END_TEST
@@ -378,7 +378,7 @@ START_TEST(short_write)
         ck_assert_uint_eq(lr.n_problems, 0);
         ck_assert_uint_eq(lr.n, 5);
         log_read_done(&lr);
-        change_clear(&v);
+        change_done(&v);
         free(after);
         free(before);
         free(p);
@@ -606,7 +606,7 @@ START_TEST(run_records)
         ck_assert_uint_eq(changelog_unfinished(&lr, &idx), 0);
         free(idx);
         log_read_done(&lr);
-        change_clear(&v);
+        change_done(&v);
         root_free(r);
 }
 END_TEST

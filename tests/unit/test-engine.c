@@ -49,7 +49,7 @@ static enum eval_status eval(struct facts *f, const char *text, char **observed)
         enum eval_status st = r.status;
         if (observed)
                 *observed = xstrdup(r.observed ? r.observed : "");
-        eval_result_clear(&r);
+        eval_result_done(&r);
         expr_done(&e);
         return st;
 }
@@ -488,14 +488,14 @@ START_TEST(dsl_set_sentinel)
                 expr_eval(&e, f, dsl_params, "any", &er);
                 ck_assert_int_eq(er.status, EVAL_FALSE);
                 ck_assert_str_eq(er.observed, "${ram_per_gpu} = any");
-                eval_result_clear(&er);
+                eval_result_done(&er);
                 expr_eval(&e, f, dsl_params, "80G", &er);
                 ck_assert_int_eq(er.status, EVAL_TRUE);
-                eval_result_clear(&er);
+                eval_result_done(&er);
                 expr_eval(&e, f, NULL, NULL, &er);
                 ck_assert_int_eq(er.status, EVAL_ERROR);
                 ck_assert_str_eq(er.reason, "unknown parameter ${ram_per_gpu}");
-                eval_result_clear(&er);
+                eval_result_done(&er);
                 expr_done(&e);
         }
         struct expr e;
