@@ -55,7 +55,13 @@ static int load_online(struct root *r, struct cpu_topo *t)
                         continue;
                 _cleanup_free_ char *p = xasprintf(CPU_DIR "/cpu%u/online", c);
                 _cleanup_free_ char *on = NULL;
-                if (root_read_line(r, p, &on) == 0 && streq(on, "0"))
+                rc = root_read_line(r, p, &on);
+                if (rc < 0 && !root_gone(rc)) {
+                        /* whether that CPU is online is unknown (no file: cpu0, always online) */
+                        strv_done(&names);
+                        return rc;
+                }
+                if (rc == 0 && streq(on, "0"))
                         continue;
                 t->cpus[t->n++] = c;
         }

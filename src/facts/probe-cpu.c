@@ -246,7 +246,8 @@ static void stage_policies(struct facts *f, struct cpu_state *s)
         _cleanup_free_ char *driver = NULL;
 
         s->policies = true;
-        if (root_list(r, CPU_DIR "/cpufreq", &names) == 0)
+        int lrc = root_list(r, CPU_DIR "/cpufreq", &names);
+        if (lrc == 0)
                 for (size_t i = 0; i < names.n; i++) {
                         unsigned id;
                         char tail;
@@ -268,18 +269,25 @@ static void stage_policies(struct facts *f, struct cpu_state *s)
                 }
         }
         size_t policies = s->policy_dirs.n;
-        fact_int(f, CPU_DIR "/cpufreq", (int64_t)policies, "cpu.cpufreq.policies");
-        if (policies == 0)
-                /* Live, the kernel's answer may be explained; in a tree only what is missing is known. */
-                fact_absent(f, CPU_DIR "/cpu0/cpufreq",
-                            root_is_live(r)       ? "no cpufreq driver (VM, container or disabled in firmware)"
-                            : root_is_topology(r) ? "an lstopo export holds no cpufreq data"
-                                                  : "no " CPU_DIR "/cpufreq/policy* nor cpu*/cpufreq in this tree",
-                            "cpu.cpufreq.driver");
-        else if (driver)
-                fact_str(f, driver_src, driver, "cpu.cpufreq.driver");
-        else
-                fact_unreadable(f, driver_src, 0, "scaling_driver unreadable", "cpu.cpufreq.driver");
+        if (policies == 0 && lrc < 0 && !root_gone(lrc)) {
+                /* the policies may be there, in the directory that cannot be listed */
+                fact_unreadable(f, CPU_DIR "/cpufreq", lrc, NULL, "cpu.cpufreq.policies");
+                fact_unreadable(f, CPU_DIR "/cpufreq", lrc, NULL, "cpu.cpufreq.driver");
+        } else {
+                fact_int(f, CPU_DIR "/cpufreq", (int64_t)policies, "cpu.cpufreq.policies");
+                if (policies == 0)
+                        /* Live, the kernel's answer may be explained; in a tree only what is missing is known. */
+                        fact_absent(f, CPU_DIR "/cpu0/cpufreq",
+                                    root_is_live(r) ? "no cpufreq driver (VM, container or disabled in firmware)"
+                                    : root_is_topology(r)
+                                            ? "an lstopo export holds no cpufreq data"
+                                            : "no " CPU_DIR "/cpufreq/policy* nor cpu*/cpufreq in this tree",
+                                    "cpu.cpufreq.driver");
+                else if (driver)
+                        fact_str(f, driver_src, driver, "cpu.cpufreq.driver");
+                else
+                        fact_unreadable(f, driver_src, 0, "scaling_driver unreadable", "cpu.cpufreq.driver");
+        }
 
         /* Active intel_pstate / amd-pstate-epp offer only performance and powersave. */
         fact_file_str(f, CPU_DIR "/intel_pstate/status", "intel_pstate not in use", "cpu.intel_pstate.status");

@@ -15,16 +15,35 @@
 #define NODE_DIR "/sys/devices/system/node"
 #define NV_GPUS "/proc/driver/nvidia/gpus"
 
-/* NUMA nodes the NVIDIA driver says hold GPU memory. */
-static void gpu_memory_nodes(struct root *r, struct strv *ret)
+/* What could not be read of a source, for the facts it leaves unknown. */
+struct numa_bad {
+        char *path;
+        int rc;
+};
+
+static void numa_bad_note(struct numa_bad *b, const char *path, int rc)
+{
+        if (rc < 0 && !root_gone(rc) && !b->path) {
+                b->path = xstrdup(path);
+                b->rc = rc;
+        }
+}
+
+/* NUMA nodes the NVIDIA driver says hold GPU memory; *bad: a listing or numa_status that is there
+ * but could not be read (a CPU-less node may then hold GPU memory or not). */
+static void gpu_memory_nodes(struct root *r, struct strv *ret, struct numa_bad *bad)
 {
         struct strv gpus = {0};
-        if (root_list(r, NV_GPUS, &gpus) < 0)
+        int rc = root_list(r, NV_GPUS, &gpus);
+        numa_bad_note(bad, NV_GPUS, rc);
+        if (rc < 0)
                 return;
         for (size_t i = 0; i < gpus.n; i++) {
                 _cleanup_free_ char *p = xasprintf(NV_GPUS "/%s/numa_status", gpus.v[i]);
                 const char *data;
-                if (root_read(r, p, &data, NULL) < 0)
+                rc = root_read(r, p, &data, NULL);
+                numa_bad_note(bad, p, rc);
+                if (rc < 0)
                         continue;
                 unsigned node;
                 if (sscanf(data, "Node: %u", &node) == 1) {
@@ -36,7 +55,8 @@ static void gpu_memory_nodes(struct root *r, struct strv *ret)
         strv_done(&gpus);
 }
 
-static void probe_node(struct facts *f, unsigned id, const struct strv *gpu_nodes, int *cpu_nodes)
+static void probe_node(struct facts *f, unsigned id, const struct strv *gpu_nodes, const struct numa_bad *gpu_bad,
+                       int *cpu_nodes, struct numa_bad *cpu_bad)
 {
         struct root *r = facts_root(f);
         _cleanup_free_ char *cpath = xasprintf(NODE_DIR "/node%u/cpulist", id);
@@ -51,8 +71,13 @@ static void probe_node(struct facts *f, unsigned id, const struct strv *gpu_node
                         fact_str(f, cpath, list ? list : "", "numa.node.%u.cpus", id);
         } else if (rc == -ENOENT)
                 fact_absent(f, cpath, "no cpulist for the node in this tree", "numa.node.%u.cpus", id);
-        else
+        else {
                 fact_unreadable(f, cpath, rc, NULL, "numa.node.%u.cpus", id);
+                /* whether the node has CPUs is unknown: its kind and the count of CPU nodes too */
+                numa_bad_note(cpu_bad, cpath, rc);
+        }
+        int cpu_rc = rc;
+        bool cpus_unknown = rc < 0 && rc != -ENODATA && !root_gone(rc);
         if (ncpu < 0)
                 ncpu = 0;
 
@@ -75,6 +100,15 @@ static void probe_node(struct facts *f, unsigned id, const struct strv *gpu_node
         }
 
         _cleanup_free_ char *ids = xasprintf("%u", id);
+        if (cpus_unknown) {
+                fact_unreadable(f, cpath, cpu_rc, "whether the node has CPUs is unknown", "numa.node.%u.kind", id);
+                return;
+        }
+        if (ncpu <= 0 && !strv_contains(gpu_nodes, ids) && gpu_bad->path) {
+                fact_unreadable(f, gpu_bad->path, gpu_bad->rc, "whether the node holds GPU memory is unknown",
+                                "numa.node.%u.kind", id);
+                return;
+        }
         const char *kind = ncpu > 0 ? "cpu" : strv_contains(gpu_nodes, ids) ? "gpu-memory" : "memory-only";
         fact_str(f, NODE_DIR, kind, "numa.node.%u.kind", id);
         if (ncpu > 0)
@@ -99,7 +133,8 @@ static int numa_run(struct facts *f)
                 fact_unreadable(f, NODE_DIR, rc, NULL, "numa.nodes");
                 return 0;
         }
-        gpu_memory_nodes(r, &gpu_nodes);
+        struct numa_bad gpu_bad = {0}, cpu_bad = {0};
+        gpu_memory_nodes(r, &gpu_nodes, &gpu_bad);
         unsigned *ids = xcalloc(names.n + 1, sizeof(*ids));
         size_t n = 0;
         for (size_t i = 0; i < names.n; i++) {
@@ -116,11 +151,16 @@ static int numa_run(struct facts *f)
                 }
         int cpu_nodes = 0;
         for (size_t i = 0; i < n; i++)
-                probe_node(f, ids[i], &gpu_nodes, &cpu_nodes);
+                probe_node(f, ids[i], &gpu_nodes, &gpu_bad, &cpu_nodes, &cpu_bad);
         _cleanup_free_ char *list = format_cpulist(ids, n);
         fact_str(f, NODE_DIR, list, "numa.node_list");
         fact_int(f, NODE_DIR, (int64_t)n, "numa.nodes");
-        fact_int(f, NODE_DIR, cpu_nodes, "numa.cpu_nodes");
+        if (cpu_bad.path)
+                fact_unreadable(f, cpu_bad.path, cpu_bad.rc, "a node's CPUs are unknown", "numa.cpu_nodes");
+        else
+                fact_int(f, NODE_DIR, cpu_nodes, "numa.cpu_nodes");
+        free(cpu_bad.path);
+        free(gpu_bad.path);
         free(ids);
         strv_done(&names);
         strv_done(&gpu_nodes);

@@ -282,6 +282,34 @@ def unreadable_sources(llmtune, root):
     with Broken(root, '/proc/cmdline', 'dir'):
         check(*unreadable(llmtune, root, 'sysctl.persistent.kernel.numa_balancing', '/proc/cmdline', 'EISDIR'))
 
+    # NUMA: a node whose cpulist cannot be read is not a memory-only node; a CPU-less node is not
+    # "memory-only" when the driver's GPU list cannot be read
+    node = '/sys/devices/system/node'
+    check(*ok_now(llmtune, root, 'numa.node.0.kind', 'cpu', node))
+    with Broken(root, node + '/node0/cpulist', 'dir'):
+        check(*unreadable(llmtune, root, 'numa.node.0.kind', node + '/node0/cpulist', 'EISDIR'))
+        check(*unreadable(llmtune, root, 'numa.cpu_nodes', node + '/node0/cpulist', 'EISDIR'))
+    write(root, node + '/node1/cpulist', '\n')
+    check(*ok_now(llmtune, root, 'numa.node.1.kind', 'memory-only', node))
+    os.makedirs(os.path.join(root, 'proc/driver/nvidia'))
+    with Broken(root, '/proc/driver/nvidia/gpus', 'loop'):
+        check(*unreadable(llmtune, root, 'numa.node.1.kind', '/proc/driver/nvidia/gpus', 'ELOOP'))
+    shutil.rmtree(os.path.join(root, 'proc/driver/nvidia'))
+    shutil.rmtree(os.path.join(root, node.lstrip('/') + '/node1'))
+
+    # CPUs: a cpufreq directory that cannot be listed is not "0 policies"; without cpu/online, a
+    # CPU whose online file cannot be read is not counted online
+    cpu = '/sys/devices/system/cpu'
+    check(*ok_now(llmtune, root, 'cpu.cpufreq.policies', 0, cpu + '/cpufreq'))
+    with Broken(root, cpu + '/cpufreq', 'loop'):
+        for n in ('cpu.cpufreq.policies', 'cpu.cpufreq.driver'):
+            check(*unreadable(llmtune, root, n, cpu + '/cpufreq', 'ELOOP'))
+    os.rename(os.path.join(root, cpu.lstrip('/'), 'online'), os.path.join(root, cpu.lstrip('/'), 'online.saved'))
+    check(*ok_now(llmtune, root, 'cpu.online', '0-1', cpu + '/cpu*'))
+    with Broken(root, cpu + '/cpu1/online', 'dir'):
+        check(*unreadable(llmtune, root, 'cpu.online', cpu + '/cpu*', 'EISDIR'))
+    os.rename(os.path.join(root, cpu.lstrip('/'), 'online.saved'), os.path.join(root, cpu.lstrip('/'), 'online'))
+
     # site profiles: an /etc/llmtune/profiles.d that cannot be listed is an error, not "no site profiles"
     with Broken(root, '/etc/llmtune/profiles.d', 'loop'):
         p = subprocess.run([llmtune, '--root', root, 'profiles'], capture_output=True, text=True, timeout=60)
