@@ -29,11 +29,14 @@ static bool is_bdf(const char *s)
         return sscanf(s, "%8x:%2x:%2x.%1u%n", &a, &b, &c, &d, &n) == 4 && (size_t)n == strlen(s);
 }
 
-static const char *role_of(struct root *r, const char *addr)
+static const char *role_of(struct root *r, const char *addr, int *err)
 {
         _cleanup_free_ char *p = xasprintf(PCI_DEVS "/%s/class", addr);
         uint64_t cls;
-        if (root_read_u64(r, p, &cls) < 0)
+        int rc = root_read_u64(r, p, &cls);
+        if (rc < 0 && !root_gone(rc))
+                *err = rc; /* it may be a GPU, NIC or NVMe drive */
+        if (rc < 0)
                 return NULL;
         if ((cls >> 16) == 0x03) /* display: VGA 0x0300, 3D controller 0x0302 */
                 return "gpu";
@@ -86,15 +89,21 @@ static int total(const char *data, const char *key, uint64_t *ret)
 static int cmp_item(const void *x, const void *y) { return natcmp(((const struct item *)x)->addr, ((const struct item *)y)->addr); }
 
 /* The devices AER matters for (role_of) in NAMES, with the ports above each (every PCI address on
- * the path before the device itself), sorted by address. Returns how many into *RET. */
-static size_t collect_items(struct root *r, const struct strv *names, struct item **ret)
+ * the path before the device itself), sorted by address. Returns how many into *RET; *BAD (owned)
+ * and *BAD_RC: a device whose class could not be read, so whether AER matters for it is unknown. */
+static size_t collect_items(struct root *r, const struct strv *names, struct item **ret, char **bad, int *bad_rc)
 {
         struct item *items = NULL;
         size_t n = 0;
         for (size_t i = 0; i < names->n; i++) {
                 if (!is_bdf(names->v[i]))
                         continue;
-                const char *role = role_of(r, names->v[i]);
+                int err = 0;
+                const char *role = role_of(r, names->v[i], &err);
+                if (err && !*bad) {
+                        *bad = xasprintf(PCI_DEVS "/%s/class", names->v[i]);
+                        *bad_rc = err;
+                }
                 if (!role)
                         continue;
                 _cleanup_free_ char *link = xasprintf(PCI_DEVS "/%s", names->v[i]);
@@ -166,7 +175,9 @@ static int aer_run(struct facts *f)
                 return 0;
         }
         _cleanup_free_ struct item *items = NULL;
-        size_t n = collect_items(r, &names, &items);
+        _cleanup_free_ char *bad_class = NULL;
+        int bad_rc = 0;
+        size_t n = collect_items(r, &names, &items, &bad_class, &bad_rc);
 
         struct sbuf devs = {0}, bad[3] = {{0}};
         size_t counted = 0;
@@ -179,10 +190,20 @@ static int aer_run(struct facts *f)
                         counted++;
                 }
         }
-        fact_uint(f, PCI_DEVS, counted, "aer.count");
-        fact_str(f, PCI_DEVS, counted ? devs.s : "none", "aer.devices");
         static const char *const lists[] = {"aer.correctable_devices", "aer.nonfatal_devices", "aer.fatal_devices"};
+        if (bad_class) {
+                /* a device left out may be one whose errors count */
+                for (size_t i = 0; i < ARRAY_SIZE(summaries); i++)
+                        fact_unreadable(f, bad_class, bad_rc, "a device's class is unknown", "%s", summaries[i]);
+        } else {
+                fact_uint(f, PCI_DEVS, counted, "aer.count");
+                fact_str(f, PCI_DEVS, counted ? devs.s : "none", "aer.devices");
+        }
         for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
+                if (bad_class) {
+                        free(sbuf_steal(&bad[k])); /* the lists are unreadable, said above */
+                        continue;
+                }
                 if (unknown[k])
                         fact_unreadable(f, PCI_DEVS, -EIO, "an aer_dev_ file could not be read", "%s", lists[k]);
                 else if (!counted)

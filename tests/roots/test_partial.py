@@ -310,6 +310,13 @@ def unreadable_sources(llmtune, root):
         check(*unreadable(llmtune, root, 'cpu.online', cpu + '/cpu*', 'EISDIR'))
     os.rename(os.path.join(root, cpu.lstrip('/'), 'online.saved'), os.path.join(root, cpu.lstrip('/'), 'online'))
 
+    # AER: a device whose class cannot be read may be one AER matters for (a GPU, NIC, NVMe drive)
+    check(*ok_now(llmtune, root, 'aer.count', 0, '/sys/bus/pci/devices'))
+    cls = '/sys/devices/pci0000:00/0000:00:02.0/class'
+    with Broken(root, cls, 'dir'):
+        for n in ('aer.count', 'aer.fatal_devices'):
+            check(*unreadable(llmtune, root, n, '/sys/bus/pci/devices/0000:00:02.0/class', 'EISDIR'))
+
     # site profiles: an /etc/llmtune/profiles.d that cannot be listed is an error, not "no site profiles"
     with Broken(root, '/etc/llmtune/profiles.d', 'loop'):
         p = subprocess.run([llmtune, '--root', root, 'profiles'], capture_output=True, text=True, timeout=60)
