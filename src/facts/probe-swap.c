@@ -318,6 +318,63 @@ static char *root_disk(struct root *r)
         return disk;
 }
 
+/* The command line turns systemd-gpt-auto-generator's swap off (systemd.gpt_auto=, systemd.swap=). */
+static bool gpt_auto_off(const char *cmdline)
+{
+        static const char *const off[] = {"systemd.gpt_auto=0", "systemd.gpt_auto=no", "systemd.gpt_auto=false",
+                                          "systemd.gpt_auto=off", "systemd.swap=0", "systemd.swap=no",
+                                          "systemd.swap=false", "systemd.swap=off"};
+        for (size_t i = 0; i < ARRAY_SIZE(off); i++) {
+                const char *p = strstr(cmdline, off[i]);
+                size_t l = strlen(off[i]);
+                if (p && (p == cmdline || p[-1] == ' ') && (!p[l] || p[l] == ' ' || p[l] == '\n'))
+                        return true;
+        }
+        return false;
+}
+
+/* Block device NAME is a partition of DISK (any disk when NULL) whose GPT type is swap and that
+ * does not carry the "no auto" flag (bit 63). Returns 1 yes, 0 no, <0 when its type cannot be
+ * told: *ret_unread then names what could not be read. */
+static int gpt_swap_partition(struct root *r, const char *disk, const char *name, char **ret_unread)
+{
+        _cleanup_free_ char *base = xasprintf("/sys/class/block/%s", name);
+        _cleanup_free_ char *part = xasprintf("%s/partition", base);
+        struct stat st;
+        if (root_stat(r, part, &st, true) < 0)
+                return 0;
+        if (disk) {
+                _cleanup_free_ char *t = NULL;
+                _cleanup_free_ char *want = xasprintf("/%s/%s", disk, name);
+                if (root_readlink(r, base, &t) < 0 || !endswith(t, want))
+                        return 0;
+        }
+        _cleanup_free_ char *devp = xasprintf("%s/dev", base);
+        _cleanup_free_ char *dev = NULL;
+        int rc = root_read_line(r, devp, &dev);
+        if (rc < 0) {
+                if (root_gone(rc))
+                        return 0;
+                *ret_unread = devp;
+                devp = NULL;
+                return rc;
+        }
+        _cleanup_free_ char *db = xasprintf("/run/udev/data/b%s", dev);
+        const char *data;
+        rc = root_read(r, db, &data, NULL);
+        if (rc < 0) {
+                if (root_gone(rc))
+                        return 0;
+                *ret_unread = db;
+                db = NULL;
+                return rc;
+        }
+        _cleanup_free_ char *type = udev_value(data, "ID_PART_ENTRY_TYPE");
+        _cleanup_free_ char *flags = udev_value(data, "ID_PART_ENTRY_FLAGS");
+        unsigned long long fl = flags ? strtoull(flags, NULL, 0) : 0;
+        return type && strcasecmp(type, GPT_SWAP_TYPE) == 0 && !(fl & (1ull << 63));
+}
+
 static void probe_gpt_auto(struct facts *f)
 {
         struct root *r = facts_root(f);
@@ -329,19 +386,10 @@ static void probe_gpt_auto(struct facts *f)
                 fact_unreadable(f, "/proc/cmdline", rc, NULL, "swap.gpt_auto.devices");
                 return;
         }
-        if (rc == 0) {
-                static const char *const off[] = {"systemd.gpt_auto=0", "systemd.gpt_auto=no", "systemd.gpt_auto=false",
-                                                  "systemd.gpt_auto=off", "systemd.swap=0", "systemd.swap=no",
-                                                  "systemd.swap=false", "systemd.swap=off"};
-                for (size_t i = 0; i < ARRAY_SIZE(off); i++) {
-                        const char *p = strstr(cmdline, off[i]);
-                        size_t l = strlen(off[i]);
-                        if (p && (p == cmdline || p[-1] == ' ') && (!p[l] || p[l] == ' ' || p[l] == '\n')) {
-                                fact_uint(f, "/proc/cmdline", 0, "swap.gpt_auto.count");
-                                fact_str(f, "/proc/cmdline", "", "swap.gpt_auto.devices");
-                                return;
-                        }
-                }
+        if (rc == 0 && gpt_auto_off(cmdline)) {
+                fact_uint(f, "/proc/cmdline", 0, "swap.gpt_auto.count");
+                fact_str(f, "/proc/cmdline", "", "swap.gpt_auto.devices");
+                return;
         }
         struct stat st;
         rc = root_stat(r, "/run/udev/data", &st, true);
@@ -368,39 +416,15 @@ static void probe_gpt_auto(struct facts *f)
         _cleanup_free_ char *bad = NULL;
         int bad_rc = 0;
         for (size_t i = 0; i < blocks.n; i++) {
-                _cleanup_free_ char *base = xasprintf("/sys/class/block/%s", blocks.v[i]);
-                _cleanup_free_ char *part = xasprintf("%s/partition", base);
-                if (root_stat(r, part, &st, true) < 0)
-                        continue;
-                if (disk) {
-                        _cleanup_free_ char *t = NULL;
-                        _cleanup_free_ char *want = xasprintf("/%s/%s", disk, blocks.v[i]);
-                        if (root_readlink(r, base, &t) < 0 || !endswith(t, want))
-                                continue;
-                }
-                _cleanup_free_ char *devp = xasprintf("%s/dev", base);
-                _cleanup_free_ char *dev = NULL;
-                rc = root_read_line(r, devp, &dev);
-                if (rc < 0 && !root_gone(rc) && !bad) {
-                        bad = xstrdup(devp); /* a partition whose type cannot be told */
-                        bad_rc = rc;
-                }
-                if (rc < 0)
-                        continue;
-                _cleanup_free_ char *db = xasprintf("/run/udev/data/b%s", dev);
-                const char *data;
-                rc = root_read(r, db, &data, NULL);
-                if (rc < 0 && !root_gone(rc) && !bad) {
-                        bad = xstrdup(db);
-                        bad_rc = rc;
-                }
-                if (rc < 0)
-                        continue;
-                _cleanup_free_ char *type = udev_value(data, "ID_PART_ENTRY_TYPE");
-                _cleanup_free_ char *flags = udev_value(data, "ID_PART_ENTRY_FLAGS");
-                unsigned long long fl = flags ? strtoull(flags, NULL, 0) : 0;
-                if (type && strcasecmp(type, GPT_SWAP_TYPE) == 0 && !(fl & (1ull << 63)))
+                _cleanup_free_ char *unread = NULL;
+                rc = gpt_swap_partition(r, disk, blocks.v[i], &unread);
+                if (rc > 0)
                         strv_push(&found, xasprintf("/dev/%s", blocks.v[i]));
+                else if (rc < 0 && !bad) {
+                        bad = unread; /* a partition whose type cannot be told */
+                        unread = NULL;
+                        bad_rc = rc;
+                }
         }
         _cleanup_free_ char *list = strv_join(&found, " ");
         if (bad) {
