@@ -1221,7 +1221,7 @@ int changelog_read(struct root *r, struct log_read *ret)
         if (fd == -ENOENT) {
                 /* No log: nothing was ever applied, unless a head file says it was deleted. */
                 int rc = check_head(r, &lr, false, false);
-                if (rc < 0 && rc != -ENOENT && rc != -ENOTDIR) {
+                if (rc < 0 && !root_gone(rc)) {
                         log_read_done(&lr);
                         return rc;
                 }

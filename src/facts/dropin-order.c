@@ -47,7 +47,7 @@ int dropin_list_load(struct root *r, const char *family, struct dropin_list *ret
                 _cleanup_free_ char *dir = xasprintf("%s/%s", dirs[d], family);
                 struct strv names = {0};
                 int rc = root_list(r, dir, &names);
-                if (rc == -ENOENT || rc == -ENOTDIR)
+                if (root_gone(rc))
                         continue;
                 if (rc < 0) {
                         dropin_list_done(&l);
@@ -160,7 +160,7 @@ int sysctl_settings_load(struct root *r, const char *key, struct sysctl_settings
                 size_t len;
                 /* a link resolved inside /etc is read at its target: same file, no ".." to walk */
                 rc = root_read(r, s.files.v[i].real, &data, &len);
-                if (rc == -ENOENT || rc == -ENOTDIR || rc == -ELOOP)
+                if (root_gone(rc) || rc == -ELOOP)
                         continue; /* a dangling link or no /etc/sysctl.conf: nothing set there */
                 if (rc < 0) {
                         *bad = xstrdup(s.files.v[i].real);

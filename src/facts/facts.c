@@ -248,7 +248,7 @@ static int file_common(struct facts *f, const char *path, const char *absent_rea
         _cleanup_free_ char *line = NULL;
         int rc = root_read_line(f->root, path, &line);
         struct fact *fc;
-        if (rc == -ENOENT || rc == -ENOTDIR) {
+        if (root_gone(rc)) {
                 fc = add(f, name, path);
                 if (fc) {
                         fc->status = FACT_ABSENT;

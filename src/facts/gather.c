@@ -315,7 +315,7 @@ static void one_record(struct gctx *g, const struct root_rec *rec)
                         }
                 } else if (rc == -EISDIR)
                         add(g, real, OUT_DIR);
-                else if (rc != -ENOENT && rc != -ENOTDIR) {
+                else if (!root_gone(rc)) {
                         /* Reading it failed on the machine: the archive root fails the same way. */
                         struct out *e = add(g, real, OUT_UNREAD);
                         if (e && e->type == OUT_UNREAD)

@@ -382,7 +382,7 @@ static xmlNode *open_capture(struct facts *f, const char *path, xmlDoc **doc)
         *doc = NULL;
         int rc = root_read(facts_root(f), path, &data, &len);
         if (rc < 0) {
-                if (rc == -ENOENT || rc == -ENOTDIR) {
+                if (root_gone(rc)) {
                         fact_absent(f, path, "no nvidia-smi capture under the root (nvidia-smi -q -x > " NVGPU_CAPTURE ")",
                                     "nvml.count");
                         fact_absent(f, path, "no nvidia-smi capture under the root", "nvml.driver_version");

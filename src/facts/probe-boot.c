@@ -80,7 +80,7 @@ static void initramfs_tool(struct facts *f)
                                         first = xstrdup(p);
                                 break;
                         }
-                        if (rc < 0 && rc != -ENOENT && rc != -ENOTDIR && !bad) {
+                        if (rc < 0 && !root_gone(rc) && !bad) {
                                 bad = rc;
                                 bad_path = dirs[d];
                         }

@@ -237,7 +237,7 @@ static void probe_dev(struct facts *f, const char *dev, const struct gpu_nodes *
                         pci_link_facts(f, prefix, base);
                 } else
                         fact_absent(f, link, "not a PCI device (software RDMA device?)", "ib.%s.address", dev);
-        } else if (rc == -ENOENT || rc == -ENOTDIR)
+        } else if (root_gone(rc))
                 fact_absent(f, link, "no device link (software RDMA device, or the class link dangles)",
                             "ib.%s.address", dev);
         else
@@ -247,7 +247,7 @@ static void probe_dev(struct facts *f, const char *dev, const struct gpu_nodes *
         struct strv ports = {0};
         rc = root_list(r, pdir, &ports);
         if (rc < 0) {
-                if (rc == -ENOENT || rc == -ENOTDIR)
+                if (root_gone(rc))
                         fact_absent(f, pdir, "no ports directory", "ib.%s.ports", dev);
                 else
                         fact_unreadable(f, pdir, rc, NULL, "ib.%s.ports", dev);

@@ -148,7 +148,7 @@ static void nvidia_facts(struct facts *f)
         const char *path = "/proc/driver/nvidia/version";
         _cleanup_free_ char *line = NULL;
         int rc = root_read_line(facts_root(f), path, &line);
-        if (rc == -ENOENT || rc == -ENOTDIR) {
+        if (root_gone(rc)) {
                 fact_absent(f, path, "no NVIDIA driver loaded (no /proc/driver/nvidia/version)", "nvidia.driver.version");
                 return;
         }

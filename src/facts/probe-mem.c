@@ -131,7 +131,7 @@ static void probe_thp_file(struct facts *f, const char *file)
         _cleanup_free_ char *path = xasprintf(THP_DIR "/%s", file);
         _cleanup_free_ char *line = NULL;
         int rc = root_read_line(facts_root(f), path, &line);
-        if (rc == -ENOENT || rc == -ENOTDIR) {
+        if (root_gone(rc)) {
                 /* Only the live system may conclude anything about the kernel; meminfo's
                  * AnonHugePages line exists only on kernels with THP. */
                 uint64_t anon;

@@ -120,7 +120,7 @@ static int numa_run(struct facts *f)
         struct root *r = facts_root(f);
         struct strv names = {0}, gpu_nodes = {0};
         int rc = root_list(r, NODE_DIR, &names);
-        if (rc == -ENOENT || rc == -ENOTDIR) {
+        if (root_gone(rc)) {
                 /* Kernels built without NUMA have no node directory: one node holds everything. A
                  * foreign tree may just not have copied it. */
                 fact_absent(f, NODE_DIR,

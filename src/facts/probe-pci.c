@@ -624,7 +624,7 @@ static void stage_sysfs(struct facts *f, struct state *s)
         s->sysfs = true;
         _cleanup_free_ char *bad = NULL;
         int lrc = scan_devices(f, s, &bad);
-        if (lrc == -ENOENT || lrc == -ENOTDIR) {
+        if (root_gone(lrc)) {
                 const char *why = "no " PCI_DEVS " under the root";
                 fact_absent(f, PCI_DEVS, why, "gpu.count");
                 fact_absent(f, PCI_DEVS, why, "gpu.nvidia_count");
@@ -685,7 +685,7 @@ static void stage_sysfs(struct facts *f, struct state *s)
                                               "gpu.ram_per_gpu"};
         _cleanup_free_ char *unread = lrc < 0 ? xstrdup("listing failed") : bad ? xasprintf("class of %s", bad) : NULL;
         for (size_t i = 0; i < ARRAY_SIZE(derived); i++) {
-                if (lrc == -ENOENT || lrc == -ENOTDIR)
+                if (root_gone(lrc))
                         fact_absent(f, PCI_DEVS, "no " PCI_DEVS " under the root", "%s", derived[i]);
                 else if (unread)
                         fact_unreadable(f, PCI_DEVS, lrc < 0 ? lrc : 0, unread, "%s", derived[i]);

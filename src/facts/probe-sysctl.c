@@ -110,7 +110,7 @@ static int sysctl_lookup(struct facts *f, const char *name)
                         *p = '/';
         _cleanup_free_ char *line = NULL;
         int rc = root_read_line(facts_root(f), path, &line);
-        if (rc == -ENOENT || rc == -ENOTDIR) {
+        if (root_gone(rc)) {
                 /* vm.nr_hugepages is the default-size pool that /proc/meminfo counts as
                  * HugePages_Total (Documentation/admin-guide/mm/hugetlbpage.rst): a tree without
                  * /proc/sys still says it there. */

@@ -211,7 +211,7 @@ static void tuned_load(struct root *r, const char *name, unsigned depth, struct 
                         tuned_apply(r, path, data, depth, t);
                         return;
                 }
-                if (rc != -ENOENT && rc != -ENOTDIR) {
+                if (!root_gone(rc)) {
                         /* tuned would read this one, not a later directory's: what it sets is unknown */
                         if (!t->unreadable) {
                                 t->unreadable = xstrdup(path);
@@ -388,7 +388,7 @@ static void cpufrequtils_facts(struct facts *f, const char *unit_src)
         int rc = root_read(r, src, &data, NULL);
         if (rc == 0)
                 g = shell_var(data, "GOVERNOR", true);
-        else if (rc != -ENOENT && rc != -ENOTDIR) {
+        else if (!root_gone(rc)) {
                 /* its default may be what /etc/default/cpufrequtils leaves in force */
                 fact_unreadable(f, src, rc, NULL, "tuner.cpufrequtils.governor");
                 return;
@@ -458,13 +458,13 @@ static char *cpufrequtils_enabled(struct facts *f, const struct fact **bad)
                 _cleanup_free_ char *en = shell_var(data, "ENABLE", false);
                 if (en && streq(en, "false"))
                         return NULL; /* the script exits without setting anything */
-        } else if (rc != -ENOENT && rc != -ENOTDIR)
+        } else if (!root_gone(rc))
                 return cpufrequtils_unknown(f, conf, rc, "its ENABLE= is unknown", bad);
         for (int lvl = 2; lvl <= 5; lvl++) {
                 _cleanup_free_ char *dir = xasprintf("/etc/rc%d.d", lvl);
                 _cleanup_(strv_done) struct strv names = {0};
                 rc = root_list(r, dir, &names);
-                if (rc < 0 && rc != -ENOENT && rc != -ENOTDIR)
+                if (rc < 0 && !root_gone(rc))
                         return cpufrequtils_unknown(f, dir, rc, "its start links are unknown", bad);
                 for (size_t i = 0; i < names.n; i++) {
                         const char *n = names.v[i];

@@ -362,7 +362,7 @@ static int xid_run(struct facts *f)
         for (size_t i = 0; i < ARRAY_SIZE(root_logs); i++) {
                 const char *data;
                 int rc = root_read(r, root_logs[i], &data, NULL);
-                if (rc == -ENOENT || rc == -ENOTDIR)
+                if (root_gone(rc))
                         continue;
                 if (rc < 0) {
                         all_facts(f, root_logs[i], false, rc, NULL);
