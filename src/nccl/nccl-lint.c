@@ -74,23 +74,45 @@ const struct nccl_var *nccl_catalog_find(const struct nccl_catalog *c, const cha
         return NULL;
 }
 
-static size_t edit_distance(const char *a, const char *b)
+/* The Levenshtein distance of a (la bytes) and b (lb bytes) if it is below k, else k: only the
+ * diagonal band |i - j| < k of the table can hold a value below k (a cell outside it is at least
+ * |i - j| edits), and once a whole row is k or more the rest cannot come back below it. So a
+ * comparison costs about la * 2k steps instead of la * lb, and most end after a few rows: this runs
+ * for every unknown key of a file against the catalog. Names over 64 bytes are never typos of a
+ * catalog name (the longest is under 40). */
+static size_t edit_distance_below(const char *a, size_t la, const char *b, size_t lb, size_t k)
 {
-        size_t la = strlen(a), lb = strlen(b);
         if (la > 64 || lb > 64)
-                return 99;
-        size_t d[65][65];
-        for (size_t i = 0; i <= la; i++)
-                d[i][0] = i;
+                return k;
+        size_t row[2][65];
+        size_t *prev = row[0], *cur = row[1];
         for (size_t j = 0; j <= lb; j++)
-                d[0][j] = j;
-        for (size_t i = 1; i <= la; i++)
-                for (size_t j = 1; j <= lb; j++) {
-                        size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-                        size_t del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
-                        d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+                prev[j] = j < k ? j : k;
+        for (size_t i = 1; i <= la; i++) {
+                size_t lo = i >= k ? i - k + 1 : 1, hi = i + k - 1 < lb ? i + k - 1 : lb;
+                cur[0] = i < k ? i : k;
+                if (lo > 1)
+                        cur[lo - 1] = k; /* left of the band: read by the next row */
+                size_t least = lo > 1 ? k : cur[0];
+                for (size_t j = lo; j <= hi; j++) {
+                        size_t v = prev[j - 1] + (a[i - 1] != b[j - 1]);
+                        if (prev[j] + 1 < v)
+                                v = prev[j] + 1;
+                        if (cur[j - 1] + 1 < v)
+                                v = cur[j - 1] + 1;
+                        cur[j] = v < k ? v : k;
+                        if (cur[j] < least)
+                                least = cur[j];
                 }
-        return d[la][lb];
+                if (hi < lb)
+                        cur[hi + 1] = k; /* right of the band */
+                if (least >= k)
+                        return k;
+                size_t *t = prev;
+                prev = cur;
+                cur = t;
+        }
+        return prev[lb];
 }
 
 const char *nccl_catalog_suggest(const struct nccl_catalog *c, const char *name)
@@ -106,7 +128,7 @@ const char *nccl_catalog_suggest(const struct nccl_catalog *c, const char *name)
                 size_t lv = strlen(c->v[i].name);
                 if ((ln > lv ? ln - lv : lv - ln) >= bd)
                         continue;
-                size_t dd = edit_distance(name, c->v[i].name);
+                size_t dd = edit_distance_below(name, ln, c->v[i].name, lv, bd);
                 if (dd < bd) {
                         bd = dd;
                         best = c->v[i].name;

@@ -703,6 +703,65 @@ START_TEST(nccl_seed_file)
 }
 END_TEST
 
+/* The full Levenshtein table, as a reference for the banded one in nccl-lint.c. */
+static size_t full_edit_distance(const char *a, const char *b)
+{
+        size_t la = strlen(a), lb = strlen(b), d[80][80];
+        for (size_t i = 0; i <= la; i++)
+                for (size_t j = 0; j <= lb; j++)
+                        if (i == 0 || j == 0) {
+                                d[i][j] = i + j;
+                        } else {
+                                size_t v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+                                v = v < d[i - 1][j] + 1 ? v : d[i - 1][j] + 1;
+                                d[i][j] = v < d[i][j - 1] + 1 ? v : d[i][j - 1] + 1;
+                        }
+        return d[la][lb];
+}
+
+/* Thousands of names 1-5 random edits away from catalog names: the suggestion is the first catalog
+ * name (of those it may suggest) at the least distance below 4, exactly as the full table says. */
+START_TEST(nccl_suggest_matches_full_table)
+{
+        struct nccl_catalog c = {0};
+        ck_assert_int_eq(nccl_catalog_load(getenv("LLMTUNE_NCCL_CATALOG"), &c), 0);
+        unsigned seed = 17;
+        const char alphabet[] = "ABCHINPS_";
+        for (int round = 0; round < 3000; round++) {
+                char name[80];
+                snprintf(name, sizeof(name), "%s", c.v[rand_r(&seed) % c.n].name);
+                for (int e = 1 + rand_r(&seed) % 5; e > 0; e--) {
+                        size_t len = strlen(name), at = rand_r(&seed) % (len + 1);
+                        char ch = alphabet[rand_r(&seed) % (sizeof(alphabet) - 1)];
+                        int op = rand_r(&seed) % 3;
+                        if (op == 0 && len + 1 < sizeof(name)) { /* insert */
+                                memmove(name + at + 1, name + at, len - at + 1);
+                                name[at] = ch;
+                        } else if (op == 1 && at < len) { /* delete */
+                                memmove(name + at, name + at + 1, len - at);
+                        } else if (at < len) { /* substitute */
+                                name[at] = ch;
+                        }
+                }
+                const char *want = NULL;
+                size_t best = 4;
+                for (size_t i = 0; i < c.n; i++) {
+                        if (c.v[i].status == NCCL_REMOVED || c.v[i].status == NCCL_NOT_NCCL)
+                                continue;
+                        size_t d = full_edit_distance(name, c.v[i].name);
+                        if (d < best) {
+                                best = d;
+                                want = c.v[i].name;
+                        }
+                }
+                const char *got = nccl_catalog_suggest(&c, name);
+                ck_assert_msg(got == want, "%s: suggested %s, the full table says %s", name, got ? got : "nothing",
+                              want ? want : "nothing");
+        }
+        nccl_catalog_done(&c);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("engine");
@@ -723,6 +782,7 @@ int main(void)
         tcase_add_test(tc, dsl_severity_parameter);
         tcase_add_test(tc, dsl_site_rules);
         tcase_add_test(tc, dsl_long_values);
+        tcase_add_test(tc, nccl_suggest_matches_full_table);
         suite_add_tcase(s, tc);
         SRunner *sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
