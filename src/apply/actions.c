@@ -152,6 +152,7 @@ static void remove_dirs(struct root *r, const struct strv *dirs)
                         continue;
                 unlinkat(dfd, base, AT_REMOVEDIR);
                 close(dfd);
+                root_forget(r, dirs->v[i]); /* and root.c's open directory, which may be this one */
         }
 }
 

@@ -111,6 +111,9 @@ int root_glob(struct root *r, const char *pattern, struct strv *ret);
 
 /* How many files were opened for reading through the handle (benchmarks, tests). */
 unsigned root_files_opened(const struct root *r);
+/* How many directories root_readlink and root_stat (without following) looked up to reach an
+ * entry: the handle keeps the last few open, so entries of one directory cost one (tests). */
+unsigned root_dirs_resolved(const struct root *r);
 
 /*
  * Recording, for `llmtune gather`: once started, the handle remembers every path it was asked

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -262,6 +263,43 @@ START_TEST(sweep_removes_only_pid_temporaries)
 }
 END_TEST
 
+/* Links and entries of one directory read in a row look the directory up once (a 384-CPU audit
+ * looked up /sys/bus/pci/devices 100 times, once per PCI function's link); a directory replaced
+ * and forgotten (root_forget, as every write through the handle does) is looked up again, and
+ * its new entries are what is read. Both lookup modes. */
+START_TEST(entries_of_one_directory_resolve_it_once)
+{
+        make_tree();
+        tmptree_link("tree/d/l1", "../etc/marker");
+        tmptree_link("tree/d/l2", "sub");
+        tmptree_link("tree/etc/l3", "marker");
+        struct root *r = open_root(_i);
+        _cleanup_free_ char *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
+        struct stat st;
+        ck_assert_int_eq(root_readlink(r, "/d/l1", &t1), 0);
+        ck_assert_int_eq(root_readlink(r, "d/l2", &t2), 0);
+        ck_assert_int_eq(root_stat(r, "/d/x", &st, false), 0);
+        ck_assert(S_ISREG(st.st_mode));
+        ck_assert_str_eq(t1, "../etc/marker");
+        ck_assert_str_eq(t2, "sub");
+        ck_assert_uint_eq(root_dirs_resolved(r), 1);
+        ck_assert_int_eq(root_readlink(r, "/etc/l3", &t3), 0); /* another directory, then back */
+        ck_assert_str_eq(t3, "marker");
+        ck_assert_int_eq(root_readlink(r, "/d/x", &t4), -EINVAL);
+        ck_assert_uint_eq(root_dirs_resolved(r), 2);
+        _cleanup_free_ char *d = xasprintf("%s/tree/d", tmptree_path()), *old = xasprintf("%s/tree/d-old", tmptree_path());
+        ck_assert_int_eq(rename(d, old), 0);
+        tmptree_link("tree/d/l1", "elsewhere");
+        root_forget(r, "/d/l1");
+        ck_assert_int_eq(root_readlink(r, "/d/l1", &t5), 0);
+        ck_assert_str_eq(t5, "elsewhere");
+        ck_assert_int_eq(root_stat(r, "/d/x", &st, false), -ENOENT);
+        ck_assert_uint_eq(root_dirs_resolved(r), 3);
+        root_free(r);
+        tmptree_drop();
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("root");
@@ -275,6 +313,7 @@ int main(void)
         tcase_add_test(tc, create_through_a_dangling_link_stays_inside);
         tcase_add_test(tc, write_file_replaces_and_refuses_links);
         tcase_add_test(tc, sweep_removes_only_pid_temporaries);
+        tcase_add_loop_test(tc, entries_of_one_directory_resolve_it_once, 0, 2);
         suite_add_tcase(s, tc);
         SRunner *sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
