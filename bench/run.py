@@ -21,7 +21,8 @@ ROOT/sys/bus/pci. With --live: the same on / and tuned-adm recommend / list when
 --check asserts the structural targets and exits 1 when one is missed: the sysfs-only rule
 sets up neither libpci nor hwloc, and no file is opened twice by llmtune's own reads (files
 hwloc opens again for its topology are reported, not failed: hwloc reads through its own
-HWLOC_FSROOT descriptor). Timing targets are reported as ratios, never asserted.
+HWLOC_FSROOT descriptor), and no llmtune command gives heap memory back to the kernel (a brk
+that lowers the break: src/cli/main.c keeps the heap). Timing targets are reported as ratios, never asserted.
 """
 import argparse
 import json
@@ -35,6 +36,7 @@ import tempfile
 import time
 
 STRACE_RE = re.compile(r'^(?:\[pid\s+)?(\d+)\]?\s+(open|openat|openat2)\((.*)\)\s+=\s+(-?\d+)(?:<(.*)>)?')
+BRK_RE = re.compile(r'^(?:\[pid\s+)?(\d+)\]?\s+brk\((\w+)\)\s+=\s+(0x[0-9a-f]+)')
 
 
 GNU_TIME = '/usr/bin/time' if os.access('/usr/bin/time', os.X_OK) else None
@@ -64,15 +66,22 @@ def run_once(argv, env):
 
 
 def strace_opens(argv, env, root):
-    """Files opened for reading (not O_PATH/O_DIRECTORY), resolved by strace -y."""
+    """Files opened for reading (not O_PATH/O_DIRECTORY), resolved by strace -y; and how often the
+    heap was given back to the kernel (a brk that lowers a process's break)."""
     with tempfile.NamedTemporaryFile(suffix='.strace') as out:
-        subprocess.run(['strace', '-f', '-y', '-qq', '-e', 'trace=open,openat,openat2', '-o', out.name] + argv,
+        subprocess.run(['strace', '-f', '-y', '-qq', '-e', 'trace=open,openat,openat2,brk', '-o', out.name] + argv,
                        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         lines = open(out.name, errors='replace').read().splitlines()
     opens = {}
     failed = 0
-    by_call = {}
+    brk, shrinks = {}, 0
     for line in lines:
+        b = BRK_RE.match(line)
+        if b:
+            pid, top = b.group(1), int(b.group(3), 16)
+            shrinks += pid in brk and top < brk[pid]
+            brk[pid] = top
+            continue
         m = STRACE_RE.match(line)
         if not m:
             continue
@@ -96,6 +105,7 @@ def strace_opens(argv, env, root):
         'twice_sample': sorted(twice)[:5],
         'outside_root': sum(len(c) for p, c in opens.items() if p not in under),
         'failed_opens': failed,
+        'heap_shrinks': shrinks,
     }
 
 
@@ -200,6 +210,11 @@ def check(a, report):
             if s['own_twice']:
                 problems.append('%s: %s opened through the root handle twice: %s' % (
                     rb['root'], name, ', '.join(s['own_twice'][:5])))
+            if s['heap_shrinks']:
+                # main.c keeps the heap it grew (mallopt): a short-lived command gains nothing by
+                # returning memory, and a full audit on a 384-CPU tree did so ~380 times.
+                problems.append('%s: %s gave heap memory back to the kernel %d times (brk)' % (
+                    rb['root'], name, s['heap_shrinks']))
             if name.startswith('llmtune audit --rule') and s['twice']:
                 problems.append('%s: %s opened %d files twice: %s' % (
                     rb['root'], name, s['twice'], ', '.join(s['twice_sample'])))
