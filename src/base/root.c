@@ -66,7 +66,7 @@ struct root {
         unsigned opened;
         struct cached *cache[CACHE_BUCKETS];
         /* The directories open_parent opened last (O_PATH) and their normalized paths, the
-         * oldest replaced first: a probe reads the links or stats of one directory's entries in
+         * least recently used replaced first: a probe reads the links or stats of one directory's entries in
          * a row (/sys/bus/pci/devices/X for every PCI function, /proc/N), or alternating with
          * one other (an InfiniBand device's link, then its PCI function's), and resolving the
          * same directory for each was 100 openat2 calls of an audit on a 384-CPU host.
@@ -74,7 +74,6 @@ struct root {
          * directory replaced by a change is looked up again. */
         char *pdir_path[PDIR_SLOTS];
         int pdir_fd[PDIR_SLOTS];
-        unsigned pdir_next;
         unsigned pdir_resolved;
 };
 
@@ -692,22 +691,30 @@ static int open_parent(struct root *r, const char *path, char **ret_base)
         }
         if (!*base || streq(base, ".") || streq(base, ".."))
                 return -EINVAL;
-        int fd = -1;
-        for (size_t i = 0; i < PDIR_SLOTS && fd < 0; i++)
-                if (r->pdir_fd[i] >= 0 && streq(r->pdir_path[i], dir))
-                        fd = r->pdir_fd[i];
-        if (fd < 0) {
+        /* Most recently used first: a hit moves to the front, a miss takes the last slot's place. */
+        size_t i = 0;
+        while (i < PDIR_SLOTS && !(r->pdir_fd[i] >= 0 && streq(r->pdir_path[i], dir)))
+                i++;
+        int fd;
+        char *kept;
+        if (i < PDIR_SLOTS) {
+                fd = r->pdir_fd[i];
+                kept = r->pdir_path[i];
+        } else {
                 fd = root_open(r, dir, O_PATH | O_DIRECTORY, 0);
                 if (fd < 0)
                         return fd;
                 r->pdir_resolved++;
-                unsigned i = r->pdir_next++ % PDIR_SLOTS;
+                i = PDIR_SLOTS - 1;
                 if (r->pdir_fd[i] >= 0)
                         close(r->pdir_fd[i]);
                 free(r->pdir_path[i]);
-                r->pdir_fd[i] = fd;
-                r->pdir_path[i] = xstrdup(dir);
+                kept = xstrdup(dir);
         }
+        memmove(&r->pdir_fd[1], &r->pdir_fd[0], i * sizeof(r->pdir_fd[0]));
+        memmove(&r->pdir_path[1], &r->pdir_path[0], i * sizeof(r->pdir_path[0]));
+        r->pdir_fd[0] = fd;
+        r->pdir_path[0] = kept;
         *ret_base = xstrdup(base);
         return fd;
 }

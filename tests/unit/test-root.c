@@ -287,6 +287,18 @@ START_TEST(entries_of_one_directory_resolve_it_once)
         ck_assert_str_eq(t3, "marker");
         ck_assert_int_eq(root_readlink(r, "/d/x", &t4), -EINVAL);
         ck_assert_uint_eq(root_dirs_resolved(r), 2);
+        /* One directory used between many others (an InfiniBand device's, then its PCI
+         * function's) stays: the least recently used is the one replaced. */
+        static const char *const others[] = {"/o1/l", "/o2/l", "/o3/l", "/o4/l", "/o5/l"};
+        for (size_t k = 0; k < ARRAY_SIZE(others); k++) {
+                _cleanup_free_ char *rel = xasprintf("tree%s", others[k]);
+                tmptree_link(rel, "x");
+                _cleanup_free_ char *o = NULL, *again = NULL;
+                ck_assert_int_eq(root_readlink(r, others[k], &o), 0);
+                ck_assert_int_eq(root_readlink(r, "/d/l2", &again), 0);
+                ck_assert_str_eq(again, "sub");
+        }
+        ck_assert_uint_eq(root_dirs_resolved(r), 2 + ARRAY_SIZE(others));
         _cleanup_free_ char *d = xasprintf("%s/tree/d", tmptree_path()), *old = xasprintf("%s/tree/d-old", tmptree_path());
         ck_assert_int_eq(rename(d, old), 0);
         tmptree_link("tree/d/l1", "elsewhere");
@@ -294,7 +306,7 @@ START_TEST(entries_of_one_directory_resolve_it_once)
         ck_assert_int_eq(root_readlink(r, "/d/l1", &t5), 0);
         ck_assert_str_eq(t5, "elsewhere");
         ck_assert_int_eq(root_stat(r, "/d/x", &st, false), -ENOENT);
-        ck_assert_uint_eq(root_dirs_resolved(r), 3);
+        ck_assert_uint_eq(root_dirs_resolved(r), 3 + ARRAY_SIZE(others));
         root_free(r);
         tmptree_drop();
 }
