@@ -233,8 +233,10 @@ static bool in_words(const char *const *w, size_t n, const char *s)
  * "[func:]item[,item...][;func:item,...]", ';' then ':' then ',' split with strtok (empty fields
  * vanish), names compared case-insensitively, a '^' before an item list inverts it, only the first
  * entry may omit "func:". Anything else is ncclInvalidUsage, and the communicator init fails (NCCL
- * 2.24 and later). Returns what is wrong, or NULL. */
-static char *tuning_list_error(const char *v, const char *kind, const char *const *elems, size_t nelems)
+ * 2.24 and later). Returns what is wrong, or NULL; *crashes is set when NCCL does not even get to
+ * return an error. */
+static char *tuning_list_error(const char *v, const char *kind, const char *const *elems, size_t nelems,
+                               bool *crashes)
 {
         static const char *const funcs[] = {"Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce"};
         _cleanup_free_ char *copy = xstrdup(v);
@@ -248,6 +250,14 @@ static char *tuning_list_error(const char *v, const char *kind, const char *cons
                         if (entry != copy) {
                                 err = xasprintf("the entry \"%s\" has no \"function:\" (only the first entry may omit it)",
                                                 entry);
+                                break;
+                        }
+                        if (!prefix) {
+                                /* Only ':' in the first entry: both strtok_r calls give NULL and
+                                 * parseList reads the first byte of a NULL list (found by
+                                 * fuzz-nccl-conf: "NCCL_ALGO=:;"). */
+                                err = xasprintf("the entry \"%s\" holds neither a function nor an item", entry);
+                                *crashes = true;
                                 break;
                         }
                         list = prefix;
@@ -314,13 +324,13 @@ static void check_value(struct nccl_lint *l, unsigned line, const struct nccl_va
         if (streq(var->name, "NCCL_ALGO") || streq(var->name, "NCCL_PROTO")) {
                 static const char *const algos[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"};
                 static const char *const protos[] = {"LL", "LL128", "Simple"};
-                bool algo = streq(var->name, "NCCL_ALGO");
-                _cleanup_free_ char *err = algo ? tuning_list_error(v, "algorithm", algos, ARRAY_SIZE(algos))
-                                                : tuning_list_error(v, "protocol", protos, ARRAY_SIZE(protos));
+                bool algo = streq(var->name, "NCCL_ALGO"), crashes = false;
+                _cleanup_free_ char *err = algo ? tuning_list_error(v, "algorithm", algos, ARRAY_SIZE(algos), &crashes)
+                                                : tuning_list_error(v, "protocol", protos, ARRAY_SIZE(protos), &crashes);
                 if (err)
-                        add(l, line, NP_INIT_FAIL, var->name,
-                            "%s=%s: %s: every communicator init fails (ncclInvalidUsage, NCCL 2.24 and later)", var->name,
-                            v, err);
+                        add(l, line, NP_INIT_FAIL, var->name, "%s=%s: %s: %s", var->name, v, err,
+                            crashes ? "parseList reads a null item list there, and the process crashes at communicator init"
+                                    : "every communicator init fails (ncclInvalidUsage, NCCL 2.24 and later)");
                 return;
         }
         if (streq(var->type, "int64") && !is_int(v))

@@ -160,6 +160,14 @@ START_TEST(nccl_230_values)
         ck_assert_ptr_nonnull(strstr(x->message, "unknown function \"AllToAll\""));
         ck_assert_ptr_null(find(&l, 3, NP_DEBUG_KEY));
         nccl_lint_done(&l);
+        /* A first entry of only ':' (the linter read a NULL list here: fuzz-nccl-conf's crash). */
+        lint("NCCL_ALGO=:;\nNCCL_PROTO=::\nNCCL_ALGO=;\n", &l);
+        ck_assert_ptr_nonnull(x = find(&l, 1, NP_INIT_FAIL));
+        ck_assert_ptr_nonnull(strstr(x->message, "the entry \":\" holds neither a function nor an item"));
+        ck_assert_ptr_nonnull(x = find(&l, 2, NP_INIT_FAIL));
+        ck_assert_ptr_nonnull(strstr(x->message, "the entry \"::\""));
+        ck_assert_ptr_null(find(&l, 3, NP_INIT_FAIL)); /* no entry at all: NCCL's loop never runs */
+        nccl_lint_done(&l);
 }
 END_TEST
 
