@@ -13,6 +13,7 @@
 
 #include "affinity.h"
 #include "command.h"
+#include "facts.h"
 #include "mounts.h"
 #include "parse.h"
 #include "swaps.h"
@@ -81,9 +82,10 @@ static int open_dir_of(struct root *r, const char *path, char **ret_base)
 static int injected_failure(const char *path) { return test_fault(path); }
 
 /* EXPECT_SET: the target must still hold EXPECT (NULL: be absent) when the rename comes, else
- * -ESTALE and nothing is replaced. */
+ * -ESTALE and nothing is replaced; *READ_ERR (may be NULL) is set when the target could not be
+ * read then (the errno), which is not the same as another process having written it. */
 static int write_file_checked(struct root *r, const char *path, const char *data, size_t len, mode_t mode_if_new,
-                              bool follow_dirs, bool expect_set, const char *expect)
+                              bool follow_dirs, bool expect_set, const char *expect, int *read_err)
 {
         int rc = injected_failure(path);
         if (rc < 0)
@@ -92,7 +94,7 @@ static int write_file_checked(struct root *r, const char *path, const char *data
         int dfd = open_dir_at(r, path, &base, follow_dirs);
         if (dfd < 0)
                 return dfd;
-        rc = replace_file_at(dfd, base, path, data, len, mode_if_new, expect_set, expect);
+        rc = replace_file_at(dfd, base, path, data, len, mode_if_new, expect_set, expect, read_err);
         close(dfd);
         root_forget(r, path);
         return rc;
@@ -101,10 +103,10 @@ static int write_file_checked(struct root *r, const char *path, const char *data
 static int write_file(struct root *r, const char *path, const char *data, size_t len, mode_t mode_if_new,
                       bool follow_dirs)
 {
-        return write_file_checked(r, path, data, len, mode_if_new, follow_dirs, false, NULL);
+        return write_file_checked(r, path, data, len, mode_if_new, follow_dirs, false, NULL, NULL);
 }
 
-static int remove_file(struct root *r, const char *path, bool expect_set, const char *expect)
+static int remove_file(struct root *r, const char *path, bool expect_set, const char *expect, int *read_err)
 {
         int rc0 = injected_failure(path);
         if (rc0 < 0)
@@ -113,9 +115,14 @@ static int remove_file(struct root *r, const char *path, bool expect_set, const 
         int dfd = open_dir_of(r, path, &base);
         if (dfd < 0)
                 return dfd == -ENOENT ? (expect_set && expect ? -ESTALE : 0) : dfd;
-        if (expect_set && !file_at_holds(dfd, base, expect)) {
-                close(dfd);
-                return -ESTALE;
+        if (expect_set) {
+                int holds = file_at_holds(dfd, base, expect);
+                if (holds < 0 && read_err)
+                        *read_err = -holds;
+                if (holds <= 0) {
+                        close(dfd);
+                        return -ESTALE;
+                }
         }
         int rc = unlinkat(dfd, base, 0) < 0 && errno != ENOENT ? -errno : 0;
         if (rc == 0)
@@ -186,7 +193,7 @@ static int set_symlink(struct root *r, const char *path, const char *target)
         return rc;
 }
 
-static int apply_file(struct root *r, const struct change *c, const char *content, bool undo)
+static int apply_file(struct root *r, const struct change *c, const char *content, bool undo, int *read_err)
 {
         if (!undo) {
                 int rc = make_dirs(r, &c->mkdirs);
@@ -195,8 +202,8 @@ static int apply_file(struct root *r, const struct change *c, const char *conten
         }
         /* Apply replaces only what the plan read (c->before); an undo puts back what was there. */
         int rc = content ? write_file_checked(r, c->target, content, strlen(content), c->mode ? c->mode : 0644, false,
-                                              !undo, c->before)
-                         : remove_file(r, c->target, !undo, c->before);
+                                              !undo, c->before, read_err)
+                         : remove_file(r, c->target, !undo, c->before, read_err);
         /* After an undo, or a failed write: the directories this change created go again. */
         if ((rc == 0 && undo) || (rc < 0 && !undo))
                 remove_dirs(r, &c->mkdirs);
@@ -265,6 +272,17 @@ static char *read_whole(struct root *r, const char *path)
         const char *data;
         size_t len;
         return root_read(r, path, &data, &len) == 0 ? xstrndup(data, len) : NULL;
+}
+
+/* The same, and -errno when PATH is there but cannot be read (*RET NULL: absent). */
+static int read_whole_rc(struct root *r, const char *path, char **ret)
+{
+        root_forget(r, path);
+        const char *data;
+        size_t len;
+        int rc = root_read(r, path, &data, &len);
+        *ret = rc == 0 ? xstrndup(data, len) : NULL;
+        return rc == 0 || root_gone(rc) ? 0 : rc;
 }
 
 static bool swap_listed(const char *swaps, const char *dev)
@@ -603,31 +621,43 @@ static int file_check(const struct change *c, char **why)
 
 static int file_apply(struct root *r, const struct change *c, char **err)
 {
-        int rc = apply_file(r, c, c->after, false);
-        if (rc < 0)
-                *err = errmsg(c, c->after ? "cannot write" : "cannot remove", rc);
+        int read_err = 0;
+        int rc = apply_file(r, c, c->after, false, &read_err);
+        const char *what = c->after ? "cannot write" : "cannot remove";
+        if (rc == -ESTALE && read_err)
+                /* Not "another process wrote it": what it holds now is not known at all. */
+                *err = xasprintf("%s %s: refused: it cannot be read now (%s), so whether it still holds what the "
+                                 "plan read is not known; %s",
+                                 what, c->target, errno_name(read_err), c->after ? "nothing replaced" : "nothing removed");
+        else if (rc < 0)
+                *err = errmsg(c, what, rc);
         return rc;
 }
 
 static int file_undo(struct root *r, const struct change *c, char **err)
 {
-        int rc = apply_file(r, c, c->before, true);
+        int rc = apply_file(r, c, c->before, true, NULL);
         if (rc < 0)
                 *err = errmsg(c, "cannot restore", rc);
         return rc;
 }
 
+/* The *_current readers: 0 with *RET the state (NULL: absent, as root_gone says), or -errno when
+ * something is there that cannot be read (a directory in a file's place, a link loop above it):
+ * verify, rollback and recovery must not take that for "absent" (issue 14 item 2). */
 static int file_current(struct root *r, const struct change *c, char **ret)
 {
         struct stat st;
-        if (root_stat(r, c->target, &st, false) == 0 && S_ISLNK(st.st_mode)) {
+        int rc = root_stat(r, c->target, &st, false);
+        if (rc < 0)
+                return root_gone(rc) ? 0 : rc;
+        if (S_ISLNK(st.st_mode)) {
                 _cleanup_free_ char *t = NULL;
                 root_readlink(r, c->target, &t);
                 *ret = xasprintf("(a symbolic link to %s)", t ? t : "?");
                 return 0;
         }
-        *ret = read_whole(r, c->target);
-        return 0;
+        return read_whole_rc(r, c->target, ret);
 }
 
 static char *file_describe(const char *s) { return xasprintf("%zu bytes", strlen(s)); }
@@ -671,15 +701,17 @@ static int link_undo(struct root *r, const struct change *c, char **err)
 static int link_current(struct root *r, const struct change *c, char **ret)
 {
         struct stat st;
-        if (root_stat(r, c->target, &st, false) < 0)
-                return 0;
+        int rc = root_stat(r, c->target, &st, false);
+        if (rc < 0)
+                return root_gone(rc) ? 0 : rc;
         if (!S_ISLNK(st.st_mode)) {
                 *ret = xstrdup("(not a symbolic link)");
                 return 0;
         }
-        if (root_readlink(r, c->target, ret) < 0)
-                *ret = NULL; /* unreadable: absent, as before */
-        return 0;
+        rc = root_readlink(r, c->target, ret);
+        if (rc < 0)
+                *ret = NULL;
+        return rc < 0 && !root_gone(rc) ? rc : 0;
 }
 
 static bool value_allowed(const char *t)
@@ -721,6 +753,11 @@ static int value_undo(struct root *r, const struct change *c, char **err)
 
 static int value_current(struct root *r, const struct change *c, char **ret)
 {
+        _cleanup_free_ char *line = NULL;
+        root_forget(r, c->target);
+        int rc = root_read_line(r, c->target, &line);
+        if (rc < 0 && !root_gone(rc) && rc != -ENODATA)
+                return rc; /* an empty value reads as absent, as before */
         *ret = read_value(r, c->target);
         return 0;
 }
@@ -780,7 +817,10 @@ static int swap_undo(struct root *r, const struct change *c, char **err)
 
 static int swap_current(struct root *r, const struct change *c, char **ret)
 {
-        _cleanup_free_ char *swaps = read_whole(r, "/proc/swaps");
+        _cleanup_free_ char *swaps = NULL;
+        int rc = read_whole_rc(r, "/proc/swaps", &swaps);
+        if (rc < 0)
+                return rc; /* not "off": the table of active swap cannot be read */
         *ret = xstrdup(swap_listed(swaps, c->target) ? "on" : "off");
         return 0;
 }
@@ -816,6 +856,13 @@ static int mount_undo(struct root *r, const struct change *c, char **err) { retu
  * plan_mount_option). */
 static int mount_current(struct root *r, const struct change *c, char **ret)
 {
+        struct mount_entry *m = NULL;
+        size_t n = 0;
+        root_forget(r, "/proc/mounts");
+        int rc = mounts_read(r, &m, &n);
+        mounts_free(m, n);
+        if (rc < 0 && !root_gone(rc))
+                return rc; /* the mount table cannot be read: not "not mounted" */
         _cleanup_free_ char *all = mount_options_of(r, c->target);
         *ret = all ? mount_options_without(all, "stripe") : NULL;
         return 0;

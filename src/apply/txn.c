@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "actions.h"
+#include "facts.h"
 #include "test-hooks.h"
 #include "txn.h"
 
@@ -153,11 +154,13 @@ static int make_change(struct root *r, const struct change *c, char **err)
         test_points_in_action(0);
         if (rc == 0 && c->type != CHANGE_COMMAND) {
                 _cleanup_free_ char *now = NULL;
-                action_current(r, c, &now);
-                if (!action_state_equal(c, now, c->after)) {
+                int st = action_current(r, c, &now);
+                if (st < 0 || !action_state_equal(c, now, c->after)) {
                         free(*err);
-                        *err = xasprintf("%s reads \"%s\" after writing \"%s\"", c->target, now ? now : "(absent)",
-                                         c->after ? c->after : "(absent)");
+                        *err = st < 0 ? xasprintf("%s cannot be read back after writing it (%s)", c->target,
+                                                  errno_name(-st))
+                                      : xasprintf("%s reads \"%s\" after writing \"%s\"", c->target,
+                                                  now ? now : "(absent)", c->after ? c->after : "(absent)");
                         rc = -EIO;
                 }
         }
@@ -285,9 +288,16 @@ static void judge(struct txn *t, struct txn_selection *s, size_t k, bool force)
 {
         const struct change *ch = &s->v[k]->change;
         _cleanup_free_ char *cur = NULL;
-        if (action_current(t->root, ch, &cur) == -EOPNOTSUPP)
+        int rc = action_current(t->root, ch, &cur);
+        if (rc == -EOPNOTSUPP)
                 return; /* commands: run their undo */
-        if (action_state_equal(ch, cur, ch->before) && !action_state_equal(ch, cur, ch->after))
+        if (rc < 0) {
+                /* There but unreadable: neither "already back" (absent) nor as applied. */
+                s->conflicts = xrealloc(s->conflicts, (s->n_conflicts + 1) * sizeof(*s->conflicts));
+                s->conflicts[s->n_conflicts++] = (struct txn_conflict){
+                        .rec = s->v[k], .now = xasprintf("(cannot be read: %s)", errno_name(-rc)),
+                        .applied = action_describe(ch, ch->after), .before = action_describe(ch, ch->before)};
+        } else if (action_state_equal(ch, cur, ch->before) && !action_state_equal(ch, cur, ch->after))
                 s->skip[k] = true; /* already back */
         else if (!action_state_equal(ch, cur, ch->after) && !force) {
                 s->conflicts = xrealloc(s->conflicts, (s->n_conflicts + 1) * sizeof(*s->conflicts));

@@ -847,28 +847,32 @@ int write_all(int fd, const char *data, size_t len)
         return 0;
 }
 
-bool file_at_holds(int dfd, const char *base, const char *expect)
+int file_at_holds(int dfd, const char *base, const char *expect)
 {
         int fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         if (fd < 0)
-                return errno == ENOENT && !expect;
+                return root_gone(-errno) ? !expect : -errno;
         if (!expect) {
                 close(fd);
-                return false;
+                return 0;
         }
         size_t want = strlen(expect), got = 0;
         char buf[65536];
-        bool same = true;
+        int same = 1;
         for (;;) {
                 ssize_t n = read(fd, buf, sizeof(buf));
                 if (n < 0 && errno == EINTR)
                         continue;
-                if (n <= 0) {
-                        same = n == 0 && got == want;
+                if (n < 0) {
+                        same = -errno; /* there, and not readable (EISDIR: a directory in its place) */
+                        break;
+                }
+                if (n == 0) {
+                        same = got == want;
                         break;
                 }
                 if (got + (size_t)n > want || memcmp(expect + got, buf, (size_t)n) != 0) {
-                        same = false;
+                        same = 0;
                         break;
                 }
                 got += (size_t)n;
@@ -925,7 +929,7 @@ static int open_temp_at(int dfd, const char *tmp)
 }
 
 int replace_file_at(int dfd, const char *base, const char *path, const char *data, size_t len, mode_t mode_if_new,
-                    bool expect_set, const char *expect)
+                    bool expect_set, const char *expect, int *ret_read_err)
 {
         struct stat st;
         bool exists = fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
@@ -950,8 +954,13 @@ int replace_file_at(int dfd, const char *base, const char *path, const char *dat
                 rc = -errno;
         if (rc == 0 && test_points_active())
                 test_point("before-rename", path); /* a crash here leaves the temporary file only */
-        if (rc == 0 && expect_set && !file_at_holds(dfd, base, expect))
-                rc = -ESTALE;
+        if (rc == 0 && expect_set) {
+                int holds = file_at_holds(dfd, base, expect);
+                if (holds < 0 && ret_read_err)
+                        *ret_read_err = -holds;
+                if (holds <= 0)
+                        rc = -ESTALE;
+        }
         if (rc == 0 && renameat(dfd, tmp, dfd, base) < 0)
                 rc = -errno;
         if (rc < 0)
@@ -974,7 +983,7 @@ int root_write_file(struct root *r, const char *path, const char *data, size_t l
         int dfd = root_open_nolinks(r, *dir ? dir : "/", O_RDONLY | O_DIRECTORY, 0);
         if (dfd < 0)
                 return dfd;
-        rc = replace_file_at(dfd, slash + 1, path, data, len, mode_if_new, false, NULL);
+        rc = replace_file_at(dfd, slash + 1, path, data, len, mode_if_new, false, NULL, NULL);
         close(dfd);
         root_forget(r, path);
         return rc;

@@ -165,12 +165,15 @@ int root_write_file(struct root *r, const char *path, const char *data, size_t l
         __attribute__((warn_unused_result));
 /* The same for BASE in the open directory DFD (PATH names it for the test hooks, test-hooks.h).
  * With EXPECT_SET, BASE must still hold EXPECT (NULL: be absent) right before the rename, else
- * -ESTALE and nothing is replaced. */
+ * -ESTALE and nothing is replaced; when BASE could not be read then, *RET_READ_ERR (may be NULL)
+ * says why (the errno), so the refusal is not told as "another process wrote it". */
 int replace_file_at(int dfd, const char *base, const char *path, const char *data, size_t len, mode_t mode_if_new,
-                    bool expect_set, const char *expect) __attribute__((warn_unused_result));
+                    bool expect_set, const char *expect, int *ret_read_err) __attribute__((warn_unused_result));
 /* Does BASE in DFD hold exactly EXPECT (NULL: no file there)? Read again right before a replace,
- * so what another process wrote since the plan read it is never overwritten (a lost update). */
-bool file_at_holds(int dfd, const char *base, const char *expect);
+ * so what another process wrote since the plan read it is never overwritten (a lost update).
+ * 1: it does, 0: it does not, -errno: something is there that cannot be read (ELOOP: a link in its
+ * place, EISDIR: a directory), so whether it changed is not known. */
+int file_at_holds(int dfd, const char *base, const char *expect);
 /* All LEN bytes of DATA to FD (EINTR and short writes retried). Returns 0 or -errno. */
 int write_all(int fd, const char *data, size_t len) __attribute__((warn_unused_result));
 

@@ -16,6 +16,7 @@
 #include "commands.h"
 #include "diff.h"
 #include "digest.h"
+#include "facts.h"
 #include "json-out.h"
 #include "verify-state.h"
 
@@ -54,8 +55,11 @@ static void check_one(struct root *root, const struct log_record *rec, struct ch
                 return;
         }
         if (rc < 0) {
+                /* Something is there that cannot be read: not "absent", not "removed". */
                 ck->status = CHECK_ERROR;
-                ck->message = xasprintf("cannot check %s: %s", c->target, strerror(-rc));
+                ck->message = xasprintf("unreadable: %s is there but cannot be read (%s), so whether it is "
+                                        "still as change %ld left it is not known",
+                                        c->target, errno_name(-rc), rec->seq);
                 return;
         }
         /* apply's own test (a mount's options compare as sets: the kernel orders them) */

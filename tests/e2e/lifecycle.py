@@ -156,6 +156,24 @@ def lifecycle(bin_, roots, name, profile):
                 f.write(b'# edited by hand\n')
             rc, out, err = run(bin_, root, 'verify')
             check(rc == 2 and target in out + err, f'{name}: verify reports drift of {target} (rc {rc})')
+            # There but unreadable (a directory in its place: EISDIR even for root) is not "absent":
+            # verify says unreadable with the errno and fails; rollback does not take it for "already
+            # back" nor "absent" (issue 14 item 2).
+            os.rename(path, path + '.saved')
+            os.mkdir(path)
+            rc, out, err = run(bin_, root, 'verify')
+            line = [x for x in (out + err).splitlines() if target in x]
+            check(rc == 1 and line and 'unreadable' in line[0] and 'EISDIR' in line[0] and 'absent' not in line[0],
+                  f'{name}: verify reports {target} unreadable (EISDIR), not absent (rc {rc}: {line})')
+            rc, out, err = run(bin_, root, 'verify', '--json')
+            ch = [c for c in json.loads(out or '{}').get('changes', []) if c.get('target') == target]
+            check(rc == 1 and ch and ch[-1]['status'] == 'error' and 'EISDIR' in ch[-1]['message']
+                  and ch[-1]['found'] is None, f'{name}: verify --json: {target} status error naming EISDIR ({ch[-1:]})')
+            rc, out, err = run(bin_, root, 'rollback', '--all')
+            check(rc != 0 and f'{target} changed' in err and 'cannot be read: EISDIR' in err and os.path.isdir(path),
+                  f'{name}: rollback refuses: {target} cannot be read (rc {rc}: {err.strip()[:300]})')
+            os.rmdir(path)
+            os.rename(path + '.saved', path)
             with open(path, 'wb') as f:
                 f.write(saved)
 

@@ -28,7 +28,8 @@ fixture roots. One part per run (meson test reliability-PART):
             target before or after, the log read back, reruns equal to uninterrupted runs, the
             original tree restored.
   lostupdate  a line appended to /etc/fstab by another process between plan and rename: apply
-            fails that change naming the file, keeps the line and undoes its run.
+            fails that change naming the file, keeps the line and undoes its run; a directory put
+            in its place then is refused as unreadable (EISDIR), not as written by another process.
   head      the log's end is anchored: a log cut at its end or deleted is reported (verify exit 2,
             naming what is missing) and not continued by apply; verify --expect-head SEQ:HASH finds
             a cut even when the log and its head file were both rewritten; apply, verify and
@@ -265,6 +266,25 @@ def lostupdate(tool, roots, tmp, args):
     rc, out, err = tool.run(root, 'rollback', '--all')
     check(rc == 0 and open(fstab, 'rb').read() == before + line,
           f'rollback brings back the fstab with the appended line (rc {rc})')
+
+    # The same moment, but /etc/fstab made unreadable (a directory in its place, EISDIR even for
+    # root): the refusal says that and the errno, not "another process wrote it" (issue 14 item 2).
+    root = copy_root(roots, 'dgx-a100', os.path.join(tmp, 'unreadable'))
+    n = stop_at(tool, root, apply, 'before-rename', '/etc/fstab')
+    fstab = os.path.join(root, 'etc', 'fstab')
+    thp = os.path.join(root, 'sys', 'kernel', 'mm', 'transparent_hugepage', 'enabled')
+    thp_before = open(thp, 'rb').read()
+    p = tool.popen(root, *apply, env={'LLMTUNE_TEST_STOP_AT': str(n)})
+    check(wait_stopped(p.pid), 'apply stopped right before renaming its new /etc/fstab (unreadable case)')
+    os.rename(fstab, fstab + '.saved')
+    os.mkdir(fstab)
+    os.kill(p.pid, signal.SIGCONT)
+    out, err = p.communicate(timeout=120)
+    check(p.returncode == 1 and '/etc/fstab' in err and 'cannot be read now (EISDIR' in err
+          and 'nothing replaced' in err and 'another process' not in err,
+          f'apply refuses /etc/fstab as unreadable, naming EISDIR (rc {p.returncode}: {err.strip()[:300]})')
+    check(os.path.isdir(fstab) and not os.listdir(fstab) and open(thp, 'rb').read() == thp_before,
+          'the directory at /etc/fstab is left as it was and the run\'s other change was undone')
 
 
 # --- backups ----------------------------------------------------------------------------------------
