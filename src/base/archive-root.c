@@ -103,7 +103,7 @@ static int parse_manifest(struct unpack *u, const char *data, size_t len)
                 if (!m->path || !m->type)
                         return fail(u, -EINVAL, "MANIFEST file entry %zu lacks \"path\" or \"type\"", i);
                 if (!streq(m->type, "file") && !streq(m->type, "dir") && !streq(m->type, "link") &&
-                    !streq(m->type, "unread"))
+                    !streq(m->type, "unread") && !streq(m->type, "unlisted"))
                         return fail(u, -EINVAL, "MANIFEST entry %s has unknown type \"%s\"", m->path, m->type);
                 m->sha256 = jstr(o, "sha256");
                 m->target = jstr(o, "target");
@@ -486,7 +486,8 @@ static int member_vet(struct unpack *u, struct archive_entry *e, const char *nam
                 return fail(u, -EINVAL, "member %s appears twice", name);
         m->seen = true;
         const char *want = t == AE_IFREG ? (streq(m->type, "unread") ? "unread" : "file") : t == AE_IFDIR ? "dir" : "link";
-        if (!streq(m->type, want) && !(t == AE_IFREG && streq(m->type, "file")))
+        if (!streq(m->type, want) && !(t == AE_IFREG && streq(m->type, "file")) &&
+            !(t == AE_IFDIR && streq(m->type, "unlisted")))
                 return fail(u, -EINVAL, "member %s is a %s but the MANIFEST says %s", name,
                             t == AE_IFREG ? "file" : want, m->type);
         if (archive_entry_size_is_set(e) && archive_entry_size(e) > (la_int64_t)ROOT_READ_MAX)
@@ -619,7 +620,7 @@ static int unpack_all(struct unpack *u, struct archive_unread *ret_unread)
                 if (!u->v[i].seen)
                         return fail(u, -EINVAL, "the MANIFEST lists %s but the archive lacks it (truncated?)",
                                     u->v[i].path);
-                if (streq(u->v[i].type, "unread")) {
+                if (streq(u->v[i].type, "unread") || streq(u->v[i].type, "unlisted")) {
                         ret_unread->err = xrealloc(ret_unread->err, (ret_unread->paths.n + 1) * sizeof(int));
                         ret_unread->err[ret_unread->paths.n] = -u->v[i].err;
                         strv_add(&ret_unread->paths, u->v[i].path);

@@ -37,7 +37,8 @@
 #define ARCHIVE_MAX_MANIFEST (64u << 20)
 #define ARCHIVE_MAX_DEPTH 64
 
-/* Paths gathered as names only, with what reading them gave on the machine (-errno). */
+/* Paths gathered as names only, with what reading them gave on the machine (-errno); directories
+ * that could not be listed there ("unlisted") too. */
 struct archive_unread {
         struct strv paths;
         int *err;

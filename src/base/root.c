@@ -496,7 +496,7 @@ const struct root_rec *root_recorded(const struct root *r, size_t *ret_n)
 void root_mark_unread(struct root *r, const char *path, int err)
 {
         struct stat st;
-        if (root_stat(r, path, &st, false) < 0 || !S_ISREG(st.st_mode))
+        if (root_stat(r, path, &st, false) < 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
                 return;
         struct unread *u = xcalloc(1, sizeof(*u));
         u->ino = st.st_ino;
@@ -762,6 +762,11 @@ int root_stat(struct root *r, const char *path, struct stat *st, bool follow)
 int root_list(struct root *r, const char *dir, struct strv *ret)
 {
         int fd = root_open(r, dir, O_RDONLY | O_DIRECTORY, 0);
+        int ue = fd >= 0 ? unread_err(r, fd) : 0; /* a directory gather could not list */
+        if (ue) {
+                close(fd);
+                fd = ue;
+        }
         root_record(r, dir, ROOT_REC_DIR, fd < 0 ? fd : 0);
         if (fd < 0)
                 return fd;

@@ -148,7 +148,7 @@ const struct root_rec *root_recorded(const struct root *r, size_t *ret_n);
 
 /* Paths of an archive root that were gathered only as names (listed, never read): reading one
  * gives ERR, the error reading it gave on the gathered machine, or -ENODATA ("not gathered"),
- * never an empty file. */
+ * never an empty file. A directory that could not be listed there: root_list gives ERR. */
 void root_mark_unread(struct root *r, const char *path, int err);
 
 /*

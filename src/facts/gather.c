@@ -21,7 +21,10 @@
 #include "json-out.h"
 #include "lazy-archive.h"
 
-enum out_type { OUT_FILE, OUT_DIR, OUT_LINK, OUT_UNREAD };
+/* OUT_UNLISTED: a directory that is there but could not be listed (EACCES, EIO): stored as an
+ * empty directory the archive root refuses to list with the same error, so an audit of the archive
+ * says "unreadable" where the machine did, never "empty" or "not there". */
+enum out_type { OUT_FILE, OUT_DIR, OUT_LINK, OUT_UNREAD, OUT_UNLISTED };
 
 struct out {
         char *path; /* root-relative, no leading "/" */
@@ -30,7 +33,7 @@ struct out {
         char *owned;
         size_t len;
         char *target; /* OUT_LINK */
-        int err;      /* OUT_UNREAD: what reading it gives (-errno) */
+        int err;      /* OUT_UNREAD, OUT_UNLISTED: what reading or listing it gives (-errno) */
         struct out *next;
 };
 
@@ -161,8 +164,8 @@ static struct out *add(struct gctx *g, const char *path, enum out_type t)
 {
         struct out *e = find(g, path);
         if (e) {
-                if (e->type == OUT_UNREAD && t == OUT_FILE) {
-                        e->type = OUT_FILE;
+                if ((e->type == OUT_UNREAD && t == OUT_FILE) || (e->type == OUT_DIR && t == OUT_UNLISTED)) {
+                        e->type = t;
                         return e;
                 }
                 return e->type == t ? e : NULL;
@@ -326,12 +329,18 @@ static void one_record(struct gctx *g, const struct root_rec *rec)
                 add_existing(g, real);
         if (rec->kinds & ROOT_REC_DIR) {
                 struct strv names = {0};
-                if (root_list(g->r, real, &names) == 0) {
+                int rc = root_list(g->r, real, &names);
+                if (rc == 0) {
                         add(g, real, OUT_DIR);
                         for (size_t i = 0; i < names.n; i++) {
                                 _cleanup_free_ char *child = xasprintf("%s/%s", real, names.v[i]);
                                 add_existing(g, child);
                         }
+                } else if (!root_gone(rc)) {
+                        /* There but not listable on the machine: the archive root fails the same way. */
+                        struct out *e = add(g, real, OUT_UNLISTED);
+                        if (e)
+                                e->err = rc;
                 }
                 strv_done(&names);
         }
@@ -344,7 +353,7 @@ static int out_cmp(const void *a, const void *b)
 
 static const char *type_str(enum out_type t)
 {
-        static const char *const s[] = {"file", "dir", "link", "unread"};
+        static const char *const s[] = {"file", "dir", "link", "unread", "unlisted"};
         return s[t];
 }
 
@@ -444,6 +453,7 @@ static json_object *manifest_entry(struct anonymizer *an, struct out *e, struct 
                 st->links++;
                 break;
         case OUT_UNREAD:
+        case OUT_UNLISTED:
                 json_object_object_add(f, "errno", json_object_new_int(-e->err));
                 json_object_object_add(f, "why", json_object_new_string(strerror(-e->err)));
                 st->unread++;
@@ -492,11 +502,12 @@ static int write_entries(struct archive *a, const struct gctx *g, const char *ma
         int rc = write_entry(a, ARCHIVE_MANIFEST, AE_IFREG, 0644, manifest, strlen(manifest), NULL, now, why);
         for (size_t i = 0; rc == 0 && i < g->n; i++) {
                 struct out *e = g->v[i];
-                _cleanup_free_ char *name = xasprintf(ARCHIVE_ROOT_DIR "/%s%s", e->path, e->type == OUT_DIR ? "/" : "");
+                _cleanup_free_ char *name = xasprintf(ARCHIVE_ROOT_DIR "/%s%s", e->path, e->type == OUT_DIR || e->type == OUT_UNLISTED ? "/" : "");
                 switch (e->type) {
                 case OUT_FILE: rc = write_entry(a, name, AE_IFREG, 0644, e->data, e->len, NULL, now, why); break;
                 case OUT_UNREAD: rc = write_entry(a, name, AE_IFREG, 0644, "", 0, NULL, now, why); break;
-                case OUT_DIR: rc = write_entry(a, name, AE_IFDIR, 0755, NULL, 0, NULL, now, why); break;
+                case OUT_DIR:
+                case OUT_UNLISTED: rc = write_entry(a, name, AE_IFDIR, 0755, NULL, 0, NULL, now, why); break;
                 case OUT_LINK: rc = write_entry(a, name, AE_IFLNK, 0777, NULL, 0, e->target, now, why); break;
                 }
         }

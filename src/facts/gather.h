@@ -12,7 +12,8 @@
  * The archive is tar (pax) through libarchive, gzip or zstd compressed, with a MANIFEST first:
  *   {"format": 1, "tool": "llmtune gather", "version", "host", "time", "kernel", "root",
  *    "command_line": [...], "anonymized": bool,
- *    "files": [{"path", "type": "file"|"dir"|"link"|"unread", "size", "sha256", "target"}],
+ *    "files": [{"path", "type": "file"|"dir"|"link"|"unread"|"unlisted", "size", "sha256", "target",
+ *               "errno", "why"}],
  *    "left_out": [{"path", "why"}]}
  * and every other member under "root/".
  */

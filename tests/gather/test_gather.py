@@ -12,6 +12,8 @@
   readonly       apply and rollback refuse an archive root; plan and apply --dry-run work
   anonymize      --anonymize: no MAC, GUID, serial or host name of the tree is left in any member,
                  the same MAC maps to the same fake, and the audit is unchanged apart from "host"
+  unlisted       a directory gather cannot list (0000, gathered as nobody) is in the MANIFEST as
+                 "unlisted" with its errno, and the archive's facts built on it are unreadable
   live           on this machine: gather, then the audit of the archive equals the live audit, and
                  every fact that did not change between two live runs is equal (facts the live
                  system takes from syscalls - getifaddrs, statvfs - are compared by status only)
@@ -299,9 +301,58 @@ def case_report(tmp):
     print("ok report: archive reported like its audit JSON")
 
 
+def as_nobody():
+    """Drop to nobody (65534) in the child when running as root: root lists a 0000 directory, and
+    an unlistable one is what this case is about (EACCES, as a non-root gather meets it)."""
+    if os.geteuid() == 0:
+        os.setgroups([])
+        os.setgid(65534)
+        os.setuid(65534)
+
+
+def case_unlisted(tmp):
+    """A directory that is there but cannot be listed is recorded ("unlisted", its errno), and the
+    audit of the archive calls what depends on it unreadable, as on the machine, not absent."""
+    os.chmod(tmp, 0o755)
+    root = os.path.join(tmp, "unlisted-root")
+    shutil.copytree(os.path.join(ROOTS, "vm-nogpu"), root, symlinks=True)
+    subprocess.run(["chmod", "-R", "a+rX", root], check=True)
+    rel = json.loads(run("--root", root, "facts", "kernel.release", "--json", rc=0).stdout)["facts"]["kernel.release"]["value"]
+    os.makedirs(os.path.join(root, "boot"), exist_ok=True)
+    open(os.path.join(root, "boot", "initrd.img-" + rel), "w").close()
+    out = os.path.join(tmp, "unlisted-out")
+    os.mkdir(out)
+    os.chmod(out, 0o777)
+
+    def gather_and_read(name):
+        arch = os.path.join(out, name)
+        p = subprocess.run([LLMTUNE, "--root", root, "gather", "-o", arch], capture_output=True, text=True, env=ENV,
+                           timeout=120, preexec_fn=as_nobody)
+        check(p.returncode == 0, f"unlisted: gather as nobody exits 0 ({p.stderr.strip()[:200]})")
+        f = json.loads(run("--root", arch, "facts", "boot.initramfs.stale", "--json", rc=0).stdout)["facts"]
+        entry = [e for e in manifest(arch)["files"] if e["path"] == "etc/modprobe.d"]
+        return f.get("boot.initramfs.stale", {}), entry
+
+    fact, entry = gather_and_read("control.tar.gz")
+    check(fact.get("status") == "ok" and entry and entry[0]["type"] == "dir",
+          f"unlisted (control): listable /etc/modprobe.d is a dir and the fact ok ({fact}, {entry})")
+    modprobe = os.path.join(root, "etc", "modprobe.d")
+    os.chmod(modprobe, 0)
+    try:
+        fact, entry = gather_and_read("unlisted.tar.gz")
+    finally:
+        os.chmod(modprobe, 0o755)
+    check(entry and entry[0]["type"] == "unlisted" and entry[0].get("errno") == 13,
+          f"unlisted: MANIFEST records /etc/modprobe.d as unlisted with EACCES (got {entry})")
+    check(fact.get("status") == "unreadable" and fact.get("source") == "/etc/modprobe.d"
+          and "EACCES" in fact.get("reason", ""),
+          f"unlisted: the archive's boot.initramfs.stale is unreadable from /etc/modprobe.d (EACCES) (got {fact})")
+    print("ok unlisted: an unlistable directory is recorded and reads as unreadable in the archive")
+
+
 CASES = {"roundtrip": case_roundtrip, "manifest": case_manifest, "exclude": case_exclude, "deny": case_deny,
          "readonly": case_readonly, "anonymize": case_anonymize, "live": case_live,
-         "report": case_report}
+         "report": case_report, "unlisted": case_unlisted}
 
 with tempfile.TemporaryDirectory(prefix="llmtune-gather-") as tmp:
     for n, fn in CASES.items():
