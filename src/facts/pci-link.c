@@ -253,7 +253,11 @@ static void acs_facts(struct facts *f, struct pcilib *p, const char *pci_err, co
                                                                           : " (run as root)")
                                                : xasprintf("config space of %s not decodable (%s)", a,
                                                            p ? pcilib_last_error(p) : pci_err);
-                        fact_absent(f, cfg, why, "%s.acs_redirect", prefix);
+                        /* There but unreadable (EISDIR, EIO): unreadable, not absent (issue 14 item 2). */
+                        if (crc < 0 && !root_gone(crc))
+                                fact_unreadable(f, cfg, crc, why, "%s.acs_redirect", prefix);
+                        else
+                                fact_absent(f, cfg, why, "%s.acs_redirect", prefix);
                         strv_done(&hits);
                         return;
                 }

@@ -339,6 +339,15 @@ def plan_unreadable_target(llmtune, root):
           'plan: without it, the file is planned as new (control)')
 
 
+def pci_unreadable_config(llmtune, root):
+    """A bridge's config space that is there but cannot be read makes the GPU's ACS fact unreadable
+    naming it, not absent."""
+    cfg = '/sys/bus/pci/devices/0000:02:00.0/config'
+    check(fact(llmtune, root, 'gpu.0.acs_redirect').get('status') == 'ok', 'gpu.0.acs_redirect ok (control)')
+    with Broken(root, cfg, 'dir'):
+        check(*unreadable(llmtune, root, 'gpu.0.acs_redirect', cfg, 'EISDIR'))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     ap.add_argument('--llmtune', required=True)
@@ -357,7 +366,9 @@ def main():
         multi_die(a.llmtune, copy(a.roots, 'tr-2990wx-smtoff'), 1)
         no_pci(a.llmtune, copy(a.roots, 'vm-nopci'), copy(a.fixtures, 'vm-nogpu'))
         unreadable_sources(a.llmtune, copy(a.fixtures, 'vm-nogpu', 'vm-nogpu-unreadable'))
-        plan_unreadable_target(a.llmtune, copy(a.fixtures, 'dgx-a100'))
+        dgx = copy(a.fixtures, 'dgx-a100')
+        plan_unreadable_target(a.llmtune, dgx)
+        pci_unreadable_config(a.llmtune, dgx)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return finish()
