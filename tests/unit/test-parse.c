@@ -52,6 +52,18 @@ START_TEST(cpulists)
         ck_assert_int_eq(parse_cpulist("0-", NULL), -EINVAL);
         ck_assert_int_eq(parse_cpulist("0,,1", NULL), -EINVAL);
         ck_assert_int_eq(parse_cpulist("0-4294967295", NULL), -ERANGE);
+        /* The bound (parse.c CPULIST_MAX): numbers below 65,536, lists of at most 65,536 entries. */
+        ck_assert_int_eq(parse_cpulist("0-8191", NULL), 8192);
+        ck_assert_int_eq(parse_cpulist("65535", NULL), 1);
+        ck_assert_int_eq(parse_cpulist("65536", NULL), -ERANGE);
+        ck_assert_int_eq(parse_cpulist("0-65535,0", NULL), -ERANGE);
+        /* Out of order (never printed by the kernel, but valid): still ascending afterwards, and
+         * a range that starts on the last CPU listed counts as out of order. */
+        ck_assert_int_eq(parse_cpulist("8,0-3,3-4", &v), 7);
+        const unsigned want[] = {0, 1, 2, 3, 3, 4, 8};
+        for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+                ck_assert_uint_eq(v[i], want[i]);
+        free(v);
 }
 END_TEST
 
