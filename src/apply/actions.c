@@ -190,6 +190,7 @@ static int set_symlink(struct root *r, const char *path, const char *target)
         if (rc == 0)
                 fsync(dfd);
         close(dfd);
+        root_forget(r, path); /* a directory root.c keeps open may have been reached through it */
         return rc;
 }
 

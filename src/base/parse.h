@@ -18,7 +18,8 @@ int parse_u64(const char *s, uint64_t *ret);
 int parse_i64(const char *s, int64_t *ret);
 
 /* A CPU list ("0-3,8,10-11"). Returns the number of CPUs or a negative errno; when ret is not
- * NULL, *ret gets the sorted CPU numbers (caller frees). Bounded to 1<<20 CPUs. */
+ * NULL, *ret gets the sorted CPU numbers (caller frees). Numbers and lengths bounded to 65,536
+ * (parse.c: CPULIST_MAX). */
 int parse_cpulist(const char *s, unsigned **ret);
 
 /* Render a sorted set of CPU numbers as a CPU list. */

@@ -17,11 +17,14 @@
 /* No coverage instrumentation (-fsanitize-coverage, the fuzzing builds) for a function whose
  * comparisons are arithmetic on lengths and table cells: their trace callbacks give the fuzzer no
  * path worth finding and were most of a harness's time. Sanitizers still check the function. */
-#if defined(__clang__)
-#define _no_coverage_ __attribute__((no_sanitize("coverage")))
-#elif defined(__has_attribute) && __has_attribute(no_sanitize_coverage)
+#if defined(__has_attribute)
+#if __has_attribute(no_sanitize_coverage) /* GCC 12, clang 13 */
 #define _no_coverage_ __attribute__((no_sanitize_coverage))
-#else
+#elif defined(__clang__)
+#define _no_coverage_ __attribute__((no_sanitize("coverage")))
+#endif
+#endif
+#ifndef _no_coverage_
 #define _no_coverage_
 #endif
 

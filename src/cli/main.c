@@ -259,9 +259,15 @@ static int take_root(int *argc, char **argv, const char **ret, bool *force)
  */
 static void malloc_keep_heap(void)
 {
+#ifdef M_TRIM_THRESHOLD
+        /* Setting any of these ends glibc's own raising of the mmap threshold after the first large
+         * free, so the threshold is set too, to glibc's largest (HEAP_MAX_SIZE / 2: 32 MiB on 64-bit;
+         * a larger value is refused and would leave every 128 KiB block to mmap/munmap). A refusal
+         * only costs time: nothing to report. */
+        mallopt(M_MMAP_THRESHOLD, (int)(4 * 1024 * 1024 * sizeof(long)));
         mallopt(M_TRIM_THRESHOLD, 64 << 20);
         mallopt(M_TOP_PAD, 16 << 20);
-        mallopt(M_MMAP_THRESHOLD, 64 << 20);
+#endif
 }
 
 int main(int argc, char **argv)

@@ -84,8 +84,8 @@ const struct nccl_var *nccl_catalog_find(const struct nccl_catalog *c, const cha
  * nccl_suggest_matches_full_table checks it against the full table instead. */
 _no_coverage_ static size_t edit_distance_below(const char *a, size_t la, const char *b, size_t lb, size_t k)
 {
-        if (la > 64 || lb > 64)
-                return k;
+        if (la > 64 || lb > 64 || (la > lb ? la - lb : lb - la) >= k)
+                return k; /* too long for a name, or k or more insertions or deletions apart */
         size_t row[2][65];
         size_t *prev = row[0], *cur = row[1];
         for (size_t j = 0; j <= lb; j++)
