@@ -84,10 +84,15 @@ static void probe_active(struct facts *f)
                         fact_unreadable(f, SWAPS, rc, NULL, "%s", count_names[i]);
                 return;
         }
-        if (swaps_parse(data, len, &areas, &n) < 0) {
+        rc = swaps_parse(data, len, &areas, &n);
+        if (rc < 0) {
+                _cleanup_free_ char *why =
+                        rc == -E2BIG ? xasprintf("more than %d swap areas listed: the kernel allows at most %d "
+                                                 "(MAX_SWAPFILES), so this is not a /proc/swaps it wrote",
+                                                 SWAPS_MAX, SWAPS_MAX)
+                                     : xstrdup("no \"Filename Type Size Used Priority\" header");
                 for (size_t i = 0; i < ARRAY_SIZE(count_names); i++)
-                        fact_unreadable(f, SWAPS, -EBADMSG, "no \"Filename Type Size Used Priority\" header", "%s",
-                                        count_names[i]);
+                        fact_unreadable(f, SWAPS, rc, why, "%s", count_names[i]);
                 return;
         }
         for (size_t i = 0; i < n; i++)

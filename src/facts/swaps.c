@@ -36,14 +36,17 @@ int swaps_parse(const char *text, size_t len, struct swap_area **ret, size_t *re
 {
         if (memchr(text, '\0', len) || !startswith(text, "Filename"))
                 return -EBADMSG;
-        struct swap_area *v = NULL;
+        struct swap_area *v = xcalloc(SWAPS_MAX, sizeof(*v));
         size_t n = 0;
         _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(text);
         line_next(&it); /* the header */
         while (line_next(&it)) {
                 if (!it.line[strspn(it.line, " \t\r\v\f")])
                         continue;
-                v = xrealloc(v, (n + 1) * sizeof(*v));
+                if (n == SWAPS_MAX) {
+                        swaps_free(v, n);
+                        return -E2BIG;
+                }
                 v[n] = (struct swap_area){.line = xstrdup(it.line)};
                 parse_area(&v[n++]);
         }

@@ -19,8 +19,14 @@ struct swap_area {
         int64_t priority;
 };
 
+/* At most this many swap areas are active at once: MAX_SWAPFILES, 1 << MAX_SWAPFILES_SHIFT (5)
+ * less the swap types the kernel reserves for migration, hwpoison, device-private and PTE-marker
+ * entries (include/linux/swap.h, include/linux/swapops.h). */
+#define SWAPS_MAX 32
+
 /* The areas of TEXT (LEN bytes), blank lines skipped. -EBADMSG when TEXT holds a NUL or does not
- * start with the "Filename" header. */
+ * start with the "Filename" header; -E2BIG when it lists more than SWAPS_MAX lines (malformed ones
+ * count): no kernel writes that, and a fact per line of a huge file would be made up. */
 int swaps_parse(const char *text, size_t len, struct swap_area **ret, size_t *ret_n);
 /* Frees the N areas of A and A itself; returns NULL: `a = swaps_free(a, n);`. */
 struct swap_area *swaps_free(struct swap_area *a, size_t n);

@@ -17,6 +17,7 @@
 #include "mdstat.h"
 #include "root.h"
 #include "superblock.h"
+#include "swaps.h"
 #include "tmptree.h"
 #include "unit-main.h"
 
@@ -136,6 +137,24 @@ START_TEST(swap_garbage)
         assert_status(f, "swap.active.2.priority", FACT_UNREADABLE, "EINVAL");
         assert_status(f, "swap.total", FACT_UNREADABLE, NULL);
         close_facts(f);
+
+        /* MAX_SWAPFILES (32) areas at most: 32 lines are read, 33 are not a kernel's. */
+        struct sbuf b = {0};
+        sbuf_add(&b, "Filename Type Size Used Priority\n");
+        for (int i = 0; i < SWAPS_MAX; i++)
+                sbuf_addf(&b, "/swap%d file 1024 0 -%d\n", i, i + 2);
+        puts_("proc/swaps", b.s);
+        f = open_facts();
+        assert_str(f, "swap.active.count", "32");
+        assert_str(f, "swap.active.31.path", "/swap31");
+        close_facts(f);
+        sbuf_add(&b, "/swap32 file 1024 0 -34\n");
+        puts_("proc/swaps", b.s);
+        f = open_facts();
+        assert_status(f, "swap.active.count", FACT_UNREADABLE, "more than 32 swap areas listed");
+        assert_status(f, "swap.active", FACT_UNREADABLE, "the kernel allows at most 32");
+        close_facts(f);
+        free(sbuf_steal(&b));
         tmptree_drop();
 }
 END_TEST
