@@ -1462,11 +1462,19 @@ size_t changelog_unfinished(const struct log_read *lr, size_t **ret)
  * in its after state is done, else failed (a command, whose effect cannot be read (UNKNOWN), is
  * done when it has an undo command, HAS_UNDO); a rollback step is undone when the target is back
  * in its before state, else undo-failed. *detail says why. */
-static enum log_event recovered_outcome(bool undo, bool unknown, bool at_before, bool at_after, bool has_undo,
-                                        const char **detail)
+static enum log_event recovered_outcome(bool undo, bool unknown, bool unreadable, bool at_before, bool at_after,
+                                        bool has_undo, const char **detail)
 {
         enum log_event event;
-        if (!undo) {
+        if (unreadable) {
+                /* A file, link or value that is there but cannot be read: its state is unknown, and
+                 * so is whether the step was made. Not the wording of a command's unknown outcome. */
+                event = undo ? LOG_UNDO_FAILED : LOG_FAILED;
+                *detail = undo ? RECOVERED "the target cannot be read, so whether it was undone is unknown; the "
+                                           "change stays in force"
+                               : RECOVERED "the target cannot be read, so whether the change was made is unknown; "
+                                           "apply plans it again if it is still needed";
+        } else if (!undo) {
                 if (unknown && has_undo) {
                         event = LOG_DONE;
                         *detail = RECOVERED "whether the command ran is unknown; kept as done so that "
@@ -1521,11 +1529,15 @@ int changelog_recover(struct changelog *l, const struct log_read *lr, struct str
                 action_remove_leftovers(l->root, c);
                 char *cur = NULL;
                 int st = action_current(l->root, c, &cur);
-                bool unknown = st < 0, at_after = !unknown && action_state_equal(c, cur, c->after),
+                /* -EOPNOTSUPP: a command, whose state cannot be read at all; another error: a
+                 * target that is there but unreadable now. */
+                bool unknown = st < 0, unreadable = st < 0 && st != -EOPNOTSUPP,
+                     at_after = !unknown && action_state_equal(c, cur, c->after),
                      at_before = !unknown && action_state_equal(c, cur, c->before);
                 free(cur);
                 const char *detail;
-                enum log_event event = recovered_outcome(undo, unknown, at_before, at_after, c->undo.n > 0, &detail);
+                enum log_event event =
+                        recovered_outcome(undo, unknown, unreadable, at_before, at_after, c->undo.n > 0, &detail);
                 if (!unknown && at_before && !at_after)
                         action_remove_created_dirs(l->root, c); /* made before the write that never came */
                 long s = changelog_append(l, &ctx, event, c, undo ? rec->ref : rec->seq, detail);

@@ -1019,6 +1019,25 @@ def runs(tool, roots, tmp, args):
     check(rc == 0, f'verify is clean (rc {rc})')
     check(tree_diff(root, orig) == [], f'the tree is the original again ({tree_diff(root, orig)[:5]})')
 
+    # An apply killed after a change's intent, its target then made unreadable (a directory in its
+    # place, EISDIR even for root): recovery says the target cannot be read, not that a command's
+    # outcome is unknown (changelog.c recovered_outcome).
+    root = copy_root(roots, WS[0], os.path.join(tmp, 'runs-unreadable'))
+    n = first_point(tool, root, apply, 'intent-logged')
+    rc, out, err = tool.run(root, *apply, env={'LLMTUNE_TEST_KILL_AT': str(n)})
+    recs = [json.loads(l) for l in read(os.path.join(root, LOGFILE)).splitlines()]
+    target = recs[-1].get('target', '') if recs and recs[-1]['event'] == 'intent' else ''
+    check(rc == -signal.SIGKILL and target, f'apply killed after an intent (rc {rc}, target {target!r})')
+    path = os.path.join(root, target.lstrip('/'))
+    if target:
+        if os.path.lexists(path):
+            os.unlink(path)
+        os.makedirs(path)
+    rc, out, err = tool.run(root, *apply)
+    check('the target cannot be read, so whether the change was made is unknown' in err and
+          'whether the command ran is unknown' not in err,
+          f'recovery says the target cannot be read ({err.strip()[-300:]})')
+
 
 def bytes_(tool, roots, tmp, args):
     """logcheck.py checks a real log with hashlib and slicing; a CR or a space is an edit."""
