@@ -112,6 +112,11 @@ static int parse_manifest(struct unpack *u, const char *data, size_t len)
                 m->err = json_object_object_get_ex(o, "errno", &en) ? json_object_get_int(en) : ENODATA;
                 if (m->err <= 0 || m->err > 4095)
                         m->err = ENODATA;
+                /* An "unread" or "unlisted" entry is there by definition (gather records nothing it
+                 * found gone): an errno that means "not there" would make it read as absent. */
+                if ((streq(m->type, "unread") || streq(m->type, "unlisted")) && (m->err == ENOENT || m->err == ENOTDIR))
+                        return fail(u, -EINVAL, "MANIFEST entry %s is \"%s\" with errno %d, which would read as absent",
+                                    m->path, m->type, m->err);
                 if (streq(m->type, "file") && (!m->sha256 || m->size < 0))
                         return fail(u, -EINVAL, "MANIFEST entry %s lacks size or sha256", m->path);
                 if (streq(m->type, "link") && !m->target)

@@ -132,6 +132,10 @@ CASES = {
                    "not listed in the MANIFEST"),
     "tampered": (GOOD, [entry("etc/hostname", "file", b"evil\n"), entry("proc/sys/kernel/osrelease", "file", b"6.1.0\n")],
                  "differs from the MANIFEST"),
+    # gather records what it could not read or list with its errno; "not there" would read as absent
+    "unlisted-enoent": (GOOD + [("root/m/", "dir", None)],
+                        [entry("etc/hostname", "file", b"node\n"), entry("proc/sys/kernel/osrelease", "file", b"6.1.0\n"),
+                         {"path": "m", "type": "unlisted", "errno": 2}], "which would read as absent"),
     "missing-member": (GOOD, [entry("etc/hostname", "file", b"node\n"), entry("proc/sys/kernel/osrelease", "file", b"6.1.0\n"),
                               entry("etc/gone", "file", b"x")], "archive lacks it"),
 }
