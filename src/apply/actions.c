@@ -259,12 +259,6 @@ static int write_value(struct root *r, const char *path, const char *value)
         return write_file(r, path, text, strlen(text), 0644, true);
 }
 
-static char *read_value(struct root *r, const char *path)
-{
-        root_forget(r, path); /* the state now, not what this run read before changing it */
-        return root_read_active(r, path);
-}
-
 /* --- /proc/swaps and /proc/mounts of a fixture tree --------------------------------------------- */
 
 static char *read_whole(struct root *r, const char *path)
@@ -308,20 +302,23 @@ static int tree_swap(struct root *r, const struct change *c, bool on)
 }
 
 /* Options of the (last) mount at MP in ROOT/proc/mounts. */
-static char *mount_options_of(struct root *r, const char *mp)
+/* *RET: the options of the last mount on MP (NULL: not mounted); -errno when the mount table is
+ * there but cannot be read. */
+static int mount_options_of(struct root *r, const char *mp, char **ret)
 {
         root_forget(r, "/proc/mounts");
         struct mount_entry *m = NULL;
         size_t n = 0;
-        char *opts = NULL;
-        if (mounts_read(r, &m, &n) == 0)
+        *ret = NULL;
+        int rc = mounts_read(r, &m, &n);
+        if (rc == 0)
                 for (size_t i = 0; i < n; i++)
                         if (streq(m[i].target, mp)) {
-                                free(opts);
-                                opts = xstrdup(m[i].options);
+                                free(*ret);
+                                *ret = xstrdup(m[i].options);
                         }
         mounts_free(m, n);
-        return opts;
+        return rc == 0 || root_gone(rc) ? 0 : rc;
 }
 
 static int tree_remount(struct root *r, const char *mp, const char *options)
@@ -331,7 +328,8 @@ static int tree_remount(struct root *r, const char *mp, const char *options)
                 return -ENOENT;
         /* ext4 keeps its stripe across a remount not given stripe= (fs/ext4/super.c applies only the
          * options given), and the kernel goes on showing it: so does the tree. */
-        _cleanup_free_ char *was = mount_options_of(r, mp);
+        _cleanup_free_ char *was = NULL;
+        mount_options_of(r, mp, &was); /* unreadable: no stripe to keep */
         _cleanup_free_ char *stripe = was ? mount_option(was, "stripe") : NULL;
         _cleanup_free_ char *given = mount_option(options, "stripe");
         _cleanup_free_ char *with = stripe && !given ? xasprintf("%s%sstripe=%s", options, *options ? "," : "", stripe)
@@ -755,11 +753,12 @@ static int value_undo(struct root *r, const struct change *c, char **err)
 static int value_current(struct root *r, const struct change *c, char **ret)
 {
         _cleanup_free_ char *line = NULL;
-        root_forget(r, c->target);
+        root_forget(r, c->target); /* the state now, not what this run read before changing it */
         int rc = root_read_line(r, c->target, &line);
         if (rc < 0 && !root_gone(rc) && rc != -ENODATA)
                 return rc; /* an empty value reads as absent, as before */
-        *ret = read_value(r, c->target);
+        /* The active entry of what was just read (the handle's cache: one read of the file). */
+        *ret = rc == 0 ? root_read_active(r, c->target) : NULL;
         return 0;
 }
 
@@ -857,14 +856,10 @@ static int mount_undo(struct root *r, const struct change *c, char **err) { retu
  * plan_mount_option). */
 static int mount_current(struct root *r, const struct change *c, char **ret)
 {
-        struct mount_entry *m = NULL;
-        size_t n = 0;
-        root_forget(r, "/proc/mounts");
-        int rc = mounts_read(r, &m, &n);
-        mounts_free(m, n);
-        if (rc < 0 && !root_gone(rc))
+        _cleanup_free_ char *all = NULL;
+        int rc = mount_options_of(r, c->target, &all);
+        if (rc < 0)
                 return rc; /* the mount table cannot be read: not "not mounted" */
-        _cleanup_free_ char *all = mount_options_of(r, c->target);
         *ret = all ? mount_options_without(all, "stripe") : NULL;
         return 0;
 }

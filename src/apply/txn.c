@@ -284,6 +284,16 @@ static void pick(const struct log_read *lr, enum txn_scope scope, long to, struc
 
 /* Is the target of the picked record K (the newest change of its target) still as llmtune left
  * it? Already back in its before state: skipped; elsewhere: a conflict (unless FORCE). */
+/* Records change K as a conflict; NOW (taken) says what the target holds. */
+static void add_conflict(struct txn_selection *s, size_t k, char *now)
+{
+        const struct change *ch = &s->v[k]->change;
+        s->conflicts = xrealloc(s->conflicts, (s->n_conflicts + 1) * sizeof(*s->conflicts));
+        s->conflicts[s->n_conflicts++] = (struct txn_conflict){
+                .rec = s->v[k], .now = now, .applied = action_describe(ch, ch->after),
+                .before = action_describe(ch, ch->before)};
+}
+
 static void judge(struct txn *t, struct txn_selection *s, size_t k, bool force)
 {
         const struct change *ch = &s->v[k]->change;
@@ -291,20 +301,12 @@ static void judge(struct txn *t, struct txn_selection *s, size_t k, bool force)
         int rc = action_current(t->root, ch, &cur);
         if (rc == -EOPNOTSUPP)
                 return; /* commands: run their undo */
-        if (rc < 0) {
-                /* There but unreadable: neither "already back" (absent) nor as applied. */
-                s->conflicts = xrealloc(s->conflicts, (s->n_conflicts + 1) * sizeof(*s->conflicts));
-                s->conflicts[s->n_conflicts++] = (struct txn_conflict){
-                        .rec = s->v[k], .now = xasprintf("(cannot be read: %s)", errno_name(-rc)),
-                        .applied = action_describe(ch, ch->after), .before = action_describe(ch, ch->before)};
-        } else if (action_state_equal(ch, cur, ch->before) && !action_state_equal(ch, cur, ch->after))
+        if (rc < 0) /* there but unreadable: neither "already back" (absent) nor as applied */
+                add_conflict(s, k, xasprintf("(cannot be read: %s)", errno_name(-rc)));
+        else if (action_state_equal(ch, cur, ch->before) && !action_state_equal(ch, cur, ch->after))
                 s->skip[k] = true; /* already back */
-        else if (!action_state_equal(ch, cur, ch->after) && !force) {
-                s->conflicts = xrealloc(s->conflicts, (s->n_conflicts + 1) * sizeof(*s->conflicts));
-                s->conflicts[s->n_conflicts++] = (struct txn_conflict){
-                        .rec = s->v[k], .now = action_describe(ch, cur), .applied = action_describe(ch, ch->after),
-                        .before = action_describe(ch, ch->before)};
-        }
+        else if (!action_state_equal(ch, cur, ch->after) && !force)
+                add_conflict(s, k, action_describe(ch, cur));
 }
 
 int txn_rollback_select(struct txn *t, enum txn_scope scope, long to, bool force, struct txn_selection *s)

@@ -125,12 +125,8 @@ _no_coverage_ const char *nccl_catalog_suggest(const struct nccl_catalog *c, con
         for (size_t i = 0; i < c->n; i++) {
                 if (c->v[i].status == NCCL_REMOVED || c->v[i].status == NCCL_NOT_NCCL)
                         continue;
-                /* Names whose lengths differ by BD or more are at least BD edits apart: skip the
-                 * table (most of the catalog, for each unknown key of a file). */
-                size_t lv = strlen(c->v[i].name);
-                if ((ln > lv ? ln - lv : lv - ln) >= bd)
-                        continue;
-                size_t dd = edit_distance_below(name, ln, c->v[i].name, lv, bd);
+                /* Most of the catalog differs in length by BD or more: answered without a table. */
+                size_t dd = edit_distance_below(name, ln, c->v[i].name, strlen(c->v[i].name), bd);
                 if (dd < bd) {
                         bd = dd;
                         best = c->v[i].name;
