@@ -172,8 +172,17 @@ static void note(const char *what, int rc)
         fprintf(stderr, "llmtune: gather: %s not captured: %s\n", what, strerror(-rc));
 }
 
-/* The evidence that is not a file: stored under /var/lib/llmtune/captures in the archive. */
-static void captures(struct cli *cli, struct facts *f, bool live)
+/* Whether only privileged users may read the kernel log here: kernel.dmesg_restrict
+ * (Documentation/admin-guide/sysctl/kernel.rst) is 1, or cannot be read. */
+static bool kmsg_restricted(struct root *r)
+{
+        _cleanup_free_ char *v = NULL;
+        return root_read_line(r, "/proc/sys/kernel/dmesg_restrict", &v) < 0 || !v || v[0] != '0';
+}
+
+/* The evidence that is not a file: stored under /var/lib/llmtune/captures in the archive; what not
+ * every user may read goes into PRIVATE. */
+static void captures(struct cli *cli, struct facts *f, bool live, struct strv *private)
 {
         char *data = NULL;
         size_t len = 0;
@@ -196,6 +205,8 @@ static void captures(struct cli *cli, struct facts *f, bool live)
         if (rc == 0) {
                 root_record_data(cli->root, CAPTURES "/kmsg.txt", data, len);
                 free(data);
+                if (kmsg_restricted(cli->root))
+                        strv_add(private, CAPTURES "/kmsg.txt");
         } else
                 note("the kernel log (/dev/kmsg)", rc);
 }
@@ -214,10 +225,12 @@ static void command_line(const struct cli *cli, int argc, char **argv, struct st
                 strv_add(cmdline, argv[i]);
 }
 
-/* What gather_opts owns here: the --exclude list (the rest points into argv and the command). */
+/* What gather_opts owns here: the --exclude and private lists (the rest points into argv and the
+ * command). */
 static void gather_opts_done(struct gather_opts *o)
 {
         strv_done(&o->exclude);
+        strv_done(&o->private);
 }
 
 /* The options into O. Returns -1 to go on, else the exit code. */
@@ -287,7 +300,7 @@ static int gather_cmd(struct cli *cli, int argc, char **argv)
         root_record_start(root);
         _cleanup_(facts_freep) struct facts *f = cli_facts_new(cli);
         run_readers(cli, f);
-        captures(cli, f, live);
+        captures(cli, f, live, &o.private);
 
         _cleanup_free_ char *host = root_hostname(root);
         _cleanup_free_ char *kernel = NULL;
@@ -300,7 +313,7 @@ static int gather_cmd(struct cli *cli, int argc, char **argv)
         rc = output_name(&o, host, &deflt);
         if (rc >= 0)
                 return rc;
-        struct gather_stats st;
+        _cleanup_(gather_stats_done) struct gather_stats st = {0};
         _cleanup_free_ char *why = NULL;
         rc = gather_write(root, &o, &st, &why);
         if (rc < 0) {
@@ -309,6 +322,8 @@ static int gather_cmd(struct cli *cli, int argc, char **argv)
         }
         printf("%s: %zu files (%llu bytes), %zu links, %zu directories, %zu names only, %zu left out (see MANIFEST)\n",
                o.output, st.files, st.bytes, st.links, st.dirs, st.unread, st.left_out);
+        printf("%s: mode %04o%s%s%s\n", o.output, (unsigned)st.mode, st.private ? " (it holds " : " (the umask's)",
+               st.private ? st.private : "", st.private ? ", which not every user could read)" : "");
         return EXIT_OK;
 }
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,6 +59,7 @@ struct gctx {
         json_object *left_out;
         struct strv left_seen;
         struct known *kb[BUCKETS];
+        char *private; /* the first file not every user could read on the machine (NULL: none) */
 };
 
 /*
@@ -295,6 +297,20 @@ static void add_existing(struct gctx *g, const char *real)
                           S_ISCHR(m) || S_ISBLK(m) ? "a device node" : "a FIFO or socket");
 }
 
+/* Remember the first stored file that not every user could read where it was gathered: a file
+ * without the "others may read" bit, or content with no file behind it that the caller says is
+ * private (the kernel log, which dmesg_restrict keeps from users). Other such content (hwloc's
+ * export) is made from files that are stored, and judged, themselves. */
+static void note_private(struct gctx *g, const char *real)
+{
+        if (g->private)
+                return;
+        const struct known *k = look(g, real);
+        _cleanup_free_ char *abs = xasprintf("/%s", real);
+        if (k->err < 0 ? strv_contains(&g->o->private, abs) : !(k->mode & S_IROTH))
+                g->private = xstrdup(real);
+}
+
 static void one_record(struct gctx *g, const struct root_rec *rec)
 {
         if (!*rec->path || !allowed(g, rec->path))
@@ -315,6 +331,7 @@ static void one_record(struct gctx *g, const struct root_rec *rec)
                         if (e && !e->data) {
                                 e->data = data;
                                 e->len = len;
+                                note_private(g, real);
                         }
                 } else if (rc == -EISDIR)
                         add(g, real, OUT_DIR);
@@ -400,6 +417,7 @@ static void gctx_done(struct gctx *g)
         }
         free(g->v);
         strv_done(&g->left_seen);
+        free(g->private);
         for (size_t i = 0; i < BUCKETS; i++)
                 for (struct known *k = g->kb[i], *n; k; k = n) {
                         n = k->next;
@@ -536,6 +554,23 @@ static int write_archive_fd(int fd, const struct gctx *g, const char *output, co
         return rc;
 }
 
+void gather_stats_done(struct gather_stats *st)
+{
+        free(st->private);
+        st->private = NULL;
+}
+
+/* The archive's mode: what the umask lets a new file have (as for any file the user creates), and
+ * only the owner's bits when it holds a file not every user could read there, so the archive is
+ * never wider than its most private member. */
+static mode_t archive_mode(const struct gctx *g)
+{
+        mode_t mask = umask(0);
+        umask(mask);
+        mode_t mode = 0666 & ~mask;
+        return g->private ? mode & 0600 : mode;
+}
+
 int gather_write(struct root *r, const struct gather_opts *o, struct gather_stats *st, char **why)
 {
         *why = NULL;
@@ -564,7 +599,9 @@ int gather_write(struct root *r, const struct gather_opts *o, struct gather_stat
                 rc = -errno;
                 *why = xasprintf("%s: %s", tmp, strerror(errno));
         }
-        if (rc == 0 && (fchmod(fd, 0644) < 0 || rename(tmp, o->output) < 0)) {
+        st->mode = archive_mode(&g);
+        st->private = g.private ? xasprintf("/%s", g.private) : NULL;
+        if (rc == 0 && (fchmod(fd, st->mode) < 0 || rename(tmp, o->output) < 0)) {
                 rc = -errno;
                 *why = xasprintf("cannot rename %s to %s: %s", tmp, o->output, strerror(errno));
         }

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "root.h"
 #include "util.h"
@@ -30,6 +31,9 @@ struct gather_opts {
         bool anonymize;           /* replace MACs, serial numbers, host name (anonymize.c) */
         const char *host;         /* for the MANIFEST (NULL: unknown) */
         const char *kernel;       /* kernel release of the gathered root */
+        struct strv private;      /* recorded content with no file behind it that not every user may
+                                   * read (the kernel log under dmesg_restrict): the archive is then
+                                   * owner-only, as with a file of mode 0600 */
         int argc;
         char **argv;
 };
@@ -38,7 +42,11 @@ struct gather_opts {
 struct gather_stats {
         size_t files, dirs, links, unread, left_out;
         unsigned long long bytes; /* file content before compression */
+        mode_t mode;              /* the archive's: the umask's, owner-only when PRIVATE is set */
+        char *private;            /* the first stored file not every user could read (owned; NULL: none) */
 };
+
+void gather_stats_done(struct gather_stats *st);
 
 /* The built-in deny list: the pattern PATH matches, or NULL when it may be gathered. A site rule
  * or --exclude cannot lift it. */

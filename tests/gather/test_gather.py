@@ -14,6 +14,8 @@
                  the same MAC maps to the same fake, and the audit is unchanged apart from "host"
   unlisted       a directory gather cannot list (0000, gathered as nobody) is in the MANIFEST as
                  "unlisted" with its errno, and the archive's facts built on it are unreadable
+  mode           the archive has the umask's mode, and 0600 when it holds a file that not every
+                 user could read (an /etc/fstab of mode 0600)
   live           on this machine: gather, then the audit of the archive equals the live audit, and
                  every fact that did not change between two live runs is equal (facts the live
                  system takes from syscalls - getifaddrs, statvfs - are compared by status only)
@@ -232,6 +234,12 @@ def case_live(tmp):
     audit_live = live("audit", "--json")
     g = live("gather", "-o", arch)
     check(g.returncode == 0, f"live gather: {g.stderr}")
+    with open("/proc/sys/kernel/dmesg_restrict") as f:
+        restricted = f.read().strip() != "0"
+    kmsg = any(e["path"] == "var/lib/llmtune/captures/kmsg.txt" for e in manifest(arch)["files"])
+    if kmsg and restricted:
+        mode = os.stat(arch).st_mode & 0o777
+        check(mode == 0o600, f"live gather: the kernel log (dmesg_restrict=1) is in it, archive mode {oct(mode)}")
     after = json.loads(live("facts", "--json").stdout)["facts"]
     got = json.loads(live("--root", arch, "facts", "--json").stdout)["facts"]
     audit_arch = live("--root", arch, "audit", "--json")
@@ -350,9 +358,36 @@ def case_unlisted(tmp):
     print("ok unlisted: an unlistable directory is recorded and reads as unreadable in the archive")
 
 
+def case_mode(tmp):
+    """The archive is created with the umask's mode, and owner-only when it holds a file that not
+    every user could read on the machine (never wider than its most private member)."""
+    root = os.path.join(tmp, "mode-root")
+    shutil.copytree(os.path.join(ROOTS, "vm-nogpu"), root, symlinks=True)
+    subprocess.run(["chmod", "-R", "a+rX", root], check=True)
+
+    def gather(name, mask):
+        arch = os.path.join(tmp, name)
+        p = subprocess.run([LLMTUNE, "--root", root, "gather", "-o", arch], capture_output=True, text=True, env=ENV,
+                           timeout=120, preexec_fn=lambda: os.umask(mask))
+        check(p.returncode == 0, f"mode: gather under umask {mask:03o} exits 0 ({p.stderr.strip()[:200]})")
+        return os.stat(arch).st_mode & 0o7777 if os.path.exists(arch) else None, p.stdout
+
+    for mask, want in ((0o022, 0o644), (0o077, 0o600), (0o027, 0o640)):
+        mode, out = gather(f"open-{mask:03o}.tar.gz", mask)
+        check(mode == want, f"mode: every file world-readable, umask {mask:03o}: archive {mode and oct(mode)}, want {oct(want)}")
+    check("etc/fstab" in {f["path"] for f in manifest(os.path.join(tmp, "open-022.tar.gz"))["files"]},
+          "mode: /etc/fstab is gathered")
+    os.chmod(os.path.join(root, "etc", "fstab"), 0o600)
+    for mask in (0o022, 0o027, 0o077):
+        mode, out = gather(f"private-{mask:03o}.tar.gz", mask)
+        check(mode == 0o600, f"mode: /etc/fstab 0600, umask {mask:03o}: archive {mode and oct(mode)}, want 0o600")
+        check("mode 0600 (it holds /etc/fstab" in out, f"mode: the summary names the private member: {out!r}")
+    print("ok mode: the umask's mode, owner-only with a private member")
+
+
 CASES = {"roundtrip": case_roundtrip, "manifest": case_manifest, "exclude": case_exclude, "deny": case_deny,
          "readonly": case_readonly, "anonymize": case_anonymize, "live": case_live,
-         "report": case_report, "unlisted": case_unlisted}
+         "report": case_report, "unlisted": case_unlisted, "mode": case_mode}
 
 with tempfile.TemporaryDirectory(prefix="llmtune-gather-") as tmp:
     for n, fn in CASES.items():

@@ -199,6 +199,7 @@ START_TEST(gather_and_read_back)
         ck_assert_uint_eq(st.files, 1);  /* vendor; device was only listed */
         ck_assert_uint_eq(st.unread, 1); /* device */
         ck_assert_uint_eq(st.left_out, 1); /* etc/shadow behind etc/nccl.conf */
+        gather_stats_done(&st);
         root_free(r);
 
         ck_assert_int_eq(root_new(out, &r), 0);
