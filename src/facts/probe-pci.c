@@ -801,8 +801,28 @@ static void stage_hwloc(struct facts *f, struct state *s)
 
 /* --- ib stage: GPU/HCA affinity ---------------------------------------------------------------- */
 
+/* The HCAs whose NUMA node is not known (no device link: its PCI function is unknown; numa_node
+ * -1 or unreadable), "mlx5_0 (why)" each, into UNKNOWN. */
+static void hcas_unplaced(const struct fact **all, size_t n, struct strv *unknown)
+{
+        for (size_t k = 0; k < n; k++) {
+                const char *name = all[k]->name + strlen("ib.");
+                const char *dot = strchr(name, '.');
+                bool neg;
+                uint64_t node;
+                if (!dot || !streq(dot, ".numa_node"))
+                        continue;
+                if (all[k]->status == FACT_OK && fact_number(all[k], &neg, &node) && !neg)
+                        continue;
+                strv_push(unknown, xasprintf("%.*s (%s)", (int)(dot - name), name,
+                                             all[k]->status != FACT_OK ? all[k]->reason : "numa_node -1"));
+        }
+}
+
 /* The HCAs on each GPU's NUMA node (GPUDirect RDMA and NCCL pick the NIC nearest the GPU; one
- * on another socket crosses the inter-socket link): "mlx5_0,mlx5_1" or "none". */
+ * on another socket crosses the inter-socket link): "mlx5_0,mlx5_1" or "none". "none" needs every
+ * HCA placed: an HCA whose node is unknown may be the GPU's neighbour, so with none found the
+ * answer is unknown (unreadable, naming that HCA), never "none". */
 static void stage_ib(struct facts *f, struct state *s)
 {
         s->ib = true;
@@ -811,6 +831,8 @@ static void stage_ib(struct facts *f, struct state *s)
         const struct fact *count = facts_get(f, "ib.count");
         const struct fact **all = NULL;
         size_t n = facts_under(f, "ib.", &all);
+        struct strv unknown = {0};
+        hcas_unplaced(all, n, &unknown);
         for (size_t i = 0; i < s->ngpus; i++) {
                 const struct gpu *g = &s->gpus[i];
                 _cleanup_free_ char *np = dev_path(g->d, "numa_node");
@@ -839,10 +861,19 @@ static void stage_ib(struct facts *f, struct state *s)
                         _cleanup_free_ char *dev = xstrndup(name, (size_t)(dot - name));
                         strv_add(&hcas, dev);
                 }
+                if (!hcas.n && unknown.n) {
+                        _cleanup_free_ char *list = strv_join(&unknown, ", ");
+                        _cleanup_free_ char *why = xasprintf("no HCA known to be on NUMA node %d, and the node of %s "
+                                                             "is unknown",
+                                                             g->numa_node, list);
+                        fact_unreadable(f, "/sys/class/infiniband", 0, why, "gpu.%zu.local_hca", i);
+                        continue;
+                }
                 _cleanup_free_ char *list = hcas.n ? strv_join(&hcas, ",") : xstrdup("none");
                 fact_str(f, "/sys/class/infiniband", list, "gpu.%zu.local_hca", i);
                 strv_done(&hcas);
         }
+        strv_done(&unknown);
         free(all);
 }
 

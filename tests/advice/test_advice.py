@@ -979,15 +979,17 @@ CASES = {
 }
 
 
-def main():
+def main(cases=None):
+    """Run CASES (name: function(tmpdir)), this file's by default; test_hardware.py passes its own."""
     global BIN, ROOTS
+    cases = cases or CASES
     ap = argparse.ArgumentParser()
     ap.add_argument('--llmtune', required=True)
     ap.add_argument('--roots', required=True)
     ap.add_argument('cases', nargs='*')
     a = ap.parse_args()
     BIN, ROOTS = os.path.abspath(a.llmtune), os.path.abspath(a.roots)
-    names = a.cases or list(CASES)
+    names = a.cases or list(cases)
     tmp = tempfile.mkdtemp(prefix='llmtune-advice-')
     try:
         for n in names:
@@ -995,7 +997,7 @@ def main():
             d = os.path.join(tmp, n)
             os.mkdir(d)
             try:
-                CASES[n](d)
+                cases[n](d)
             except Exception as e:  # a crash of the harness is a failure of that case
                 check(False, '%s: %s: %s' % (n, type(e).__name__, e))
     finally:
