@@ -10,6 +10,14 @@
  * IPv6 (fe80::/10) is ignored on both paths: every up interface has one. So is IPv4 link-local
  * (169.254/16, RFC 3927): an interface with only such an address is a BMC's USB NIC or an
  * unconfigured port, not a network a job can reach other nodes on.
+ *
+ * net.IF.virtual and net.IF.hardware: a network device the kernel registers without a parent device
+ * (bridge, bond, VLAN, veth, tun, VXLAN, WireGuard) has no `device` link and sits under
+ * /sys/devices/virtual/net; every other one sits under the device on its bus (PCI, USB, virtio).
+ * An interface is on hardware when it is such a device, or when an interface below it is: the
+ * kernel links each upper device to its lower ones as lower_NAME (net/core/dev.c
+ * netdev_adjacent_sysfs_add), so a bond, a VLAN or a host bridge over a NIC counts, and a container
+ * bridge whose ports are veths, an overlay or a VPN tunnel does not.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -190,6 +198,76 @@ static bool read_addrs(struct root *r, const struct strv *ifs, struct ifaddr_inf
         return false;
 }
 
+/* Is interface N a device of its own (not one registered without a parent)? 1 yes, 0 no, -errno
+ * when that cannot be told; *SRC the path that says so. */
+static int iface_own_device(struct root *r, const char *n, char **src)
+{
+        _cleanup_free_ char *dev = xasprintf(NET_DIR "/%s/device", n);
+        struct stat st;
+        int rc = root_stat(r, dev, &st, false);
+        if (rc == 0) {
+                *src = xstrdup(dev);
+                return 1;
+        }
+        if (!root_gone(rc))
+                return rc;
+        _cleanup_free_ char *cls = xasprintf(NET_DIR "/%s", n), *target = NULL;
+        rc = root_readlink(r, cls, &target);
+        *src = xstrdup(cls);
+        if (rc == 0)
+                return strstr(target, "devices/virtual/") ? 0 : 1;
+        /* not a link (a snapshot that copied the directory): no device link means no parent */
+        return rc == -EINVAL || root_gone(rc) ? 0 : rc;
+}
+
+#define NET_STACK_MAX 8 /* bonds of VLANs of bridges: far deeper than any real stack */
+
+/* Is N on hardware, itself or through the interfaces below it (lower_NAME links)? */
+static int iface_hardware(struct root *r, const char *n, unsigned depth, char **src)
+{
+        int own = iface_own_device(r, n, src);
+        if (own != 0 || depth >= NET_STACK_MAX)
+                return own;
+        _cleanup_free_ char *dir = xasprintf(NET_DIR "/%s", n);
+        _cleanup_(strv_done) struct strv names = {0};
+        int rc = root_list(r, dir, &names);
+        if (rc < 0)
+                return root_gone(rc) ? 0 : rc;
+        for (size_t i = 0; i < names.n; i++) {
+                const char *lower = names.v[i];
+                if (!startswith(lower, "lower_") || !lower[strlen("lower_")] || strchr(lower, '/'))
+                        continue;
+                char *why = NULL;
+                rc = iface_hardware(r, lower + strlen("lower_"), depth + 1, &why);
+                if (rc != 0) {
+                        free(*src);
+                        *src = rc > 0 ? xasprintf("%s/%s", dir, lower) : xstrdup(why);
+                }
+                free(why);
+                if (rc != 0)
+                        return rc;
+        }
+        return 0;
+}
+
+static void iface_kind(struct facts *f, const char *n)
+{
+        struct root *r = facts_root(f);
+        _cleanup_free_ char *src = NULL, *hsrc = NULL;
+        int own = iface_own_device(r, n, &src);
+        if (own < 0) {
+                fact_unreadable(f, src, own, NULL, "net.%s.virtual", n);
+                fact_unreadable(f, src, own, NULL, "net.%s.hardware", n);
+                return;
+        }
+        fact_bool(f, src, own == 0, "net.%s.virtual", n);
+        int hw = iface_hardware(r, n, 0, &hsrc);
+        if (hw < 0)
+                fact_unreadable(f, hsrc, hw, "an interface below it cannot be read", "net.%s.hardware", n);
+        else
+                fact_bool(f, hsrc, hw > 0, "net.%s.hardware", n);
+}
+
 /* net.N.up from N's flags (IFF_UP). */
 static void iface_up(struct facts *f, const char *n)
 {
@@ -232,6 +310,7 @@ static int net_run(struct facts *f)
                 _cleanup_free_ char *op = xasprintf(NET_DIR "/%s/operstate", n);
                 fact_file_str(f, op, "no operstate file", "net.%s.operstate", n);
                 iface_up(f, n);
+                iface_kind(f, n);
                 if (addr_err && addr_unreadable) {
                         fact_unreadable(f, src, 0, addr_err, "net.%s.has_address", n);
                         fact_unreadable(f, src, 0, addr_err, "net.%s.addresses", n);

@@ -13,11 +13,24 @@
 #include <errno.h>
 #include <stdio.h>
 
-/* Names an interface gets from container runtimes and libvirt: never the cluster network NCCL
- * should bootstrap over (NCCL's own default order skips docker, lo and virbr). IPoIB (ib*) stays:
- * NCCL itself prefers it for its sockets (NCCL_SOCKET_IFNAME in the NCCL environment variables
- * documentation). Interfaces whose only addresses are link-local do not count (net.*.has_address). */
-static const char *const ifname_skip[] = {"lo", "docker", "virbr", "veth", "br-"};
+/* Names that container runtimes, Kubernetes network plugins, libvirt and VPNs give their interfaces
+ * (the names rules/consistency.conf leaves out of the fleet's socket-ifname check): never the
+ * cluster network NCCL should bootstrap over. They are a second screen: what decides is that the
+ * interface is on hardware (net.IF.hardware: a NIC, or a bond, VLAN or bridge over one); a veth
+ * bridge, an overlay (VXLAN) or a tunnel is not, whatever its name. IPoIB (ib*) stays: NCCL itself
+ * prefers it for its sockets (NCCL_SOCKET_IFNAME in the NCCL environment variables documentation).
+ * Interfaces whose only addresses are link-local do not count either (net.*.has_address). */
+static const char *const ifname_skip[] = {"lo",   "docker", "virbr", "veth",    "br-",       "cni",
+                                          "flannel", "cali", "tun",  "tap",     "podman",    "tailscale",
+                                          "wg",   "zt",     "vxlan", "cilium", "weave",     "kube-"};
+
+bool nccl_ifname_screened(const char *ifname)
+{
+        for (size_t k = 0; k < ARRAY_SIZE(ifname_skip); k++)
+                if (streq(ifname_skip[k], "lo") ? streq(ifname, "lo") : startswith(ifname, ifname_skip[k]))
+                        return true;
+        return false;
+}
 
 /* A site's transport switch (NCCL_P2P_DISABLE, NCCL_IB_DISABLE, NCCL_SHM_DISABLE; NCCL env.rst
  * "Debugging"): one that acts may be the workaround that keeps the machine's jobs running (consumer
@@ -216,8 +229,37 @@ out:
         strv_done(&compute);
 }
 
-/* NCCL_SOCKET_IFNAME: interfaces that are up and have an address (NCCL wants IFF_RUNNING and an
- * address, src/os/linux.cc), minus loopback, container, libvirt and IPoIB interfaces. */
+/* Why interface IFN does not carry the cluster network (NULL: it may): a screened name, a virtual
+ * interface with no hardware below it, down, or without a routable address. *UNKNOWN gets the first
+ * fact that could not be read. */
+static const char *ifname_rejected(struct facts *f, const char *ifn, const struct fact *up, char **unknown)
+{
+        if (nccl_ifname_screened(ifn))
+                return "screened";
+        const char *names[] = {"hardware", "has_address"};
+        const struct fact *fc[2] = {NULL, NULL};
+        for (size_t k = 0; k < 2; k++) {
+                _cleanup_free_ char *n = xasprintf("net.%s.%s", ifn, names[k]);
+                fc[k] = facts_get(f, n);
+        }
+        const struct fact *order[] = {up, fc[0], fc[1]};
+        for (size_t k = 0; k < ARRAY_SIZE(order); k++) {
+                const struct fact *x = order[k];
+                if (x && x->status != FACT_OK) {
+                        if (!*unknown)
+                                *unknown = xasprintf("%s: %s", x->name, x->reason);
+                        return "unknown";
+                }
+                if (!x || x->type != FACT_BOOL || !x->b)
+                        return "no";
+        }
+        return NULL;
+}
+
+/* NCCL_SOCKET_IFNAME: interfaces on hardware that are up and have an address (NCCL wants IFF_RUNNING
+ * and an address, src/os/linux.cc), minus loopback, container, overlay, VPN and libvirt ones. NCCL's
+ * socket transport uses every interface the list matches (up to 16), so a listed overlay would carry
+ * job traffic; a listed name that is missing on a node costs nothing as long as another one matches. */
 static void derive_socket_ifname(struct facts *f, struct nccl_settings *s)
 {
         const struct fact **v;
@@ -229,28 +271,7 @@ static void derive_socket_ifname(struct facts *f, struct nccl_settings *s)
                 unknown = xasprintf("net.count: %s", cnt->reason);
         for (size_t i = 0; i < n; i++) {
                 _cleanup_free_ char *ifn = name_middle(v[i]->name, "net.", ".up");
-                if (!ifn)
-                        continue;
-                bool skip = false;
-                for (size_t k = 0; k < ARRAY_SIZE(ifname_skip) && !skip; k++)
-                        skip = streq(ifname_skip[k], "lo") ? streq(ifn, "lo") : startswith(ifn, ifname_skip[k]);
-                if (skip)
-                        continue;
-                if (v[i]->status != FACT_OK) {
-                        if (!unknown)
-                                unknown = xasprintf("%s: %s", v[i]->name, v[i]->reason);
-                        continue;
-                }
-                if (v[i]->type != FACT_BOOL || !v[i]->b)
-                        continue;
-                _cleanup_free_ char *addr = xasprintf("net.%s.has_address", ifn);
-                const struct fact *af = facts_get(f, addr);
-                if (af && af->status != FACT_OK) {
-                        if (!unknown)
-                                unknown = xasprintf("%s: %s", addr, af->reason);
-                        continue;
-                }
-                if (fact_true(f, addr))
+                if (ifn && !ifname_rejected(f, ifn, v[i], &unknown))
                         strv_add(&ifs, ifn);
         }
         free(v);
@@ -262,16 +283,17 @@ static void derive_socket_ifname(struct facts *f, struct nccl_settings *s)
                 return;
         }
         if (!ifs.n) {
-                strv_add(&s->notes, "NCCL_SOCKET_IFNAME: no interface is up with a routable address (lo, docker*, "
-                                    "virbr*, veth*, br-* and link-local-only interfaces do not count)");
+                strv_add(&s->notes, "NCCL_SOCKET_IFNAME: no interface on hardware is up with a routable address "
+                                    "(loopback, container, overlay, VPN and link-local-only interfaces do not count)");
                 return;
         }
         _cleanup_free_ char *list = strv_join(&ifs, ",");
         _cleanup_free_ char *value = xasprintf("=%s", list);
         settings_add(s, "NCCL_SOCKET_IFNAME", value,
-                     xasprintf("interfaces up with a routable address, by exact name, without lo, docker*, virbr*, "
-                               "veth*, br-* and link-local-only ones; every node needs the same names (a missing one "
-                               "fails init)"));
+                     xasprintf("interfaces on hardware (a NIC, or a bond, VLAN or bridge over one) that are up with a "
+                               "routable address, by exact name; container, overlay, VPN and link-local-only ones are "
+                               "left out, since NCCL uses every listed interface it finds; init fails only on a node "
+                               "where none of the names matches"));
         strv_done(&ifs);
 }
 

@@ -56,3 +56,8 @@ char *nccl_env_render(const struct nccl_settings *s);
  * looked for). Paths are under the root; they may not exist. Returns 0, or the error of a /home that
  * is there but cannot be listed (a ~/.nccl.conf in it may be missing from RET). */
 int nccl_conf_paths(struct root *r, struct strv *ret);
+
+/* Is IFNAME one of the names container runtimes, network plugins, libvirt and VPNs give their
+ * interfaces (kept out of NCCL_SOCKET_IFNAME whatever sysfs says; rules/consistency.conf leaves the
+ * same names out of the fleet check)? */
+bool nccl_ifname_screened(const char *ifname);

@@ -402,12 +402,22 @@ def case_item8_ib_hca(tmp):
           'item 8: an HCA that left the compute set makes nccl-conf-hardware-current fail (%r)' % r['observed'])
 
 
-def add_netdev(root, name, route_lines):
-    """An interface like eth0 (up, carrier) named NAME, with the given /proc/net/route lines."""
+def add_netdev(root, name, route_lines, virtual=False, lower=None):
+    """An interface like eth0 (up, carrier) named NAME, with the given /proc/net/route lines. A NIC
+    sits beside eth0 under its bus device, with a device link, as the kernel puts it; a virtual one
+    (bridge, bond, VLAN, tunnel) under /sys/devices/virtual/net without one, with a lower_NAME link to
+    the interface it runs over, if any."""
     src = os.path.realpath(os.path.join(root, 'sys/class/net/eth0'))
-    dst = os.path.join(root, 'sys/devices/virtual/net', name)
-    shutil.copytree(src, dst, symlinks=True)
-    os.symlink('../../devices/virtual/net/' + name, os.path.join(root, 'sys/class/net', name))
+    if virtual:
+        dst = os.path.join(root, 'sys/devices/virtual/net', name)
+        shutil.copytree(src, dst, symlinks=True)
+        os.unlink(os.path.join(dst, 'device'))
+        if lower:
+            os.symlink('../' + lower, os.path.join(dst, 'lower_' + lower))
+    else:
+        dst = os.path.join(os.path.dirname(src), name)
+        shutil.copytree(src, dst, symlinks=True)
+    os.symlink(os.path.relpath(dst, os.path.join(root, 'sys/class/net')), os.path.join(root, 'sys/class/net', name))
     with open(os.path.join(root, 'proc/net/route'), 'a') as f:
         for l in route_lines:
             f.write(l + '\n')
@@ -427,6 +437,38 @@ def case_item9_socket_ifname(tmp):
     out = nccl_conf(root, 'rtx4090-ws')
     check('\nNCCL_SOCKET_IFNAME=' not in out and 'not pinned' in out,
           'item 7: the single-node workstation profile never pins NCCL_SOCKET_IFNAME')
+
+
+def route(name, dest_hex):
+    return '%s\t%s\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0' % (name, dest_hex)
+
+
+def case_i29_item8_socket_ifname(tmp):
+    """Issue 29 item 8: NCCL's socket transport uses every interface NCCL_SOCKET_IFNAME matches, so a
+    container bridge, an overlay or a VPN tunnel in the list carries job traffic. Only interfaces on
+    hardware are listed: a NIC, a bond or a VLAN over one. The comment says that NCCL fails only when
+    no listed name matches."""
+    root = copy_root(tmp, 'vm-nogpu')
+    add_netdev(root, 'eth1', [])                                   # the bond's slave, no address
+    add_netdev(root, 'bond0', [route('bond0', '0000140A')], virtual=True, lower='eth1')
+    add_netdev(root, 'eth0.100', [route('eth0.100', '0000640A')], virtual=True, lower='eth0')
+    add_netdev(root, 'veth3f2a', [], virtual=True)
+    add_netdev(root, 'cni0', [route('cni0', '0001F40A')], virtual=True, lower='veth3f2a')
+    add_netdev(root, 'flannel.1', [route('flannel.1', '0000F40A')], virtual=True)
+    add_netdev(root, 'podman0', [route('podman0', '0058A8C0')], virtual=True)
+    add_netdev(root, 'tailscale0', [route('tailscale0', '0000FD64')], virtual=True)
+    add_netdev(root, 'gre7', [route('gre7', '0000C80A')], virtual=True)  # a tunnel no name list knows
+    out = nccl_conf(root, 'base')
+    check('\nNCCL_SOCKET_IFNAME==bond0,eth0.100,eth0\n' in out,
+          'item 8: NCCL_SOCKET_IFNAME lists the bond, the VLAN and the NIC, no bridge, overlay or tunnel (%r)'
+          % [l for l in out.splitlines() if 'SOCKET_IFNAME' in l])
+    check('none of the names matches' in out and 'a missing one fails init' not in out,
+          'item 8: the comment says NCCL fails only when no listed name matches')
+    f = fact(root, 'net.cni0.hardware')
+    check(f.get('value') is False, 'item 8: a bridge whose only port is a veth is not on hardware (%r)' % f)
+    f = fact(root, 'net.bond0.hardware')
+    check(f.get('value') is True and f.get('source') == '/sys/class/net/bond0/lower_eth1',
+          'item 8: a bond over a NIC is on hardware, through its lower_ link (%r)' % f)
 
 
 # --- item 10: nccl lint per NCCL 2.30 --------------------------------------------------------------
@@ -976,6 +1018,7 @@ CASES = {
     'item14-persistenced-fabricmanager': case_item14_persistenced_fabricmanager,
     'item16-ram-per-gpu': case_item16_ram_per_gpu,
     'item17-exec': case_item17_exec,
+    'i29-item8-socket-ifname': case_i29_item8_socket_ifname,
 }
 
 

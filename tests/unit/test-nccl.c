@@ -342,6 +342,7 @@ START_TEST(socket_ifname_unknown_addresses)
         tmptree_new("nccl");
         tmptree_put("sys/class/net/eth0/operstate", "up\n", 0644);
         tmptree_put("sys/class/net/eth0/flags", "0x1003\n", 0644);
+        tmptree_link("sys/class/net/eth0/device", "../../../devices/pci0000:00/0000:00:03.0");
         tmptree_put("sys/class/net/lo/flags", "0x9\n", 0644);
         facts = facts_free(facts);
         root = root_free(root);
@@ -372,6 +373,117 @@ START_TEST(socket_ifname_unknown_addresses)
         facts = facts_free(facts);
         root = root_free(root);
         tmptree_drop();
+}
+END_TEST
+
+/* A NIC and the interface stacked on it as the kernel shows them: the class link into the device's
+ * directory, or under /sys/devices/virtual/net with lower_NAME links to what it runs over. */
+static void netdev(const char *name, const char *parent, const char *lower, const char *route_hex)
+{
+        _cleanup_free_ char *dir = parent ? xasprintf("sys/devices/%s/net/%s", parent, name)
+                                          : xasprintf("sys/devices/virtual/net/%s", name);
+        _cleanup_free_ char *flags = xasprintf("%s/flags", dir), *op = xasprintf("%s/operstate", dir);
+        tmptree_put(flags, "0x1003\n", 0644);
+        tmptree_put(op, "up\n", 0644);
+        _cleanup_free_ char *cls = xasprintf("sys/class/net/%s", name), *target = xasprintf("../../%s", dir + 4);
+        tmptree_link(cls, target);
+        if (parent) {
+                _cleanup_free_ char *dev = xasprintf("%s/device", dir);
+                tmptree_link(dev, "../../../0000:00:03.0");
+        }
+        if (lower) {
+                _cleanup_free_ char *l = xasprintf("%s/lower_%s", dir, lower), *t = xasprintf("../%s", lower);
+                tmptree_link(l, t);
+        }
+        if (route_hex) {
+                _cleanup_free_ char *old = tmptree_get("proc/net/route");
+                _cleanup_free_ char *next = xasprintf("%s%s\t%s\n", old ? old : "Iface\tDestination\n", name, route_hex);
+                tmptree_put("proc/net/route", next, 0644);
+        }
+}
+
+/* NCCL's socket transport uses every interface NCCL_SOCKET_IFNAME matches: only interfaces on
+ * hardware are listed (a NIC, a bond or VLAN over one), never a container bridge of veths, an
+ * overlay or a VPN tunnel, whatever they are named (issue 29 item 8). */
+START_TEST(socket_ifname_hardware_only)
+{
+        tmptree_new("nccl");
+        const char *pci = "pci0000:00/0000:00:03.0";
+        netdev("eth0", pci, NULL, "0000000A");
+        netdev("eth1", pci, NULL, NULL);          /* the bond's slave: no address of its own */
+        netdev("bond0", NULL, "eth1", "0000140A");
+        netdev("eth0.100", NULL, "eth0", "0000640A");
+        netdev("veth1a2b", NULL, NULL, NULL);
+        netdev("cni0", NULL, "veth1a2b", "0001F40A");
+        netdev("flannel.1", NULL, NULL, "0000F40A");
+        netdev("podman0", NULL, NULL, "0058A8C0");
+        netdev("tailscale0", NULL, NULL, "0000FD64");
+        netdev("mynet0", NULL, NULL, "0000C80A"); /* a tunnel with a name no list knows */
+        facts = facts_free(facts);
+        root = root_free(root);
+        ck_assert_int_eq(root_new(tmptree_path(), &root), 0);
+        facts = facts_new(root);
+        const struct fact *hw = facts_get(facts, "net.bond0.hardware");
+        ck_assert(hw && hw->status == FACT_OK && hw->b);
+        ck_assert_str_eq(hw->source, "/sys/class/net/bond0/lower_eth1");
+        hw = facts_get(facts, "net.cni0.hardware");
+        ck_assert(hw && hw->status == FACT_OK && !hw->b);
+        const struct fact *virt = facts_get(facts, "net.eth0.100.virtual");
+        ck_assert(virt && virt->status == FACT_OK && virt->b);
+        struct resolved p = profile_with("p", NULL);
+        struct nccl_settings s;
+        nccl_settings_build(facts, &p, NULL, &s);
+        const struct nccl_setting *set = NULL;
+        for (size_t i = 0; i < s.n; i++)
+                if (streq(s.v[i].key, "NCCL_SOCKET_IFNAME"))
+                        set = &s.v[i];
+        ck_assert_ptr_nonnull(set);
+        ck_assert_str_eq(set->value, "=bond0,eth0.100,eth0");
+        ck_assert_msg(strstr(set->why, "init fails only on a node where none of the names matches") &&
+                              !strstr(set->why, "a missing one fails init"),
+                      "%s", set->why);
+        nccl_settings_done(&s);
+        profile_done(&p);
+        facts = facts_free(facts);
+        root = root_free(root);
+        tmptree_drop();
+}
+END_TEST
+
+/* The names rules/consistency.conf leaves out of the fleet's socket-ifname check are the names the
+ * generator screens out of NCCL_SOCKET_IFNAME: one list of container, overlay and VPN interfaces. */
+START_TEST(socket_ifname_screen_matches_consistency)
+{
+        const char *src = getenv("LLMTUNE_NCCL_CATALOG");
+        ck_assert_ptr_nonnull(src);
+        _cleanup_free_ char *dir = xstrndup(src, strrchr(src, '/') - src);
+        _cleanup_free_ char *path = xasprintf("%s/consistency.conf", dir);
+        FILE *fp = fopen(path, "re");
+        ck_assert_msg(fp != NULL, "%s", path);
+        char line[512];
+        bool in = false, ignore = false;
+        size_t seen = 0;
+        while (fgets(line, sizeof(line), fp)) {
+                if (line[0] == '[')
+                        in = startswith(line, "[socket-ifname]");
+                if (!in)
+                        continue;
+                if (line[0] != ' ' && line[0] != '\t')
+                        ignore = startswith(line, "ignore");
+                if (!ignore)
+                        continue;
+                for (char *p = strstr(line, "net."); p; p = strstr(p + 1, "net.")) {
+                        size_t n = strcspn(p + 4, "*.,\n ");
+                        _cleanup_free_ char *name = xasprintf("%.*s0", (int)n, p + 4);
+                        if (streq(name, "lo0"))
+                                strcpy(name, "lo");
+                        ck_assert_msg(nccl_ifname_screened(name), "consistency.conf ignores %s, the generator lists it",
+                                      name);
+                        seen++;
+                }
+        }
+        fclose(fp);
+        ck_assert_uint_ge(seen, 10);
 }
 END_TEST
 
@@ -429,6 +541,8 @@ static Suite *suite(void)
         tcase_add_test(tc, existing_blocks);
         tcase_add_test(tc, env_lines);
         tcase_add_test(tc, socket_ifname_unknown_addresses);
+        tcase_add_test(tc, socket_ifname_hardware_only);
+        tcase_add_test(tc, socket_ifname_screen_matches_consistency);
         tcase_add_test(tc, user_conf_unsearchable_home);
         suite_add_tcase(s, tc);
         return s;
