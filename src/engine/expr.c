@@ -276,6 +276,18 @@ int parse_rule_number(const char *s, bool *neg, uint64_t *mag)
         unsigned long long v = strtoull(s, &end, 10);
         if (errno || end == s || !isdigit((unsigned char)*s))
                 return -EINVAL;
+        /* Durations in seconds: 30s, 10min, 24h, 7d, 2w (lower case: "M" is a size). */
+        static const struct { const char *unit; uint64_t seconds; } durations[] = {
+                {"s", 1}, {"min", 60}, {"h", 3600}, {"d", 86400}, {"w", 604800},
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(durations); i++)
+                if (streq(end, durations[i].unit)) {
+                        if (v > UINT64_MAX / durations[i].seconds)
+                                return -EINVAL;
+                        *neg = false;
+                        *mag = v * durations[i].seconds;
+                        return 0;
+                }
         unsigned shift;
         switch (toupper((unsigned char)*end)) {
         case 'K': shift = 10; break;

@@ -76,6 +76,6 @@ struct eval_result {
 void expr_eval(const struct expr *e, struct facts *f, param_fn params, void *userdata, struct eval_result *ret);
 void eval_result_done(struct eval_result *r);
 
-/* Numbers in rules may carry binary size suffixes: 64G, 64GiB, 512K; "unlimited"/"infinity" is
- * UINT64_MAX; "A*B" is a product (saturating). */
+/* Numbers in rules may carry binary size suffixes: 64G, 64GiB, 512K, or be durations in seconds:
+ * 30s, 10min, 24h, 7d, 2w; "unlimited"/"infinity" is UINT64_MAX; "A*B" is a product (saturating). */
 int parse_rule_number(const char *s, bool *neg, uint64_t *mag);

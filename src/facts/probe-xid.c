@@ -16,13 +16,14 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "parse.h"
 #include "probes.h"
+#include "xid-log.h"
 
 #define XID_KMSG "/dev/kmsg"
-#define XID_MAX_EVENTS 100000 /* a storm of one code is still one fact; bound the work */
 
 static const char *const root_logs[] = {"/var/lib/llmtune/captures/kmsg.txt", "/var/log/kern.log", "/var/log/dmesg"};
 
@@ -117,116 +118,16 @@ static const struct xid_entry *lookup_code(const struct xid_catalog *c, unsigned
         return NULL;
 }
 
-/* --- parsing ------------------------------------------------------------------------------------ */
-
-struct dev {
-        char addr[32];
-        unsigned *codes; /* distinct, in order of first appearance */
-        size_t ncodes;
-        uint64_t events;
-        char *last;
-};
-
-struct scan {
-        struct dev *devs;
-        size_t ndevs;
-        uint64_t events;
-        bool truncated;
-};
-
-static void scan_reset(struct scan *s)
-{
-        for (size_t i = 0; i < s->ndevs; i++) {
-                free(s->devs[i].codes);
-                free(s->devs[i].last);
-        }
-        free(s->devs);
-        *s = (struct scan){0};
-}
-
-/* One line of kernel log text (a /dev/kmsg record, dmesg or syslog line). */
-static void scan_line(struct scan *s, const char *line, size_t len)
-{
-        _cleanup_free_ char *l = xstrndup(line, len);
-        if (strstr(l, "Linux version ") && !strstr(l, "NVRM")) {
-                scan_reset(s); /* a new boot: "since boot" starts here */
-                return;
-        }
-        const char *p = strstr(l, "NVRM: Xid (");
-        if (!p)
-                return;
-        p += strlen("NVRM: Xid (");
-        if (startswith(p, "PCI:"))
-                p += 4;
-        const char *close = strchr(p, ')');
-        if (!close || close == p || (size_t)(close - p) >= 32 || close[1] != ':')
-                return;
-        char addr[32];
-        memcpy(addr, p, (size_t)(close - p));
-        addr[close - p] = '\0';
-        for (char *a = addr; *a; a++) {
-                if (!((*a >= '0' && *a <= '9') || (*a >= 'a' && *a <= 'f') || (*a >= 'A' && *a <= 'F') || *a == ':' ||
-                      *a == '.'))
-                        return;
-                if (*a >= 'A' && *a <= 'F')
-                        *a = (char)(*a - 'A' + 'a');
-        }
-        const char *q = close + 2;
-        while (*q == ' ')
-                q++;
-        char *end;
-        errno = 0;
-        unsigned long code = strtoul(q, &end, 10);
-        if (end == q || errno || code > 100000)
-                return;
-        if (s->events >= XID_MAX_EVENTS) {
-                s->truncated = true;
-                return;
-        }
-        const char *msg = end;
-        while (*msg == ',' || *msg == ' ')
-                msg++;
-        struct dev *d = NULL;
-        for (size_t i = 0; i < s->ndevs && !d; i++)
-                if (streq(s->devs[i].addr, addr))
-                        d = &s->devs[i];
-        if (!d) {
-                s->devs = xrealloc(s->devs, (s->ndevs + 1) * sizeof(*s->devs));
-                d = &s->devs[s->ndevs++];
-                *d = (struct dev){0};
-                snprintf(d->addr, sizeof(d->addr), "%s", addr);
-        }
-        bool seen = false;
-        for (size_t i = 0; i < d->ncodes; i++)
-                seen |= d->codes[i] == code;
-        if (!seen) {
-                d->codes = xrealloc(d->codes, (d->ncodes + 1) * sizeof(*d->codes));
-                d->codes[d->ncodes++] = (unsigned)code;
-        }
-        d->events++;
-        s->events++;
-        free(d->last);
-        d->last = xasprintf("%lu, %.200s", code, msg);
-}
-
-static void scan_text(struct scan *s, const char *data)
-{
-        for (const char *line = data; *line;) {
-                size_t len = strcspn(line, "\n");
-                scan_line(s, line, len);
-                line += len;
-                line += *line == '\n';
-        }
-}
+/* --- reading ------------------------------------------------------------------------------------- */
 
 /* /dev/kmsg: one record per read(); "PRI,SEQ,TS,FLAGS;text\n" plus " KEY=value" continuation lines. */
-static int scan_kmsg(struct facts *f, struct scan *s)
+static int read_kmsg(struct facts *f, struct xid_log *l)
 {
         int fd = root_open(facts_root(f), XID_KMSG, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
         if (fd < 0)
                 return fd;
         char buf[8192 + 1];
-        for (unsigned records = 0; records < 10u * XID_MAX_EVENTS; records++) {
+        for (unsigned records = 0; records < 10u * XID_LOG_MAX; records++) {
                 ssize_t n = read(fd, buf, sizeof(buf) - 1);
                 if (n < 0 && errno == EINTR)
                         continue;
@@ -242,13 +143,13 @@ static int scan_kmsg(struct facts *f, struct scan *s)
                 if (n == 0)
                         break;
                 buf[n] = '\0';
-                const char *text = strchr(buf, ';');
-                text = text ? text + 1 : buf;
-                scan_line(s, text, strcspn(text, "\n"));
+                xid_log_line(l, buf, strcspn(buf, "\n"));
         }
         close(fd);
         return 0;
 }
+
+/* --- what the events say ----------------------------------------------------------------------- */
 
 static int cmp_uint(const void *x, const void *y)
 {
@@ -256,25 +157,41 @@ static int cmp_uint(const void *x, const void *y)
         return a < b ? -1 : a > b;
 }
 
-/* Codes of all devices (distinct, sorted) whose catalogue severity is SEV ("" = all, "?" = not in
- * the catalogue), as a comma list, or "none". */
-static char *codes_where(const struct scan *s, const struct xid_catalog *c, const char *sev)
+static const char *severity_of(const struct xid_catalog *c, unsigned code)
+{
+        const struct xid_entry *e = lookup_code(c, code);
+        return e ? e->severity : "?";
+}
+
+/* Is event I of D one that still holds: after the GPU's last reset, and not the reset itself? */
+static bool in_effect(const struct xid_dev *d, size_t i)
+{
+        return !d->v[i].reset && (long)i > xid_dev_last_reset(d);
+}
+
+/* The distinct codes (sorted, comma list, or "none") of the events of DEVS (all when DEV is NULL,
+ * else that one) that pass: all since boot (EFFECT false), or in effect whose catalogue severity is
+ * SEV ("?" = not in the catalogue). */
+static char *codes_of(const struct xid_log *l, const struct xid_dev *dev, const struct xid_catalog *c, bool effect,
+                      const char *sev)
 {
         unsigned *all = NULL;
         size_t n = 0;
-        for (size_t i = 0; i < s->ndevs; i++)
-                for (size_t k = 0; k < s->devs[i].ncodes; k++) {
-                        unsigned code = s->devs[i].codes[k];
-                        const struct xid_entry *e = c ? lookup_code(c, code) : NULL;
-                        bool want = !*sev || (streq(sev, "?") ? !e : e && streq(e->severity, sev));
+        for (size_t k = 0; k < l->ndevs; k++) {
+                const struct xid_dev *d = &l->devs[k];
+                for (size_t i = 0; (!dev || d == dev) && i < d->n; i++) {
+                        unsigned code = d->v[i].code;
+                        if (effect && (!in_effect(d, i) || !streq(severity_of(c, code), sev)))
+                                continue;
                         bool dup = false;
-                        for (size_t j = 0; j < n; j++)
-                                dup |= all[j] == code;
-                        if (want && !dup) {
+                        for (size_t j = 0; j < n && !dup; j++)
+                                dup = all[j] == code;
+                        if (!dup) {
                                 all = xrealloc(all, (n + 1) * sizeof(*all));
                                 all[n++] = code;
                         }
                 }
+        }
         if (!n)
                 return xstrdup("none");
         qsort(all, n, sizeof(*all), cmp_uint);
@@ -285,55 +202,199 @@ static char *codes_where(const struct scan *s, const struct xid_catalog *c, cons
         return sbuf_steal(&b);
 }
 
-static void emit(struct facts *f, const char *src, const struct scan *s)
+/* --- the time now, against which ages are counted ------------------------------------------------ */
+
+struct xid_now {
+        double t[XID_CLOCK_MAX];
+        bool have[XID_CLOCK_MAX];
+        char *what; /* for xid.clock */
+};
+
+/* Seconds since boot from the root's /proc/uptime (the live machine's, or the one a capture holds);
+ * without it, the last line of the log. Wall-clock times: the live clock, or under --root the
+ * log's last wall-clock line. */
+static void clock_now(struct facts *f, const struct xid_log *l, struct xid_now *now)
 {
-        const struct xid_catalog *c = catalog(f);
-        fact_str(f, src, src, "xid.source");
-        fact_uint(f, src, s->events, "xid.events");
-        _cleanup_free_ char *codes = codes_where(s, NULL, "");
-        fact_str(f, src, codes, "xid.codes");
-        static const char *const sev[] = {"critical", "warning", "?"};
-        static const char *const names[] = {"xid.critical", "xid.warning", "xid.unknown"};
-        for (size_t i = 0; i < ARRAY_SIZE(sev); i++) {
+        struct root *r = facts_root(f);
+        const char *up;
+        double v;
+        char *end;
+        *now = (struct xid_now){0};
+        struct sbuf what = {0};
+        if (root_read(r, "/proc/uptime", &up, NULL) == 0 && (v = strtod(up, &end)) >= 0 && end != up) {
+                now->t[XID_CLOCK_BOOT] = v;
+                now->have[XID_CLOCK_BOOT] = true;
+                sbuf_addf(&what, "uptime %.1f s (/proc/uptime)", v);
+        } else if (l->have_newest[XID_CLOCK_BOOT]) {
+                now->t[XID_CLOCK_BOOT] = l->newest[XID_CLOCK_BOOT];
+                now->have[XID_CLOCK_BOOT] = true;
+                sbuf_addf(&what, "the log's last line, boot+%.1fs (no /proc/uptime)", l->newest[XID_CLOCK_BOOT]);
+        }
+        if (root_is_live(r)) {
+                now->t[XID_CLOCK_WALL] = (double)time(NULL);
+                now->have[XID_CLOCK_WALL] = true;
+        } else if (l->have_newest[XID_CLOCK_WALL]) {
+                now->t[XID_CLOCK_WALL] = l->newest[XID_CLOCK_WALL];
+                now->have[XID_CLOCK_WALL] = true;
+                _cleanup_free_ char *w = xid_time_text(XID_CLOCK_WALL, l->newest[XID_CLOCK_WALL]);
+                sbuf_addf(&what, "%sthe log's last dated line, %s", what.len ? "; " : "", w);
+        }
+        now->what = what.len ? sbuf_steal(&what) : xstrdup("no time: the log has no timestamps");
+}
+
+/* Seconds between event E and now, or -1 when the log gives E no time. */
+static double age_of(const struct xid_event *e, const struct xid_now *now)
+{
+        if (e->clock == XID_CLOCK_NONE || !now->have[e->clock])
+                return -1;
+        double a = now->t[e->clock] - e->t;
+        return a < 0 ? 0 : a;
+}
+
+/* --- facts ----------------------------------------------------------------------------------------- */
+
+static const char *const classes[] = {"critical", "warning", "?"};
+static const char *const class_names[] = {"critical", "warning", "unknown"};
+
+/* The events of D in effect of catalogue severity SEV: how many, the youngest's age; *UNTIMED is the
+ * code of one the log gives no time (0: none). */
+static uint64_t class_events(const struct xid_dev *d, const struct xid_catalog *c, const char *sev,
+                             const struct xid_now *now, double *age, unsigned *untimed)
+{
+        uint64_t n = 0;
+        *age = -1;
+        *untimed = 0;
+        for (size_t i = 0; i < d->n; i++) {
+                if (!in_effect(d, i) || !streq(severity_of(c, d->v[i].code), sev))
+                        continue;
+                n++;
+                double a = age_of(&d->v[i], now);
+                if (a < 0)
+                        *untimed = d->v[i].code;
+                else if (*age < 0 || a < *age)
+                        *age = a;
+        }
+        return n;
+}
+
+/* xid.ADDR.{critical,warning,unknown}{,_events,_age}: what holds on D since its last reset. */
+static void emit_classes(struct facts *f, const char *src, const struct xid_log *l, const struct xid_dev *d,
+                         const struct xid_catalog *c, const struct xid_now *now)
+{
+        for (size_t k = 0; k < ARRAY_SIZE(classes); k++) {
+                const char *name = class_names[k];
                 if (c->error) {
-                        fact_unreadable(f, c->path ? c->path : "rules/xid-catalog.tsv", 0, c->error, "%s", names[i]);
+                        const char *cp = c->path ? c->path : "rules/xid-catalog.tsv";
+                        fact_unreadable(f, cp, 0, c->error, "xid.%s.%s", d->addr, name);
+                        fact_unreadable(f, cp, 0, c->error, "xid.%s.%s_events", d->addr, name);
+                        fact_unreadable(f, cp, 0, c->error, "xid.%s.%s_age", d->addr, name);
                         continue;
                 }
-                _cleanup_free_ char *v = codes_where(s, c, sev[i]);
-                fact_str(f, src, v, "%s", names[i]);
+                _cleanup_free_ char *codes = codes_of(l, d, c, true, classes[k]);
+                fact_str(f, src, codes, "xid.%s.%s", d->addr, name);
+                double age;
+                unsigned untimed;
+                uint64_t n = class_events(d, c, classes[k], now, &age, &untimed);
+                fact_uint(f, src, n, "xid.%s.%s_events", d->addr, name);
+                if (!n)
+                        fact_absent(f, src, "no such Xid since the GPU's last reset or boot", "xid.%s.%s_age", d->addr,
+                                    name);
+                else if (untimed) {
+                        _cleanup_free_ char *why = xasprintf("the log gives Xid %u of %s no time", untimed, d->addr);
+                        fact_unreadable(f, src, 0, why, "xid.%s.%s_age", d->addr, name);
+                } else
+                        fact_uint(f, src, (uint64_t)(age + 0.5), "xid.%s.%s_age", d->addr, name);
+        }
+}
+
+/* xid.ADDR.code.C.{count,first,last,age,cleared}: the events of one code, collapsed. */
+static void emit_code(struct facts *f, const char *src, const struct xid_dev *d, unsigned code,
+                      const struct xid_now *now)
+{
+        uint64_t n = 0;
+        const struct xid_event *first = NULL, *last = NULL;
+        size_t last_i = 0;
+        for (size_t i = 0; i < d->n; i++)
+                if (d->v[i].code == code) {
+                        n++;
+                        first = first ? first : &d->v[i];
+                        last = &d->v[i];
+                        last_i = i;
+                }
+        _cleanup_free_ char *t0 = xid_time_text(first->clock, first->t), *t1 = xid_time_text(last->clock, last->t);
+        fact_uint(f, src, n, "xid.%s.code.%u.count", d->addr, code);
+        fact_str(f, src, t0, "xid.%s.code.%u.first", d->addr, code);
+        fact_str(f, src, t1, "xid.%s.code.%u.last", d->addr, code);
+        double age = age_of(last, now);
+        if (age < 0)
+                fact_unreadable(f, src, 0, "the log gives this event no time", "xid.%s.code.%u.age", d->addr, code);
+        else
+                fact_uint(f, src, (uint64_t)(age + 0.5), "xid.%s.code.%u.age", d->addr, code);
+        fact_bool(f, src, (long)last_i < xid_dev_last_reset(d), "xid.%s.code.%u.cleared", d->addr, code);
+}
+
+/* Every fact of device D. */
+static void emit_dev(struct facts *f, const char *src, const struct xid_log *l, const struct xid_dev *d,
+                     const struct xid_catalog *c, const struct xid_now *now)
+{
+        _cleanup_free_ char *codes = codes_of(l, d, c, false, "");
+        fact_str(f, src, codes, "xid.%s.codes", d->addr);
+        fact_uint(f, src, d->n, "xid.%s.events", d->addr);
+        struct sbuf acts = {0};
+        for (const char *p = codes; *p && !streq(codes, "none");) {
+                unsigned code = (unsigned)strtoul(p, (char **)&p, 10);
+                p += *p == ',';
+                const struct xid_entry *e = c->error ? NULL : lookup_code(c, code);
+                sbuf_addf(&acts, "%s%u:%s", acts.len ? "," : "", code, e ? e->action : "UNKNOWN");
+                emit_code(f, src, d, code, now);
+        }
+        if (c->error)
+                fact_unreadable(f, c->path ? c->path : "rules/xid-catalog.tsv", 0, c->error, "xid.%s.actions", d->addr);
+        else
+                fact_str(f, src, acts.s, "xid.%s.actions", d->addr);
+        free(sbuf_steal(&acts));
+        _cleanup_free_ char *last = xasprintf("%u, %s", d->v[d->n - 1].code, d->v[d->n - 1].msg);
+        fact_str(f, src, last, "xid.%s.last", d->addr);
+        long r = xid_dev_last_reset(d);
+        _cleanup_free_ char *reset = r < 0 ? xstrdup("none") : xid_time_text(d->v[r].clock, d->v[r].t);
+        fact_str(f, src, reset, "xid.%s.reset", d->addr);
+        emit_classes(f, src, l, d, c, now);
+}
+
+static void emit(struct facts *f, const char *src, const struct xid_log *l)
+{
+        const struct xid_catalog *c = catalog(f);
+        struct xid_now now;
+        clock_now(f, l, &now);
+        fact_str(f, src, src, "xid.source");
+        fact_str(f, src, now.what, "xid.clock");
+        fact_uint(f, src, l->events, "xid.events");
+        _cleanup_free_ char *codes = codes_of(l, NULL, c, false, "");
+        fact_str(f, src, codes, "xid.codes");
+        for (size_t i = 0; i < ARRAY_SIZE(classes); i++) {
+                if (c->error) {
+                        fact_unreadable(f, c->path ? c->path : "rules/xid-catalog.tsv", 0, c->error, "xid.%s",
+                                        class_names[i]);
+                        continue;
+                }
+                _cleanup_free_ char *v = codes_of(l, NULL, c, true, classes[i]);
+                fact_str(f, src, v, "xid.%s", class_names[i]);
         }
         struct sbuf devs = {0};
-        for (size_t i = 0; i < s->ndevs; i++) {
-                const struct dev *d = &s->devs[i];
-                sbuf_addf(&devs, "%s%s", i ? "," : "", d->addr);
-                unsigned *sorted = xmalloc((d->ncodes + 1) * sizeof(*sorted));
-                memcpy(sorted, d->codes, d->ncodes * sizeof(*sorted));
-                qsort(sorted, d->ncodes, sizeof(*sorted), cmp_uint);
-                struct sbuf cs = {0}, acts = {0};
-                for (size_t k = 0; k < d->ncodes; k++) {
-                        sbuf_addf(&cs, "%s%u", k ? "," : "", sorted[k]);
-                        const struct xid_entry *e = c->error ? NULL : lookup_code(c, sorted[k]);
-                        sbuf_addf(&acts, "%s%u:%s", k ? "," : "", sorted[k], e ? e->action : "UNKNOWN");
-                }
-                fact_str(f, src, cs.s, "xid.%s.codes", d->addr);
-                fact_uint(f, src, d->events, "xid.%s.events", d->addr);
-                if (c->error)
-                        fact_unreadable(f, c->path ? c->path : "rules/xid-catalog.tsv", 0, c->error, "xid.%s.actions", d->addr);
-                else
-                        fact_str(f, src, acts.s, "xid.%s.actions", d->addr);
-                fact_str(f, src, d->last, "xid.%s.last", d->addr);
-                free(sbuf_steal(&cs));
-                free(sbuf_steal(&acts));
-                free(sorted);
+        for (size_t i = 0; i < l->ndevs; i++) {
+                sbuf_addf(&devs, "%s%s", i ? "," : "", l->devs[i].addr);
+                emit_dev(f, src, l, &l->devs[i], c, &now);
         }
-        fact_str(f, src, s->ndevs ? devs.s : "none", "xid.devices");
+        fact_str(f, src, l->ndevs ? devs.s : "none", "xid.devices");
+        fact_uint(f, src, l->ndevs, "xid.count");
         free(sbuf_steal(&devs));
+        free(now.what);
 }
 
 static void all_facts(struct facts *f, const char *src, bool absent, int err, const char *why)
 {
         static const char *const names[] = {"xid.source", "xid.events", "xid.codes", "xid.critical", "xid.warning",
-                                            "xid.unknown", "xid.devices"};
+                                            "xid.unknown", "xid.devices", "xid.count", "xid.clock"};
         for (size_t i = 0; i < ARRAY_SIZE(names); i++)
                 if (absent)
                         fact_absent(f, src, why, "%s", names[i]);
@@ -344,19 +405,17 @@ static void all_facts(struct facts *f, const char *src, bool absent, int err, co
 static int xid_run(struct facts *f)
 {
         struct root *r = facts_root(f);
-        struct scan s = {0};
+        _cleanup_(xid_log_done) struct xid_log l = {0};
         if (root_is_live(r)) {
-                int rc = scan_kmsg(f, &s);
+                int rc = read_kmsg(f, &l);
                 if (rc < 0) {
                         all_facts(f, XID_KMSG, false, rc,
                                   rc == -EPERM || rc == -EACCES ? "reading the kernel log needs root or CAP_SYSLOG "
                                                                   "(kernel.dmesg_restrict)"
                                                                 : NULL);
-                        scan_reset(&s);
                         return 0;
                 }
-                emit(f, XID_KMSG, &s);
-                scan_reset(&s);
+                emit(f, XID_KMSG, &l);
                 return 0;
         }
         for (size_t i = 0; i < ARRAY_SIZE(root_logs); i++) {
@@ -368,9 +427,8 @@ static int xid_run(struct facts *f)
                         all_facts(f, root_logs[i], false, rc, NULL);
                         return 0;
                 }
-                scan_text(&s, data);
-                emit(f, root_logs[i], &s);
-                scan_reset(&s);
+                xid_log_text(&l, data);
+                emit(f, root_logs[i], &l);
                 return 0;
         }
         all_facts(f, root_logs[1], true, 0,

@@ -254,6 +254,19 @@ START_TEST(versions_unlimited_products)
         ck_assert_int_eq(parse_rule_number("2*", &neg, &mag), -EINVAL);
         ck_assert_int_eq(parse_rule_number("3*4*5", &neg, &mag), 0);
         ck_assert_uint_eq(mag, 60);
+        /* durations, in seconds (xid_window = 24h); "m" stays mebi, minutes are "min" */
+        ck_assert_int_eq(parse_rule_number("24h", &neg, &mag), 0);
+        ck_assert_uint_eq(mag, 86400);
+        ck_assert_int_eq(parse_rule_number("10min", &neg, &mag), 0);
+        ck_assert_uint_eq(mag, 600);
+        ck_assert_int_eq(parse_rule_number("2w", &neg, &mag), 0);
+        ck_assert_uint_eq(mag, 1209600);
+        ck_assert_int_eq(parse_rule_number("1m", &neg, &mag), 0);
+        ck_assert_uint_eq(mag, 1u << 20);
+        ck_assert_int_eq(parse_rule_number("5hours", &neg, &mag), -EINVAL);
+        fact_uint(f, "t", 3600, "xid.x.critical_age");
+        ck_assert_int_eq(eval(f, "xid.x.critical_age <= 24h", NULL), EVAL_TRUE);
+        ck_assert_int_eq(eval(f, "xid.x.critical_age <= 59min", NULL), EVAL_FALSE);
         facts_free(f);
         root_free(r);
 }

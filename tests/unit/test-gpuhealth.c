@@ -509,6 +509,122 @@ START_TEST(xid_catalog_shipped)
 }
 END_TEST
 
+/* The real storm of Xid 119 (dmesg -T: wall-clock times): five lines collapse into one code with
+ * its count and first and last time; the ages count from the log's last dated line, as the capture
+ * has no /proc/uptime. */
+START_TEST(xid_corpus_dedup_times)
+{
+        copy_corpus("dmesg-xid119-gsp-timeout-dell-xe9680.log", "var/log/dmesg");
+        struct facts *f = open_facts();
+        eq(f, "xid.count", "1");
+        eq(f, "xid.0000:9b:00.code.119.count", "5");
+        eq(f, "xid.0000:9b:00.code.119.first", "2025-02-23T16:24:18Z");
+        eq(f, "xid.0000:9b:00.code.119.last", "2025-02-23T16:30:13Z");
+        eq(f, "xid.0000:9b:00.code.119.age", "0");
+        eq(f, "xid.0000:9b:00.code.119.cleared", "false");
+        eq(f, "xid.0000:9b:00.critical", "119");
+        eq(f, "xid.0000:9b:00.critical_events", "5");
+        eq(f, "xid.0000:9b:00.critical_age", "0");
+        eq(f, "xid.0000:9b:00.reset", "none");
+        absent(f, "xid.0000:9b:00.warning_age", "no such Xid");
+        const struct fact *clock = get(f, "xid.clock", FACT_OK);
+        ck_assert_msg(strstr(clock->str, "2025-02-23T16:30:13Z"), "%s", clock->str);
+        close_facts(f);
+}
+END_TEST
+
+/* A storm written like the one peers count as 629 events: one code, one collapsed entry. */
+START_TEST(xid_storm_collapses)
+{
+        struct sbuf b = {0};
+        for (unsigned i = 0; i < 629; i++)
+                sbuf_addf(&b, "4,%u,%llu,-;NVRM: Xid (PCI:0000:3b:00): 13, pid=4242, name=python, Graphics SM Warp "
+                              "Exception on (GPC 1, TPC 2, SM %u): Illegal Instruction Encoding\n",
+                          1000 + i, 5000000000ull + i * 1000ull, i % 2);
+        put("var/lib/llmtune/captures/kmsg.txt", b.s);
+        free(sbuf_steal(&b));
+        put("proc/uptime", "6000.00 90000.00\n");
+        struct facts *f = open_facts();
+        eq(f, "xid.events", "629");
+        eq(f, "xid.codes", "13");
+        eq(f, "xid.0000:3b:00.code.13.count", "629");
+        eq(f, "xid.0000:3b:00.code.13.first", "boot+5000.0s");
+        eq(f, "xid.0000:3b:00.code.13.last", "boot+5000.6s");
+        eq(f, "xid.0000:3b:00.code.13.age", "999"); /* /proc/uptime 6000 s */
+        eq(f, "xid.0000:3b:00.warning_events", "629");
+        eq(f, "xid.0000:3b:00.warning_age", "999");
+        eq(f, "xid.0000:3b:00.critical", "none");
+        absent(f, "xid.0000:3b:00.critical_age", "no such Xid");
+        get(f, "xid.clock", FACT_OK);
+        close_facts(f);
+}
+END_TEST
+
+/* Xid 48 -> 63 -> 94 on one GPU (a double-bit error, the row remap it triggers, the contained
+ * error), then the driver's Xid 154 back to "None" after the reset: the GPU is no longer critical;
+ * a new Xid 94 after the reset is. */
+START_TEST(xid_reset_clears)
+{
+        static const char seq[] =
+                "[ 3600.100000] NVRM: Xid (PCI:0000:86:00): 48, pid=7, name=train, DBE (double bit error) ECC error\n"
+                "[ 3600.200000] NVRM: Xid (PCI:0000:86:00): 63, pid=7, name=train, Row Remapper: New row marked for remapping, reset gpu to activate.\n"
+                "[ 3600.300000] NVRM: Xid (PCI:0000:86:00): 94, pid=7, name=train, Contained: CE User Channel (0x9). RST: No, D-RST: No\n"
+                "[ 3600.400000] NVRM: Xid (PCI:0000:86:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)\n"
+                "[ 3600.500000] NVRM: Xid (PCI:0000:3b:00): 31, pid=9, name=python, MMU Fault\n";
+        put("var/log/dmesg", seq);
+        put("proc/uptime", "7200.50 1.00\n");
+        struct facts *f = open_facts();
+        eq(f, "xid.critical", "48,63,94,154");
+        eq(f, "xid.0000:86:00.critical_events", "4");
+        eq(f, "xid.0000:86:00.critical_age", "3600");
+        eq(f, "xid.0000:86:00.reset", "none");
+        eq(f, "xid.count", "2");
+        close_facts(f);
+
+        _cleanup_free_ char *reset = xasprintf(
+                "%s[ 4000.000000] NVRM: Xid (PCI:0000:86:00): 154, GPU recovery action changed from 0x1 (GPU Reset "
+                "Required) to 0x0 (None)\n",
+                seq);
+        put("var/log/dmesg", reset);
+        f = open_facts();
+        eq(f, "xid.critical", "none");
+        eq(f, "xid.warning", "31");
+        eq(f, "xid.0000:86:00.critical", "none");
+        eq(f, "xid.0000:86:00.critical_events", "0");
+        absent(f, "xid.0000:86:00.critical_age", "since the GPU's last reset");
+        eq(f, "xid.0000:86:00.reset", "boot+4000.0s");
+        eq(f, "xid.0000:86:00.code.48.cleared", "true");
+        eq(f, "xid.0000:86:00.events", "5"); /* since boot: the reset does not unsay them */
+        eq(f, "xid.0000:86:00.codes", "48,63,94,154");
+        close_facts(f);
+
+        _cleanup_free_ char *again = xasprintf(
+                "%s[ 7000.000000] NVRM: Xid (PCI:0000:86:00): 94, pid=8, name=train, Contained: SM (0x1). RST: No\n",
+                reset);
+        put("var/log/dmesg", again);
+        f = open_facts();
+        eq(f, "xid.critical", "94");
+        eq(f, "xid.0000:86:00.critical_events", "1");
+        eq(f, "xid.0000:86:00.critical_age", "201");
+        eq(f, "xid.0000:86:00.code.94.count", "2");
+        eq(f, "xid.0000:86:00.code.94.cleared", "false");
+        close_facts(f);
+}
+END_TEST
+
+/* A syslog line without a printk time: the event is counted, its age is unknown (never 0). */
+START_TEST(xid_untimed)
+{
+        put("var/log/kern.log", "Nov 30 01:00:00 n1 kernel: NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\n");
+        struct facts *f = open_facts();
+        eq(f, "xid.0000:01:00.critical", "79");
+        unreadable(f, "xid.0000:01:00.critical_age", "no time");
+        unreadable(f, "xid.0000:01:00.code.79.age", "no time");
+        eq(f, "xid.0000:01:00.code.79.first", "unknown");
+        close_facts(f);
+}
+END_TEST
+
 /* --- aer.* and InfiniBand error counters ---------------------------------------------------------- */
 
 static void dev(const char *chain, const char *addr, const char *cls)
@@ -642,6 +758,7 @@ static Suite *suite(void)
                 tcase_add_test(tc, xml_unlisted_gpu);
                 tcase_add_test(tc, xml_all_listed);
                 tcase_add_test(tc, xid_corpus_dmesg);
+                tcase_add_test(tc, xid_corpus_dedup_times);
         }
         tcase_add_test(tc, xml_missing_and_broken);
         tcase_add_test(tc, xml_lazy);
@@ -649,6 +766,9 @@ static Suite *suite(void)
         tcase_add_test(tc, xid_kmsg_capture_first);
         tcase_add_test(tc, xid_no_log_no_catalog);
         tcase_add_test(tc, xid_catalog_shipped);
+        tcase_add_test(tc, xid_storm_collapses);
+        tcase_add_test(tc, xid_reset_clears);
+        tcase_add_test(tc, xid_untimed);
         tcase_add_test(tc, aer_counters);
         tcase_add_test(tc, aer_none);
         tcase_add_test(tc, ib_counters);

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""
+Health over time (issue 33): the rules that judge events and counters in time, on copies of a
+fixture root with kernel logs, captures and state written by the test.
+
+    test_timeline.py --llmtune BIN --roots BUILT_ROOTS [--corpus DIR]
+
+Xid windows: an event counts while it is younger than the profile's xid_window and the driver has
+not logged the GPU's reset since (Xid 154 back to "None"); a storm of one code is one finding; a
+syslog line without a time cannot be judged. The corpus's real Xid 119 storm (dmesg -T) is judged
+against the log's last line. Exit 0 pass, 1 fail.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from checklib import check, finish  # noqa: E402  (tests/lib/checklib.py)
+
+XID_SEQ = (
+    '[ 3600.100000] NVRM: Xid (PCI:0000:86:00): 48, pid=7, name=train, DBE (double bit error) ECC error\n'
+    '[ 3600.200000] NVRM: Xid (PCI:0000:86:00): 63, pid=7, name=train, Row Remapper: New row marked for '
+    'remapping, reset gpu to activate.\n'
+    '[ 3600.300000] NVRM: Xid (PCI:0000:86:00): 94, pid=7, name=train, Contained: CE User Channel (0x9).\n'
+    '[ 3600.400000] NVRM: Xid (PCI:0000:86:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 '
+    '(GPU Reset Required)\n')
+XID_RESET = ('[ 4000.000000] NVRM: Xid (PCI:0000:86:00): 154, GPU recovery action changed from 0x1 '
+             '(GPU Reset Required) to 0x0 (None)\n')
+XID_AGAIN = '[ 7000.000000] NVRM: Xid (PCI:0000:86:00): 94, pid=8, name=train, Contained: SM (0x1).\n'
+
+
+class Tree:
+    """A copy of a built fixture root the test may write into."""
+
+    def __init__(self, a, tmp, src, name):
+        self.a = a
+        self.path = os.path.join(tmp, name)
+        shutil.copytree(os.path.join(a.roots, src), self.path, symlinks=True)
+
+    def write(self, rel, text):
+        p = os.path.join(self.path, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, 'w') as f:
+            f.write(text)
+
+    def remove(self, rel):
+        p = os.path.join(self.path, rel)
+        if os.path.lexists(p):
+            os.unlink(p)
+
+    def run(self, *args):
+        return subprocess.run([self.a.llmtune, '--root', self.path, *args], capture_output=True, text=True,
+                              timeout=120, env=dict(os.environ, NO_COLOR='1'))
+
+    def audit(self, profile, *rules):
+        cmd = ['audit', '--json', '--profile', profile]
+        for r in rules:
+            cmd += ['--rule', r]
+        p = self.run(*cmd)
+        if p.returncode not in (0, 2, 3):
+            raise RuntimeError('audit: exit %d: %s' % (p.returncode, p.stderr[-2000:]))
+        return {r['rule']: r for r in json.loads(p.stdout)['results']}
+
+    def facts(self, prefix):
+        p = self.run('facts', '--json', prefix)
+        return {k: v.get('value', v.get('status')) for k, v in json.loads(p.stdout)['facts'].items()}
+
+
+def expect(tree, profile, rule, status, text, what):
+    r = tree.audit(profile, rule)[rule]
+    ok = r['status'] == status and (text is None or text in (r['observed'] or '') + (r['reason'] or ''))
+    check(ok, '%s: %s %s (observed %r, reason %r)' % (what, rule, r['status'], r['observed'], r['reason']))
+
+
+def xid_windows(a, tmp):
+    t = Tree(a, tmp, 'vm-nogpu', 'xid')
+    unlimited = os.path.join(tmp, 'since-boot.ini')
+    with open(unlimited, 'w') as f:
+        f.write('[profile]\nname = since-boot\ndescription = Xids count since boot\ninherits = base\n\n'
+                '[params]\nxid_window = unlimited\n')
+    t.write('var/log/dmesg', XID_SEQ)
+    t.write('proc/uptime', '7200.00 100.00\n')
+    expect(t, 'base', 'gpu-xid-critical', 'fail', 'xid.0000:86:00.critical = 48,63,94,154',
+           'Xid 48 -> 63 -> 94 an hour ago, 24h window')
+    t.write('proc/uptime', '%.2f 100.00\n' % (3600.4 + 86400 + 60))
+    expect(t, 'base', 'gpu-xid-critical', 'pass', None, 'the same events a day and a minute ago')
+    expect(t, unlimited, 'gpu-xid-critical', 'fail', '48,63,94,154', 'the same with xid_window = unlimited')
+    t.write('var/log/dmesg', XID_SEQ + XID_RESET)
+    t.write('proc/uptime', '4100.00 100.00\n')
+    expect(t, unlimited, 'gpu-xid-critical', 'pass', None, 'the driver logged the GPU back to "None" (reset)')
+    t.write('var/log/dmesg', XID_SEQ + XID_RESET + XID_AGAIN)
+    t.write('proc/uptime', '7100.00 100.00\n')
+    expect(t, 'base', 'gpu-xid-critical', 'fail', 'xid.0000:86:00.critical = 94 ', 'a new Xid 94 after the reset')
+    f = t.facts('xid.0000:86:00')
+    check(f.get('xid.0000:86:00.code.94.count') == 2 and f.get('xid.0000:86:00.critical_age') == 100,
+          'Xid 94 collapsed over the reset, its age from /proc/uptime: %r' %
+          {k: v for k, v in f.items() if 'code.94' in k or 'age' in k})
+
+    # a storm of 629 identical Xid 13 in a /dev/kmsg capture: one warning finding
+    t.remove('var/log/dmesg')
+    t.write('var/lib/llmtune/captures/kmsg.txt', ''.join(
+        '4,%d,%d,-;NVRM: Xid (PCI:0000:3b:00): 13, pid=4242, name=python, Graphics SM Warp Exception\n' %
+        (1000 + i, 5000000000 + i * 1000) for i in range(629)))
+    t.write('proc/uptime', '6000.00 100.00\n')
+    expect(t, 'base', 'gpu-xid-warning', 'fail', 'xid.0000:3b:00.warning = 13 (1 of 1 item)', '629 x Xid 13')
+    f = t.facts('xid.0000:3b:00.code')
+    check(f.get('xid.0000:3b:00.code.13.count') == 629 and f.get('xid.0000:3b:00.code.13.first') == 'boot+5000.0s',
+          'the storm as one code with a count and first time: %r' % f)
+    expect(t, 'base', 'gpu-xid-critical', 'pass', None, 'a storm of warnings is no critical finding')
+
+    # a syslog line without a printk time: the age cannot be told
+    t.remove('var/lib/llmtune/captures/kmsg.txt')
+    t.write('var/log/kern.log', 'Nov 30 01:00:00 n1 kernel: NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the '
+            'bus.\n')
+    expect(t, 'base', 'gpu-xid-critical', 'error', 'no time', 'an Xid without a time')
+    t.remove('var/log/kern.log')
+    expect(t, 'base', 'gpu-xid-critical', 'n/a', 'no kernel log', 'no kernel log at all')
+    print('ok: Xid windows, resets, storms and untimed lines')
+
+
+def xid_corpus(a, tmp):
+    src = os.path.join(a.corpus or '', 'nvidia-smi', 'dmesg-xid119-gsp-timeout-dell-xe9680.log')
+    if not a.corpus or not os.path.exists(src):
+        if os.environ.get('LLMTUNE_REQUIRE_CORPUS') == '1':
+            check(False, 'corpus file %s missing and LLMTUNE_REQUIRE_CORPUS=1' % src)
+        print('skipped: the corpus Xid 119 log (no corpus)')
+        return
+    t = Tree(a, tmp, 'vm-nogpu', 'xid-corpus')
+    with open(src) as f:
+        t.write('var/log/dmesg', f.read())
+    expect(t, 'base', 'gpu-xid-critical', 'fail', 'xid.0000:9b:00.critical = 119', 'the real Xid 119 storm')
+    f = t.facts('xid.0000:9b:00.code.119')
+    check(f.get('xid.0000:9b:00.code.119.count') == 5 and f.get('xid.0000:9b:00.code.119.last') ==
+          '2025-02-23T16:30:13Z', 'five Xid 119 lines, one code with its last time: %r' % f)
+    print('ok: the corpus Xid 119 storm')
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--llmtune', required=True)
+    ap.add_argument('--roots', required=True)
+    ap.add_argument('--corpus')
+    a = ap.parse_args()
+    a.llmtune = os.path.abspath(a.llmtune)
+    with tempfile.TemporaryDirectory(prefix='llmtune-timeline-') as tmp:
+        xid_windows(a, tmp)
+        xid_corpus(a, tmp)
+    return finish()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
