@@ -2,8 +2,9 @@
 /*
  * xid.*: NVIDIA Xid events since boot, from the kernel log. The driver reports GPU faults as
  *   NVRM: Xid (PCI:0000:9b:00): 119, pid=2024380, name=nvidia-smi, Timeout after 6s ...
- * (older drivers: "Xid (0000:01:00): 31, ..."), one line per event, naming the GPU by PCI domain,
- * bus and device. What a code means and what the operator does about it is data:
+ * (older drivers: "Xid (0000:01:00): 31, ..."; on a MIG GPU "Xid (PCI:0000:01:00 GPU-I:05): 94, ..."
+ * and "... GPU-I:05 GPU-CI:00): ..."), one line per event, naming the GPU by PCI domain, bus and
+ * device. What a code means and what the operator does about it is data:
  * rules/xid-catalog.tsv, from NVIDIA's Xid documentation.
  *
  * Sources: on the live machine /dev/kmsg, read without blocking (O_NONBLOCK: read() returns one
@@ -353,7 +354,9 @@ static void emit_dev(struct facts *f, const char *src, const struct xid_log *l, 
         else
                 fact_str(f, src, acts.s, "xid.%s.actions", d->addr);
         free(sbuf_steal(&acts));
-        _cleanup_free_ char *last = xasprintf("%u, %s", d->v[d->n - 1].code, d->v[d->n - 1].msg);
+        const struct xid_event *e = &d->v[d->n - 1];
+        _cleanup_free_ char *last = *e->mig ? xasprintf("%u (%s), %s", e->code, e->mig, e->msg)
+                                             : xasprintf("%u, %s", e->code, e->msg);
         fact_str(f, src, last, "xid.%s.last", d->addr);
         long r = xid_dev_last_reset(d);
         _cleanup_free_ char *reset = r < 0 ? xstrdup("none") : xid_time_text(d->v[r].clock, d->v[r].t);

@@ -136,27 +136,56 @@ static enum xid_clock line_time(const char *line, double *t, const char **text)
 
 /* --- the Xid a line reports ---------------------------------------------------------------------- */
 
-/* "NVRM: Xid (PCI:0000:9b:00): 119, pid=..., name=..., text" (older drivers: "Xid (0000:01:00): 31,
- * ..."): the device (lower case), the code and where the text starts. False for any other line. */
-static bool parse_xid(const char *text, char addr[32], unsigned *code, const char **msg)
+/*
+ * The attribution in "NVRM: Xid (ATTR): CODE, ...", as the driver writes it (open-gpu-kernel-modules,
+ * src/nvidia/src/kernel/gpu/rc/kernel_rc.c, krcReportXid): "PCI:%04x:%02x:%02x" for the device, with
+ * " GPU-I:%02u" when the error belongs to a MIG GPU instance and " GPU-CI:%02u" for its compute
+ * instance as well; drivers before the "PCI:" prefix wrote the address alone. P points after
+ * "Xid ("; the device address (lower case) goes into ADDR, the MIG words, if any, into MIG ("" when
+ * none). Returns what follows "):", or NULL when the text is not one of those forms.
+ */
+static const char *parse_attribution(const char *p, char addr[32], char mig[32])
+{
+        if (startswith(p, "PCI:"))
+                p += 4;
+        size_t alen = strcspn(p, " )");
+        if (alen == 0 || alen >= 32)
+                return NULL;
+        for (size_t i = 0; i < alen; i++) {
+                if (!(isxdigit((unsigned char)p[i]) || p[i] == ':' || p[i] == '.'))
+                        return NULL;
+                addr[i] = (char)tolower((unsigned char)p[i]);
+        }
+        addr[alen] = '\0';
+        p += alen;
+        mig[0] = '\0';
+        static const char *const words[] = {" GPU-I:", " GPU-CI:"};
+        for (size_t w = 0; w < ARRAY_SIZE(words); w++) {
+                if (!startswith(p, words[w]))
+                        continue;
+                const char *num = p + strlen(words[w]);
+                size_t nlen = strspn(num, "0123456789");
+                if (nlen == 0 || nlen > 5)
+                        return NULL;
+                size_t used = strlen(mig);
+                snprintf(mig + used, 32 - used, "%s%.*s", used ? " " : "", (int)(num + nlen - (p + 1)), p + 1);
+                p = num + nlen;
+        }
+        if (p[0] != ')' || p[1] != ':')
+                return NULL;
+        return p + 2;
+}
+
+/* "NVRM: Xid (PCI:0000:9b:00): 119, pid=..., name=..., text", in any attribution form (above): the
+ * device, the MIG instance, the code and where the text starts. False for any other line. */
+static bool parse_xid(const char *text, char addr[32], char mig[32], unsigned *code, const char **msg)
 {
         const char *p = strstr(text, "NVRM: Xid (");
         if (!p)
                 return false;
-        p += strlen("NVRM: Xid (");
-        if (startswith(p, "PCI:"))
-                p += 4;
-        const char *close = strchr(p, ')');
-        if (!close || close == p || (size_t)(close - p) >= 32 || close[1] != ':')
+        const char *q = parse_attribution(p + strlen("NVRM: Xid ("), addr, mig);
+        if (!q)
                 return false;
-        memcpy(addr, p, (size_t)(close - p));
-        addr[close - p] = '\0';
-        for (char *a = addr; *a; a++) {
-                if (!(isxdigit((unsigned char)*a) || *a == ':' || *a == '.'))
-                        return false;
-                *a = (char)tolower((unsigned char)*a);
-        }
-        const char *q = close + 2;
         while (*q == ' ')
                 q++;
         char *end;
@@ -193,6 +222,8 @@ static struct xid_dev *dev_of(struct xid_log *l, const char *addr)
 
 void xid_log_line(struct xid_log *l, const char *line, size_t len)
 {
+        while (len && line[len - 1] == '\r')
+                len--; /* a log copied through Windows tools ends its lines in CR LF */
         _cleanup_free_ char *s = xstrndup(line, len);
         const char *text;
         double t = 0;
@@ -205,10 +236,10 @@ void xid_log_line(struct xid_log *l, const char *line, size_t len)
                 l->newest[clock] = t;
                 l->have_newest[clock] = true;
         }
-        char addr[32];
+        char addr[32], mig[32];
         unsigned code;
         const char *msg;
-        if (!parse_xid(text, addr, &code, &msg))
+        if (!parse_xid(text, addr, mig, &code, &msg))
                 return;
         if (l->events >= XID_LOG_MAX) {
                 l->truncated = true;
@@ -224,6 +255,7 @@ void xid_log_line(struct xid_log *l, const char *line, size_t len)
                 .reset = is_reset_marker(code, msg),
                 .msg = xstrndup(msg, 200),
         };
+        snprintf(d->v[d->n - 1].mig, sizeof(d->v[d->n - 1].mig), "%s", mig);
         l->events++;
 }
 

@@ -28,6 +28,7 @@ struct xid_event {
         double t;   /* seconds in CLOCK */
         bool reset; /* Xid 154 "... to 0x0 (None)": the GPU no longer needs recovery */
         char *msg;  /* the text after the code, at most 200 bytes */
+        char mig[32]; /* the MIG instance the driver names, "GPU-I:05" or "GPU-I:05 GPU-CI:00"; "" when none */
 };
 
 struct xid_dev {

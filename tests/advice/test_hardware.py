@@ -77,7 +77,47 @@ def case_item16_unknown_locality(tmp):
     check(f.get('value') == 'mlx5_0', 'item 16: a placed HCA on the GPU\'s node is named (%r)' % f)
 
 
+# --- item 13: Xid lines of a MIG node -----------------------------------------------------------
+
+MIG_XID_LOG = (
+    'Nov 30 01:00:00 n1 kernel: [    0.000000] Linux version 6.8.0-45-generic (buildd@lcy02-amd64-075)\r\n'
+    # the GPU-instance form, then the GPU- and compute-instance form (kernel_rc.c, krcReportXid)
+    'Nov 30 02:00:00 n1 kernel: [ 7200.1] NVRM: Xid (PCI:0000:01:00 GPU-I:05): 94, pid=4242, name=python, '
+    'Contained: CE User Channel (0x4). RST: No, D-RST: No\r\n'
+    'Nov 30 02:00:01 n1 kernel: [ 7201.1] NVRM: Xid (PCI:0000:01:00 GPU-I:01 GPU-CI:00): 43, pid=4243, '
+    'name=python, Ch 00000010\r\n'
+    # GPU 1 is not in MIG mode: the plain form
+    'Nov 30 02:10:00 n1 kernel: [ 7800.0] NVRM: Xid (PCI:0000:02:00): 13, pid=4300, name=python, '
+    'Graphics Exception\r\n')
+
+
+def case_item13_mig_xid(tmp):
+    """A MIG node's Xid lines carry the instance in the attribution ("PCI:0000:01:00 GPU-I:05"), and a
+    log copied through Windows tools ends its lines in CR LF: the contained ECC error (Xid 94) is
+    read, and the critical-Xid rule fails instead of passing."""
+    root = copy_root(tmp, 'ws-4090')
+    write(root, '/var/lib/llmtune/captures/kmsg.txt', MIG_XID_LOG)
+    f = facts(root, 'xid')
+    check(f.get('xid.codes', {}).get('value') == '13,43,94' and f.get('xid.events', {}).get('value') == 3,
+          'item 13: both MIG Xid lines and the plain one are read (%r)' % {k: f.get(k) for k in ('xid.codes', 'xid.events')})
+    check(f.get('xid.devices', {}).get('value') == '0000:01:00,0000:02:00',
+          'item 13: the devices are named by PCI address without the instance (%r)' % f.get('xid.devices'))
+    check(f.get('xid.0000:01:00.codes', {}).get('value') == '43,94', 'item 13: GPU 0 had Xid 94 and 43 (%r)'
+          % f.get('xid.0000:01:00.codes'))
+    last = f.get('xid.0000:01:00.last', {}).get('value') or ''
+    check(last.startswith('43 (GPU-I:01 GPU-CI:00), pid=4243') and last.endswith('Ch 00000010'),
+          'item 13: the last event names the GPU and compute instance, without the trailing CR (%r)' % last)
+    last = f.get('xid.0000:02:00.last', {}).get('value')
+    check(last == '13, pid=4300, name=python, Graphics Exception',
+          'item 13: a plain line ending in CR LF is read without the CR (%r)' % last)
+    res = audit(root, 'rtx4090-ws', 'gpu-xid-critical')
+    r = res['gpu-xid-critical']
+    check(r['status'] == 'fail' and '94' in (r.get('observed') or ''),
+          'item 13: the contained ECC error fails gpu-xid-critical (%r)' % r)
+
+
 CASES = {
+    'item13-mig-xid': case_item13_mig_xid,
     'item16-unknown-locality': case_item16_unknown_locality,
 }
 
