@@ -729,12 +729,41 @@ static void plan_fstab_stripe(struct planner *pl)
 
 static bool power_of_two(uint64_t v) { return v && !(v & (v - 1)); }
 
-/* XFS alignment is set by mkfs. The sunit=/swidth= mount options (Documentation/admin-guide/xfs.rst)
- * only change it on a filesystem made with a non-zero stripe unit, to a multiple that divides the
- * allocation group; otherwise the mount fails ("cannot change alignment", fs/xfs/xfs_mount.c), and an
- * fstab line with them drops the boot into emergency mode. So: numbers computed from the array, mount
- * options only when the kernel will take them (a full unmount and mount, never a remount), else the
- * plain statement that only mkfs.xfs fixes it. Both are manual steps: llmtune never writes them. */
+/* Why the sunit=/swidth= mount options cannot take XFS from a stripe unit of SU blocks to ES (and a
+ * width of EW) with AG blocks per allocation group; NULL when the kernel accepts them. xfs(5) and
+ * Documentation/admin-guide/xfs.rst: only for a filesystem made with a stripe unit, the unit may only
+ * grow by a power-of-2 multiple, the width may be any integer multiple of the unit (reshaping an
+ * array is what they are for); fs/xfs/xfs_mount.c (xfs_validate_new_dalign): the unit must divide the
+ * allocation group. */
+static char *xfs_options_refused(uint64_t su, uint64_t es, uint64_t ew, uint64_t ag)
+{
+        if (su == 0)
+                return xstrdup("it was made without stripe alignment (sunit=0): the kernel refuses sunit=/swidth= "
+                               "mount options on it, and an /etc/fstab line with them stops the boot");
+        if (es < su)
+                return xasprintf("the array needs a stripe unit of %llu blocks, smaller than the %llu mkfs set: the "
+                                 "mount options may only increase it",
+                                 (unsigned long long)es, (unsigned long long)su);
+        if (es % su || !power_of_two(es / su))
+                return xasprintf("the array needs a stripe unit of %llu blocks; the mount options may change the %llu "
+                                 "mkfs set only by a power-of-2 multiple",
+                                 (unsigned long long)es, (unsigned long long)su);
+        if (ag && ag % es)
+                return xasprintf("a stripe unit of %llu blocks does not divide the allocation group (%llu blocks), "
+                                 "so the kernel refuses the mount",
+                                 (unsigned long long)es, (unsigned long long)ag);
+        if (ew % es)
+                return xasprintf("a stripe width of %llu blocks is not a multiple of the unit (%llu)",
+                                 (unsigned long long)ew, (unsigned long long)es);
+        return NULL;
+}
+
+/* XFS alignment is set by mkfs; the sunit=/swidth= mount options change it at a full mount (never a
+ * remount) where the kernel accepts them (xfs_options_refused), and a mount they fail drops the boot
+ * into emergency mode when they are in /etc/fstab. So: numbers computed from the array, the mount
+ * options wherever they work (an array reshaped to more disks keeps its stripe unit and needs only a
+ * new width), the plain statement that only mkfs.xfs fixes it otherwise. Both are manual steps:
+ * llmtune never writes them. */
 static void plan_xfs_align(struct planner *pl)
 {
         const struct fact **v = NULL;
@@ -746,6 +775,7 @@ static void plan_xfs_align(struct planner *pl)
                 const struct fact *type = fact_ok(pl->f, "md.%s.fs.type", md);
                 const struct fact *bs = fact_ok(pl->f, "md.%s.fs.block_size", md);
                 const struct fact *su = fact_ok(pl->f, "md.%s.fs.stride", md);
+                const struct fact *sw = fact_ok(pl->f, "md.%s.fs.stripe_width", md);
                 const struct fact *es = fact_ok(pl->f, "md.%s.fs.expected_stride", md);
                 const struct fact *ew = fact_ok(pl->f, "md.%s.fs.expected_stripe_width", md);
                 const struct fact *ag = fact_ok(pl->f, "md.%s.fs.agblocks", md);
@@ -755,34 +785,28 @@ static void plan_xfs_align(struct planner *pl)
                         continue;
                 uint64_t chunk_kib = es->mag * bs->mag / 1024;
                 const char *where = mp ? mp->str : "its mount point";
-                _cleanup_free_ char *mkfs = xasprintf(
-                        "back up the data of /dev/%s, re-create the filesystem with `mkfs.xfs -f -d su=%lluk,sw=%llu /dev/%s` "
-                        "(this erases it), restore the data",
-                        md, (unsigned long long)chunk_kib, (unsigned long long)dd->mag, md);
-                if (su->mag == 0) {
+                _cleanup_free_ char *refused = xfs_options_refused(su->mag, es->mag, ew->mag, ag ? ag->mag : 0);
+                if (refused) {
                         note(pl, false,
-                             "XFS on /dev/%s was made without stripe alignment (sunit=0): the kernel refuses sunit=/swidth= "
-                             "mount options on it, and an /etc/fstab line with them stops the boot. The only fix: %s",
-                             md, mkfs);
-                        continue;
-                }
-                bool increase = es->mag > su->mag && es->mag % su->mag == 0 && power_of_two(es->mag / su->mag);
-                bool fits_ag = !ag || ag->mag == 0 || ag->mag % es->mag == 0;
-                if (!increase || !fits_ag) {
-                        note(pl, false,
-                             "XFS on /dev/%s has sunit=%llu blocks; the array needs %llu, which the kernel accepts only as a "
-                             "power-of-2 multiple of the mkfs value that divides the allocation group (%llu blocks). The "
-                             "only fix: %s",
-                             md, (unsigned long long)su->mag, (unsigned long long)es->mag,
-                             (unsigned long long)(ag ? ag->mag : 0), mkfs);
+                             "XFS on /dev/%s: %s. The only fix: back up the data of /dev/%s, re-create the filesystem "
+                             "with `mkfs.xfs -f -d su=%lluk,sw=%llu /dev/%s` (this erases it), restore the data",
+                             md, refused, md, (unsigned long long)chunk_kib, (unsigned long long)dd->mag, md);
                         continue;
                 }
                 uint64_t sunit512 = es->mag * bs->mag / 512, swidth512 = ew->mag * bs->mag / 512;
+                _cleanup_free_ char *was = sw ? xasprintf("sunit %llu, swidth %llu blocks", (unsigned long long)su->mag,
+                                                          (unsigned long long)sw->mag)
+                                              : xasprintf("sunit %llu blocks", (unsigned long long)su->mag);
                 note(pl, false,
-                     "XFS on /dev/%s: add sunit=%llu,swidth=%llu (512-byte units) to the options of %s in /etc/fstab, then "
-                     "unmount and mount it (`umount %s && mount %s`; not a remount, which ignores them). A mount that "
-                     "fails with \"cannot change alignment\" needs the fstab line reverted before the next boot",
-                     md, (unsigned long long)sunit512, (unsigned long long)swidth512, where, where, where);
+                     "XFS on /dev/%s (%s; the array needs %llu and %llu): add sunit=%llu,swidth=%llu (512-byte units) to "
+                     "the options of %s in /etc/fstab, then unmount and mount it (`umount %s && mount %s`; not a "
+                     "remount, which ignores them); the kernel writes them into the superblock. A mount that fails "
+                     "with \"cannot change alignment\" needs the fstab line reverted before the next boot; one that "
+                     "logs \"Cannot change stripe alignment\" (it would move the root inode) kept the old values, "
+                     "and then only mkfs.xfs -d su=%lluk,sw=%llu fixes it",
+                     md, was, (unsigned long long)es->mag, (unsigned long long)ew->mag, (unsigned long long)sunit512,
+                     (unsigned long long)swidth512, where, where, where, (unsigned long long)chunk_kib,
+                     (unsigned long long)dd->mag);
         }
         free(v);
 }

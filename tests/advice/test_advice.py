@@ -183,6 +183,27 @@ def case_item4_xfs_alignment(tmp):
     check('mkfs.xfs' in out and 'sunit=1024' not in out, 'item 4: sunit not dividing agblocks gets mkfs only')
 
 
+def case_i29_item5_xfs_reshaped(tmp):
+    """Issue 29 item 5: an array reshaped from 4 to 8 disks keeps its stripe unit; only the width is stale.
+    Documentation/admin-guide/xfs.rst: swidth may be any integer multiple of sunit, and reshaping is what
+    the mount options are for. So the fix is sunit=,swidth= at a full unmount, never mkfs; mkfs only where
+    the options cannot work (a smaller stripe unit than mkfs set)."""
+    root = copy_root(tmp, 'hgx-h100')
+    set_xfs_geometry(root, 128, 512, 128000)   # 512 KiB chunk, width for 4 data disks; the array has 8
+    res = audit(root, 'h100-sxm-8x', 'raid-xfs-alignment')
+    check(res['raid-xfs-alignment']['status'] == 'fail', 'item 5: a stale swidth fails raid-xfs-alignment')
+    out = xfs_plan(root)
+    check('sunit=1024,swidth=8192' in out and 'umount /raid && mount /raid' in out,
+          'item 5: a stale swidth gets sunit=1024,swidth=8192 at a full unmount (%s)' % out.strip()[-400:])
+    check('mkfs.xfs -f' not in out and 'power-of-2' not in out,
+          'item 5: no mkfs and no "power-of-2" message when only the width is stale')
+    set_xfs_geometry(root, 256, 2048, 128000)  # made for 1 MiB chunks: the unit would have to shrink
+    out = xfs_plan(root)
+    check('mkfs.xfs -f -d su=512k,sw=8 /dev/md0' in out and 'smaller than the 256 mkfs set' in out
+          and 'sunit=1024' not in out,
+          'item 5: a stripe unit that would have to shrink gets mkfs, with that reason (%s)' % out.strip()[-300:])
+
+
 # --- item 3: the ext4 stripe in effect ---------------------------------------------------------------
 
 EXT4_RULES = ('raid-ext4-stride', 'raid-ext4-stripe-fstab', 'raid-ext4-stripe-mounted')
@@ -1019,6 +1040,7 @@ CASES = {
     'item16-ram-per-gpu': case_item16_ram_per_gpu,
     'item17-exec': case_item17_exec,
     'i29-item8-socket-ifname': case_i29_item8_socket_ifname,
+    'i29-item5-xfs-reshaped': case_i29_item5_xfs_reshaped,
 }
 
 
