@@ -25,8 +25,8 @@ _llmtune_options()
         case $1 in
         facts) echo "--json -j" ;;
         audit) echo "--profile -p --rule -r --json -j --format -f --output -o --quiet -q --only-failed --fail-on" ;;
-        plan) echo "--profile -p --rule -r --json -j --exit-code" ;;
-        apply) echo "--profile -p --rule -r --dry-run -n --json -j --wait -w --no-wait --reapply" ;;
+        plan) echo "--profile -p --rule -r --json -j --exit-code --param --site-profile --pin" ;;
+        apply) echo "--profile -p --rule -r --dry-run -n --json -j --wait -w --no-wait --reapply --param --site-profile --pin" ;;
         profile) echo "--profile -p --json -j" ;;
         rollback) echo "--last-run -l --to -t --all -a --force -f --wait -w --no-wait --dry-run -n --json -j" ;;
         recommend | profiles) echo "--json -j" ;;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "affinity.h"
+#include "site-config.h"
 #include "command.h"
 #include "facts.h"
 #include "mounts.h"
@@ -515,7 +516,7 @@ static const char *const dropin_dirs[] = {
  * in the way of such a link is removed first, and put back by rollback). */
 static const char *const fixed_files[] = {
         "/etc/fstab", "/etc/nccl.conf", AFFINITY_CONF, "/etc/systemd/zram-generator.conf",
-        "/etc/systemd/system/zramswap.service", "/etc/sysctl.conf",
+        "/etc/systemd/system/zramswap.service", "/etc/sysctl.conf", SITE_CONFIG_PATH,
 };
 
 #define WANTS_DIR "/etc/systemd/system/multi-user.target.wants/"
@@ -537,6 +538,9 @@ static bool file_target_allowed(const char *t)
         /* a zram-generator drop-in of /etc in the way of the /dev/null link that masks it */
         if (startswith(t, "/etc/systemd/zram-generator.conf.d/") &&
             base == t + strlen("/etc/systemd/zram-generator.conf.d/") && endswith(base, ".conf"))
+                return true;
+        /* the site profile of apply --param (profiles are data: they run nothing) */
+        if (startswith(t, PROFILES_SITE_DIR "/") && base == t + strlen(PROFILES_SITE_DIR "/") && endswith(base, ".ini"))
                 return true;
         if (!strstr(base, "llmtune"))
                 return false;
@@ -932,6 +936,7 @@ struct change_ops {
 static const struct change_ops change_ops[] = {
         [CHANGE_FILE] = {file_allowed,
                          "/etc/fstab, /etc/nccl.conf, /etc/sysctl.conf, /etc/sysctl.d/*.conf, " AFFINITY_CONF
+                         ", " SITE_CONFIG_PATH ", " PROFILES_SITE_DIR "/*.ini"
                          " or a file named *llmtune* in a drop-in directory (tmpfiles.d, modprobe.d, ...)",
                          file_check, file_apply, file_undo, file_current, NULL, file_describe, file_leftovers},
         [CHANGE_SYMLINK] = {link_allowed, "under /etc/systemd", link_check, link_apply, link_undo, link_current, NULL,

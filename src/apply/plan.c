@@ -78,6 +78,7 @@ struct planner {
         struct root *r;
         const struct resolved *profile;
         const struct result *res;
+        const char *rule; /* what the changes added now are for: the result's rule, or a setup label */
         struct pending *pend;
         size_t n_pend;
         struct strv unreadable; /* files that are there but could not be read: left alone, noted once */
@@ -87,7 +88,7 @@ static struct change *add(struct planner *pl, enum change_type t, const char *ta
 {
         pl->p->v = xrealloc(pl->p->v, (pl->p->n + 1) * sizeof(*pl->p->v));
         struct change *c = &pl->p->v[pl->p->n++];
-        *c = (struct change){.rule = xstrdup(pl->res->rule->id), .type = t, .target = xstrdup(target)};
+        *c = (struct change){.rule = xstrdup(pl->rule), .type = t, .target = xstrdup(target)};
         return c;
 }
 
@@ -1135,10 +1136,20 @@ static void plan_result(struct planner *pl)
                 plan_manual(pl);
 }
 
-int plan_build(struct plan *p, const struct audit *a, struct facts *f, const struct resolved *profile)
+bool plan_rule_is_setup(const char *rule)
+{
+        return rule && (streq(rule, PLAN_RULE_PARAMS) || streq(rule, PLAN_RULE_PIN));
+}
+
+int plan_build(struct plan *p, const struct audit *a, struct facts *f, const struct resolved *profile,
+               const struct plan_setup_file *setup, size_t n_setup)
 {
         struct planner pl = {.p = p, .f = f, .r = facts_root(f), .profile = profile};
         *p = (struct plan){0};
+        for (size_t i = 0; i < n_setup; i++) {
+                pl.rule = setup[i].rule;
+                want_file(&pl, setup[i].path, setup[i].content, 0644);
+        }
         /* Several rules may share one remedy (the nccl-conf rules, a knob's runtime rule and its
          * persistent twin): plan it once, by the key its table entry gives. */
         struct strv done = {0};
@@ -1153,6 +1164,7 @@ int plan_build(struct plan *p, const struct audit *a, struct facts *f, const str
                 if (key)
                         strv_add(&done, key);
                 pl.res = res;
+                pl.rule = res->rule->id;
                 plan_result(&pl);
         }
         strv_done(&done);

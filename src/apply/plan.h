@@ -43,8 +43,21 @@ struct plan {
         size_t n;
 };
 
-/* Build the plan for the failing results of A. Unplannable remedies become notes. */
-int plan_build(struct plan *p, const struct audit *a, struct facts *f, const struct resolved *profile);
+/* A file apply writes before the remedies' changes, in the same run (logged, undone with it):
+ * the site profile of `apply --param` and the pin of `--pin`. RULE labels its records; it is one
+ * of the PLAN_RULE_* names, which no rule can have (rule ids have no '.'). */
+struct plan_setup_file {
+        const char *rule, *path, *content;
+};
+#define PLAN_RULE_PARAMS "profile.params"
+#define PLAN_RULE_PIN "profile.pin"
+/* Is RULE one of the labels above (a record of the run's setup, not of a rule)? */
+bool plan_rule_is_setup(const char *rule);
+
+/* Build the plan: the N_SETUP setup files first, then the failing results of A. Unplannable
+ * remedies become notes. */
+int plan_build(struct plan *p, const struct audit *a, struct facts *f, const struct resolved *profile,
+               const struct plan_setup_file *setup, size_t n_setup);
 void plan_done(struct plan *p);
 void change_done(struct change *c);
 const char *change_type_name(enum change_type t);

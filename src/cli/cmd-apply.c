@@ -13,12 +13,14 @@
 #include "json-out.h"
 #include "plan.h"
 #include "site-config.h"
+#include "site-setup.h"
 #include "txn.h"
 
 struct apply_opts {
         const char *profile;
         char *reapply_profile; /* --reapply: the profile the newest change in force was applied with */
         struct strv only;
+        struct site_setup setup; /* --param, --site-profile, --pin */
         int wait_opt;          /* --wait 1, --no-wait 0, neither -1 */
         bool dry_run, json, wait, reapply, exit_code, pinned;
 };
@@ -93,7 +95,8 @@ static void print_plan_human(const struct plan *p)
         }
 }
 
-static json_object *change_json(const struct change *c, const char *status, bool with_content)
+/* One change record, the same for plan and apply (a dry run's records are the real run's). */
+static json_object *change_json(const struct change *c, const char *status)
 {
         json_object *o = json_object_new_object();
         json_object_object_add(o, "rule", json_object_new_string(c->rule));
@@ -103,10 +106,8 @@ static json_object *change_json(const struct change *c, const char *status, bool
                 _cleanup_free_ char *d = unified_diff(c->target, c->before, c->after);
                 json_object_object_add(o, "diff", json_object_new_string(d));
         }
-        if (with_content || c->type != CHANGE_FILE) {
-                json_object_object_add(o, "before", c->before ? json_object_new_string(c->before) : NULL);
-                json_object_object_add(o, "after", c->after ? json_object_new_string(c->after) : NULL);
-        }
+        json_object_object_add(o, "before", c->before ? json_object_new_string(c->before) : NULL);
+        json_object_object_add(o, "after", c->after ? json_object_new_string(c->after) : NULL);
         if (c->type == CHANGE_COMMAND) {
                 _cleanup_free_ char *cmd = strv_join(&c->argv, " ");
                 json_object_object_add(o, "command", json_object_new_string(cmd));
@@ -128,6 +129,15 @@ static bool reboot_required(const struct plan *p)
         return false;
 }
 
+/* What --param and --pin name, in plan's and apply's JSON alike. */
+static void add_setup_json(json_object *top, const struct rule_env *env, const struct apply_opts *o)
+{
+        if (o->setup.path)
+                json_object_object_add(top, "site_profile", json_object_new_string(o->setup.path));
+        if (o->setup.pin)
+                json_object_object_add(top, "pinned", json_object_new_string(env->profile.name));
+}
+
 /* plan, apply --dry-run: the plan, and with --exit-code whether changes are pending. */
 static int print_plan(struct root *root, const struct rule_env *env, const struct plan *p, const struct apply_opts *o)
 {
@@ -136,6 +146,7 @@ static int print_plan(struct root *root, const struct rule_env *env, const struc
                 json_object_object_add(top, "format", json_object_new_int(1));
                 json_object_object_add(top, "root", json_object_new_string(root_path(root)));
                 json_object_object_add(top, "profile", json_object_new_string(env->profile.name));
+                add_setup_json(top, env, o);
                 /* The same record schema as apply's: status is what apply would report,
                  * "planned" for a change, "skipped" for a command that would not run here
                  * (under --root only image files in the tree are touched), "reboot-required"
@@ -148,7 +159,7 @@ static int print_plan(struct root *root, const struct rule_env *env, const struc
                                          : ch->type == CHANGE_COMMAND && !plan_command_runs(root, &ch->argv) ? "skipped"
                                                                                                              : "planned";
                         would += streq(st, "planned");
-                        json_object_array_add(arr, change_json(ch, st, true));
+                        json_object_array_add(arr, change_json(ch, st));
                 }
                 json_object_object_add(top, "changed", json_object_new_int64((int64_t)would));
                 json_object_object_add(top, "planned", json_object_new_int64((int64_t)plan_changes(p)));
@@ -174,6 +185,7 @@ static void print_result(struct root *r, const struct rule_env *env, const struc
                 json_object_object_add(top, "format", json_object_new_int(1));
                 json_object_object_add(top, "root", json_object_new_string(root_path(r)));
                 json_object_object_add(top, "profile", json_object_new_string(env->profile.name));
+                add_setup_json(top, env, o);
                 json_object_object_add(top, "run", json_object_new_string(res->run));
                 json_object_object_add(top, "changed", json_object_new_int64((int64_t)res->changed));
                 json_object_object_add(top, "failed", json_object_new_boolean(res->failure != NULL));
@@ -183,7 +195,7 @@ static void print_result(struct root *r, const struct rule_env *env, const struc
                 json_object_object_add(top, "head", changelog_head_json(res->head_seq, res->head_hash));
                 json_object *arr = json_object_new_array();
                 for (size_t i = 0; i < p->n; i++)
-                        json_object_array_add(arr, change_json(&p->v[i], res->status[i] ? res->status[i] : "not-run", false));
+                        json_object_array_add(arr, change_json(&p->v[i], res->status[i] ? res->status[i] : "not-run"));
                 json_object_object_add(top, "changes", arr);
                 json_print(stdout, top);
                 json_object_put(top);
@@ -237,6 +249,7 @@ static void apply_opts_done(struct apply_opts *o)
 {
         strv_done(&o->only);
         free(o->reapply_profile);
+        site_setup_done(&o->setup);
 }
 
 static int parse_opts(int argc, char **argv, bool plan_only, struct apply_opts *o)
@@ -250,6 +263,9 @@ static int parse_opts(int argc, char **argv, bool plan_only, struct apply_opts *
                 {"no-wait", no_argument, NULL, 'W'},
                 {"reapply", no_argument, NULL, 'R'},
                 {"exit-code", no_argument, NULL, 'E'},
+                {"param", required_argument, NULL, 'P'},
+                {"site-profile", required_argument, NULL, 'S'},
+                {"pin", no_argument, NULL, 'I'},
                 {},
         };
         int c;
@@ -263,6 +279,12 @@ static int parse_opts(int argc, char **argv, bool plan_only, struct apply_opts *
                 case 'W': o->wait_opt = 0; break;
                 case 'R': o->reapply = true; break;
                 case 'E': o->exit_code = true; break;
+                case 'P':
+                        if (site_setup_param(&o->setup, optarg) != EXIT_OK)
+                                return EXIT_ERROR;
+                        break;
+                case 'S': o->setup.site_name = optarg; break;
+                case 'I': o->setup.pin = true; break;
                 default: return cli_usage_error(plan_only ? "plan" : "apply");
                 }
         for (int i = optind; i < argc; i++)
@@ -274,6 +296,8 @@ static int parse_opts(int argc, char **argv, bool plan_only, struct apply_opts *
                 return cli_error("--exit-code goes with plan (or apply --dry-run)");
         if (o->reapply && o->only.n)
                 return cli_error("--reapply chooses the rules itself: no --rule with it");
+        if (o->reapply && (o->setup.keys.n || o->setup.pin))
+                return cli_error("--reapply puts back what is in force: no --param or --pin with it");
         return EXIT_OK;
 }
 
@@ -313,7 +337,8 @@ static int reapply_rules(struct root *root, struct apply_opts *o)
         const struct log_record *newest = NULL;
         for (size_t i = 0; i < n; i++) {
                 const char *rule = lr.v[idx[i]].change.rule;
-                if (rule && !strv_contains(&o->only, rule))
+                /* the site profile and the pin are files in /etc: nothing resets them at boot */
+                if (rule && !plan_rule_is_setup(rule) && !strv_contains(&o->only, rule))
                         strv_add(&o->only, rule);
                 if (!newest || lr.v[idx[i]].seq > newest->seq)
                         newest = &lr.v[idx[i]];
@@ -385,9 +410,13 @@ static int run_apply(struct cli *cli, int argc, char **argv, bool plan_only)
         _cleanup_(facts_freep) struct facts *f = cli_facts_new(cli);
         _cleanup_(audit_done) struct audit a = {0};
         _cleanup_(plan_done) struct plan p = {0};
-        rc = cli_load_env(cli, &env);
+        rc = site_setup_profile(&o.setup, &o.profile, &env);
+        if (rc == EXIT_OK)
+                rc = cli_load_env(cli, &env);
         if (rc == EXIT_OK)
                 rc = cli_pick_profile(cli, &env, o.profile, f);
+        if (rc == EXIT_OK)
+                rc = site_setup_files(cli, &o.setup, &env);
         if (rc == EXIT_OK && o.reapply)
                 rc = known_rules(&env, &o);
         const char *bad = NULL;
@@ -395,7 +424,7 @@ static int run_apply(struct cli *cli, int argc, char **argv, bool plan_only)
                 rc = cli_error("unknown rule '%s' (see `llmtune explain --list`)", bad);
         if (rc != EXIT_OK)
                 return rc == NOTHING_TO_DO ? EXIT_OK : rc;
-        plan_build(&p, &a, f, &env.profile);
+        plan_build(&p, &a, f, &env.profile, o.setup.files, o.setup.n_files);
         if (o.dry_run)
                 return print_plan(root, &env, &p, &o);
         return carry_out(cli, &t, &env, &p, &o);
@@ -407,13 +436,18 @@ static int plan_cmd(struct cli *cli, int argc, char **argv) { return run_apply(c
 #define APPLY_OPTIONS                                                                                               \
         "  -p, --profile NAME|FILE  profile (default: the pinned one, else detected, as audit does)\n"                                 \
         "  -r, --rule ID...         only these rules\n"                                                           \
+        "      --param NAME=VALUE   set a parameter of --profile NAME for this host: the run writes the site\n"   \
+        "                           profile " PROFILES_SITE_DIR "/site-NAME.ini that inherits NAME and holds\n" \
+        "                           these values, and uses it (logged and undone with the run)\n"              \
+        "      --site-profile NAME  the name of that site profile (default site-PROFILE)\n"                   \
+        "      --pin                pin the profile used in " SITE_CONFIG_PATH ", as part of the run\n"        \
         "  -j, --json               machine-readable output: changed count, reboot_required, per-change records\n"
 
 const struct command cmd_apply = {
         .name = "apply",
         .summary = "fix what the audit found, logged and undoable",
         .usage = "Usage: llmtune [--root DIR] apply [--profile NAME|FILE] [--rule ID...|--reapply] [--dry-run] [--json]\n"
-                 "                                [--wait|--no-wait]\n"
+                 "                                [--param NAME=VALUE... [--site-profile NAME]] [--pin] [--wait|--no-wait]\n"
                  "\n"
                  "Turn the failing audit findings into a plan and carry it out. Each change is logged to\n"
                  "ROOT/var/lib/llmtune/changelog.jsonl before it is made (intent) and after (outcome); files\n"
@@ -442,6 +476,7 @@ const struct command cmd_plan = {
         .name = "plan",
         .summary = "show what apply would change (a dry run)",
         .usage = "Usage: llmtune [--root DIR] plan [--profile NAME|FILE] [--rule ID...] [--json] [--exit-code]\n"
+                 "                               [--param NAME=VALUE... [--site-profile NAME]] [--pin]\n"
                  "\n"
                  "Print a unified diff (a/ and b/ headers) for every file apply would create or change,\n"
                  "then the runtime changes, commands, reboots and manual steps. Writes nothing.\n"

@@ -223,8 +223,6 @@ static struct strv ini_names(const char *dir)
         return names;
 }
 
-#define SITE_DIR "/etc/llmtune/profiles.d"
-
 int profiles_load(struct profile_lib *lib, const char *shipped_dir, struct root *root, struct diags *d)
 {
         int rc = 0;
@@ -260,16 +258,18 @@ int profiles_load(struct profile_lib *lib, const char *shipped_dir, struct root 
                 return rc;
         /* Site profiles are part of the machine: read them through the root handle. */
         struct strv site = {0};
-        int lrc = root_list(root, SITE_DIR, &site);
+        int lrc = root_list(root, PROFILES_SITE_DIR, &site);
         if (lrc < 0 && !root_gone(lrc)) {
                 /* a site profile there may be the one asked for, or replace a shipped one */
-                diag_add(d, SITE_DIR, 0, "cannot list: %s", strerror(-lrc));
+                diag_add(d, PROFILES_SITE_DIR, 0, "cannot list: %s", strerror(-lrc));
                 rc = -EINVAL;
         }
         for (size_t i = 0; i < site.n; i++) {
                 if (!endswith(site.v[i], ".ini") || site.v[i][0] == '.')
                         continue;
-                _cleanup_free_ char *p = xasprintf(SITE_DIR "/%s", site.v[i]);
+                _cleanup_free_ char *p = xasprintf(PROFILES_SITE_DIR "/%s", site.v[i]);
+                if (lib->overlay_path && streq(p, lib->overlay_path))
+                        continue;
                 const char *data;
                 size_t len;
                 _cleanup_free_ char *host = root_host_path(root, p);
@@ -287,6 +287,8 @@ int profiles_load(struct profile_lib *lib, const char *shipped_dir, struct root 
                         rc = -EINVAL;
         }
         strv_done(&site);
+        if (lib->overlay_path && load_one(lib, lib->overlay_path, lib->overlay_text, strlen(lib->overlay_text), true, d) < 0)
+                rc = -EINVAL;
         return rc;
 }
 

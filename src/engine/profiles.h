@@ -12,6 +12,8 @@
 #include "ini-load.h"
 #include "rules.h"
 
+#define PROFILES_SITE_DIR "/etc/llmtune/profiles.d"
+
 struct setting {
         char *key, *value;
         char *origin; /* "file:line" where the value was set */
@@ -35,6 +37,9 @@ struct profile {
 struct profile_lib {
         struct profile *v;
         size_t n;
+        /* The text a site profile file will hold once this run writes it (apply --param): set before
+         * profiles_load, it is loaded in place of the file at OVERLAY_PATH (present or not). */
+        const char *overlay_path, *overlay_text;
 };
 
 /* Shipped profiles from SHIPPED_DIR, then site profiles under the root (may be NULL). */

@@ -158,18 +158,27 @@ def gathered_archive_checks(llmtune, arch, tree_root):
                   'role gather: report of the archive is not its audit: %s' % {k: h[k] for k in h if k != 'results'})
 
 
+def without_ansible():
+    """None when ansible-playbook is there, else the exit status: skip (77), or fail with
+    LLMTUNE_REQUIRE_ALL=1."""
+    if shutil.which('ansible-playbook'):
+        return None
+    msg = 'ansible-playbook not found (install ansible-core: packaging/install-deps.sh)'
+    if os.environ.get('LLMTUNE_REQUIRE_ALL') == '1':
+        print('FAIL: %s, and LLMTUNE_REQUIRE_ALL=1' % msg)
+        return 1
+    print('SKIP: ' + msg)
+    return 77
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--llmtune', required=True)
     ap.add_argument('--roots', required=True)
     args = ap.parse_args()
-    if not shutil.which('ansible-playbook'):
-        msg = 'ansible-playbook not found (install ansible-core: packaging/install-deps.sh)'
-        if os.environ.get('LLMTUNE_REQUIRE_ALL') == '1':
-            print('FAIL: %s, and LLMTUNE_REQUIRE_ALL=1' % msg)
-            return 1
-        print('SKIP: ' + msg)
-        return 77
+    skip = without_ansible()
+    if skip is not None:
+        return skip
     llmtune = os.path.abspath(args.llmtune)
     top = tempfile.mkdtemp(prefix='llmtune-ansible-')
     try:

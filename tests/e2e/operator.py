@@ -407,6 +407,56 @@ def log_runs_and_grouping(c):
     check('undone' in r.stdout and 'rollback' not in r.stdout.split('\n')[0], r.stdout[:300])
 
 
+# --- issue 31 items 1, 2: the site profile and the pin are changes of the run -------------------
+
+@case
+def params_pin_in_the_run(c):
+    """apply --param --pin writes the site profile and the pin as logged changes of the run; plan
+    with the same options shows the same records (also when the site profile exists and the
+    parameters change: no "already defined"); a failed run undoes both; rollback restores them."""
+    root = c.root('ws-4090')
+    site = os.path.join(root, 'etc/llmtune/profiles.d/ops-rtx.ini')
+    conf = os.path.join(root, 'etc/llmtune/llmtune.conf')
+    sel = ['--profile', 'rtx4090-ws', '--rule', 'thp-enabled', '--site-profile', 'ops-rtx', '--pin', '--json']
+
+    def records(doc):
+        return [dict(x, status='changed' if x['status'] == 'planned' else x['status']) for x in doc['changes']]
+    for value in ('never', 'always'):
+        plan = json.loads(c.run(root, 'plan', '--param', 'thp_enabled=' + value, *sel, status=0).stdout)
+        done = json.loads(c.run(root, 'apply', '--param', 'thp_enabled=' + value, *sel, status=0).stdout)
+        check(records(plan) == records(done), 'plan and apply records differ (%s)' % value)
+        check([x['rule'] for x in done['changes']][:1] == ['profile.params'] and done['pinned'] == 'ops-rtx' and
+              done['profile'] == 'ops-rtx', 'apply --param: %s' % [(x['rule'], x['target']) for x in done['changes']])
+        check('thp_enabled = %s\n' % value in open(site).read() and 'profile = ops-rtx' in open(conf).read(),
+              'the site profile or the pin was not written')
+    log = c.run(root, 'log', '--json', status=0).stdout
+    check('"profile.params"' in log and '"profile.pin"' in log, 'the change log lacks the setup records')
+    # A failed run (the tree's THP file does not offer the value) undoes the site profile and pin.
+    before_site, before_conf = open(site).read(), open(conf).read()
+    put(root, 'sys/kernel/mm/transparent_hugepage/enabled', '[always] madvise\n')
+    r = c.run(root, 'apply', '--param', 'thp_enabled=never', '--profile', 'rtx4090-ws', '--site-profile', 'ops-rtx',
+              '--pin', '--json')
+    doc = json.loads(r.stdout)
+    check(r.returncode == 1 and doc['failed'] and doc['changed'] == 0, 'the failing run: exit %d' % r.returncode)
+    check(open(site).read() == before_site and open(conf).read() == before_conf,
+          'a failed run left its site profile or pin: %s' % open(site).read())
+    # rollback --all restores what was there before llmtune: no site profile, no llmtune.conf.
+    put(root, 'sys/kernel/mm/transparent_hugepage/enabled', 'always [madvise] never\n')
+    c.run(root, 'rollback', '--all', '--force', status=0)
+    check(not os.path.exists(site) and not os.path.exists(conf), 'rollback left the site profile or the pin')
+    # --reapply does not take the setup records for rules.
+    c.run(root, 'apply', '--param', 'thp_enabled=never', *sel, status=0)
+    r = c.run(root, 'apply', '--reapply', status=0)
+    check('no longer known' not in r.stderr, 'reapply took profile.params for a rule: %s' % r.stderr)
+    # Values are validated before anything is written; --param needs a profile name.
+    root2 = c.root('ws-4090')
+    r = c.run(root2, 'apply', '--profile', 'rtx4090-ws', '--param', 'no_such_param=1', status=1)
+    check('unknown parameter' in r.stderr and not os.path.exists(os.path.join(root2, 'etc/llmtune/profiles.d')),
+          'an unknown parameter: %s' % r.stderr)
+    r = c.run(root2, 'plan', '--param', 'thp_enabled=never', status=1)
+    check('--param needs --profile NAME' in r.stderr, 'plan --param without --profile: %s' % r.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     ap.add_argument('--llmtune')

@@ -74,20 +74,24 @@ options:
   params:
     description:
       - Profile parameter overrides for this host (see C(llmtune profiles show PROFILE)), with O(profile).
-      - The module manages the site profile C(/etc/llmtune/profiles.d/ansible-PROFILE.ini) (name
-        C(ansible-PROFILE), inheriting PROFILE) holding them, and uses it; llmtune validates the values.
+      - The site profile C(/etc/llmtune/profiles.d/ansible-PROFILE.ini) (name C(ansible-PROFILE), inheriting
+        PROFILE) holds them and is used (C(llmtune apply --param NAME=VALUE --site-profile ansible-PROFILE)).
+        llmtune validates the values and writes the file in the same run as the changes, logged; a run
+        that fails is undone with the file, and C(llmtune rollback) restores what was there.
     type: dict
   pin:
     description: Pin the profile used (O(profile), or the managed C(ansible-PROFILE) with O(params)) in
-      C(/etc/llmtune/llmtune.conf) (C(llmtune profile set)), so the boot re-apply unit and later runs use it.
+      C(/etc/llmtune/llmtune.conf) (C(llmtune apply --pin)), so the boot re-apply unit and later runs use it.
+      The pin is part of the run like the site profile (undone when the run fails).
     type: bool
     default: false
 notes:
   - >-
     Supports check mode and diff mode. Check mode reports what the real run does, from llmtune's own dry
-    runs (C(llmtune plan --json), C(llmtune rollback --dry-run --json)): the same change count, the same
-    C(changes) records (status C(planned) where the real run says C(changed)), reboot and manual steps,
-    and a rollback that would be refused fails in check mode too.
+    runs with the same arguments (C(llmtune plan --json), C(llmtune rollback --dry-run --json)): the same
+    change count, the same C(changes) records (status C(planned) where the real run says C(changed)), the
+    site profile and pin files included, reboot and manual steps, and a rollback that would be refused
+    fails in check mode too.
   - >-
     In diff mode each file has its own before/after; runtime values alike (a governor per CPU) are one
     line with a count, as C(llmtune plan) shows them; commands, reboots and manual steps are in a
@@ -150,9 +154,9 @@ summary:
 changes:
   description:
     - The change records of C(llmtune apply --json) (in check mode C(llmtune plan --json)), one schema for both.
-    - C(rule), C(type) (file, symlink, value, swap, mountopt, command, note), C(target), C(diff) (files),
-      C(before)/C(after) (values; file contents in check mode), C(command) (commands), C(text) and C(reboot)
-      (notes), C(status).
+    - C(rule) (C(profile.params) and C(profile.pin) for the files of O(params) and O(pin)), C(type) (file,
+      symlink, value, swap, mountopt, command, note), C(target), C(diff) (files), C(before)/C(after) (values,
+      file contents), C(command) (commands), C(text) and C(reboot) (notes), C(status).
     - C(status) is C(changed), C(skipped) (a command that does not run here), C(failed), C(undone), C(not-run),
       C(reboot-required) or C(manual); in check mode C(planned) stands for C(changed).
   type: list
@@ -239,70 +243,35 @@ class Llmtune(object):
                 module.fail_json(msg='llmtune on %s: %s not found in PATH (install the llmtune package or set binary)'
                                  % (self.root, binary), root=self.root)
         self.profile = module.params['profile']
-        self.changed_setup = False
-        self.tmpdir = None
 
     # --- params (a managed site profile) and pin --------------------------------------------------
 
-    def site_profile(self):
-        """With params: the managed site profile ansible-PROFILE is written (in check mode, to a
-        temporary file that plan reads) and used. Returns whether the target's file changed."""
-        params = self.m.params['params']
-        if not params:
-            return False
-        base = self.m.params['profile']
-        if not base or '/' in base or base.endswith('.ini'):
-            self.m.fail_json(msg='llmtune on %s: params needs profile set to a profile name' % self.root,
-                             root=self.root)
-        name = 'ansible-' + base
-        lines = ['# Managed by Ansible (llmtune.llmtune.llmtune, option params): changes are overwritten.',
-                 '[profile]', 'name = %s' % name, 'inherits = %s' % base,
-                 'description = %s with parameters set by Ansible' % base, '', '[params]']
-        for k in sorted(params):
-            v = params[k]
-            if isinstance(v, bool):
-                v = 'true' if v else 'false'
-            v = str(v)
-            if not re.match(r'^[a-z0-9_]+$', k) or '\n' in v:
-                self.m.fail_json(msg='llmtune on %s: params: %r = %r is not a parameter line' % (self.root, k, v))
-            lines.append('%s = %s' % (k, v))
-        text = '\n'.join(lines) + '\n'
-        path = os.path.join(self.root, 'etc/llmtune/profiles.d', name + '.ini')
-        old = None
-        if os.path.exists(path):
-            with open(path) as f:
-                old = f.read()
-        changed = old != text
-        if self.m.check_mode and changed:
-            import tempfile
-            self.tmpdir = tempfile.mkdtemp(prefix='llmtune-ansible-')
-            tmp = os.path.join(self.tmpdir, name + '.ini')
-            with open(tmp, 'w') as f:
-                f.write(text)
-            self.profile = tmp  # plan reads the profile from the file
-        else:
-            if changed:
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                with open(path + '.tmp', 'w') as f:
-                    f.write(text)
-                os.rename(path + '.tmp', path)
-            self.profile = name
-        return changed
-
-    def pin(self):
-        """Pin the profile in use (llmtune profile set); returns (changed, name)."""
-        name = self.m.params['profile'] and (('ansible-' + self.m.params['profile']) if self.m.params['params']
-                                             else self.m.params['profile'])
-        if not name:
-            self.m.fail_json(msg='llmtune on %s: pin needs profile' % self.root, root=self.root)
-        rc, doc, err, cmd = self.json_of('profile', ['profile', '--json'], ok_codes=(0, 3))
-        if doc.get('source') == 'config' and doc.get('profile') == name:
-            return False, name
-        if not self.m.check_mode:
-            rc, out, err, cmd = self.run(['profile', 'set', name])
-            if rc != 0:
-                self.fail('profile set', rc, err, cmd)
-        return True, name
+    def setup_args(self):
+        """--param/--site-profile/--pin: llmtune writes the managed site profile ansible-PROFILE and the
+        pin in the same run as the changes (logged, undone when the run fails), and its dry run shows
+        the same files, so check mode and the real run cannot differ."""
+        p = self.m.params
+        args = []
+        if p['params']:
+            base = p['profile']
+            if not base or '/' in base or base.endswith('.ini'):
+                self.m.fail_json(msg='llmtune on %s: params needs profile set to a profile name' % self.root,
+                                 root=self.root)
+            for k in sorted(p['params']):
+                v = p['params'][k]
+                if isinstance(v, bool):
+                    v = 'true' if v else 'false'
+                v = str(v)
+                if not re.match(r'^[a-z0-9_]+$', k) or '\n' in v:
+                    self.m.fail_json(msg='llmtune on %s: params: %r = %r is not a parameter line' % (self.root, k, v),
+                                     root=self.root)
+                args += ['--param', '%s=%s' % (k, v)]
+            args += ['--site-profile', 'ansible-' + base]
+        if p['pin']:
+            if not p['profile']:
+                self.m.fail_json(msg='llmtune on %s: pin needs profile' % self.root, root=self.root)
+            args.append('--pin')
+        return args
 
     def wait_args(self):
         w = self.m.params['wait']
@@ -419,42 +388,31 @@ class Llmtune(object):
         return int(plan.get('changed', 0))
 
     def applied(self):
-        setup = self.site_profile()
-        pinned = None
-        if self.m.params['pin']:
-            p_changed, pinned = self.pin()
-            setup = setup or p_changed
-        sel = self.selection()
-        plan = None
-        if self.m.check_mode or self.m._diff:
-            # The dry run carries the full before/after contents of files.
-            rc, plan, err, cmd = self.json_of('plan', ['plan'] + sel + ['--json'])
+        args = self.selection() + self.setup_args() + ['--json']
         if self.m.check_mode:
-            n = self.would_change(plan)
-            res = dict(changed=n > 0 or setup, root=self.root, profile=plan.get('profile'),
-                       changes=plan.get('changes', []), changes_count=n,
-                       reboot_required=bool(plan.get('reboot_required')))
-            if pinned:
-                res['pinned'] = pinned
-            if self.m._diff:
-                res['diff'] = self.diffs(plan)
-            self.m.exit_json(**res)
-        rc, doc, err, cmd = self.json_of('apply', ['apply'] + sel + ['--json'] + self.wait_args())
-        n = int(doc.get('changed', 0))
-        res = dict(changed=n > 0 or setup, root=self.root, profile=doc.get('profile'), run=doc.get('run'),
-                   changes=doc.get('changes', []), changes_count=n, reboot_required=bool(doc.get('reboot_required')))
+            # llmtune's dry run: the same records, statuses (planned for changed) and files as apply
+            rc, doc, err, cmd = self.json_of('plan', ['plan'] + args)
+            n = self.would_change(doc)
+        else:
+            rc, doc, err, cmd = self.json_of('apply', ['apply'] + args + self.wait_args())
+            n = int(doc.get('changed', 0))
+        res = dict(changed=n > 0, root=self.root, profile=doc.get('profile'), changes=doc.get('changes', []),
+                   changes_count=n, reboot_required=bool(doc.get('reboot_required')))
+        if doc.get('run'):
+            res['run'] = doc['run']
         if doc.get('head'):
             res['head'] = doc['head']
+        if doc.get('pinned'):
+            res['pinned'] = doc['pinned']
         if doc.get('failed') or rc != 0:
-            # The error names the target, the rule and the reason; the run was undone.
+            # The error names the target, the rule and the reason; the run was undone, the site
+            # profile and the pin with it.
             reason = doc.get('error') or (err or '').strip() or 'exit status %d' % rc
             res['changed'] = False
             self.m.fail_json(msg='llmtune apply on %s failed at %s (the changes of this run were undone)' % (
                 self.root, reason), rc=rc, stderr=err, **res)
-        if pinned:
-            res['pinned'] = pinned
-        if self.m._diff and plan is not None and n > 0:
-            res['diff'] = self.diffs(plan)
+        if self.m._diff and n > 0:
+            res['diff'] = self.diffs(doc)
         self.m.exit_json(**res)
 
     # --- state=rolled_back ---------------------------------------------------------------------
@@ -506,13 +464,7 @@ def main():
         required_if=[('rollback', 'to', ('to',))],
         supports_check_mode=True,
     )
-    lt = Llmtune(module)
-    try:
-        run_state(lt, module.params['state'])
-    finally:
-        if lt.tmpdir:
-            import shutil
-            shutil.rmtree(lt.tmpdir, ignore_errors=True)
+    run_state(Llmtune(module), module.params['state'])
 
 
 def run_state(lt, state):
