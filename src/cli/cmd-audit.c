@@ -63,6 +63,8 @@ static void print_human(struct cli *cli, const struct rule_env *env, const struc
                                         printf("%*s fix:      %s\n", pad, "", r->remedy_summary);
                         } else if (r->status != RES_PASS)
                                 printf("%*s %s\n", pad, "", r->reason ? r->reason : "");
+                        else if (r->note)
+                                printf("%*s note:     %s\n", pad, "", r->note);
                 }
         }
         strv_done(&areas);
@@ -112,6 +114,7 @@ static void print_json(struct cli *cli, const struct rule_env *env, struct facts
                 json_object_object_add(o, "observed", str_or_null(r->observed));
                 json_object_object_add(o, "expected", str_or_null(r->expected));
                 json_object_object_add(o, "reason", str_or_null(r->reason));
+                json_object_object_add(o, "note", str_or_null(r->note));
                 if (r->rule->remedy) {
                         json_object *rem = json_object_new_object(), *params = json_object_new_object();
                         json_object_object_add(rem, "kind", json_object_new_string(r->rule->remedy));

@@ -92,6 +92,7 @@ static void explain_json(const struct values *v, const char *profile_why)
         json_object_object_add(o, "profile", p);
         json_object_object_add(o, "applies", exprs_json(v, r->when, r->n_when));
         json_object_object_add(o, "checks", exprs_json(v, r->checks, r->n_checks));
+        json_object_object_add(o, "note_when", exprs_json(v, r->note_when, r->n_note_when));
         if (r->remedy) {
                 const struct remedy_kind *k = remedy_kind_find(r->remedy);
                 json_object *rem = json_object_new_object(), *params = json_object_new_object();
@@ -128,6 +129,7 @@ static void explain_human(const struct values *v, const char *profile_why)
                on ? severity_name(sev) : "");
         print_exprs(v, "applies:", r->when, r->n_when);
         print_exprs(v, "checks:", r->checks, r->n_checks);
+        print_exprs(v, "note when:", r->note_when, r->n_note_when);
         if (r->remedy) {
                 const struct remedy_kind *k = remedy_kind_find(r->remedy);
                 _cleanup_free_ char *summary =

@@ -52,6 +52,26 @@ static void take(struct result *res, struct eval_result *er)
         *er = (struct eval_result){0};
 }
 
+/* A failed check that the rule's note_when conditions (all of them) turn into a pass with a note:
+ * "what was observed, against what". False when the rule has none or one does not hold. */
+static bool noted(struct result *res, const struct resolved *profile, struct facts *f)
+{
+        const struct rule *r = res->rule;
+        for (size_t i = 0; i < r->n_note_when; i++) {
+                struct eval_result er;
+                expr_eval(&r->note_when[i], f, profile_param, (void *)profile, &er);
+                bool holds = er.status == EVAL_TRUE;
+                eval_result_done(&er);
+                if (!holds)
+                        return false;
+        }
+        if (!r->n_note_when)
+                return false;
+        res->note = xasprintf("%s (expected %s)", res->observed ? res->observed : "?",
+                              res->expected ? res->expected : "?");
+        return true;
+}
+
 static void evaluate(struct result *res, const struct resolved *profile, struct facts *f)
 {
         const struct rule *r = res->rule;
@@ -85,6 +105,8 @@ static void evaluate(struct result *res, const struct resolved *profile, struct 
                         eval_result_done(&er);
                 if (st != RES_PASS) {
                         res->status = st;
+                        if (st == RES_FAIL && noted(res, profile, f))
+                                res->status = RES_PASS;
                         return;
                 }
         }
@@ -125,6 +147,7 @@ void audit_done(struct audit *a)
                 free(r->observed);
                 free(r->expected);
                 free(r->reason);
+                free(r->note);
                 free(r->remedy_summary);
                 strv_done(&r->remedy_keys);
                 strv_done(&r->remedy_vals);

@@ -14,6 +14,8 @@ struct result {
         enum result_status status;
         char *observed, *expected;  /* of the deciding condition */
         char *reason;               /* n/a or error: why */
+        char *note;                 /* a pass with a note: the check failed, but the rule's note_when
+                                     * conditions say that is information here (an idle link) */
         char *remedy_summary;       /* one line, parameters filled in; NULL without remedy */
         struct strv remedy_keys, remedy_vals; /* parameters with profile values substituted */
 };

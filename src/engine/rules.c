@@ -41,6 +41,9 @@ static void rule_done(struct rule *r)
         for (size_t i = 0; i < r->n_checks; i++)
                 expr_done(&r->checks[i]);
         free(r->checks);
+        for (size_t i = 0; i < r->n_note_when; i++)
+                expr_done(&r->note_when[i]);
+        free(r->note_when);
         free(r->remedy);
         strv_done(&r->remedy_keys);
         strv_done(&r->remedy_vals);
@@ -182,6 +185,8 @@ static void on_key(void *user, const char *section, unsigned section_line, const
                 add_expr(l, &r->when, &r->n_when, value, line);
         else if (streq(key, "check"))
                 add_expr(l, &r->checks, &r->n_checks, value, line);
+        else if (streq(key, "note_when"))
+                add_expr(l, &r->note_when, &r->n_note_when, value, line);
         else if (streq(key, "remedy")) {
                 if (!remedy_kind_find(value)) {
                         _cleanup_free_ char *names = remedy_kind_names();
@@ -318,6 +323,8 @@ void rule_params(const struct rule *r, struct strv *ret)
                 expr_params(&r->when[i], ret);
         for (size_t i = 0; i < r->n_checks; i++)
                 expr_params(&r->checks[i], ret);
+        for (size_t i = 0; i < r->n_note_when; i++)
+                expr_params(&r->note_when[i], ret);
         struct expr tmp = {0};
         for (size_t i = 0; i < r->remedy_vals.n; i++) {
                 tmp.value = r->remedy_vals.v[i];

@@ -10,6 +10,8 @@
  *   source = Documentation/admin-guide/mm/transhuge.rst
  *   when = thp.enabled present          (any number; all must hold, else "not applicable")
  *   check = thp.enabled == ${thp_enabled}   (any number; all must hold)
+ *   note_when = ${pcie_link_severity} == info   (any number; when all hold, a failing check is
+ *                                        reported as a pass with a note: information, not a finding)
  *   remedy = sysfs
  *   remedy.path = /sys/kernel/mm/transparent_hugepage/enabled
  *   remedy.value = ${thp_enabled}
@@ -29,6 +31,8 @@ struct rule {
         size_t n_when;
         struct expr *checks;
         size_t n_checks;
+        struct expr *note_when;   /* all hold: a failing check is a pass with a note, not a failure */
+        size_t n_note_when;
         char *remedy;             /* kind name */
         struct strv remedy_keys;  /* parameter names ... */
         struct strv remedy_vals;  /* ... and raw values (may hold ${param}) */

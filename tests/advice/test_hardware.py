@@ -116,7 +116,34 @@ def case_item13_mig_xid(tmp):
           'item 13: the contained ECC error fails gpu-xid-critical (%r)' % r)
 
 
+# --- item 12: an idle GPU link below its capability is a note, not a failure -----------------------
+
+def case_item12_idle_link(tmp):
+    """ws-4090's GPU 0 idles at 2.5 GT/s on a Gen4 x16 link (both ends Gen4): on an idle audit (the
+    default, pcie_link_severity = info) the rule passes with the link in a note; a site profile for
+    audits under load (critical) fails it. GPU 1 runs x8 in a slot wired x8: not below both ends."""
+    root = copy_root(tmp, 'ws-4090')
+    rc, res, doc = audit_rc(root, 'rtx4090-ws', 'pcie-gpu-link-speed', 'pcie-gpu-link-width')
+    r = res['pcie-gpu-link-speed']
+    check(r['status'] == 'pass' and 'gpu.0.link.speed_ok = false' in (r.get('note') or ''),
+          'item 12: the idle 2.5 GT/s link passes with a note naming GPU 0 (%r)' % r)
+    check(rc == 0, 'item 12: the idle audit exits 0 (%d)' % rc)
+    w = res['pcie-gpu-link-width']
+    check(w['status'] == 'pass' and not w.get('note'), 'item 12: GPU 1\'s x8 in an x8 slot is no note (%r)' % w)
+    rc, out, err = run(root, 'audit', '--profile', 'rtx4090-ws', '--rule', 'pcie-gpu-link-speed')
+    check('PASS  pcie-gpu-link-speed' in out and 'note:     gpu.0.link.speed_ok = false' in out and 'FAIL' not in out,
+          'item 12: the human audit shows PASS with a note line (%r)' % out)
+    prof = os.path.join(tmp, 'busy.ini')
+    with open(prof, 'w') as f:
+        f.write('[profile]\nname = busy\ndescription = audits during jobs\ninherits = rtx4090-ws\n\n'
+                '[params]\npcie_link_severity = critical\n')
+    r = audit(root, prof, 'pcie-gpu-link-speed')['pcie-gpu-link-speed']
+    check(r['status'] == 'fail' and r['severity'] == 'critical' and not r.get('note'),
+          'item 12: audited under load the same link fails critical (%r)' % r)
+
+
 CASES = {
+    'item12-idle-link': case_item12_idle_link,
     'item13-mig-xid': case_item13_mig_xid,
     'item16-unknown-locality': case_item16_unknown_locality,
 }
