@@ -15,6 +15,7 @@
 #include "site-config.h"
 #include "command.h"
 #include "facts.h"
+#include "fileattr.h"
 #include "mounts.h"
 #include "parse.h"
 #include "swaps.h"
@@ -974,6 +975,34 @@ int action_check(const struct change *c, char **why)
                 return -EPERM;
         }
         return o->check ? o->check(c, why) : 0;
+}
+
+int action_blocked(struct root *r, const struct change *c, char **why)
+{
+        *why = NULL;
+        if (c->type != CHANGE_FILE && c->type != CHANGE_SYMLINK)
+                return 0;
+        /* The target and the directory it is written in; when directories are to be made, the
+         * existing one the first of them goes in. */
+        const char *path = c->mkdirs.n ? c->mkdirs.v[0] : c->target;
+        _cleanup_free_ char *base = NULL;
+        int dfd = open_dir_of(r, path, &base);
+        if (dfd < 0)
+                return 0; /* making the change says why it cannot be */
+        unsigned file = 0, dir = 0;
+        if (!c->mkdirs.n)
+                (void)fileattr_get_at(dfd, base, &file);
+        (void)fileattr_get(dfd, &dir);
+        close(dfd);
+        const char *what = fileattr_blocks(file);
+        if (what)
+                *why = xasprintf("%s is %s: llmtune does not lift that flag, and changes nothing in this run; "
+                                 "remove it (chattr -%c) if the change is wanted", c->target, what, what[strlen(what) - 2]);
+        else if ((what = fileattr_blocks(dir)))
+                *why = xasprintf("the directory %s is written in is %s: llmtune does not lift that flag, and "
+                                 "changes nothing in this run; remove it (chattr -%c) if the change is wanted",
+                                 c->target, what, what[strlen(what) - 2]);
+        return *why ? -EPERM : 0;
 }
 
 int action_apply(struct root *r, const struct change *c, char **err)

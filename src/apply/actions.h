@@ -25,6 +25,11 @@ bool action_target_allowed(const struct change *c);
  * action_apply/undo refuse what fails it. */
 int action_check(const struct change *c, char **why);
 
+/* Do chattr(1) flags forbid C: its file (or link) target immutable or append-only, or the
+ * directory it is written in? Asked for every change of a run before the first is made, so a run
+ * that cannot be completed changes nothing. 0, or -EPERM with *why (caller frees). */
+int action_blocked(struct root *r, const struct change *c, char **why);
+
 /* Do C. On failure returns -errno and *err says what went wrong with which target. */
 int action_apply(struct root *r, const struct change *c, char **err);
 /* Reverse C (restore its before state). */

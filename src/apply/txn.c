@@ -15,16 +15,43 @@ static void set_error(struct txn *t, char *owned)
         t->error = owned;
 }
 
+/* Why taking the lock failed (RC < 0), into t->error; returns RC. */
+static int lock_failed(struct txn *t, int rc)
+{
+        if (rc == -EWOULDBLOCK)
+                set_error(t, xasprintf("another llmtune apply or rollback is running on %s (use --wait to wait for it)",
+                                       root_path(t->root)));
+        else
+                set_error(t, xasprintf("cannot take the lock %s: %s", CHANGELOG_LOCK, changelog_strerror(rc)));
+        return rc;
+}
+
 int txn_begin(struct txn *t, struct root *r, bool wait)
 {
         *t = (struct txn){.root = r, .lock_fd = -1};
         int rc = changelog_lock(r, wait, &t->lock_fd);
-        if (rc == -EWOULDBLOCK)
-                set_error(t, xasprintf("another llmtune apply or rollback is running on %s (use --wait to wait for it)",
-                                       root_path(r)));
-        else if (rc < 0)
-                set_error(t, xasprintf("cannot take the lock %s: %s", CHANGELOG_LOCK, changelog_strerror(rc)));
-        return rc < 0 ? rc : 0;
+        return rc < 0 ? lock_failed(t, rc) : 0;
+}
+
+int txn_begin_read(struct txn *t, struct root *r, bool wait)
+{
+        *t = (struct txn){.root = r, .lock_fd = -1};
+        int rc = changelog_lock_shared(r, wait, &t->lock_fd);
+        if (rc < 0)
+                return lock_failed(t, rc);
+        rc = changelog_read(r, &t->lr);
+        if (rc < 0) {
+                set_error(t, xasprintf("cannot read the change log %s: %s", CHANGELOG_PATH, changelog_strerror(rc)));
+                return rc;
+        }
+        _cleanup_free_ size_t *idx = NULL;
+        size_t n = changelog_unfinished(&t->lr, &idx);
+        if (n)
+                strv_push(&t->notes, xasprintf("the change log has %zu unfinished step%s: a real run first reads %s "
+                                               "again and records what it finds; this dry run leaves %s out",
+                                               n, n == 1 ? "" : "s", n == 1 ? "its target" : "their targets",
+                                               n == 1 ? "it" : "them"));
+        return 0;
 }
 
 void txn_done(struct txn *t)
@@ -204,11 +231,31 @@ static char *apply_one(struct txn *t, const struct log_context *ctx, const struc
         return NULL;
 }
 
+/* Before the first change of an apply: is any change of P one that chattr flags forbid (an
+ * immutable or append-only target)? Its message (rule named) with its status set, else NULL. */
+static char *apply_blocked(struct txn *t, const struct plan *p, const char **status)
+{
+        for (size_t i = 0; i < p->n; i++) {
+                _cleanup_free_ char *why = NULL;
+                if (action_blocked(t->root, &p->v[i], &why) < 0) {
+                        status[i] = "failed";
+                        return xasprintf("%s (rule %s)", why, p->v[i].rule);
+                }
+        }
+        return NULL;
+}
+
 int txn_apply(struct txn *t, const struct plan *p, const struct log_context *base, const char *resume,
               struct txn_apply_result *res)
 {
         *res = (struct txn_apply_result){.run = resume ? xstrdup(resume) : changelog_run_id()};
         res->status = xcalloc(p->n + 1, sizeof(char *));
+        res->failure = apply_blocked(t, p, res->status);
+        if (res->failure) {
+                res->refused = true;
+                changelog_head(t->log, &res->head_seq, res->head_hash);
+                return 1;
+        }
         struct log_context ctx = *base;
         ctx.run = res->run;
         _cleanup_free_ long *done = xcalloc(p->n + 1, sizeof(long));
@@ -329,6 +376,15 @@ int txn_rollback_select(struct txn *t, enum txn_scope scope, long to, bool force
         for (size_t k = 0; k < s->n; k++)
                 if (newest[s->v[k] - lr->v])
                         judge(t, s, k, force);
+        /* A target chattr flags forbid changing (immutable, append-only): refused as a whole before
+         * anything is written, even when forced. */
+        for (size_t k = 0; k < s->n; k++) {
+                _cleanup_free_ char *why = NULL;
+                if (!s->skip[k] && action_blocked(t->root, &s->v[k]->change, &why) < 0) {
+                        set_error(t, xasprintf("%s (seq %ld)", why, s->v[k]->seq));
+                        return 1;
+                }
+        }
         /* A file whose before content cannot be loaded has nothing to be restored to: undoing it
          * would delete the target as if it had not existed. Refused even when forced. */
         for (size_t k = 0; k < s->n && !s->lost; k++)

@@ -30,6 +30,11 @@ struct txn {
 /* Take the apply lock on R (waiting when WAIT). 0, -EWOULDBLOCK when another run holds it, or
  * -errno; t->error says what failed. T is usable by txn_done either way. */
 int txn_begin(struct txn *t, struct root *r, bool wait) _wur_;
+/* For a dry run, which writes nothing: take the lock shared (as verify does: it waits for, or with
+ * !WAIT refuses during, an apply or rollback, and creates nothing where no apply ran) and read the
+ * log into t->lr without recovering it; open steps are left out of what it selects, and a note
+ * says that a real run would recover them first. 0 or -errno with t->error. */
+int txn_begin_read(struct txn *t, struct root *r, bool wait) _wur_;
 /* Release the log and the lock and free what T holds (the root is the caller's). */
 void txn_done(struct txn *t);
 #define _cleanup_txn_ _cleanup_(txn_done)
@@ -51,6 +56,7 @@ struct txn_apply_result {
                                 * "reboot-required", "manual", or NULL (not reached) */
         size_t changed;        /* changes made and kept (0 after a failed run) */
         char *failure;         /* why the run failed and was undone, NULL when it did not */
+        bool refused;          /* it failed before its first change (chattr flags): nothing was made */
         long head_seq;         /* the log's last record after the run */
         char head_hash[65];
 };

@@ -2,6 +2,7 @@
 #include "root.h"
 
 #include "archive-root.h"
+#include "fileattr.h"
 #include "parse.h"
 #include "test-hooks.h"
 #include "topology-root.h"
@@ -941,11 +942,21 @@ int replace_file_at(int dfd, const char *base, const char *path, const char *dat
         /* Never write through a link planted at a managed path (it could point anywhere). */
         if (exists && !S_ISREG(st.st_mode))
                 return S_ISLNK(st.st_mode) ? -ELOOP : S_ISDIR(st.st_mode) ? -EISDIR : -ENOTREG;
+        /* Its chattr flags: an immutable or append-only file is not replaced (nothing written);
+         * the others go over to the new file (fileattr.h). */
+        unsigned flags = 0;
+        int rc = exists ? fileattr_get_at(dfd, base, &flags) : 0;
+        if (rc < 0)
+                return rc;
+        if (fileattr_blocks(flags))
+                return -EPERM;
         _cleanup_free_ char *tmp = xasprintf(".%s.llmtune-%d", base, (int)getpid());
         int fd = open_temp_at(dfd, tmp);
         if (fd < 0)
                 return fd;
-        int rc = write_all(fd, data, len);
+        rc = flags ? fileattr_keep(fd, flags) : 0;
+        if (rc == 0)
+                rc = write_all(fd, data, len);
         /* keep the mode and owner of the file being replaced */
         if (rc == 0 && fchmod(fd, exists ? st.st_mode & 07777 : mode_if_new) < 0)
                 rc = -errno;

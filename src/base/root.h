@@ -154,8 +154,9 @@ void root_mark_unread(struct root *r, const char *path, int err);
 /*
  * Writing files under the root (the change log's backups and head file, the applied changes). A
  * file is replaced atomically: written to ".BASE.llmtune-PID" beside it, given the replaced
- * file's mode, owner and extended attributes (MODE_IF_NEW for a new file), fsynced, renamed over
- * it, and the directory fsynced. A run killed on the way leaves only that temporary file, which
+ * file's mode, owner, extended attributes and chattr flags (MODE_IF_NEW for a new file; fileattr.h),
+ * fsynced, renamed over it, and the directory fsynced. An immutable or append-only file is not
+ * replaced: -EPERM before anything is written. A run killed on the way leaves only that temporary file, which
  * dir_remove_matching sweeps.
  */
 /* PATH replaced with LEN bytes of DATA; no symbolic link may be at PATH or on the way to it

@@ -238,7 +238,9 @@ static int carry_out(struct cli *cli, struct txn *t, const struct rule_env *env,
         int rc = txn_apply(t, p, &ctx, resume, &res);
         print_notes(t);
         txn_done(t); /* the lock goes before the report is printed, as it always did */
-        int exit_code = rc ? cli_error("apply failed at %s; the changes of this run were undone", res.failure) : EXIT_OK;
+        int exit_code = !rc            ? EXIT_OK
+                        : res.refused ? cli_error("refusing to apply: %s", res.failure)
+                                      : cli_error("apply failed at %s; the changes of this run were undone", res.failure);
         print_result(cli->root, env, p, o, &res);
         return exit_code;
 }

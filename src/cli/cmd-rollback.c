@@ -2,6 +2,8 @@
 /* llmtune rollback: put back the before state of logged changes, newest first, logging each. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -10,6 +12,7 @@
 #include "cli-data.h"
 #include "commands.h"
 #include "json-out.h"
+#include "parse.h"
 #include "site-config.h"
 #include "txn.h"
 
@@ -120,7 +123,33 @@ struct rollback_opts {
         long to;
         bool scoped, force, json, dry_run;
         int wait;
+        char scope_opt[40]; /* the scope option as given ("--to 12"), for a conflict's message */
 };
+
+/* --to's sequence number: decimal digits only (no sign, space or base prefix), within a long. */
+static int parse_seq(const char *s, long *ret)
+{
+        int64_t v;
+        if (!*s || strspn(s, "0123456789") != strlen(s))
+                return cli_error("--to takes a sequence number (decimal digits), not '%s'", s);
+        if (parse_i64(s, &v) < 0 || v > LONG_MAX)
+                return cli_error("--to %s: out of range (a sequence number is at most %ld)", s, LONG_MAX);
+        *ret = (long)v;
+        return EXIT_OK;
+}
+
+/* One scope per rollback: a second that differs (--to 200 --all, --last-run --to 3) is an error,
+ * not a choice by the order of the options. WHAT is the option as given, for the message. */
+static int set_scope(struct rollback_opts *o, enum txn_scope scope, long to, const char *what)
+{
+        if (o->scoped && (o->scope != scope || o->to != to))
+                return cli_error("%s and %s: give one of --last-run, --to SEQ and --all", o->scope_opt, what);
+        o->scope = scope;
+        o->to = to;
+        o->scoped = true;
+        snprintf(o->scope_opt, sizeof(o->scope_opt), "%s", what);
+        return EXIT_OK;
+}
 
 static int parse_opts(int argc, char **argv, struct rollback_opts *o)
 {
@@ -136,19 +165,19 @@ static int parse_opts(int argc, char **argv, struct rollback_opts *o)
                 {},
         };
         *o = (struct rollback_opts){.wait = -1};
-        int c;
-        char *end;
-        while ((c = getopt_long(argc, argv, "t:lafwjn", opts, NULL)) != -1)
+        int c, rc = EXIT_OK;
+        long to = 0;
+        while (rc == EXIT_OK && (c = getopt_long(argc, argv, "t:lafwjn", opts, NULL)) != -1)
                 switch (c) {
                 case 't':
-                        o->to = strtol(optarg, &end, 10);
-                        if (*end || o->to < 0)
-                                return cli_error("--to takes a sequence number, not '%s'", optarg);
-                        o->scope = TXN_TO;
-                        o->scoped = true;
+                        if ((rc = parse_seq(optarg, &to)) == EXIT_OK) {
+                                char what[40];
+                                snprintf(what, sizeof(what), "--to %ld", to);
+                                rc = set_scope(o, TXN_TO, to, what);
+                        }
                         break;
-                case 'l': o->scope = TXN_LAST_RUN, o->scoped = true; break;
-                case 'a': o->scope = TXN_ALL, o->scoped = true; break;
+                case 'l': rc = set_scope(o, TXN_LAST_RUN, 0, "--last-run"); break;
+                case 'a': rc = set_scope(o, TXN_ALL, 0, "--all"); break;
                 case 'f': o->force = true; break;
                 case 'w': o->wait = 1; break;
                 case 'W': o->wait = 0; break;
@@ -156,6 +185,8 @@ static int parse_opts(int argc, char **argv, struct rollback_opts *o)
                 case 'n': o->dry_run = true; break;
                 default: return cli_usage_error("rollback");
                 }
+        if (rc != EXIT_OK)
+                return rc;
         if (optind < argc)
                 return cli_error("unexpected argument '%s'", argv[optind]);
         if (!o->scoped)
@@ -267,8 +298,10 @@ static int rollback_cmd(struct cli *cli, int argc, char **argv)
         if (rc != EXIT_OK)
                 return rc;
         _cleanup_txn_ struct txn t;
-        rc = txn_begin(&t, r, o.wait == 1);
-        if (rc == 0)
+        /* A dry run writes nothing: no lock directory created, no recovery records, no debris swept. */
+        if (o.dry_run)
+                rc = txn_begin_read(&t, r, o.wait == 1);
+        else if ((rc = txn_begin(&t, r, o.wait == 1)) == 0)
                 rc = txn_recover(&t);
         print_notes(&t);
         if (rc < 0)
@@ -323,15 +356,16 @@ const struct command cmd_rollback = {
                  "apply run, those logged after sequence number SEQ, or all. Each restore is logged as\n"
                  "records of its own. If a target is neither in the state llmtune left it in nor in its\n"
                  "before state (someone changed it since), nothing is rolled back unless --force.\n"
-                 "A broken change log chain (see `llmtune verify`) is refused unless --force.\n"
+                 "A broken change log chain (see `llmtune verify`) is refused unless --force; an immutable or\n"
+                 "append-only target (chattr +i, +a) always, before anything is written. Give one scope.\n"
                  "\n"
                  "  -l, --last-run   the changes of the last apply run\n"
-                 "  -t, --to SEQ     the changes logged after sequence number SEQ\n"
+                 "  -t, --to SEQ     the changes logged after sequence number SEQ (decimal digits)\n"
                  "  -a, --all        every change still in force\n"
                  "  -f, --force      restore over later changes, or from a broken chain\n"
                  "  -w, --wait       wait for another apply or rollback instead of failing\n"
                  "      --no-wait    fail at once ([rollback] wait in " SITE_CONFIG_PATH " sets the default)\n"
-                 "  -n, --dry-run    say what would be restored (or refused); change and log nothing\n"
+                 "  -n, --dry-run    say what would be restored (or refused); write nothing at all\n"
                  "  -j, --json       {run, dry_run, rolled_back, refused, error, conflicts: [{seq, rule, target, now,\n"
                  "                   applied, before}], changes: [{seq, rule, type, target, status, before}], head}\n"
                  "                   where status is restored, already, manual, failed or (--dry-run)\n"

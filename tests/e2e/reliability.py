@@ -37,6 +37,12 @@ fixture roots. One part per run (meson test reliability-PART):
   runs      apply and rollback killed between two changes (after an outcome, before the next
             intent): verify and log report the run unfinished (run-begin without run-end); the next
             run recovers it and the tree equals an uninterrupted run's.
+  rollback  its scope: an empty, non-numeric, signed or overflowing --to and two different scopes
+            (--to 200 --all, --all --to 200) are usage errors that touch nothing; a dry run writes
+            nothing (no var/lib/llmtune in a tree never applied, no debris swept).
+  chattr    a file apply or rollback replaces keeps its chattr flags (A); an immutable or
+            append-only target or directory is refused before anything is written (skipped, with
+            the reason, where the filesystem has no flags or +i is not allowed).
   bytes     the hash covers the line's bytes: tests/e2e/logcheck.py (hashlib and byte slicing only)
             checks a real log and agrees with verify; a CRLF or a space added is an edit.
 
@@ -1078,7 +1084,157 @@ def bytes_(tool, roots, tmp, args):
     check(rc == 0, 'the log put back passes again')
 
 
-PARTS = {'head': head, 'runs': runs, 'bytes': bytes_, 'longlog': longlog, 'logbound': logbound, 'metadata': metadata, 'rootshape': rootshape, 'output': output, 'renames': renames, 'lostupdate': lostupdate, 'backups': backups, 'lock': lock, 'debris': debris, 'kills': kills}
+FS_IOC_GETFLAGS, FS_IOC_SETFLAGS = 0x80086601, 0x40086602   # linux/fs.h (an int, on x86-64 and arm64 alike)
+FLAG = {'A': 0x80, 'i': 0x10, 'a': 0x20}
+
+
+def iflags(path, add=0, remove=0):
+    """The chattr(1) flags of PATH, changed first when ADD or REMOVE is given (OSError if the
+    filesystem or our capabilities do not allow it)."""
+    import array
+    import fcntl
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        buf = array.array('i', [0])
+        fcntl.ioctl(fd, FS_IOC_GETFLAGS, buf, True)
+        if add or remove:
+            buf[0] = (buf[0] | add) & ~remove
+            fcntl.ioctl(fd, FS_IOC_SETFLAGS, buf, False)
+            fcntl.ioctl(fd, FS_IOC_GETFLAGS, buf, True)
+        return buf[0]
+    finally:
+        os.close(fd)
+
+
+def chattr(tool, roots, tmp, args):
+    """A file apply or rollback replaces keeps its chattr flags (A: no atime updates); an
+    immutable (i) or append-only (a) target, or one in such a directory, is refused before
+    anything is written, by apply and by rollback (even --force), naming the file and the flag."""
+    root = copy_root(roots, 'dgx-a100', os.path.join(tmp, 'chattr'))
+    fstab = os.path.join(root, 'etc', 'fstab')
+    apply = ('apply', '--profile', 'a100-8x', '--rule', 'swap-fstab')
+    try:
+        iflags(fstab, add=FLAG['A'])
+    except OSError as e:
+        print(f'SKIP  chattr: {tmp} is on a filesystem without chattr flags ({e.strerror}); nothing checked')
+        return
+    original = open(fstab, 'rb').read()
+    rc, out, err = tool.run(root, *apply)
+    check(rc == 0 and open(fstab, 'rb').read() != original, f'apply replaces /etc/fstab (rc {rc}: {err.strip()[:200]})')
+    check(iflags(fstab) & FLAG['A'], f'the new /etc/fstab keeps A (flags {iflags(fstab):#x})')
+    rc, out, err = tool.run(root, 'rollback', '--all')
+    check(rc == 0 and open(fstab, 'rb').read() == original and iflags(fstab) & FLAG['A'],
+          f'rollback restores it, A kept (rc {rc}, flags {iflags(fstab):#x})')
+    iflags(fstab, remove=FLAG['A'])
+    try:
+        iflags(fstab, add=FLAG['i'])
+        iflags(fstab, remove=FLAG['i'])
+    except OSError as e:
+        print(f'SKIP  chattr +i/+a: not allowed here ({e.strerror}: CAP_LINUX_IMMUTABLE); not checked')
+        return
+    log = os.path.join(root, LOG_DIR, 'changelog.jsonl')
+    for letter, word in (('i', 'immutable'), ('a', 'append-only')):
+        for where, path in (('the file', fstab), ('its directory', os.path.dirname(fstab))):
+            logged = open(log, 'rb').read()
+            before = tree(root)
+            iflags(path, add=FLAG[letter])
+            try:
+                rc, out, err = tool.run(root, *apply)
+            finally:
+                iflags(path, remove=FLAG[letter])
+            check(rc == 1 and '/etc/fstab' in err and f'{word} (chattr +{letter})' in err,
+                  f'apply with {where} +{letter}: refused, naming the file and the flag (rc {rc}: {err.strip()[:300]})')
+            check(tree(root) == before and open(log, 'rb').read() == logged,
+                  f'apply with {where} +{letter}: nothing written, not even to the change log')
+    rc, out, err = tool.run(root, *apply)
+    check(rc == 0, f'apply once the flags are gone (rc {rc}: {err.strip()[:200]})')
+    logged, before = open(log, 'rb').read(), tree(root)
+    iflags(fstab, add=FLAG['i'])
+    try:
+        results = [tool.run(root, 'rollback', '--all', *extra) for extra in ((), ('--force',), ('--dry-run',))]
+    finally:
+        iflags(fstab, remove=FLAG['i'])
+    for (rc, out, err), extra in zip(results, ('', ' --force', ' --dry-run')):
+        check(rc == 1 and 'immutable (chattr +i)' in err and '/etc/fstab' in err,
+              f'rollback --all{extra} with /etc/fstab +i: refused (rc {rc}: {err.strip()[:300]})')
+    check(tree(root) == before and open(log, 'rb').read() == logged, 'the refused rollbacks wrote nothing')
+    rc, out, err = tool.run(root, 'rollback', '--all')
+    check(rc == 0 and open(fstab, 'rb').read() == original, f'rollback once the flag is gone (rc {rc}: {err.strip()[:200]})')
+
+
+def whole_tree(top):
+    """Every entry of TOP, the change log included: (kind, mode, content or target, mtime)."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(top):
+        for name in [''] + dirnames + filenames:
+            p = os.path.join(dirpath, name) if name else dirpath
+            st = os.lstat(p)
+            data = None
+            if stat.S_ISREG(st.st_mode):
+                with open(p, 'rb') as f:
+                    data = f.read()
+            elif stat.S_ISLNK(st.st_mode):
+                data = os.readlink(p)
+            out[os.path.relpath(p, top)] = (stat.S_IFMT(st.st_mode), stat.S_IMODE(st.st_mode), data, st.st_mtime_ns)
+    return out
+
+
+def rollback(tool, roots, tmp, args):
+    """rollback's scope is one of --last-run, --to SEQ, --all: an empty, non-numeric, signed or
+    overflowing SEQ and two different scopes in either order are usage errors (exit 1) that touch
+    nothing; a dry run writes nothing at all (no change log directory in a tree that never had
+    one, no recovery records, no debris swept)."""
+    fresh = copy_root(roots, 'ws-4090', os.path.join(tmp, 'fresh'))
+    before = whole_tree(fresh)
+    rc, out, err = tool.run(fresh, 'rollback', '--all', '--dry-run')
+    check(rc == 0 and '0 would be rolled back' in out, f'rollback --all --dry-run on a tree never applied (rc {rc}: {err.strip()[:200]})')
+    after = whole_tree(fresh)
+    check(after == before, f'the dry run wrote nothing (new or changed: {sorted(k for k in after if after.get(k) != before.get(k))[:5]})')
+
+    root = copy_root(roots, 'ws-4090', os.path.join(tmp, 'applied'))
+    rc, out, err = tool.run(root, 'apply', '--profile', 'rtx4090-ws')
+    check(rc == 0, f'apply (rc {rc}: {err.strip()[:200]})')
+    log = os.path.join(root, LOG_DIR)
+    # A temporary file a killed run left (write_head's), which a real rollback sweeps under the lock.
+    debris = os.path.join(log, '.changelog.head.llmtune-999999')
+    with open(debris, 'w') as f:
+        f.write('0:' + '0' * 64 + '\n')
+    before = whole_tree(root)
+    for bad, what in ((['--to='], "not ''"), (['--to', ''], "not ''"), (['--to', '1x'], "not '1x'"),
+                      (['--to', '-1'], "not '-1'"), (['--to', '+3'], "not '+3'"), (['--to', ' 3'], "not ' 3'"),
+                      (['--to', '0x10'], "not '0x10'"),
+                      (['--to', '9' * 20], 'out of range'), (['--to', str(2**63)], 'out of range'),
+                      (['--to', '200', '--all'], '--to 200 and --all'), (['--all', '--to', '200'], '--all and --to 200'),
+                      (['--all', '--last-run'], '--all and --last-run'), (['--to', '3', '--to', '4'], '--to 3 and --to 4'),
+                      (['--last-run', '--to', '0', '--dry-run'], '--last-run and --to 0')):
+        rc, out, err = tool.run(root, 'rollback', *bad)
+        check(rc == 1 and what in err and whole_tree(root) == before,
+              f'rollback {" ".join(repr(a) for a in bad)}: exit 1 ({rc}), says {what!r} ({err.strip()[:160]}), touches nothing')
+    rc, out, err = tool.run(root, 'rollback', '--all', '--all', '--dry-run')
+    check(rc == 0 and 'would restore' in out, f'the same scope twice is one scope (rc {rc}: {err.strip()[:200]})')
+    rc, out, err = tool.run(root, 'rollback', '--to', '0', '--dry-run', '--json')
+    n_to0 = json.loads(out)['changes'] if rc == 0 else None
+    rc, out, err = tool.run(root, 'rollback', '--all', '--dry-run', '--json')
+    n_all = json.loads(out)['changes'] if rc == 0 else None
+    check(n_to0 and n_to0 == n_all, f'--to 0 selects what --all does ({len(n_to0 or [])}, {len(n_all or [])})')
+    check(whole_tree(root) == before, 'the dry runs wrote nothing: the log, its head, the debris are as they were')
+
+    # An interrupted step (an apply killed right after its first intent): the dry run says a real
+    # run recovers it first, and still writes nothing; the real rollback recovers and sweeps.
+    rc, out, err = tool.run(root, 'rollback', '--all')
+    check(rc == 0 and not os.path.exists(debris), f'the real rollback sweeps the debris (rc {rc}: {err.strip()[:200]})')
+    rc, out, err = tool.run(root, 'apply', '--profile', 'rtx4090-ws', env={'LLMTUNE_TEST_KILL_AT': '1'})
+    if check(rc == -signal.SIGKILL, f'apply killed after its first intent (rc {rc})'):
+        before = whole_tree(root)
+        rc, out, err = tool.run(root, 'rollback', '--all', '--dry-run')
+        check(rc == 0 and re.search(r'unfinished steps?: a real run first reads', err),
+              f'the dry run names the open step (rc {rc}: {err.strip()[:300]})')
+        check(whole_tree(root) == before, 'the dry run recovered nothing: the log is as the kill left it')
+        rc, out, err = tool.run(root, 'rollback', '--all')
+        check(rc == 0 and 'recovered' in err, f'the real rollback recovers it (rc {rc}: {err.strip()[:300]})')
+
+
+PARTS = {'rollback': rollback, 'chattr': chattr, 'head': head, 'runs': runs, 'bytes': bytes_, 'longlog': longlog, 'logbound': logbound, 'metadata': metadata, 'rootshape': rootshape, 'output': output, 'renames': renames, 'lostupdate': lostupdate, 'backups': backups, 'lock': lock, 'debris': debris, 'kills': kills}
 
 
 def main():
