@@ -780,6 +780,9 @@ int main(void)
         Suite *s = suite_create("engine");
         TCase *tc = tcase_create("engine");
         tcase_add_checked_fixture(tc, setup, tmptree_drop);
+        /* Check's default is 4 s a test: nccl_suggest_matches_full_table took longer under ASan on
+         * the loaded 2-core machine. */
+        tcase_set_timeout(tc, 120);
         tcase_add_test(tc, parse_errors);
         tcase_add_test(tc, modern_shmmax_passes_minimum);
         tcase_add_test(tc, quantifiers_and_where);
