@@ -372,6 +372,34 @@ static int cmp_gpu_node(const void *x, const void *y)
         return 0;
 }
 
+/* When the capture is text rather than XML (nvidia-smi prints its failure, "NVIDIA-SMI has failed
+ * because it couldn't communicate with the NVIDIA driver. ...", and a redirect keeps it), that text:
+ * its first lines joined, printable characters only, at most 240 bytes. NULL when it starts like XML. */
+static char *said_instead(const char *data, size_t len)
+{
+        size_t i = 0;
+        while (i < len && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r'))
+                i++;
+        if (i == len || data[i] == '<')
+                return NULL;
+        struct sbuf b = {0};
+        bool space = false;
+        for (; i < len && b.len < 240; i++) {
+                unsigned char ch = (unsigned char)data[i];
+                if (ch == '\n' || ch == '\r' || ch == '\t' || ch == ' ') {
+                        space = b.len > 0;
+                        continue;
+                }
+                if (ch < 0x20 || ch >= 0x7f)
+                        ch = '?'; /* a fact is text: no control characters, no broken UTF-8 */
+                if (space)
+                        sbuf_add(&b, " ");
+                space = false;
+                sbuf_addf(&b, "%c", ch);
+        }
+        return sbuf_steal(&b);
+}
+
 /* The capture at PATH parsed into *DOC; its <nvidia_smi_log> element, or NULL with the summary
  * facts said absent or unreadable (and *DOC NULL). */
 static xmlNode *open_capture(struct facts *f, const char *path, xmlDoc **doc)
@@ -399,7 +427,9 @@ static xmlNode *open_capture(struct facts *f, const char *path, xmlDoc **doc)
         if (top && is_elem(top, "nvidia_smi_log"))
                 return top;
         const xmlError *e = xmlGetLastError();
-        _cleanup_free_ char *why = !*doc && e && e->message
+        _cleanup_free_ char *said = said_instead(data, len);
+        _cleanup_free_ char *why = said ? xasprintf("nvidia-smi wrote no XML but: \"%s\"", said)
+                                   : !*doc && e && e->message
                                            ? xasprintf("not XML: line %d: %s", e->line, e->message)
                                            : xstrdup("not an nvidia-smi -q -x capture (no <nvidia_smi_log>)");
         strip_trailing(why);

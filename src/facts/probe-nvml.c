@@ -66,62 +66,107 @@ void nvgpu_unreadable(const struct nvgpu_out *o, const char *field, const char *
         fact_unreadable(o->f, o->source, 0, reason, "nvml.%u.%s", o->idx, field);
 }
 
-/* nvml.unlisted / nvml.unlisted_count: NVIDIA GPUs on PCI (gpu.N, NVIDIA first) without an
- * nvml.M.address. Both sides must be known; otherwise the facts say which side is not. */
-void nvgpu_unlisted(struct facts *f, int listed)
+/* The NVIDIA GPUs on PCI (gpu.N.address of the NVIDIA gpu.N, sysfs spelling) into BUS. Returns 0, or
+ * the gpu.nvidia_count fact that says why they are not known. */
+static const struct fact *pci_gpus(struct facts *f, struct strv *bus)
 {
-        const struct fact *count = facts_get(f, "nvml.count");
-        if (listed < 0) {
-                if (!count || count->status == FACT_OK) {
-                        fact_unreadable(f, "nvml", 0, "the GPU list could not be read", "nvml.unlisted");
-                        fact_unreadable(f, "nvml", 0, "the GPU list could not be read", "nvml.unlisted_count");
-                } else if (count->status == FACT_ABSENT) {
-                        fact_absent(f, count->source, count->reason, "nvml.unlisted");
-                        fact_absent(f, count->source, count->reason, "nvml.unlisted_count");
-                } else {
-                        fact_unreadable(f, count->source, 0, count->reason, "nvml.unlisted");
-                        fact_unreadable(f, count->source, 0, count->reason, "nvml.unlisted_count");
-                }
-                return;
-        }
         const struct fact *pci = facts_get(f, "gpu.nvidia_count");
         bool neg;
         uint64_t n;
-        if (!pci || pci->status != FACT_OK || !fact_number(pci, &neg, &n) || neg) {
-                const char *why = pci && pci->reason ? pci->reason : "PCI GPUs unknown";
-                const char *src = pci ? pci->source : "/sys/bus/pci/devices";
-                if (pci && pci->status == FACT_ABSENT) {
-                        fact_absent(f, src, why, "nvml.unlisted");
-                        fact_absent(f, src, why, "nvml.unlisted_count");
-                } else {
-                        fact_unreadable(f, src, 0, why, "nvml.unlisted");
-                        fact_unreadable(f, src, 0, why, "nvml.unlisted_count");
-                }
-                return;
-        }
-        struct sbuf s = {0};
-        unsigned missing = 0;
+        if (!pci || pci->status != FACT_OK || !fact_number(pci, &neg, &n) || neg)
+                return pci ? pci : facts_get(f, "gpu.count");
         for (uint64_t i = 0; i < n; i++) {
                 char name[64], addr[32];
                 snprintf(name, sizeof(name), "gpu.%" PRIu64 ".address", i);
                 const struct fact *a = facts_get(f, name);
-                if (!a || a->status != FACT_OK || !nvgpu_bus_id(a->str, addr))
+                if (a && a->status == FACT_OK && nvgpu_bus_id(a->str, addr))
+                        strv_add(bus, addr);
+        }
+        return NULL;
+}
+
+/* Record NAME and NAME_count from LIST (comma list, or "none"). */
+static void list_facts(struct facts *f, const char *src, const char *name, const struct strv *list)
+{
+        _cleanup_free_ char *joined = list->n ? strv_join(list, ",") : xstrdup("none");
+        fact_str(f, src, joined, "%s", name);
+        fact_int(f, src, (int64_t)list->n, "%s_count", name);
+}
+
+static void both_unknown(struct facts *f, const struct fact *why, const char *name)
+{
+        const char *src = why && why->source ? why->source : "/sys/bus/pci/devices";
+        const char *reason = why && why->reason ? why->reason : "PCI GPUs unknown";
+        if (why && why->status == FACT_ABSENT) {
+                fact_absent(f, src, reason, "%s", name);
+                fact_absent(f, src, reason, "%s_count", name);
+        } else {
+                fact_unreadable(f, src, 0, reason, "%s", name);
+                fact_unreadable(f, src, 0, reason, "%s_count", name);
+        }
+}
+
+/*
+ * nvml.unlisted: NVIDIA GPUs on PCI without an nvml.M.address (failed to initialise, fell off the
+ * bus). nvml.foreign: GPUs the driver (or the capture) lists that are not NVIDIA GPUs on this PCI
+ * bus; nvml.duplicated: bus ids listed more than once. Either means the list does not describe this
+ * machine (under --root: a capture taken on another host, or edited), so which GPUs are missing from
+ * it cannot be told: nvml.unlisted is then unreadable, naming the mismatch, never "none". Both sides
+ * must be known; otherwise the facts say which side is not.
+ */
+void nvgpu_unlisted(struct facts *f, int listed)
+{
+        const struct fact *count = facts_get(f, "nvml.count");
+        static const char *const names[] = {"nvml.unlisted", "nvml.foreign", "nvml.duplicated"};
+        if (listed < 0) {
+                const struct fact *why = count && count->status != FACT_OK ? count : NULL;
+                struct fact generic = {.status = FACT_UNREADABLE, .reason = "the GPU list could not be read",
+                                       .source = "nvml"};
+                for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+                        both_unknown(f, why ? why : &generic, names[i]);
+                return;
+        }
+        struct strv bus = {0}, listed_addrs = {0}, unlisted = {0}, foreign = {0}, dup = {0};
+        const struct fact *why = pci_gpus(f, &bus);
+        for (int k = 0; k < listed; k++) {
+                char name[64];
+                snprintf(name, sizeof(name), "nvml.%d.address", k);
+                const struct fact *b = facts_get(f, name);
+                if (!b || b->status != FACT_OK)
                         continue;
-                bool found = false;
-                for (int k = 0; k < listed && !found; k++) {
-                        snprintf(name, sizeof(name), "nvml.%d.address", k);
-                        const struct fact *b = facts_get(f, name);
-                        found = b && b->status == FACT_OK && streq(b->str, addr);
-                }
-                if (!found) {
-                        sbuf_addf(&s, "%s%s", missing ? "," : "", addr);
-                        missing++;
-                }
+                if (strv_contains(&listed_addrs, b->str) && !strv_contains(&dup, b->str))
+                        strv_add(&dup, b->str);
+                strv_add(&listed_addrs, b->str);
+                if (!why && !strv_contains(&bus, b->str) && !strv_contains(&foreign, b->str))
+                        strv_add(&foreign, b->str);
         }
         _cleanup_free_ char *src = xasprintf("%s + /sys/bus/pci/devices", count && count->source ? count->source : "nvml");
-        fact_str(f, src, missing ? s.s : "none", "nvml.unlisted");
-        fact_int(f, src, missing, "nvml.unlisted_count");
-        free(sbuf_steal(&s));
+        if (why) {
+                both_unknown(f, why, "nvml.unlisted");
+                both_unknown(f, why, "nvml.foreign");
+        } else {
+                for (size_t i = 0; i < bus.n; i++)
+                        if (!strv_contains(&listed_addrs, bus.v[i]))
+                                strv_add(&unlisted, bus.v[i]);
+                list_facts(f, src, "nvml.foreign", &foreign);
+        }
+        list_facts(f, src, "nvml.duplicated", &dup);
+        if (!why && (foreign.n || dup.n)) {
+                _cleanup_free_ char *fl = strv_join(&foreign, ","), *dl = strv_join(&dup, ",");
+                _cleanup_free_ char *reason = xasprintf(
+                        "the driver's GPU list does not match this machine's PCI bus (%s%s%s%s%s; a capture from "
+                        "another host, or edited?): which GPUs it lacks is unknown",
+                        foreign.n ? "listed but not on the bus: " : "", foreign.n ? fl : "",
+                        foreign.n && dup.n ? "; " : "", dup.n ? "listed twice: " : "", dup.n ? dl : "");
+                fact_unreadable(f, src, 0, reason, "nvml.unlisted");
+                fact_unreadable(f, src, 0, reason, "nvml.unlisted_count");
+        } else if (!why)
+                list_facts(f, src, "nvml.unlisted", &unlisted);
+        strv_done(&bus);
+        strv_done(&listed_addrs);
+        strv_done(&unlisted);
+        strv_done(&foreign);
+        strv_done(&dup);
 }
 
 void nvgpu_derived(struct facts *f, int listed)

@@ -142,7 +142,51 @@ def case_item12_idle_link(tmp):
           'item 12: audited under load the same link fails critical (%r)' % r)
 
 
+# --- item 14: a capture that is not this machine's, and one that is not XML -----------------------
+
+def capture(*bus_ids):
+    gpus = ''.join(adv.NVSMI_GPU % (b, 'GPU-%08d-2222-3333-4444-555555555555' % i, b) for i, b in enumerate(bus_ids))
+    return adv.NVSMI.replace('<attached_gpus>2<', '<attached_gpus>%d<' % len(bus_ids)) % gpus
+
+
+def case_item14_capture_mismatch(tmp):
+    """ws-4090's GPUs are 0000:01:00.0 and 0000:02:00.0. A capture that lists them and a third GPU this
+    bus does not have, or lists one of them twice, is not this machine's: gpu-listed-on-bus fails and
+    gpu-visible-to-driver cannot be evaluated (it passed before). A capture file holding nvidia-smi's
+    error text is quoted."""
+    root = copy_root(tmp, 'ws-4090')
+    cap = '/var/lib/llmtune/captures/nvidia-smi.xml'
+    rules = ('gpu-visible-to-driver', 'gpu-listed-on-bus')
+    write(root, cap, capture('01:00.0', '02:00.0'))
+    res = audit(root, 'rtx4090-ws', *rules)
+    check(res['gpu-visible-to-driver']['status'] == 'pass' and res['gpu-listed-on-bus']['status'] == 'pass',
+          'item 14: the machine\'s own capture passes both rules (%r)' % {r: res[r]['status'] for r in rules})
+    write(root, cap, capture('01:00.0', '02:00.0', '03:00.0'))
+    f = fact(root, 'nvml.foreign')
+    check(f.get('value') == '0000:03:00.0', 'item 14: the GPU not on this bus is named (%r)' % f)
+    rc, res, doc = audit_rc(root, 'rtx4090-ws', *rules)
+    v, o = res['gpu-visible-to-driver'], res['gpu-listed-on-bus']
+    check(v['status'] == 'error' and '0000:03:00.0' in (v.get('reason') or ''),
+          'item 14: gpu-visible-to-driver cannot be evaluated, naming the foreign GPU (%r)' % v)
+    check(o['status'] == 'fail' and o['severity'] == 'critical' and '0000:03:00.0' in (o.get('observed') or ''),
+          'item 14: gpu-listed-on-bus fails critical (%r)' % o)
+    write(root, cap, capture('01:00.0', '01:00.0', '02:00.0'))
+    f = fact(root, 'nvml.duplicated')
+    check(f.get('value') == '0000:01:00.0', 'item 14: one bus id listed twice is named (%r)' % f)
+    res = audit(root, 'rtx4090-ws', *rules)
+    check(res['gpu-listed-on-bus']['status'] == 'fail' and res['gpu-visible-to-driver']['status'] == 'error',
+          'item 14: two <gpu> elements with one bus id are a mismatch, not two GPUs (%r)'
+          % {r: res[r]['status'] for r in rules})
+    write(root, cap, "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure "
+          'that the latest NVIDIA driver is installed and running.\n\n')
+    f = fact(root, 'nvml.count')
+    check(f.get('status') == 'unreadable' and
+          "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver" in (f.get('reason') or ''),
+          'item 14: the error text nvidia-smi wrote is quoted (%r)' % f)
+
+
 CASES = {
+    'item14-capture-mismatch': case_item14_capture_mismatch,
     'item12-idle-link': case_item12_idle_link,
     'item13-mig-xid': case_item13_mig_xid,
     'item16-unknown-locality': case_item16_unknown_locality,
