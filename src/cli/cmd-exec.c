@@ -218,8 +218,35 @@ static uint64_t profile_ram_per_gpu(struct cli *cli, struct facts *f, const char
         return v;
 }
 
-/* With two GPUs on a NUMA node, a rank bound to the node gets half its memory: below the profile's
- * RAM per GPU, --mem bind gets ranks OOM-killed before the kernel would fall back to another node. */
+/* The NUMA nodes that hold the machine's CPU memory: kind "cpu" with memory (a GPU's own memory
+ * exposed as a node, or a CPU-less memory node, is not where a rank's pages go by default). 0 when
+ * unknown. */
+static unsigned cpu_memory_nodes(struct facts *f)
+{
+        const struct fact **v;
+        size_t n = facts_match(f, "numa.node.*.kind", &v);
+        unsigned nodes = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (v[i]->status != FACT_OK || !streq(v[i]->str, "cpu")) {
+                        if (v[i]->status != FACT_OK)
+                                nodes = 0, i = n;
+                        continue;
+                }
+                _cleanup_free_ char *mn = xasprintf("%.*smem_total", (int)(strlen(v[i]->name) - strlen("kind")), v[i]->name);
+                const struct fact *m = facts_get(f, mn);
+                nodes += m && m->status == FACT_OK && m->type == FACT_INT && !m->neg && m->mag > 0;
+        }
+        free(v);
+        return nodes;
+}
+
+/*
+ * A node short of memory. The profile's ram_per_gpu is the machine's: ram_per_gpu x GPUs in all,
+ * spread over the NUMA nodes that hold CPU memory. A node's share is that total over those nodes, so
+ * a stock NPS4 DGX A100 (8 nodes of 128 GiB, 2 GPUs on 4 of them) holds its share on every node,
+ * while a node missing a DIMM does not. --mem bind also limits a rank to the node's memory per GPU,
+ * which is said when that is below ram_per_gpu itself (what a rank of that system expects to get).
+ */
 static void memory_warning(struct cli *cli, struct facts *f, const struct exec_opts *o, const struct affinity_map *m,
                            const struct binding *b)
 {
@@ -230,20 +257,26 @@ static void memory_warning(struct cli *cli, struct facts *f, const struct exec_o
                 gpus += m->v[i].numa_node == b->node;
         _cleanup_free_ char *mn = xasprintf("numa.node.%d.mem_total", b->node);
         const struct fact *mem = facts_get(f, mn);
-        if (!gpus || !mem || mem->status != FACT_OK || mem->type != FACT_INT || mem->neg)
+        unsigned nodes = cpu_memory_nodes(f);
+        if (!gpus || !m->n || !nodes || !mem || mem->status != FACT_OK || mem->type != FACT_INT || mem->neg)
                 return;
         _cleanup_free_ char *profile = NULL;
         uint64_t want = profile_ram_per_gpu(cli, f, o->profile, &profile);
-        uint64_t per_gpu = mem->mag / gpus;
-        if (!want || per_gpu >= want)
+        if (!want)
                 return;
-        fprintf(stderr,
-                "llmtune: warning: NUMA node %d holds %" PRIu64 " MiB for its %u GPUs, %" PRIu64 " MiB per GPU, less "
-                "than profile %s's ram_per_gpu (%" PRIu64 " MiB)%s\n",
-                b->node, mem->mag >> 20, gpus, per_gpu >> 20, profile, want >> 20,
-                o->mem == AFFINITY_MEM_BIND ? ": with --mem bind a rank that needs more is OOM-killed; --mem "
-                                              "preferred (the default) spills to other nodes"
-                                            : ": allocations beyond it go to other nodes");
+        uint64_t share = want * m->n / nodes, per_gpu = mem->mag / gpus;
+        if (mem->mag < share)
+                fprintf(stderr,
+                        "llmtune: warning: NUMA node %d holds %" PRIu64 " MiB, less than its share of profile %s's "
+                        "memory (ram_per_gpu %" PRIu64 " MiB x %zu GPUs over %u NUMA nodes = %" PRIu64 " MiB): a "
+                        "missing or failed DIMM on that node? Allocations beyond it go to other nodes\n",
+                        b->node, mem->mag >> 20, profile, want >> 20, m->n, nodes, share >> 20);
+        if (o->mem == AFFINITY_MEM_BIND && per_gpu < want)
+                fprintf(stderr,
+                        "llmtune: warning: with --mem bind a rank gets NUMA node %d's %" PRIu64 " MiB for its %u GPUs, "
+                        "%" PRIu64 " MiB per GPU, less than profile %s's ram_per_gpu (%" PRIu64 " MiB): a rank that "
+                        "needs more is OOM-killed; --mem preferred (the default) spills to other nodes\n",
+                        b->node, mem->mag >> 20, gpus, per_gpu >> 20, profile, want >> 20);
 }
 
 static void describe(FILE *out, const struct binding *b, enum affinity_policy p, enum affinity_mem mem)
@@ -415,8 +448,10 @@ const struct command cmd_exec = {
                  "                       bind (the node only: with two GPUs per node each rank has half\n"
                  "                       the node's memory, and the kernel OOM-kills before it falls back),\n"
                  "                       none (leave the memory policy alone)\n"
-                 "      --profile P      the profile whose ram_per_gpu the node's memory per GPU is compared\n"
-                 "                       with (a warning on stderr when less); default: pinned or detected\n"
+                 "      --profile P      the profile whose ram_per_gpu x GPUs, over the NUMA nodes that hold\n"
+                 "                       CPU memory, is the node's share (a warning on stderr when it holds\n"
+                 "                       less; with --mem bind also when its memory per GPU is below\n"
+                 "                       ram_per_gpu); default: pinned or detected\n"
                  "  -s, --strict         fail instead of running unbound when the locality is unknown\n"
                  "                       (numa_node -1), there is no such GPU, a CUDA_VISIBLE_DEVICES entry\n"
                  "                       cannot be mapped, or binding fails\n"

@@ -185,7 +185,28 @@ def case_item14_capture_mismatch(tmp):
           'item 14: the error text nvidia-smi wrote is quoted (%r)' % f)
 
 
+# --- item 15: memory per GPU judged against the node's share -----------------------------------------
+
+def case_item15_node_share(tmp):
+    """A stock DGX A100 in NPS4 (8 NUMA nodes of 128 GiB, GPU pairs on 4 of them) holds its share of the
+    profile's memory on every node: exec warns for no GPU. Node 1 with a DIMM missing (96 GiB) warns for
+    its GPUs (2 and 3) only."""
+    root = copy_root(tmp, 'dgx-a100')
+    warned = [g for g in range(8)
+              if 'warning' in run(root, 'exec', '--profile', 'a100-8x', '--gpu', str(g), '--', 'true')[2]]
+    check(warned == [], 'item 15: no GPU of the stock NPS4 DGX A100 warns (%r)' % warned)
+    mi = '/sys/devices/system/node/node1/meminfo'
+    text = read(root, mi)
+    write(root, mi, text.replace('133955584 kB', '100663296 kB'), 0o444)
+    out = {g: run(root, 'exec', '--profile', 'a100-8x', '--gpu', str(g), '--', 'true')[2] for g in range(8)}
+    warned = [g for g in range(8) if 'warning' in out[g]]
+    check(warned == [2, 3], 'item 15: only the GPUs of the node missing memory warn (%r)' % warned)
+    check('NUMA node 1 holds 98304 MiB, less than its share' in out[2] and '122880 MiB x 8 GPUs over 8 NUMA nodes'
+          in out[2], 'item 15: the warning gives the node\'s share and how it is made (%r)' % out[2])
+
+
 CASES = {
+    'item15-node-share': case_item15_node_share,
     'item14-capture-mismatch': case_item14_capture_mismatch,
     'item12-idle-link': case_item12_idle_link,
     'item13-mig-xid': case_item13_mig_xid,
