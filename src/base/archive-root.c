@@ -17,6 +17,7 @@
 
 #include "digest.h"
 #include "lazy-archive.h"
+#include "private-tmp.h"
 #include "root.h"
 
 /* One MANIFEST entry, sorted by path for lookup. */
@@ -634,16 +635,6 @@ static int unpack_all(struct unpack *u, struct archive_unread *ret_unread)
         return 0;
 }
 
-/* $TMPDIR as usual; else /dev/shm (memory: unpacking a few thousand small files there costs a
- * fraction of a disk's metadata writes), else /tmp. */
-const char *private_tmp_base(void)
-{
-        const char *tmp = getenv("TMPDIR");
-        if (!tmp || *tmp != '/')
-                tmp = access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : "/tmp";
-        return tmp;
-}
-
 static int unpack(struct unpack *u, char **ret_dir, struct archive_unread *ret_unread, char **ret_why)
 {
         struct archive_unread unread = {0};
@@ -653,13 +644,10 @@ static int unpack(struct unpack *u, char **ret_dir, struct archive_unread *ret_u
         u->dcache_max = DIR_CACHE_MAX;
         if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur / 4 < u->dcache_max)
                 u->dcache_max = rl.rlim_cur / 4;
-        u->dir = xasprintf("%s/llmtune-archive-XXXXXX", private_tmp_base());
-        int rc;
-        if (!mkdtemp(u->dir)) {
-                rc = fail(u, -errno, "cannot create a private directory %s: %s", u->dir, strerror(errno));
-                free(u->dir);
-                u->dir = NULL;
-        } else if ((u->dirfd = open(u->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        int rc = private_tmp_make("archive", &u->dir);
+        if (rc < 0)
+                rc = fail(u, rc, "cannot create a private directory in %s: %s", private_tmp_base(), strerror(-rc));
+        else if ((u->dirfd = open(u->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
                 rc = fail(u, -errno, "%s: %s", u->dir, strerror(errno));
         else
                 rc = unpack_all(u, &unread);
@@ -738,33 +726,7 @@ void archive_unread_done(struct archive_unread *u)
         u->err = NULL;
 }
 
-/* Remove NAME in DFD, never following a link. TYPE is readdir's d_type (DT_UNKNOWN: find out):
- * a file or link takes one unlinkat, not a stat first (a few thousand of them per archive root). */
-static void remove_at(int dfd, const char *name, unsigned char type, int depth)
-{
-        if (type != DT_DIR) {
-                if (unlinkat(dfd, name, 0) == 0 || (errno != EISDIR && errno != EPERM))
-                        return;
-                struct stat st; /* unlink(2) of a directory: EISDIR on Linux, EPERM by POSIX */
-                if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
-                        return;
-        }
-        if (depth < ARCHIVE_MAX_DEPTH + 4) {
-                int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-                if (d) {
-                        struct dirent *de;
-                        while ((de = readdir(d)))
-                                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
-                                        remove_at(dirfd(d), de->d_name, de->d_type, depth + 1);
-                        closedir(d);
-                } else if (fd >= 0)
-                        close(fd);
-        }
-        unlinkat(dfd, name, AT_REMOVEDIR);
-}
-
 void archive_root_remove(const char *dir)
 {
-        remove_at(AT_FDCWD, dir, DT_UNKNOWN, 0);
+        private_tmp_remove(dir);
 }

@@ -53,10 +53,8 @@ int archive_root_unpack(const char *file, char **ret_dir, struct archive_unread 
 int archive_root_unpack_mem(const void *data, size_t size, char **ret_dir, struct archive_unread *ret_unread,
                             char **ret_why);
 
-/* Where a root's private directory is made: $TMPDIR, else /dev/shm, else /tmp. */
-const char *private_tmp_base(void);
-
-/* Remove DIR and everything under it, never following a link. */
+/* Remove DIR (made by private_tmp_make: private-tmp.h) and everything under it, never following
+ * a link. */
 void archive_root_remove(const char *dir);
 
 /* The link target to store for a link at REL (root-relative, no leading "/") pointing to TARGET,

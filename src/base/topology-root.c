@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "archive-root.h"
+#include "private-tmp.h"
 
 /* Bigger than any real export (a DGX-2 with every PCI function is about 300 KiB); a file this
  * size is not an lstopo export and is refused before hwloc parses it. */
@@ -355,10 +356,10 @@ int topology_root_build(const char *xml, char **ret_dir, char **ret_why)
                 return rc;
         }
 
-        char *dir = xasprintf("%s/llmtune-topology-XXXXXX", private_tmp_base());
-        if (!mkdtemp(dir)) {
-                rc = fail(ret_why, -errno, "cannot create a private directory %s: %s", dir, strerror(errno));
-                free(dir);
+        char *dir = NULL;
+        rc = private_tmp_make("topology", &dir);
+        if (rc < 0) {
+                rc = fail(ret_why, rc, "cannot create a private directory in %s: %s", private_tmp_base(), strerror(-rc));
                 hwloc_topology_destroy(t);
                 return rc;
         }

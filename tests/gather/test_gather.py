@@ -16,6 +16,9 @@
                  "unlisted" with its errno, and the archive's facts built on it are unreadable
   mode           the archive has the umask's mode, and 0600 when it holds a file that not every
                  user could read (an /etc/fstab of mode 0600)
+  cleanup        SIGINT, SIGTERM, SIGHUP during an archive audit remove its private copy; a copy
+                 left by a process that is gone is removed by the next run (only our naming, our
+                 PID namespace and user, never through a link)
   live           on this machine: gather, then the audit of the archive equals the live audit, and
                  every fact that did not change between two live runs is equal (facts the live
                  system takes from syscalls - getifaddrs, statvfs - are compared by status only)
@@ -31,6 +34,8 @@ import tarfile
 import tempfile
 import hashlib
 import re
+import signal
+import time
 
 LLMTUNE, ROOTS = sys.argv[1], sys.argv[2]
 ONLY = sys.argv[3:]
@@ -385,9 +390,96 @@ def case_mode(tmp):
     print("ok mode: the umask's mode, owner-only with a private member")
 
 
+def dead_pid():
+    """A PID that no process has now (one that just exited, checked)."""
+    while True:
+        p = subprocess.Popen(["true"])
+        p.wait()
+        try:
+            os.kill(p.pid, 0)
+        except ProcessLookupError:
+            return p.pid
+
+
+def case_cleanup(tmp):
+    """The private copy of an archive root is removed when SIGINT, SIGTERM or SIGHUP ends the run,
+    and a copy whose process is gone (SIGKILL) is removed by the next run: only directories of our
+    naming, of this PID namespace and user, whose PID is gone; nothing is followed through a link."""
+    arch = os.path.join(tmp, "cleanup.tar.gz")
+    run("--root", os.path.join(ROOTS, "dgx-a100"), "gather", "-o", arch, rc=0)
+    shm = os.path.join(tmp, "shm")
+    os.mkdir(shm)
+    env = dict(ENV, TMPDIR=shm)
+
+    def default_signals():  # a shell may start a background job with SIGINT ignored; nohup SIGHUP
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_DFL)
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        # facts --json of dgx-a100 is ~430 KB: with nobody reading the pipe, the run blocks in
+        # write(2) holding its copy, whatever the machine's speed.
+        p = subprocess.Popen([LLMTUNE, "--root", arch, "facts", "--json"], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, env=env, preexec_fn=default_signals)
+        try:
+            deadline = time.time() + 120
+            while not os.listdir(shm) and p.poll() is None and time.time() < deadline:
+                time.sleep(0.02)
+            made = os.listdir(shm)
+            check(made and all(n.startswith(f"llmtune-archive-{os.stat('/proc/self/ns/pid').st_ino}-{p.pid}-")
+                               for n in made), f"cleanup: the copy is named after its namespace and PID ({made})")
+            p.send_signal(sig)
+            rc = p.wait(timeout=120)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            p.stdout.close()
+        left = os.listdir(shm)
+        check(rc == -sig and not left, f"cleanup: {signal.Signals(sig).name} ends the run by the signal ({rc}) and "
+                                       f"removes its copy (left: {left})")
+
+    ns = os.stat("/proc/self/ns/pid").st_ino
+    dead = dead_pid()
+    outside = os.path.join(tmp, "outside")
+    os.makedirs(os.path.join(outside, "sub"))
+    with open(os.path.join(outside, "sub", "keep"), "w") as f:
+        f.write("keep\n")
+    stale = {f"llmtune-archive-{ns}-{dead}-aB3dE9": True, f"llmtune-topology-{ns}-{dead}-Qw12er": True,
+             f"llmtune-archive-{ns}-{os.getpid()}-alive1": False, f"llmtune-archive-{ns + 1}-{dead}-otherN": False,
+             "llmtune-archive-Xy12ab": False, f"llmtune-other-{ns}-{dead}-abcdef": False,
+             f"llmtune-archive-{ns}-{dead}-abcdefg": False, f"llmtune-archive-{ns}-+{dead}-abcdef": False}
+    for name in stale:
+        d = os.path.join(shm, name)
+        os.makedirs(os.path.join(d, "root", "sys", "devices"))
+        with open(os.path.join(d, "root", "sys", "devices", "f"), "w") as f:
+            f.write("x\n")
+        os.symlink(outside, os.path.join(d, "root", "escape"))            # a link out: never followed
+        os.symlink(os.path.join(outside, "sub"), os.path.join(d, "sub"))
+    linked = f"llmtune-archive-{ns}-{dead}-linked"                      # our naming, but a link
+    os.symlink(outside, os.path.join(shm, linked))
+    stale[linked] = False
+    filed = f"llmtune-topology-{ns}-{dead}-a1b2c3"                      # our naming, but a file
+    open(os.path.join(shm, filed), "w").close()
+    stale[filed] = False
+    if os.geteuid() == 0:
+        foreign = f"llmtune-archive-{ns}-{dead}-nobody"                # another user's
+        os.mkdir(os.path.join(shm, foreign))
+        os.chown(os.path.join(shm, foreign), 65534, 65534)
+        stale[foreign] = False
+    p = subprocess.run([LLMTUNE, "--root", arch, "facts", "cpu.count"], capture_output=True, text=True, env=env,
+                       timeout=120)
+    check(p.returncode == 0, f"cleanup: an archive audit after the stale copies ({p.stderr.strip()[:200]})")
+    now = set(os.listdir(shm))
+    for name, removed in stale.items():
+        check((name not in now) == removed, f"cleanup: {name!r} {'removed' if removed else 'kept'} "
+                                            f"({'gone' if name not in now else 'there'})")
+    check(os.path.exists(os.path.join(outside, "sub", "keep")), "cleanup: nothing outside was followed or removed")
+    print("ok cleanup: copies removed on SIGINT/SIGTERM/SIGHUP, stale ones of dead processes by the next run")
+
+
 CASES = {"roundtrip": case_roundtrip, "manifest": case_manifest, "exclude": case_exclude, "deny": case_deny,
          "readonly": case_readonly, "anonymize": case_anonymize, "live": case_live,
-         "report": case_report, "unlisted": case_unlisted, "mode": case_mode}
+         "report": case_report, "unlisted": case_unlisted, "mode": case_mode, "cleanup": case_cleanup}
 
 with tempfile.TemporaryDirectory(prefix="llmtune-gather-") as tmp:
     for n, fn in CASES.items():
