@@ -32,6 +32,8 @@ _llmtune_options()
         recommend | profiles) echo "--json -j" ;;
         log) echo "--run -r --runs --json -j" ;;
         verify) echo "--verbose -v --json -j --expect-head" ;;
+        ack) echo "--item -i --reason -r --until -u --for -f --profile -p --list -l --all -a --json -j" ;;
+        unack) echo "--item -i --reason -r" ;;
         explain) echo "--list -l --profile -p --json -j" ;;
         exec) echo "--gpu -g --local-rank -l --node -N --policy -p --mem -m --strict -s --dry-run -n --verbose -v" ;;
         affinity) echo "--gpu -g --policy -p --installed -i" ;;
@@ -45,7 +47,7 @@ _llmtune_options()
 
 _llmtune()
 {
-        local commands="facts audit recommend profiles profile explain lint plan apply rollback log verify exec affinity nccl report health-check gather help"
+        local commands="facts audit recommend profiles profile explain lint plan apply rollback log verify ack unack exec affinity nccl report health-check gather help"
         local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
         local i w cmd="" root="" sub="" dashdash=0 nargs=0
         COMPREPLY=()
@@ -102,6 +104,12 @@ _llmtune()
                 return 0
         fi
 
+        # ack and unack: -r is --reason, -f --for; their values are free text
+        if [[ $cmd == ack || $cmd == unack ]]; then
+                case $prev in
+                --reason | -r | --until | -u | --for | -f | --item | -i) return 0 ;;
+                esac
+        fi
         case $prev in
         --root)
                 mapfile -t COMPREPLY < <(compgen -d -- "$cur")
@@ -211,7 +219,7 @@ _llmtune()
                         mapfile -t COMPREPLY < <(compgen -W "$(_llmtune_list "${rootopt[@]}" profiles)" -- "$cur")
                 fi
                 ;;
-        explain)
+        explain | ack | unack)
                 ((nargs == 0)) && mapfile -t COMPREPLY < <(compgen -W "$(_llmtune_list explain --list)" -- "$cur")
                 ;;
         help)

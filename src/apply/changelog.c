@@ -48,6 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ack.h"
 #include "actions.h"
 #include "digest.h"
 #include "facts.h"
@@ -759,6 +760,7 @@ static const char *const event_names[] = {
         [LOG_INTENT] = "intent",           [LOG_DONE] = "done",           [LOG_FAILED] = "failed",
         [LOG_UNDO_INTENT] = "undo-intent", [LOG_UNDONE] = "undone",       [LOG_UNDO_FAILED] = "undo-failed",
         [LOG_RUN_BEGIN] = "run-begin",     [LOG_RUN_END] = "run-end",     [LOG_EVENT_UNKNOWN] = "unknown",
+        [LOG_ACK] = "ack",                 [LOG_UNACK] = "unack",
 };
 
 const char *log_event_name(enum log_event e)
@@ -801,8 +803,8 @@ static int store_change_backups(struct changelog *l, const struct change *c, cha
 /* The record of C as one line (with its newline, *RET_LEN bytes), chained to L's last record; its
  * hash into HASH. SHA and BK: what store_change_backups stored. Caller frees. */
 static char *record_line(const struct changelog *l, const struct log_context *ctx, enum log_event event,
-                         const struct change *c, long ref, const char *detail, char sha[2][65], char *bk[2],
-                         char hash[65], size_t *ret_len)
+                         const struct change *c, long ref, const char *detail, json_object *fields, char sha[2][65],
+                         char *bk[2], char hash[65], size_t *ret_len)
 {
         bool file = c->type == CHANGE_FILE;
         char now[32];
@@ -833,6 +835,7 @@ static char *record_line(const struct changelog *l, const struct log_context *ct
         json_object_object_add(o, "aux", str_or_null(c->aux));
         json_object_object_add(o, "reboot", json_object_new_boolean(c->reboot));
         json_object_object_add(o, "detail", str_or_null(detail));
+        json_object_object_foreach(fields, key, val) json_object_object_add(o, key, json_object_get(val));
         json_object_object_add(o, "prev", json_object_new_string(l->prev));
 
         size_t len;
@@ -849,15 +852,15 @@ static char *record_line(const struct changelog *l, const struct log_context *ct
 
 /* LINE (LEN bytes) onto the end of the log in one write(2), then fsync; a short or failed write is
  * cut off again so the log never ends in half a record (O_APPEND: the line lands at the current
- * end). An intent or run-begin leaves CHANGELOG_RESERVE for the records that finish it. Returns 0
+ * end). An intent, run-begin or ack leaves CHANGELOG_RESERVE for the records that finish a run. Returns 0
  * or -errno (-EFBIG: the log would outgrow CHANGELOG_READ_MAX). */
 static int append_line(struct changelog *l, enum log_event event, const char *line, size_t len)
 {
         struct stat st;
         if (fstat(l->fd, &st) < 0)
                 return -errno;
-        uint64_t limit = event == LOG_INTENT || event == LOG_RUN_BEGIN ? CHANGELOG_READ_MAX - CHANGELOG_RESERVE
-                                                                             : CHANGELOG_READ_MAX;
+        bool opens = event == LOG_INTENT || event == LOG_RUN_BEGIN || event == LOG_ACK;
+        uint64_t limit = opens ? CHANGELOG_READ_MAX - CHANGELOG_RESERVE : CHANGELOG_READ_MAX;
         if ((uint64_t)st.st_size + len > limit)
                 return -EFBIG;
         ssize_t n = write(l->fd, line, len);
@@ -872,12 +875,19 @@ static int append_line(struct changelog *l, enum log_event event, const char *li
 long changelog_append(struct changelog *l, const struct log_context *ctx, enum log_event event, const struct change *c,
                       long ref, const char *detail)
 {
+        _cleanup_(json_object_putp) json_object *none = json_object_new_object();
+        return changelog_append_fields(l, ctx, event, c, ref, detail, none);
+}
+
+long changelog_append_fields(struct changelog *l, const struct log_context *ctx, enum log_event event,
+                             const struct change *c, long ref, const char *detail, json_object *fields)
+{
         char sha[2][65] = {"", ""};
         char *bk[2] = {NULL, NULL};
         int rc = store_change_backups(l, c, sha, bk);
         char hash[65];
         size_t len = 0;
-        _cleanup_free_ char *line = rc < 0 ? NULL : record_line(l, ctx, event, c, ref, detail, sha, bk, hash, &len);
+        _cleanup_free_ char *line = rc < 0 ? NULL : record_line(l, ctx, event, c, ref, detail, fields, sha, bk, hash, &len);
         free(bk[0]);
         free(bk[1]);
         if (rc == 0)
@@ -1155,6 +1165,8 @@ static void read_record_line(struct root *r, struct log_read *lr, size_t *cap, s
         /* A step that recovery or rollback would act on must be one llmtune could have made
          * (action_check): a forged command or a target outside its kind's area is reported where it
          * stands. */
+        if (!why && (rec.event == LOG_ACK || rec.event == LOG_UNACK))
+                why = ack_record_invalid(&rec);
         if (!why && (rec.event == LOG_INTENT || rec.event == LOG_DONE || rec.event == LOG_UNDO_INTENT) &&
             action_check(&rec.change, &why) < 0)
                 add_problem(lr, seq, "record %ld (line %zu) fails validation: %s", seq, lineno, why);

@@ -84,6 +84,8 @@ enum log_event {
         LOG_UNDO_FAILED, /* it was not (ref: the done) */
         LOG_RUN_BEGIN,   /* an apply or rollback run starts (target: "apply" or "rollback") */
         LOG_RUN_END,     /* and ends (ref: its run-begin) */
+        LOG_ACK,         /* an operator acknowledged a finding (apply/ack.h: rule, item, reason, until) */
+        LOG_UNACK,       /* and withdrew it (ref: the ack) */
         LOG_EVENT_MAX,
 };
 /* The name as the log stores it ("intent", "undo-failed", ...); "unknown" for LOG_EVENT_UNKNOWN. */
@@ -102,6 +104,12 @@ struct log_context {
  * is about (0 for a new intent). Returns the new record's seq (>0) or -errno. */
 long changelog_append(struct changelog *l, const struct log_context *ctx, enum log_event event,
                       const struct change *c, long ref, const char *detail) __attribute__((warn_unused_result));
+
+/* The same with the keys of FIELDS (a JSON object, not taken) added to the record, covered by its hash:
+ * a record type that says more than a change (an ack: apply/ack.c). */
+long changelog_append_fields(struct changelog *l, const struct log_context *ctx, enum log_event event,
+                             const struct change *c, long ref, const char *detail, json_object *fields)
+        __attribute__((warn_unused_result));
 
 /* A run's first and last record, around its changes: KIND "apply" or "rollback" (the record's
  * target); the run-end's ref is its run-begin's seq, DETAIL says how the run ended. */

@@ -4,8 +4,10 @@
 #include <errno.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "ack.h"
 #include "config.h"
 #include "site-config.h"
 
@@ -124,3 +126,23 @@ void rule_env_done(struct rule_env *env)
         resolved_done(&env->profile);
         free(env->picked_why);
 }
+
+void cli_judge_acks(struct cli *cli, struct audit *a)
+{
+        if (!a->count[RES_FAIL])
+                return;
+        struct ack_list acks;
+        int rc = ack_list_read(cli->root, &acks);
+        if (rc == -EBADMSG)
+                fprintf(stderr, "llmtune: the change log under %s does not verify (see `llmtune verify`): its "
+                                "acknowledgements are not used; failures are reported as such\n",
+                        root_path(cli->root));
+        else if (rc < 0)
+                fprintf(stderr, "llmtune: acknowledgements not read (%s under %s: %s); failures are reported as such\n",
+                        CHANGELOG_PATH, root_path(cli->root), changelog_strerror(rc));
+        if (rc < 0)
+                return;
+        ack_judge(a, &acks, time(NULL));
+        ack_list_done(&acks);
+}
+

@@ -35,5 +35,8 @@ int cli_pick_profile(struct cli *cli, struct rule_env *env, const char *wanted, 
  * so and returns EXIT_UNKNOWN. */
 int cli_detect_failed(const char *why);
 void rule_env_done(struct rule_env *env);
+/* The acknowledgements in the change log under the root applied to A (apply/ack.h): acked failures
+ * become RES_ACKED. A log that cannot be read is said on stderr, and A's failures stay failures. */
+void cli_judge_acks(struct cli *cli, struct audit *a);
 /* Print and clear diagnostics; returns EXIT_ERROR when there were any. */
 int cli_report_diags(struct diags *d);

@@ -14,13 +14,13 @@
 
 static const char *status_label(enum result_status s)
 {
-        static const char *const l[] = {"PASS", "FAIL", "N/A", "ERROR"};
+        static const char *const l[] = {"PASS", "FAIL", "N/A", "ERROR", "ACKED"};
         return l[s];
 }
 
 static const char *status_color(enum result_status s)
 {
-        static const char *const c[] = {"\033[32m", "\033[31m", "\033[2m", "\033[35m"};
+        static const char *const c[] = {"\033[32m", "\033[31m", "\033[2m", "\033[35m", "\033[33m"};
         return c[s];
 }
 
@@ -61,6 +61,11 @@ static void print_human(struct cli *cli, const struct rule_env *env, const struc
                                 printf("%*s expected: %s\n", pad, "", r->expected ? r->expected : "?");
                                 if (r->remedy_summary)
                                         printf("%*s fix:      %s\n", pad, "", r->remedy_summary);
+                                if (r->ack_note)
+                                        printf("%*s ack:      %s\n", pad, "", r->ack_note);
+                        } else if (r->status == RES_ACKED) {
+                                printf("%*s observed: %s\n", pad, "", r->observed ? r->observed : "?");
+                                printf("%*s %s\n", pad, "", r->ack_note);
                         } else if (r->status != RES_PASS)
                                 printf("%*s %s\n", pad, "", r->reason ? r->reason : "");
                         else if (r->note)
@@ -68,9 +73,12 @@ static void print_human(struct cli *cli, const struct rule_env *env, const struc
                 }
         }
         strv_done(&areas);
-        printf("\n%zu rule%s: %zu passed, %zu failed, %zu not applicable, %zu error%s\n", a->n, a->n == 1 ? "" : "s",
+        printf("\n%zu rule%s: %zu passed, %zu failed, %zu not applicable, %zu error%s", a->n, a->n == 1 ? "" : "s",
                a->count[RES_PASS], a->count[RES_FAIL], a->count[RES_NA], a->count[RES_ERROR],
                a->count[RES_ERROR] == 1 ? "" : "s");
+        if (a->count[RES_ACKED])
+                printf(", %zu acknowledged", a->count[RES_ACKED]);
+        putchar('\n');
 }
 
 static json_object *str_or_null(const char *s) { return s ? json_object_new_string(s) : NULL; }
@@ -126,12 +134,19 @@ static void print_json(struct cli *cli, const struct rule_env *env, struct facts
                         json_object_object_add(o, "remedy", rem);
                 } else
                         json_object_object_add(o, "remedy", NULL);
+                json_object *ack = NULL;
+                if (r->ack_note) {
+                        ack = json_object_new_object();
+                        json_object_object_add(ack, "seq", r->ack_seq ? json_object_new_int64(r->ack_seq) : NULL);
+                        json_object_object_add(ack, "note", json_object_new_string(r->ack_note));
+                }
+                json_object_object_add(o, "ack", ack);
                 json_object_array_add(results, o);
         }
         json_object_object_add(top, "results", results);
         json_object *sum = json_object_new_object();
-        static const char *const keys[] = {"pass", "fail", "na", "error"};
-        for (size_t k = 0; k < 4; k++)
+        static const char *const keys[] = {"pass", "fail", "na", "error", "acked"};
+        for (size_t k = 0; k < RES_STATUS_MAX; k++)
                 json_object_object_add(sum, keys[k], json_object_new_int64((int64_t)a->count[k]));
         json_object_object_add(top, "summary", sum);
         json_print(stdout, top);
@@ -284,6 +299,7 @@ static int audit_run(struct cli *cli, struct rule_env *env, struct facts *f, con
         const char *bad = NULL;
         if (engine_run(&env->rules, &env->profile, f, &o->only, &a, &bad) < 0)
                 return cli_error("unknown rule '%s' (see `llmtune explain --list`)", bad);
+        cli_judge_acks(cli, &a);
         int wrc = EXIT_OK;
         if (o->quiet)
                 ;
@@ -333,7 +349,9 @@ const struct command cmd_audit = {
                  "\n"
                  "Evaluate every rule the profile enables and print, per rule: PASS, FAIL (with the observed\n"
                  "and expected values and the fix), N/A (with the reason: no cpufreq driver, no GPU...) or\n"
-                 "ERROR (a fact could not be read). Without --profile, the profile whose match block fits\n"
+                 "ERROR (a fact could not be read), or ACKED (a failure acknowledged with `llmtune ack`\n"
+                 "whose evidence has not changed since: not a failure). Without --profile, the profile whose\n"
+                 "match block fits\n"
                  "this machine best is used, and the output says which and why (see `llmtune recommend`).\n"
                  "\n"
                  "  -p, --profile NAME|FILE  profile name (see `llmtune profiles`) or path to a .ini file\n"

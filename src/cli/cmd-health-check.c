@@ -301,6 +301,9 @@ static size_t hc_count_findings(const struct audit *a, const struct hc_conf *con
                 const struct result *r = &a->v[i];
                 if (r->severity < conf->severity)
                         continue;
+                if (r->status == RES_ACKED)
+                        fprintf(stderr, "NOTE:  llmtune:  %s %s: not counted, %s\n", r->rule->id,
+                                r->observed ? r->observed : "?", r->ack_note);
                 bool counts = r->status == RES_FAIL || (r->status == RES_ERROR && conf->drain_on_error);
                 if (r->status == RES_ERROR && !conf->drain_on_error)
                         n_error_ignored++;
@@ -309,9 +312,9 @@ static size_t hc_count_findings(const struct audit *a, const struct hc_conf *con
                 if (!*ret_first)
                         *ret_first = r;
                 n_bad++;
-                fprintf(stderr, "ERROR:  llmtune:  Health check failed:  %s %s (%s)\n", r->rule->id,
+                fprintf(stderr, "ERROR:  llmtune:  Health check failed:  %s %s (%s%s%s)\n", r->rule->id,
                         r->status == RES_FAIL ? (r->observed ? r->observed : "?") : "cannot be evaluated",
-                        severity_name(r->severity));
+                        severity_name(r->severity), r->ack_note ? "; " : "", r->ack_note ? r->ack_note : "");
         }
         for (size_t i = 0; i < a->n && n_error_ignored; i++)
                 if (a->v[i].status == RES_ERROR && a->v[i].severity >= conf->severity && !conf->drain_on_error)
@@ -413,6 +416,8 @@ static int health_check_cmd(struct cli *cli, int argc, char **argv)
         const char *bad = NULL;
         if (rc == EXIT_OK && engine_run(&env.rules, &env.profile, f, NULL, &a, &bad) < 0)
                 rc = cli_error("unknown rule '%s'", bad);
+        if (rc == EXIT_OK)
+                cli_judge_acks(cli, &a); /* an acknowledged finding does not drain; a raised one does */
         if (rc != EXIT_OK) {
                 /* Could not check: say so the NHC way, change nothing in Slurm. */
                 fprintf(stderr, "ERROR:  llmtune:  Health check could not run (see above); node state left as it is\n");
@@ -444,6 +449,8 @@ const struct command cmd_health_check = {
                  "(default critical). Rules that do not apply never count; rules that cannot be evaluated\n"
                  "(a fact unreadable) count only with --drain-on-error. Each counted finding is printed on\n"
                  "stderr as \"ERROR:  llmtune:  Health check failed:  RULE OBSERVED (SEVERITY)\", as NHC does.\n"
+                 "A finding acknowledged with `llmtune ack` does not count (a NOTE line says who and why)\n"
+                 "until its evidence changes (a new Xid, a counter that grew), it expires or is withdrawn.\n"
                  "\n"
                  "With --slurm (for slurm.conf's HealthCheckProgram, through\n"
                  "/usr/libexec/llmtune/slurm-health-check, which takes no arguments): an unhealthy node is\n"

@@ -16,6 +16,8 @@ extern const struct command cmd_plan;
 extern const struct command cmd_rollback;
 extern const struct command cmd_log;
 extern const struct command cmd_verify;
+extern const struct command cmd_ack;   /* and cmd_unack: cmd-ack.c */
+extern const struct command cmd_unack;
 extern const struct command cmd_exec;
 extern const struct command cmd_affinity;
 extern const struct command cmd_nccl;

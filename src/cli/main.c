@@ -34,6 +34,8 @@ const struct command *const command_table[] = {
         &cmd_rollback,
         &cmd_log,
         &cmd_verify,
+        &cmd_ack,
+        &cmd_unack,
         &cmd_exec,
         &cmd_affinity,
         &cmd_nccl,

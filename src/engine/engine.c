@@ -7,7 +7,7 @@
 
 const char *result_status_name(enum result_status s)
 {
-        static const char *const names[] = {"pass", "fail", "n/a", "error"};
+        static const char *const names[] = {"pass", "fail", "n/a", "error", "acked"};
         return names[s];
 }
 
@@ -72,6 +72,23 @@ static bool noted(struct result *res, const struct resolved *profile, struct fac
         return true;
 }
 
+/* The items check E failed on (ER), each "NAME=VALUE", and the rule's evidence fields beside them. */
+static void add_evidence(struct result *res, const struct expr *e, const struct eval_result *er, struct facts *f)
+{
+        const struct rule *r = res->rule;
+        for (size_t i = 0; i < er->failed.n; i++) {
+                const char *name = er->failed.v[i];
+                const struct fact *fc = facts_get(f, name);
+                strv_push(&res->evidence, xasprintf("%s=%s", name, fc && fc->status == FACT_OK ? fc->str : "?"));
+                for (size_t k = 0; k < r->evidence.n; k++) {
+                        _cleanup_free_ char *sib = expr_item_sibling(e, name, r->evidence.v[k]);
+                        const struct fact *sf = facts_get(f, sib);
+                        strv_push(&res->evidence,
+                                  xasprintf("%s=%s", sib, sf && sf->status == FACT_OK ? sf->str : "?"));
+                }
+        }
+}
+
 static void evaluate(struct result *res, const struct resolved *profile, struct facts *f)
 {
         const struct rule *r = res->rule;
@@ -98,17 +115,22 @@ static void evaluate(struct result *res, const struct resolved *profile, struct 
                                         : er.status == EVAL_FALSE ? RES_FAIL
                                         : er.status == EVAL_NA    ? RES_NA
                                                                   : RES_ERROR;
-                /* The first check that does not pass decides; a passing rule shows its first check. */
-                if (st != RES_PASS || i == 0)
+                if (st == RES_FAIL)
+                        add_evidence(res, &r->checks[i], &er, f);
+                /* The first check that does not pass decides; a passing rule shows its first check.
+                 * The checks after a failing one still add what they fail on to the evidence. */
+                if (res->status == RES_PASS && (st != RES_PASS || i == 0))
                         take(res, &er);
                 else
                         eval_result_done(&er);
-                if (st != RES_PASS) {
-                        res->status = st;
-                        if (st == RES_FAIL && noted(res, profile, f))
-                                res->status = RES_PASS;
+                if (res->status == RES_PASS && st == RES_FAIL && noted(res, profile, f)) {
+                        strv_done(&res->evidence); /* a pass with a note: nothing to acknowledge */
                         return;
                 }
+                if (res->status == RES_PASS && st != RES_PASS)
+                        res->status = st;
+                if (res->status != RES_PASS && res->status != RES_FAIL)
+                        return;
         }
 }
 
@@ -151,6 +173,8 @@ void audit_done(struct audit *a)
                 free(r->remedy_summary);
                 strv_done(&r->remedy_keys);
                 strv_done(&r->remedy_vals);
+                strv_done(&r->evidence);
+                free(r->ack_note);
         }
         free(a->v);
         *a = (struct audit){0};

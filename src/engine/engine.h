@@ -6,7 +6,9 @@
 #include "profiles.h"
 #include "rules.h"
 
-enum result_status { RES_PASS, RES_FAIL, RES_NA, RES_ERROR };
+/* RES_ACKED: a failure an operator acknowledged (llmtune ack) whose evidence has not changed since:
+ * neither pass nor fail. The engine itself never gives it; the change log's acks do (apply/ack.h). */
+enum result_status { RES_PASS, RES_FAIL, RES_NA, RES_ERROR, RES_ACKED, RES_STATUS_MAX };
 
 struct result {
         const struct rule *rule;
@@ -18,12 +20,17 @@ struct result {
                                      * conditions say that is information here (an idle link) */
         char *remedy_summary;       /* one line, parameters filled in; NULL without remedy */
         struct strv remedy_keys, remedy_vals; /* parameters with profile values substituted */
+        /* FAIL: "NAME=VALUE" of every item a failing check fails on, then of the rule's evidence
+         * fields beside it (what an ack records, and what raises it again when it grows). */
+        struct strv evidence;
+        long ack_seq;  /* ACKED (or FAIL raised again): the ack record's seq in the change log */
+        char *ack_note; /* ACKED: who acknowledged it, when, why, until; FAIL: why an ack no longer holds */
 };
 
 struct audit {
         struct result *v;
         size_t n;
-        size_t count[4]; /* by result_status */
+        size_t count[RES_STATUS_MAX]; /* by result_status */
 };
 
 /* Evaluate the enabled rules (only those in ONLY when it is non-empty; unknown ids there are an

@@ -462,6 +462,7 @@ void eval_result_done(struct eval_result *r)
         free(r->observed);
         free(r->expected);
         free(r->reason);
+        strv_done(&r->failed);
         *r = (struct eval_result){0};
 }
 
@@ -476,6 +477,14 @@ static char *sibling(const char *pattern, const char *name, const char *field)
                 base--;
         /* the item is what the last '*' matched: keep up to the end of that segment */
         return xasprintf("%.*s.%s", (int)base, name, field);
+}
+
+char *expr_item_sibling(const struct expr *e, const char *name, const char *field)
+{
+        if (strchr(e->fact, '*'))
+                return sibling(e->fact, name, field);
+        const char *dot = strrchr(name, '.');
+        return dot ? xasprintf("%.*s.%s", (int)(dot - name), name, field) : xstrdup(field);
 }
 
 static const char *describe(const struct fact *fc)
@@ -582,6 +591,8 @@ static void eval_single(const struct expr *e, const char *want, struct facts *f,
         ret->status = t < 0 ? EVAL_ERROR : t ? EVAL_TRUE : EVAL_FALSE;
         ret->reason = err;
         ret->failing = t == 0;
+        if (t == 0)
+                strv_add(&ret->failed, fc->name);
 }
 
 /* Does item FC pass every "where" clause? 1 yes, 0 no, -1 a clause's field is unreadable (RET
@@ -613,7 +624,14 @@ struct tally {
         unsigned evaluated, passing;
         const struct fact *first_fail, *first_pass, *first_absent;
         bool uniform;
+        struct strv passed, failed; /* item names */
 };
+
+static void tally_done(struct tally *t)
+{
+        strv_done(&t->passed);
+        strv_done(&t->failed);
+}
 
 /* "nothing to check" over an empty match, or "none" holding over it. */
 static void eval_empty(const struct expr *e, char *const *where_want, const struct tally *t,
@@ -638,7 +656,7 @@ static void eval_empty(const struct expr *e, char *const *where_want, const stru
 }
 
 /* The quantifier over the tally: status, what to show, how many fail. */
-static void eval_verdict(const struct expr *e, const struct tally *t, const struct fact *coll,
+static void eval_verdict(const struct expr *e, struct tally *t, const struct fact *coll,
                          struct eval_result *ret)
 {
         bool ok = e->quant == Q_ANY ? t->passing > 0 : e->quant == Q_NONE ? t->passing == 0
@@ -666,6 +684,12 @@ static void eval_verdict(const struct expr *e, const struct tally *t, const stru
                 ret->observed = xasprintf("%s = %s (%u of %u item%s)", shown->name, describe(shown), count,
                                           t->evaluated, s);
         ret->failing = ok ? 0 : count;
+        /* The items the check fails on: for "none" those that match, else those that do not. */
+        if (!ok) {
+                struct strv *v = e->quant == Q_NONE ? (struct strv *)&t->passed : (struct strv *)&t->failed;
+                ret->failed = *v;
+                *v = (struct strv){0};
+        }
 }
 
 /* Test one item of a wildcard into T; -1 with RET filled on an error that decides the whole. */
@@ -688,6 +712,7 @@ static int eval_item(const struct expr *e, const char *want, const struct fact *
                 return -1;
         }
         t->evaluated++;
+        strv_add(r ? &t->passed : &t->failed, fc->name);
         if (r) {
                 t->passing++;
                 if (!t->first_pass)
@@ -708,7 +733,7 @@ static void eval_wildcard(const struct expr *e, const char *want, char *const *w
 {
         const struct fact **items = NULL;
         size_t n = facts_match(f, e->fact, &items);
-        struct tally t = {.uniform = true};
+        _cleanup_(tally_done) struct tally t = {.uniform = true};
         for (size_t i = 0; i < n; i++) {
                 int keep = where_keeps(e, where_want, f, items[i], ret);
                 if (keep < 0 || (keep > 0 && eval_item(e, want, items[i], &t, ret) < 0)) {

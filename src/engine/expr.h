@@ -71,10 +71,14 @@ struct eval_result {
         char *expected; /* "== performance" */
         char *reason;   /* for NA/ERROR */
         unsigned items, failing;
+        struct strv failed; /* EVAL_FALSE: the names of the items it fails on (the finding's evidence) */
 };
 
 void expr_eval(const struct expr *e, struct facts *f, param_fn params, void *userdata, struct eval_result *ret);
 void eval_result_done(struct eval_result *r);
+/* The sibling FIELD of item NAME of E ("gpu.3.numa_node" of "gpu.*.numa_node" -> "gpu.3.FIELD"; for a
+ * single fact, FIELD beside it). Caller frees. */
+char *expr_item_sibling(const struct expr *e, const char *name, const char *field);
 
 /* Numbers in rules may carry binary size suffixes: 64G, 64GiB, 512K, or be durations in seconds:
  * 30s, 10min, 24h, 7d, 2w; "unlimited"/"infinity" is UINT64_MAX; "A*B" is a product (saturating). */

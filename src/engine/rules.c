@@ -47,6 +47,7 @@ static void rule_done(struct rule *r)
         free(r->remedy);
         strv_done(&r->remedy_keys);
         strv_done(&r->remedy_vals);
+        strv_done(&r->evidence);
         free(r->file);
 }
 
@@ -152,6 +153,22 @@ static void set_severity(struct loader *l, struct rule *r, const char *value, un
                          value);
 }
 
+/* "evidence = FIELD...": names of sibling facts (letters, digits, '_'). */
+static void add_evidence(struct loader *l, struct rule *r, const char *value, unsigned line)
+{
+        _cleanup_free_ char *v = xstrdup(value);
+        char *save = NULL;
+        for (char *t = strtok_r(v, " \t,", &save); t; t = strtok_r(NULL, " \t,", &save)) {
+                bool ok = true;
+                for (const char *c = t; *c && ok; c++)
+                        ok = islower((unsigned char)*c) || isdigit((unsigned char)*c) || *c == '_';
+                if (!ok)
+                        diag_add(l->d, l->file, line, "evidence '%s': a fact name's last part (a-z, 0-9, _)", t);
+                else if (!strv_contains(&r->evidence, t))
+                        strv_add(&r->evidence, t);
+        }
+}
+
 static void on_key(void *user, const char *section, unsigned section_line, const char *key, const char *value,
                    unsigned line)
 {
@@ -198,7 +215,9 @@ static void on_key(void *user, const char *section, unsigned section_line, const
                         diag_add(l->d, l->file, line, "'%s' given twice", key);
                 strv_add(&r->remedy_keys, key + 7);
                 strv_add(&r->remedy_vals, value);
-        } else
+        } else if (streq(key, "evidence"))
+                add_evidence(l, r, value, line);
+        else
                 diag_add(l->d, l->file, line, "unknown key '%s' in rule '%s'", key, section);
 }
 

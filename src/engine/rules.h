@@ -15,6 +15,8 @@
  *   remedy = sysfs
  *   remedy.path = /sys/kernel/mm/transparent_hugepage/enabled
  *   remedy.value = ${thp_enabled}
+ *   evidence = critical_events          (facts beside each failing item that an ack records: when
+ *                                        one grows, the acknowledged finding is raised again)
  */
 #pragma once
 
@@ -36,6 +38,7 @@ struct rule {
         char *remedy;             /* kind name */
         struct strv remedy_keys;  /* parameter names ... */
         struct strv remedy_vals;  /* ... and raw values (may hold ${param}) */
+        struct strv evidence;     /* "evidence = FIELD...": sibling facts of a failing item an ack records */
         char *file;
         unsigned line;
 };

@@ -89,7 +89,7 @@ static void help_type(FILE *out, const char *name, const char *help)
         fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
 }
 
-static const char *const statuses[] = {"pass", "fail", "n/a", "error"};
+static const char *const statuses[] = {"pass", "fail", "n/a", "error", "acked"};
 
 void audit_print_prometheus(FILE *out, const struct audit_export *x)
 {
@@ -98,7 +98,7 @@ void audit_print_prometheus(FILE *out, const struct audit_export *x)
 
         help_type(out, "llmtune_rule_result",
                   "One series per rule of the last llmtune audit: 1 when it is a finding (status fail or error), "
-                  "0 when it passed or is not applicable.");
+                  "0 when it passed, is not applicable or was acknowledged (status acked, llmtune ack).");
         for (size_t i = 0; i < a->n; i++) {
                 const struct result *r = &a->v[i];
                 _cleanup_free_ char *id = prom_label_escape(r->rule->id), *title = prom_label_escape(r->rule->title),
@@ -111,7 +111,7 @@ void audit_print_prometheus(FILE *out, const struct audit_export *x)
         }
 
         help_type(out, "llmtune_audit_rules", "Rules evaluated by the last llmtune audit, by status.");
-        for (size_t s = 0; s < 4; s++)
+        for (size_t s = 0; s < RES_STATUS_MAX; s++)
                 fprintf(out, "llmtune_audit_rules{status=\"%s\",profile=\"%s\"} %zu\n", statuses[s], prof, a->count[s]);
 
         /* Every severity x {fail, error} series is written, zeros included, so an alert on
@@ -291,8 +291,8 @@ void audit_print_nfd(FILE *out, const struct audit_export *x, struct facts *f)
 {
         const struct audit *a = x->audit;
         fputs("# node-feature-discovery local features, written by `llmtune audit --format nfd`\n", out);
-        fprintf(out, "# %zu rules: %zu passed, %zu failed, %zu not applicable, %zu errors\n", a->n, a->count[RES_PASS],
-                a->count[RES_FAIL], a->count[RES_NA], a->count[RES_ERROR]);
+        fprintf(out, "# %zu rules: %zu passed, %zu failed, %zu not applicable, %zu errors, %zu acknowledged\n", a->n,
+                a->count[RES_PASS], a->count[RES_FAIL], a->count[RES_NA], a->count[RES_ERROR], a->count[RES_ACKED]);
         _cleanup_free_ char *prof = nfd_label_value(x->profile);
         if (*prof)
                 fprintf(out, "llmtune-profile=%s\n", prof);

@@ -174,7 +174,8 @@ static void csv_num(FILE *out, size_t n)
 void report_print_csv(FILE *out, const struct report *rp, bool by_host)
 {
         if (!by_host) {
-                fputs("rule,title,area,severity,fail,error,pass,na,missing,failing_hosts,error_hosts\r\n", out);
+                /* "acked" last: the columns before it keep their places for readers that count them */
+                fputs("rule,title,area,severity,fail,error,pass,na,missing,failing_hosts,error_hosts,acked\r\n", out);
                 for (size_t j = 0; j < rp->nrules; j++) {
                         size_t k = rp->by_failing[j];
                         const struct report_rule *r = &rp->rules[k];
@@ -190,25 +191,28 @@ void report_print_csv(FILE *out, const struct report *rp, bool by_host)
                         hosts_in_state(rp, k, CELL_ERROR, &e);
                         _cleanup_free_ char *fs = f.n ? strv_join(&f, " ") : NULL, *es = e.n ? strv_join(&e, " ") : NULL;
                         csv_field(out, fs, false);
-                        csv_field(out, es, true);
+                        csv_field(out, es, false);
+                        fprintf(out, "%zu\r\n", r->count[CELL_ACKED]);
                         strv_done(&f);
                         strv_done(&e);
                 }
                 return;
         }
-        fputs("host,file,profile,group,pass,fail,na,error,missing,findings\r\n", out);
+        fputs("host,file,profile,group,pass,fail,na,error,missing,findings,acked\r\n", out);
         for (size_t i = 0; i < rp->nhosts; i++) {
                 const struct report_host *h = &rp->hosts[i];
                 csv_field(out, h->name, false);
                 csv_field(out, h->file, false);
                 csv_field(out, h->profile, false);
                 csv_num(out, h->group + 1);
-                for (enum cell c = CELL_PASS; c < CELL__COUNT; c++)
-                        csv_num(out, h->count[c]);
+                static const enum cell order[] = {CELL_PASS, CELL_FAIL, CELL_NA, CELL_ERROR, CELL_MISSING};
+                for (size_t c = 0; c < ARRAY_SIZE(order); c++)
+                        csv_num(out, h->count[order[c]]);
                 struct strv f = {0};
                 group_findings(rp, &rp->groups[h->group], &f);
                 _cleanup_free_ char *fs = f.n ? strv_join(&f, " ") : NULL;
-                csv_field(out, fs, true);
+                csv_field(out, fs, false);
+                fprintf(out, "%zu\r\n", h->count[CELL_ACKED]);
                 strv_done(&f);
         }
 }
@@ -334,14 +338,14 @@ static const char CSS[] =
         ".cell.pass{background:#d9f2d9;color:#1e6b1e}.cell.fail{background:#f9d0d0;color:#9b1111}\n"
         ".cell.fail.critical{background:#e88a8a;color:#5a0000;font-weight:700}\n"
         ".cell.na{background:#f2f2f2;color:#999}.cell.error{background:#e8d4f4;color:#5b1a86;font-weight:700}\n"
-        ".cell.missing{background:#fff}\n"
+        ".cell.acked{background:#fbefc4;color:#6b5200}.cell.missing{background:#fff}\n"
         "td.grp{color:#666;font-size:.9em}\n"
         ".legend span{display:inline-block;padding:0 .5em;margin-right:.5em;border:1px solid #ddd}\n";
 
 static const char *cell_glyph(enum cell c)
 {
-        /* check mark, ballot x, en dash, exclamation; missing: empty */
-        static const char *const g[] = {"&#10003;", "&#10007;", "&#8211;", "!", ""};
+        /* check mark, ballot x, en dash, exclamation, circled check (acknowledged); missing: empty */
+        static const char *const g[] = {"&#10003;", "&#10007;", "&#8211;", "!", "&#9745;", ""};
         return c < CELL__COUNT ? g[c] : "";
 }
 

@@ -14,13 +14,13 @@
 
 const char *cell_name(enum cell c)
 {
-        static const char *const n[] = {"pass", "fail", "n/a", "error", "missing"};
+        static const char *const n[] = {"pass", "fail", "n/a", "error", "acked", "missing"};
         return c < CELL__COUNT ? n[c] : "?";
 }
 
 const char *cell_key(enum cell c)
 {
-        static const char *const n[] = {"pass", "fail", "na", "error", "missing"};
+        static const char *const n[] = {"pass", "fail", "na", "error", "acked", "missing"};
         return c < CELL__COUNT ? n[c] : "?";
 }
 
@@ -181,6 +181,10 @@ static void add_result(struct report *rp, struct report_host *h, json_object *r)
         cell->observed = dup_or_null(get_str(r, "observed"));
         cell->expected = dup_or_null(get_str(r, "expected"));
         cell->reason = dup_or_null(get_str(r, "reason"));
+        json_object *ack;
+        if (cell->state == CELL_ACKED && !cell->reason && json_object_object_get_ex(r, "ack", &ack) &&
+            json_object_is_type(ack, json_type_object))
+                cell->reason = dup_or_null(get_str(ack, "note")); /* who acknowledged it, why */
         cell->severity = dup_or_null(get_str(r, "severity"));
 }
 

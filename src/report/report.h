@@ -13,11 +13,11 @@
 
 /* A host's result for one rule. CELL_MISSING: the rule was not in that host's audit
  * (another profile, or --rule). The first four follow the audit's status names. */
-enum cell { CELL_PASS, CELL_FAIL, CELL_NA, CELL_ERROR, CELL_MISSING, CELL__COUNT };
+enum cell { CELL_PASS, CELL_FAIL, CELL_NA, CELL_ERROR, CELL_ACKED, CELL_MISSING, CELL__COUNT };
 
-/* "pass", "fail", "n/a", "error", "missing" */
+/* "pass", "fail", "n/a", "error", "acked", "missing" */
 const char *cell_name(enum cell c);
-/* CSS class / CSV word: "pass", "fail", "na", "error", "missing" */
+/* CSS class / CSV word: "pass", "fail", "na", "error", "acked", "missing" */
 const char *cell_key(enum cell c);
 
 struct report_rule {

@@ -45,6 +45,11 @@ fixture roots. One part per run (meson test reliability-PART):
             the reason, where the filesystem has no flags or +i is not allowed).
   bytes     the hash covers the line's bytes: tests/e2e/logcheck.py (hashlib and byte slicing only)
             checks a real log and agrees with verify; a CRLF or a space added is an edit.
+  acks      LLMTUNE_ACK_KILLS (100) SIGKILLs of `llmtune ack` (and of unack) at random moments, a new
+            Xid logged before each: an ack is whole or absent (never half a record: verify reads the
+            log back, every line a record), one whose command said it was made is never lost, and
+            the audit agrees with the log every time (acked with that cycle's reason, or raised
+            again by the new Xid).
 
     reliability.py --llmtune BIN --roots DIR --part PART
 """
@@ -732,16 +737,22 @@ def kills(tool, roots, tmp, args):
     kill has yet fallen among the changes of each command), LLMTUNE_KILL_MAX_MS the
     first window the delays are drawn from (default: how long an uninterrupted run took here).
     """
+    _kill_loop('LLMTUNE_KILL_RUNS', 200, _kills, tool, roots, tmp)
+
+
+def _kill_loop(var, default, body, tool, roots, tmp):
+    """BODY(tool, roots, work, runs, rnd) with the number of kills from VAR (DEFAULT) and a seeded
+    random source, in a work directory on tmpfs when there is one: fsync there costs nothing, so a
+    run is short and the kills are many."""
     import random
-    runs = int(os.environ.get('LLMTUNE_KILL_RUNS', '200'))
+    runs = int(os.environ.get(var, str(default)))
     seed = int(os.environ.get('LLMTUNE_KILL_SEED', str(int(time.time()))))
     rnd = random.Random(seed)
     print(f'      {runs} kills, seed {seed} (LLMTUNE_KILL_SEED to repeat)')
-    # tmpfs when there is one: fsync there costs nothing, so a run is short and the kills are many.
     base = '/dev/shm' if os.path.isdir('/dev/shm') and os.access('/dev/shm', os.W_OK) else tmp
     work_tmp = tempfile.mkdtemp(prefix='llmtune-kills-', dir=base)
     try:
-        _kills(tool, roots, work_tmp, runs, rnd)
+        body(tool, roots, work_tmp, runs, rnd)
     finally:
         shutil.rmtree(work_tmp, ignore_errors=True)
 
@@ -1234,7 +1245,96 @@ def rollback(tool, roots, tmp, args):
         check(rc == 0 and 'recovered' in err, f'the real rollback recovers it (rc {rc}: {err.strip()[:300]})')
 
 
-PARTS = {'rollback': rollback, 'chattr': chattr, 'head': head, 'runs': runs, 'bytes': bytes_, 'longlog': longlog, 'logbound': logbound, 'metadata': metadata, 'rootshape': rootshape, 'output': output, 'renames': renames, 'lostupdate': lostupdate, 'backups': backups, 'lock': lock, 'debris': debris, 'kills': kills}
+# --- acks: an acknowledgement is whole or absent, never lost (issue 33) ------------------------------
+
+def acks(tool, roots, tmp, args):
+    """SIGKILL `llmtune ack` at random moments; after each kill the log and the audit must agree."""
+    _kill_loop('LLMTUNE_ACK_KILLS', 100, _acks, tool, roots, tmp)
+
+
+def _ack_records(root):
+    """The ack and unack records of the log (each line must be a whole JSON record), and whether
+    the last line is torn (half a record from a kill, which the next writer removes)."""
+    path = os.path.join(root, LOG_DIR, 'changelog.jsonl')
+    data = read(path) if os.path.exists(path) else b''
+    lines = data.split(b'\n')
+    torn = lines[-1] != b''
+    recs = [json.loads(l) for l in lines[:-1]]
+    return [r for r in recs if r['event'] in ('ack', 'unack')], torn
+
+
+def _acks(tool, roots, tmp, runs, rnd):
+    root = copy_root(roots, 'vm-nogpu', os.path.join(tmp, 'work'))
+    dmesg = os.path.join(root, 'var', 'log', 'dmesg')
+    os.makedirs(os.path.dirname(dmesg), exist_ok=True)
+    write(os.path.join(root, 'proc', 'uptime'), b'100000.0 1.0\n')
+    xid = '[ %d.0] NVRM: Xid (PCI:0000:c6:00): 79, pid=1, name=python, GPU has fallen off the bus.\n'
+    write(dmesg, (xid % 90000).encode())
+    audit = ['audit', '--json', '--profile', 'base', '--rule', 'gpu-xid-critical']
+    t = time.monotonic()
+    rc, out, err = tool.run(root, 'ack', 'gpu-xid-critical', '--reason', 'cycle 0', '--profile', 'base')
+    window = time.monotonic() - t
+    check(rc == 0, f'an uninterrupted ack ({err.strip()[:200]})')
+    bad, killed, whole, absent = [], 0, 0, 0
+    standing = True  # an ack stands (withdrawn by an unack record, made again by an ack record)
+    for k in range(1, runs + 1):
+        with open(dmesg, 'a') as f:  # a new Xid: the standing acks no longer cover the finding
+            f.write(xid % (90000 + k))
+        unack = k % 10 == 0
+        argv = ['unack', 'gpu-xid-critical'] if unack else ['ack', 'gpu-xid-critical', '--reason', f'cycle {k}',
+                                                            '--profile', 'base']
+        before, _ = _ack_records(root)
+        delay = rnd.uniform(0.3, 1.1) * window
+        p = tool.popen(root, *argv)
+        time.sleep(delay)
+        p.send_signal(signal.SIGKILL)
+        p.communicate()
+        was_killed = p.returncode == -signal.SIGKILL
+        killed += was_killed
+        window *= 1.1 if was_killed else 0.9
+        try:
+            after, torn = _ack_records(root)
+        except (ValueError, KeyError) as e:
+            bad.append(f'cycle {k}: a line of the log is not a record: {e}')
+            break
+        new = after[len(before):]
+        if not was_killed and p.returncode == 0 and not new:
+            bad.append(f'cycle {k}: {argv[0]} said it was made, the log has no record of it (lost)')
+        rc, out, err = tool.run(root, 'verify', '--json')
+        try:
+            intact = rc == 0 and json.loads(out)['chain']['intact']
+        except (ValueError, KeyError):
+            intact = False
+        if not intact:
+            bad.append(f'cycle {k}: verify rc {rc} after the kill: {(out + err).strip()[-200:]}')
+        rc, out, err = tool.run(root, *audit)
+        res = json.loads(out)['results'][0] if rc in (0, 2) else {}
+        acked = res.get('status') == 'acked'
+        made = any(r['event'] == 'ack' and r['detail'] == f'cycle {k}' for r in new)
+        standing = made or (standing and not any(r['event'] == 'unack' for r in new))
+        whole += bool(new)
+        absent += not new
+        if unack and res.get('status') != 'fail':
+            bad.append(f'cycle {k}: after an unack the audit says {res.get("status")}')
+        elif not unack and made != acked:
+            bad.append(f'cycle {k}: the log {"has" if made else "lacks"} the ack, the audit says {res.get("status")}')
+        elif not unack and acked and f'cycle {k}' not in res['ack']['note']:
+            bad.append(f'cycle {k}: acked by another record: {res["ack"]["note"]}')
+        elif not acked and standing and 'raised again' not in ((res.get('ack') or {}).get('note') or ''):
+            bad.append(f'cycle {k}: the new Xid did not raise the finding again: {res.get("ack")}')
+        if len(bad) > 10:
+            break
+    for b in bad[:10]:
+        print('      ' + b)
+    check(not bad, f'{runs} kills of ack and unack ({killed} killed before they finished): every log read back '
+          f'whole, no ack lost, the audit agreeing with the log each time ({len(bad)} problems)')
+    check(whole and absent, f'kills fell before and after the record was written ({whole} written, {absent} not)')
+    figures['ack kills'] = runs
+    figures['killed before finishing'] = killed
+    figures['records written / not'] = f'{whole} / {absent}'
+
+
+PARTS = {'acks': acks, 'rollback': rollback, 'chattr': chattr, 'head': head, 'runs': runs, 'bytes': bytes_, 'longlog': longlog, 'logbound': logbound, 'metadata': metadata, 'rootshape': rootshape, 'output': output, 'renames': renames, 'lostupdate': lostupdate, 'backups': backups, 'lock': lock, 'debris': debris, 'kills': kills}
 
 
 def main():

@@ -9,7 +9,11 @@ fixture root with kernel logs, captures and state written by the test.
 Xid windows: an event counts while it is younger than the profile's xid_window and the driver has
 not logged the GPU's reset since (Xid 154 back to "None"); a storm of one code is one finding; a
 syslog line without a time cannot be judged. The corpus's real Xid 119 storm (dmesg -T) is judged
-against the log's last line. Exit 0 pass, 1 fail.
+against the log's last line.
+
+Acks: `llmtune ack` of an Xid finding makes audit, health-check, the Prometheus export and report
+say "acked"; a new Xid of the GPU, another GPU's Xid (with --item), the expiry and unack raise it
+again; verify checks the records, and an edited one makes every ack void. Exit 0 pass, 1 fail.
 """
 import argparse
 import json
@@ -18,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 from checklib import check, finish  # noqa: E402  (tests/lib/checklib.py)
@@ -140,6 +145,106 @@ def xid_corpus(a, tmp):
     print('ok: the corpus Xid 119 storm')
 
 
+XID79 = '[ %d.0] NVRM: Xid (PCI:0000:c6:00): 79, pid=1, name=python, GPU has fallen off the bus.\n'
+
+
+def status_of(tree, rule='gpu-xid-critical'):
+    r = tree.audit('base', rule)[rule]
+    return r['status'], (r.get('ack') or {}).get('note') or ''
+
+
+def acks(a, tmp):
+    t = Tree(a, tmp, 'vm-nogpu', 'ack')
+    t.write('proc/uptime', '1000.00 1.00\n')
+    t.write('var/log/dmesg', XID79 % 100)
+    p = t.run('ack', 'gpu-xid-critical', '--profile', 'base')
+    check(p.returncode == 1 and '--reason' in p.stderr, 'ack without a reason refused (%d %r)' % (p.returncode, p.stderr))
+    p = t.run('ack', 'thp-enabled', '--reason', 'x', '--profile', 'base')
+    check(p.returncode == 1 and 'no finding to acknowledge' in p.stderr, 'a passing rule cannot be acked (%r)' % p.stderr)
+    p = t.run('ack', 'gpu-xid-critical', '--reason', 'x', '--item', 'mlx5_9', '--profile', 'base')
+    check(p.returncode == 1 and 'no failing item' in p.stderr, 'an item that does not fail is refused (%r)' % p.stderr)
+    p = t.run('ack', 'gpu-xid-critical', '--reason', 'x', '--until', '2001-01-01', '--profile', 'base')
+    check(p.returncode == 1 and 'in the past' in p.stderr, '--until in the past refused (%r)' % p.stderr)
+    p = t.run('ack', 'gpu-xid-critical', '--reason', 'RMA 1234 opened; GPU out of the pool', '--for', '7d',
+              '--profile', 'base')
+    check(p.returncode == 0 and 'change log record 1' in p.stdout, 'ack recorded (%d %r %r)' %
+          (p.returncode, p.stdout, p.stderr))
+    st, note = status_of(t)
+    check(st == 'acked' and 'RMA 1234 opened' in note and 'by root' in note, 'audit: acked (%s %r)' % (st, note))
+    p = t.run('audit', '--profile', 'base', '--rule', 'gpu-xid-critical')
+    check(p.returncode == 0 and 'ACKED' in p.stdout and '1 acknowledged' in p.stdout,
+          'audit exit 0, ACKED in the table (%d)' % p.returncode)
+    p = t.run('health-check', '--profile', 'base')
+    check(p.returncode == 0 and 'NOTE:  llmtune:  gpu-xid-critical' in p.stderr,
+          'health-check: healthy, the ack noted (%d %r)' % (p.returncode, p.stderr))
+    p = t.run('audit', '--format', 'prometheus', '--profile', 'base', '--rule', 'gpu-xid-critical')
+    check('status="acked",profile="base"} 0' in p.stdout and 'llmtune_audit_rules{status="acked",profile="base"} 1'
+          in p.stdout, 'prometheus: the rule acked (0), one acked rule')
+    p = t.run('audit', '--json', '--profile', 'base')
+    audit_json = os.path.join(tmp, 'ack-audit.json')
+    with open(audit_json, 'w') as f:
+        f.write(p.stdout)
+    r = subprocess.run([a.llmtune, 'report', '--json', audit_json], capture_output=True, text=True)
+    rep = json.loads(r.stdout) if r.returncode in (0, 2) else {}
+    rule = [x for x in rep.get('rules', []) if x['rule'] == 'gpu-xid-critical']
+    check(rule and rule[0]['hosts'].get('acked') == 1 and rule[0]['hosts'].get('fail') == 0,
+          'report: the host counted as acked (%r)' % (rule and rule[0]['hosts']))
+    p = t.run('verify')
+    check(p.returncode == 0, 'verify: the ack record is in an intact chain (%d %r)' % (p.returncode, p.stdout[-300:]))
+
+    # a new Xid 79 of the same GPU: raised again
+    t.write('var/log/dmesg', XID79 % 100 + XID79 % 900)
+    st, note = status_of(t)
+    check(st == 'fail' and 'critical_events was 1 at ack 1, now 2' in note, 'a new Xid raises it (%s %r)' % (st, note))
+    p = t.run('health-check', '--profile', 'base')
+    check(p.returncode == 1, 'health-check: unhealthy again (%d)' % p.returncode)
+
+    # an ack of one GPU does not cover another
+    p = t.run('ack', 'gpu-xid-critical', '--item', '0000:c6:00', '--reason', 'same GPU, same RMA', '--profile', 'base')
+    check(p.returncode == 0, 'ack --item 0000:c6:00 (%r)' % p.stderr)
+    check(status_of(t)[0] == 'acked', 'acked again')
+    t.write('var/log/dmesg', XID79 % 100 + XID79 % 900 +
+            '[ 950.0] NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=python, DBE (double bit error)\n')
+    st, note = status_of(t)
+    check(st == 'fail' and 'xid.0000:3b:00.critical is new since ack' in note, 'another GPU is not covered (%r)' % note)
+    t.write('var/log/dmesg', XID79 % 100 + XID79 % 900)
+
+    # unack: withdrawn, recorded, the ack records stay
+    p = t.run('unack', 'gpu-xid-critical', '--reason', 'GPU replaced')
+    check(p.returncode == 0 and p.stdout.count('withdrew') == 2, 'unack withdraws both (%r)' % p.stdout)
+    check(status_of(t)[0] == 'fail', 'after unack: fail')
+    p = t.run('unack', 'gpu-xid-critical')
+    check(p.returncode == 1 and 'no standing acknowledgement' in p.stderr, 'nothing left to withdraw (%r)' % p.stderr)
+    p = t.run('ack', '--list', '--all', '--json')
+    lst = json.loads(p.stdout)
+    check([(x['seq'], x['state'], x['item']) for x in lst] == [(1, 'withdrawn', None), (2, 'withdrawn', '0000:c6:00')],
+          'ack --list --all: both acks kept, withdrawn (%r)' % [(x['seq'], x['state']) for x in lst])
+    p = t.run('ack', '--list')
+    check(p.stdout.strip() == 'no active acknowledgements', 'ack --list: none active (%r)' % p.stdout[:200])
+
+    # expiry
+    p = t.run('ack', 'gpu-xid-critical', '--reason', 'short', '--for', '1s', '--profile', 'base')
+    check(p.returncode == 0, 'ack --for 1s')
+    time.sleep(2)  # the ack is older than its second: it has expired however slow the machine
+    st, note = status_of(t)
+    check(st == 'fail' and 'expired at' in note, 'the expired ack raises it (%s %r)' % (st, note))
+
+    # an edited ack record: verify says so and no ack of that log is used
+    p = t.run('ack', 'gpu-xid-critical', '--reason', 'honest reason', '--profile', 'base')
+    log = os.path.join(t.path, 'var/lib/llmtune/changelog.jsonl')
+    with open(log) as f:
+        text = f.read()
+    with open(log, 'w') as f:
+        f.write(text.replace('honest reason', 'forged reason'))
+    p = t.run('verify')
+    check(p.returncode == 2, 'verify: the edited ack breaks the chain (%d)' % p.returncode)
+    p = t.run('audit', '--json', '--profile', 'base', '--rule', 'gpu-xid-critical')
+    r = json.loads(p.stdout)['results'][0]
+    check(r['status'] == 'fail' and 'does not verify' in p.stderr, 'a log that does not verify: no ack used (%s %r)' %
+          (r['status'], p.stderr))
+    print('ok: acks recorded, shown, raised again by new evidence, items, unack, expiry and tampering')
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--llmtune', required=True)
@@ -150,6 +255,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix='llmtune-timeline-') as tmp:
         xid_windows(a, tmp)
         xid_corpus(a, tmp)
+        acks(a, tmp)
     return finish()
 
 

@@ -14,6 +14,8 @@ afterwards. On copies of a fixture root:
   - a rule that cannot be evaluated drains only with drain-on-error;
   - a node an operator drained for another reason is neither resumed nor re-labelled;
   - slurmd itself runs the wrapper as HealthCheckProgram and the node is drained;
+  - a node drained for Xid 79 and the finding acknowledged (llmtune ack) is resumed, and drained
+    again when a new Xid 79 is logged;
   - the check's run time is measured on the largest fixture root.
 Skips (77) without the Slurm and munge programs unless LLMTUNE_REQUIRE_ALL=1. Bounded: every
 wait has a deadline and the whole test gives up after 120 s.
@@ -253,6 +255,43 @@ def scenarios(a, cl, tmp):
           'operator drains left alone')
 
 
+XID79 = '[ %d.0] NVRM: Xid (PCI:0000:c6:00): 79, pid=1, name=python, GPU has fallen off the bus.\n'
+
+
+def xid_acked(a, cl, tmp):
+    """Drained for Xid 79; acknowledged with a reason: resumed; a new Xid 79: drained again."""
+    root = os.path.join(tmp, 'vm-xid')
+    shutil.copytree(os.path.join(a.roots, 'vm-nogpu'), root, symlinks=True)
+    set_thp(root, 'madvise')
+    os.makedirs(os.path.join(root, 'var', 'log'), exist_ok=True)
+    with open(os.path.join(root, 'proc', 'uptime'), 'w') as f:
+        f.write('1000.0 1.0\n')
+    dmesg = os.path.join(root, 'var', 'log', 'dmesg')
+    with open(dmesg, 'w') as f:
+        f.write(XID79 % 100)
+    r, _ = health_check(a, cl, root)
+    state, reason = cl.node()
+    check(r.returncode == 1 and 'DRAIN' in state and reason and reason.startswith('llmtune: gpu-xid-critical '
+          'xid.0000:c6:00.critical = 79'), 'Xid 79: drained (%d %s %r)' % (r.returncode, state, reason))
+    ack = subprocess.run([a.llmtune, '--root', root, 'ack', 'gpu-xid-critical', '--profile', 'base', '--reason',
+                          'GPU 0000:c6:00 fenced off, RMA 1234'], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=cl.env, timeout=60)
+    check(ack.returncode == 0, 'acknowledged with a reason (%d %r)' % (ack.returncode, ack.stderr))
+    r, _ = health_check(a, cl, root)
+    state, reason = cl.node()
+    check(r.returncode == 0 and 'DRAIN' not in state and 'resumed node' in r.stderr and
+          'NOTE:  llmtune:  gpu-xid-critical' in r.stderr and 'RMA 1234' in r.stderr,
+          'acknowledged: resumed, the ack noted (%d %s %r)' % (r.returncode, state, r.stderr))
+    with open(dmesg, 'a') as f:
+        f.write(XID79 % 900)
+    r, _ = health_check(a, cl, root)
+    state, reason = cl.node()
+    check(r.returncode == 1 and 'DRAIN' in state and reason and reason.startswith('llmtune: gpu-xid-critical'),
+          'a new Xid 79: drained again (%d %s %r)' % (r.returncode, state, reason))
+    cl.scontrol('update', 'NodeName=' + NODE, 'State=RESUME')
+    print('ok: drained for Xid 79, acknowledged and resumed, drained again on a new Xid')
+
+
 def runtime(a, cl, tmp):
     root = os.path.join(a.roots, 'dgx-a100')
     times = []
@@ -332,6 +371,7 @@ def main():
             cl.start()
             print('ok: slurmctld, slurmd and munged up with their own configuration in %s' % top)
             scenarios(a, cl, tmp)
+            xid_acked(a, cl, tmp)
             runtime(a, cl, tmp)
         except (RuntimeError, TimeoutError) as e:
             check(False, str(e))

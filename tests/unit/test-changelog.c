@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ack.h"
 #include "changelog.h"
 #include "tmptree.h"
 
@@ -663,6 +664,178 @@ START_TEST(run_id)
 }
 END_TEST
 
+/* --- acknowledged findings (apply/ack.c) --------------------------------------------------------- */
+
+static const struct rule xid_rule = {.id = "gpu-xid-critical", .title = "t", .area = "gpu"};
+
+/* A failure of xid_rule on two GPUs, 86:00 with N86 critical events. */
+static void xid_failure(struct result *res, const char *n86)
+{
+        *res = (struct result){.rule = &xid_rule, .status = RES_FAIL, .severity = SEV_CRITICAL};
+        res->observed = xstrdup("xid.0000:86:00.critical = 79 (2 of 2 items)");
+        strv_add(&res->evidence, "xid.0000:86:00.critical=79");
+        strv_push(&res->evidence, xasprintf("xid.0000:86:00.critical_events=%s", n86));
+        strv_add(&res->evidence, "xid.0000:3b:00.critical=48");
+        strv_add(&res->evidence, "xid.0000:3b:00.critical_events=2");
+}
+
+static void result_release(struct result *res)
+{
+        free(res->observed);
+        strv_done(&res->evidence);
+}
+
+/* RES judged against the acks of the log under R: its status, *NOTE (caller frees) its ack note. */
+static enum result_status judged(struct root *r, const struct result *res, char **note)
+{
+        struct audit a = {.v = xcalloc(1, sizeof(*a.v)), .n = 1};
+        a.v[0] = *res;
+        a.v[0].observed = xstrdup(res->observed);
+        a.v[0].evidence = (struct strv){0};
+        for (size_t i = 0; i < res->evidence.n; i++)
+                strv_add(&a.v[0].evidence, res->evidence.v[i]);
+        a.count[RES_FAIL] = 1;
+        struct ack_list acks;
+        ck_assert_int_eq(ack_list_read(r, &acks), 0);
+        ack_judge(&a, &acks, time(NULL));
+        ack_list_done(&acks);
+        enum result_status st = a.v[0].status;
+        ck_assert_uint_eq(a.count[st], 1);
+        *note = a.v[0].ack_note ? xstrdup(a.v[0].ack_note) : NULL;
+        audit_done(&a);
+        return st;
+}
+
+static long append_ack(struct root *r, const struct result *res, const char *item, const char *until)
+{
+        struct changelog *l;
+        ck_assert_int_eq(changelog_open(r, &l), 0);
+        long seq = ack_append(l, &ctx, res, item, "RMA 1234", until);
+        changelog_close(l);
+        return seq;
+}
+
+START_TEST(ack_judged)
+{
+        struct root *r = open_root();
+        struct result res;
+        xid_failure(&res, "1");
+        ck_assert_int_eq(append_ack(r, &res, "mlx5_9", NULL), -ENOENT); /* no failing item of it */
+        ck_assert_int_eq(append_ack(r, &res, "0000:86:00", NULL), 1);
+        ck_assert_int_eq(append_ack(r, &res, NULL, "2000-01-01T00:00:00Z"), 2); /* expired */
+        struct log_read lr;
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n_problems, 0);
+        struct ack_list acks;
+        ack_list_from_log(&lr, &acks);
+        ck_assert_uint_eq(acks.n, 2);
+        ck_assert_str_eq(acks.v[0].item, "0000:86:00");
+        ck_assert_uint_eq(acks.v[0].evidence.n, 2); /* the item's evidence only */
+        ck_assert_str_eq(acks.v[0].user, "root");
+        ck_assert_str_eq(ack_state(&acks.v[1], time(NULL)), "expired");
+        ack_list_done(&acks);
+        log_read_done(&lr);
+
+        char *note;
+        ck_assert_int_eq(judged(r, &res, &note), RES_FAIL); /* 3b:00: only the expired ack */
+        ck_assert_ptr_nonnull(strstr(note, "raised again: ack 2 expired at 2000-01-01T00:00:00Z"));
+        free(note);
+        ck_assert_int_eq(append_ack(r, &res, NULL, NULL), 3);
+        ck_assert_int_eq(judged(r, &res, &note), RES_ACKED);
+        ck_assert_ptr_nonnull(strstr(note, "acknowledged by root at "));
+        ck_assert_ptr_nonnull(strstr(note, "(change log record 3): RMA 1234"));
+        free(note);
+
+        struct result grown;
+        xid_failure(&grown, "2"); /* one more Xid on 86:00 since the ack */
+        ck_assert_int_eq(judged(r, &grown, &note), RES_FAIL);
+        ck_assert_str_eq(note, "raised again: xid.0000:86:00.critical_events was 1 at ack 3, now 2");
+        free(note);
+        result_release(&grown);
+        struct result fewer;
+        xid_failure(&fewer, "0");
+        ck_assert_int_eq(judged(r, &fewer, &note), RES_ACKED); /* less than acknowledged: still covered */
+        free(note);
+        strv_add(&fewer.evidence, "xid.0000:c6:00.critical=79");
+        ck_assert_int_eq(judged(r, &fewer, &note), RES_FAIL);
+        ck_assert_ptr_nonnull(strstr(note, "xid.0000:c6:00.critical is new since ack 3"));
+        free(note);
+        result_release(&fewer);
+
+        /* withdrawn: the item ack still covers 86:00, nothing covers 3b:00 */
+        ck_assert_int_eq(ack_list_read(r, &acks), 0);
+        struct changelog *l;
+        ck_assert_int_eq(changelog_open(r, &l), 0);
+        ck_assert_int_eq(ack_withdraw(l, &ctx, &acks.v[2], "GPU replaced"), 4);
+        changelog_close(l);
+        ack_list_done(&acks);
+        ck_assert_int_eq(ack_list_read(r, &acks), 0);
+        ck_assert_int_eq(acks.v[2].withdrawn, 4);
+        ck_assert_str_eq(ack_state(&acks.v[2], time(NULL)), "withdrawn");
+        ck_assert_str_eq(acks.v[2].withdrawn_why, "GPU replaced");
+        ack_list_done(&acks);
+        ck_assert_int_eq(judged(r, &res, &note), RES_FAIL);
+        free(note);
+        result_release(&res);
+        root_free(r);
+}
+END_TEST
+
+/* An ack record without its fields is not one llmtune writes: a problem where it stands. */
+START_TEST(ack_record_checked)
+{
+        struct root *r = open_root();
+        struct changelog *l;
+        ck_assert_int_eq(changelog_open(r, &l), 0);
+        struct change c = {.type = CHANGE_NOTE, .rule = "gpu-xid-critical"};
+        json_object *none = json_object_new_object();
+        ck_assert_int_eq(changelog_append_fields(l, &ctx, LOG_ACK, &c, 0, "why", none), 1);
+        json_object *bad = json_object_new_object(), *a = json_object_new_object();
+        json_object_object_add(a, "user", json_object_new_string("root"));
+        json_object_object_add(a, "until", json_object_new_string("next tuesday"));
+        json_object_object_add(a, "evidence", json_object_new_array());
+        json_object_object_add(bad, "ack", a);
+        ck_assert_int_eq(changelog_append_fields(l, &ctx, LOG_ACK, &c, 0, "why", bad), 2);
+        ck_assert_int_eq(changelog_append_fields(l, &ctx, LOG_UNACK, &c, 0, NULL, bad), 3);
+        json_object_put(none);
+        json_object_put(bad);
+        changelog_close(l);
+        struct log_read lr;
+        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_uint_eq(lr.n_problems, 3);
+        ck_assert_ptr_nonnull(strstr(lr.problems[0].message, "without its \"ack\" object"));
+        ck_assert_ptr_nonnull(strstr(lr.problems[1].message, "\"until\" is not a date: 'next tuesday'"));
+        ck_assert_ptr_nonnull(strstr(lr.problems[2].message, "names no ack"));
+        struct ack_list acks;
+        ack_list_from_log(&lr, &acks);
+        ck_assert_uint_eq(acks.n, 0); /* none of them counts */
+        ack_list_done(&acks);
+        log_read_done(&lr);
+        root_free(r);
+}
+END_TEST
+
+START_TEST(ack_items_and_dates)
+{
+        ck_assert(ack_item_matches("ib.mlx5_0.port.1.link_downed", "mlx5_0"));
+        ck_assert(ack_item_matches("ib.mlx5_0.port.1.link_downed", "mlx5_0.port.1"));
+        ck_assert(!ack_item_matches("ib.mlx5_10.port.1.link_downed", "mlx5_1"));
+        ck_assert(!ack_item_matches("ib.mlx5_0.port.10.link_downed", "mlx5_0.port.1"));
+        ck_assert(ack_item_matches("xid.0000:86:00.critical", "0000:86:00"));
+        ck_assert(!ack_item_matches("xid.0000:86:00.critical", "0000:86"));
+        ck_assert(!ack_item_matches("xid.0000:86:00.critical", ""));
+        time_t t;
+        ck_assert_int_eq(ack_parse_date("2026-12-01", &t), 0);
+        ck_assert_int_eq(t, 1796083200);
+        ck_assert_int_eq(ack_parse_date("2026-12-01T08:00", &t), 0);
+        ck_assert_int_eq(t, 1796083200 + 8 * 3600);
+        ck_assert_int_eq(ack_parse_date("2026-12-01T08:00:30Z", &t), 0);
+        ck_assert_int_eq(t, 1796083200 + 8 * 3600 + 30);
+        ck_assert_int_eq(ack_parse_date("2026-12-01 08:00", &t), -EINVAL);
+        ck_assert_int_eq(ack_parse_date("tomorrow", &t), -EINVAL);
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("changelog");
@@ -685,6 +858,9 @@ int main(void)
         tcase_add_test(tc, run_records);
         tcase_add_test(tc, lock);
         tcase_add_test(tc, run_id);
+        tcase_add_test(tc, ack_judged);
+        tcase_add_test(tc, ack_record_checked);
+        tcase_add_test(tc, ack_items_and_dates);
         suite_add_tcase(s, tc);
         SRunner *sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
