@@ -1425,8 +1425,12 @@ static void log_analyse(struct log_read *lr)
  * "done" it names by ref, wherever it stands, and the top of the stack is the state the target
  * should be in. Rolling back the latest of two applies to one file puts the earlier one back in
  * force, which is what restoring its "before" did. The top is the last live record of its
- * (type, target) key.
+ * (type, target) key. A file and a link are one type here: both are what one path holds, and a
+ * mask that replaced a regular file (want_symlink: the file removed, then the link made) leaves
+ * the link on top, the removal beneath it, undone after it.
  */
+static long in_force_kind(enum change_type t) { return (long)(t == CHANGE_SYMLINK ? CHANGE_FILE : t); }
+
 size_t changelog_in_force(const struct log_read *lr, size_t **ret)
 {
         struct key_index live;
@@ -1434,7 +1438,7 @@ size_t changelog_in_force(const struct log_read *lr, size_t **ret)
         for (size_t i = 0; i < lr->n; i++) {
                 const struct log_record *rec = &lr->v[i];
                 if (rec->event == LOG_DONE && rec->change.target && !rec->reversed)
-                        key_add(&live, (long)rec->change.type, rec->change.target, i);
+                        key_add(&live, in_force_kind(rec->change.type), rec->change.target, i);
         }
         key_index_sort(&live);
         bool *top = xcalloc(lr->n + 1, sizeof(bool));

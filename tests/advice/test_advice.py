@@ -1070,6 +1070,28 @@ def case_item16_ram_per_gpu(tmp):
     check('DGX A100 User Guide' in out, 'item 16: the rule cites NVIDIA\'s DGX documentation')
 
 
+def case_zram_mask_in_place(tmp):
+    """Debian's systemd-zram-generator ships /etc/systemd/zram-generator.conf itself: zram-off masks
+    it in place (the file removed and kept, a /dev/null link made at its path). The link is what
+    the path holds afterwards, so verify is clean and rollback --all restores the file. Found by the
+    boot lab (issue 30): verify reported the removal as drifted and rollback refused."""
+    root = copy_root(tmp, 'vm-nogpu')
+    conf = '[zram0]\nzram-size = min(ram / 2, 4096)\ncompression-algorithm = zstd\n'
+    write(root, '/etc/systemd/zram-generator.conf', conf)
+    rc, out, err = run(root, 'apply', '--profile', 'base', '--rule', 'swap-zram')
+    path = os.path.join(root, 'etc/systemd/zram-generator.conf')
+    check(rc == 0 and os.path.islink(path) and os.readlink(path) == '/dev/null',
+          'zram mask: apply masks the /etc file in place (%d: %s)' % (rc, err.strip()))
+    rc, out, err = run(root, 'verify', '--json')
+    v = json.loads(out) if out.strip() else {}
+    check(rc == 0 and v.get('status') == 'clean',
+          'zram mask: verify is clean (%d, %s: %s)' % (rc, v.get('status'),
+                                                       [(c['type'], c['status']) for c in v.get('changes', [])]))
+    rc, out, err = run(root, 'rollback', '--all')
+    restored = not os.path.islink(path) and os.path.isfile(path) and open(path).read() == conf
+    check(rc == 0 and restored, 'zram mask: rollback --all restores the file (%d: %s)' % (rc, err.strip()))
+
+
 CASES = {
     'item11-memlock': case_item11_memlock,
     'item18-swap-initramfs': case_item18_swap_initramfs,
@@ -1089,6 +1111,7 @@ CASES = {
     'i29-item8-socket-ifname': case_i29_item8_socket_ifname,
     'i29-item5-xfs-reshaped': case_i29_item5_xfs_reshaped,
     'i29-item10-slurm-memlock': case_i29_item10_slurm_memlock,
+    'zram-mask-in-place': case_zram_mask_in_place,
 }
 
 
