@@ -19,7 +19,8 @@ if command -v apt-get >/dev/null 2>&1; then
                 ansible-core ansible-lint chromium \
                 dpkg-dev debhelper fakeroot lintian rpm groff-base zsh \
                 prometheus yamllint python3-yaml \
-                slurmctld slurmd slurm-client munge
+                slurmctld slurmd slurm-client munge \
+                qemu-system-x86 qemu-utils mmdebstrap
 elif command -v dnf >/dev/null 2>&1; then
         as_root dnf install -y -q \
                 gcc meson ninja-build pkgconf-pkg-config python3 \

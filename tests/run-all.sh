@@ -1,19 +1,22 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The whole test suite, in up to three passes, each with its own build directory:
-#   plain  the release-like build (hardening flags), warnings as errors: every test
+# The whole test suite, in up to four passes, each with its own build directory:
+#   plain  the release-like build (hardening flags), warnings as errors: every test but the boot lab
+#   bootlab the boot lab (tests/bootlab): the package of this checkout on a Debian guest under QEMU,
+#          apply on the live guest, reboots (plain's build directory; skipped where QEMU cannot run,
+#          unless LLMTUNE_REQUIRE_ALL=1)
 #   asan   AddressSanitizer + UndefinedBehaviorSanitizer (leaks too): every test but the
-#          packaging, Ansible and benchmark suites (they test the packages, not the code) and
+#          packaging, Ansible, benchmark and boot lab suites (they test the packages, not the code) and
 #          'walk' (unit and golden again with openat2 off; test-root runs both lookups under ASan)
 #   fuzz   clang + libFuzzer + ASan/UBSan: every fuzz target for $LLMTUNE_FUZZ_SECONDS (20) from
 #          its seeds, then the seeds and reproducers replayed (skipped when clang is missing,
 #          unless LLMTUNE_REQUIRE_ALL=1)
-# LLMTUNE_PASSES picks passes (default "plain asan fuzz"); arguments go to every `meson test`.
+# LLMTUNE_PASSES picks passes (default "plain bootlab asan fuzz"); arguments go to every `meson test`.
 # Prints one line per pass, then the closing line "N passed, N failed" over all of them.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$top/build}
-passes=${LLMTUNE_PASSES:-plain asan fuzz}
+passes=${LLMTUNE_PASSES:-plain bootlab asan fuzz}
 cd "$top" || exit 1
 
 # Sanitizer runtime options: any report aborts the process, so the test that ran it fails.
@@ -26,7 +29,7 @@ summary=""
 for pass in $passes; do
         start=$(date +%s)
         case $pass in
-        plain)
+        plain|bootlab)
                 dir=$build
                 [ -f "$dir/build.ninja" ] || meson setup "$dir" -Dwerror=true -Dtests=enabled || exit 1
                 ;;
@@ -54,13 +57,17 @@ fuzz: skipped (no clang)"
                         -Db_sanitize=address,undefined -Db_lundef=false || exit 1
                 ;;
         *)
-                echo "run-all.sh: unknown pass '$pass' (plain, asan, fuzz)" >&2
+                echo "run-all.sh: unknown pass '$pass' (plain, bootlab, asan, fuzz)" >&2
                 exit 1
                 ;;
         esac
         meson compile -C "$dir" || exit 1
+        logbase=testlog
         case $pass in
-        plain) meson test -C "$dir" --print-errorlogs --num-processes 2 "$@" ;;
+        plain) meson test -C "$dir" --print-errorlogs --num-processes 2 --no-suite bootlab "$@" ;;
+        # Its own log (meson-logs/testlog-bootlab.json), so the plain pass's is kept.
+        bootlab) logbase=testlog-bootlab
+                meson test -C "$dir" --print-errorlogs --suite bootlab --logbase "$logbase" "$@" ;;
         # The kill loop (reliability-kills) and the rename storm (reliability-renames) prove their
         # point in the plain pass (200 kills, 200 audits); under ASan each run is several times
         # slower, so fewer look for memory errors there (CI has 60 minutes).
@@ -68,12 +75,13 @@ fuzz: skipped (no clang)"
         asan) LLMTUNE_KILL_RUNS=${LLMTUNE_KILL_RUNS_ASAN:-40} LLMTUNE_STORM_AUDITS=${LLMTUNE_STORM_AUDITS_ASAN:-10} \
                 LLMTUNE_CRASH_STRIDE=${LLMTUNE_CRASH_STRIDE_ASAN:-3} \
                 meson test -C "$dir" --print-errorlogs \
-                --num-processes 2 --no-suite packaging --no-suite ansible --no-suite bench --no-suite walk "$@" ;;
+                --num-processes 2 --no-suite packaging --no-suite ansible --no-suite bench --no-suite walk \
+                --no-suite bootlab "$@" ;;
         fuzz) meson test -C "$dir" --print-errorlogs --num-processes 2 --suite fuzz --suite fuzz-replay "$@" ;;
         esac
         rc=$?
         [ $rc -ne 0 ] && status=$rc
-        logs="$logs $pass=$dir/meson-logs/testlog.json"
+        logs="$logs $pass=$dir/meson-logs/$logbase.json"
         summary="$summary
 $pass: $(( $(date +%s) - start )) s"
 done

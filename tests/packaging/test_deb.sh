@@ -69,7 +69,7 @@ version=$(sed -nE "s/^ *version *: *'([^']+)'.*/\1/p" "$src/meson.build" | head 
 tree=$tmp/llmtune-$version
 mkdir -p "$tree"
 # The source tree without build directories (any directory holding a build.ninja), VCS data or the
-# debian/ directory of an earlier manual build.
+# debian/ directory of an earlier manual build (build-deb.sh makes the same copy for the package).
 tar -C "$src" --exclude-tag-all=build.ninja --exclude=./.git --exclude=./debian --exclude=__pycache__ \
         -cf - . | tar -C "$tree" -xf - || { echo "cannot copy the source tree"; exit 1; }
 cp -r "$tree/packaging/debian" "$tree/debian"
@@ -83,21 +83,18 @@ spec_version=$(sed -nE 's/^Version: *//p' "$tree/packaging/rpm/llmtune.spec")
 
 if [ "$have_deb" = 1 ]; then
 # --- Debian package ---------------------------------------------------------------------------
-jobs=$(nproc 2>/dev/null || echo 2)
+# tests/packaging/build-deb.sh: the copy of the tree and the build, as the boot lab builds it too.
 if [ "$full" = 1 ]; then
         # README's command as it stands, build-time tests included (the environment of a developer's
         # shell: none of the suite's LLMTUNE_* switches, DEB_BUILD_OPTIONS only for parallelism).
         how="dpkg-buildpackage -us -uc -b (with its tests)"
-        build_cmd=(env -u LLMTUNE_REQUIRE_CORPUS -u LLMTUNE_PACKAGE_INSTALL -u LLMTUNE_REQUIRE_ALL -u LLMTUNE_PACKAGE_FULL
-                DEB_BUILD_OPTIONS="parallel=$jobs" dpkg-buildpackage -us -uc -b)
+        nocheck=()
 else
         how="dpkg-buildpackage -us -uc -b -Pnocheck"
-        build_cmd=(env -u LLMTUNE_REQUIRE_CORPUS -u LLMTUNE_PACKAGE_INSTALL DEB_BUILD_OPTIONS="nocheck parallel=$jobs"
-                dpkg-buildpackage -us -uc -b -Pnocheck)
+        nocheck=(--nocheck)
 fi
 t0=$(date +%s)
-if ! (cd "$tree" && "${build_cmd[@]}") >"$tmp/deb-build.log" 2>&1; then
-        tail -60 "$tmp/deb-build.log"
+if ! bash "$src/tests/packaging/build-deb.sh" "${nocheck[@]}" "$src" "$tmp" >/dev/null; then
         echo "FAIL: $how failed"
         exit 1
 fi
