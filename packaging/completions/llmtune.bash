@@ -75,6 +75,11 @@ _llmtune()
                         fi
                         continue
                         ;;
+                --read-timeout)
+                        [[ ${COMP_WORDS[i + 1]} == = ]] && ((i++))
+                        ((i++))
+                        continue
+                        ;;
                 --)
                         dashdash=1
                         continue
@@ -161,7 +166,7 @@ _llmtune()
                 mapfile -t COMPREPLY < <(compgen -f -- "$cur")
                 return 0
                 ;;
-        --gpu | -g | --node | -N | --to | -t)
+        --gpu | -g | --node | -N | --to | -t | --read-timeout)
                 return 0
                 ;;
         --run)
@@ -181,7 +186,7 @@ _llmtune()
 
         if [[ -z $cmd ]]; then
                 if [[ $cur == -* ]]; then
-                        mapfile -t COMPREPLY < <(compgen -W "--root --help -h --version -V" -- "$cur")
+                        mapfile -t COMPREPLY < <(compgen -W "--root --read-timeout --help -h --version -V" -- "$cur")
                 else
                         mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")
                 fi
@@ -189,7 +194,7 @@ _llmtune()
         fi
 
         if [[ $cur == -* ]]; then
-                mapfile -t COMPREPLY < <(compgen -W "$(_llmtune_options "$cmd") --root" -- "$cur")
+                mapfile -t COMPREPLY < <(compgen -W "$(_llmtune_options "$cmd") --root --read-timeout" -- "$cur")
                 return 0
         fi
 

@@ -35,6 +35,8 @@
  */
 #include "changelog.h"
 
+#include "deadline.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <ctype.h>
@@ -646,6 +648,8 @@ static int lock_dir(struct root *r, int how, bool wait, int *ret_fd)
                 close(fd);
                 return rc;
         }
+        /* A run that gives up on a read that never answers lets the lock go first (deadline.h). */
+        deadline_release_on_expiry(fd);
         *ret_fd = fd;
         return 0;
 }

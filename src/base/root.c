@@ -2,8 +2,10 @@
 #include "root.h"
 
 #include "archive-root.h"
+#include "deadline.h"
 #include "fileattr.h"
 #include "parse.h"
+#include "sandbox.h"
 #include "test-hooks.h"
 #include "topology-root.h"
 
@@ -15,6 +17,8 @@
 #include <linux/openat2.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -29,6 +33,7 @@ struct cached {
 
 #define CACHE_BUCKETS 1024
 #define PDIR_SLOTS 4
+#define DEV_SLOTS 8
 /* openat2 attempts on EAGAIN before one lookup falls back to the component walk. */
 #define OPENAT2_EAGAIN_TRIES 16
 
@@ -62,6 +67,7 @@ struct root {
         struct recorder *rec;
         struct unread *unread[CACHE_BUCKETS];
         bool live;
+        bool host; /* the directory is the host's "/" (live, or gather's view of it as a tree) */
         bool has_unread;
         bool no_openat2;
         unsigned opened;
@@ -76,6 +82,14 @@ struct root {
         char *pdir_path[PDIR_SLOTS];
         int pdir_fd[PDIR_SLOTS];
         unsigned pdir_resolved;
+        struct root_vet vet;
+        /* Devices whose file system answers every read (fs_answers), and those that may not: a
+         * statfs per device, not per file. */
+        struct {
+                dev_t dev;
+                bool apart;
+        } devs[DEV_SLOTS];
+        unsigned ndevs;
 };
 
 int root_new(const char *path, struct root **ret)
@@ -124,6 +138,7 @@ int root_new_why(const char *path, struct root **ret, char **ret_why)
         /* The live system is the one whose "/" is this directory, however it was spelt. */
         struct stat a, b;
         r->live = fstat(fd, &a) == 0 && stat("/", &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+        r->host = r->live;
         r->no_openat2 = getenv("LLMTUNE_NO_OPENAT2") != NULL;
         *ret = r;
         return 0;
@@ -167,6 +182,7 @@ struct root *root_free(struct root *r)
                 free(r->rec);
         }
         pdir_drop(r);
+        free(r->vet.why);
         close(r->fd);
         if (r->archive_dir) {
                 archive_root_remove(r->archive_dir);
@@ -179,6 +195,9 @@ struct root *root_free(struct root *r)
 
 const char *root_path(const struct root *r) { return r->path; }
 bool root_is_live(const struct root *r) { return r->live; }
+bool root_is_host(const struct root *r) { return r->host; }
+int root_dirfd(const struct root *r) { return r->fd; }
+struct root_vet *root_vet_state(struct root *r) { return &r->vet; }
 bool root_is_archive(const struct root *r) { return r->archive_dir != NULL; }
 bool root_is_topology(const struct root *r) { return r->topology; }
 unsigned root_files_opened(const struct root *r) { return r->opened; }
@@ -358,12 +377,18 @@ static int open_in_root(struct root *r, const char *path, int flags, mode_t mode
 
 int root_open(struct root *r, const char *path, int flags, mode_t mode)
 {
-        return open_in_root(r, path, flags, mode, false);
+        deadline_enter(path);
+        int fd = open_in_root(r, path, flags, mode, false);
+        deadline_leave();
+        return fd;
 }
 
 int root_open_nolinks(struct root *r, const char *path, int flags, mode_t mode)
 {
-        return open_in_root(r, path, flags, mode, true);
+        deadline_enter(path);
+        int fd = open_in_root(r, path, flags, mode, true);
+        deadline_leave();
+        return fd;
 }
 
 static unsigned hash_path(const char *s)
@@ -520,6 +545,105 @@ static int unread_err(const struct root *r, int fd)
         return 0;
 }
 
+/* File systems whose reads come back: local disks and memory, and the kernel's own (statfs(2)
+ * f_type, include/uapi/linux/magic.h). A file anywhere else (FUSE, NFS, CIFS, 9p, Ceph, or one
+ * this list does not know) may sit on a server that never answers. */
+static bool fs_answers(unsigned long type)
+{
+        static const unsigned long local[] = {
+                EXT4_SUPER_MAGIC, XFS_SUPER_MAGIC, BTRFS_SUPER_MAGIC, TMPFS_MAGIC, RAMFS_MAGIC, OVERLAYFS_SUPER_MAGIC,
+                SQUASHFS_MAGIC,   F2FS_SUPER_MAGIC, MSDOS_SUPER_MAGIC, PROC_SUPER_MAGIC, SYSFS_MAGIC, ISOFS_SUPER_MAGIC,
+                0x2fc12fc1 /* zfs */, 0xe0f5e1e2 /* erofs */, 0x2011bab0 /* exfat */, 0xca451a4e /* bcachefs */};
+        for (size_t i = 0; i < ARRAY_SIZE(local); i++)
+                if (type == local[i])
+                        return true;
+        return false;
+}
+
+/* Is FD (a regular file on device ST) to be read apart, under the deadline? */
+static bool read_apart(struct root *r, int fd, const struct stat *st)
+{
+        for (unsigned i = 0; i < r->ndevs && i < DEV_SLOTS; i++)
+                if (r->devs[i].dev == st->st_dev)
+                        return r->devs[i].apart;
+        struct statfs sf;
+        bool apart = fstatfs(fd, &sf) < 0 || !fs_answers((unsigned long)sf.f_type);
+        unsigned i = r->ndevs++ % DEV_SLOTS;
+        r->devs[i].dev = st->st_dev;
+        r->devs[i].apart = apart;
+        return apart;
+}
+
+struct fd_read {
+        int fd;
+        size_t size;
+};
+
+/* sandbox_fn: the file read in the child, as read_fd reads it. */
+static int read_in_child(void *arg, const char *root_path, struct sbuf *out)
+{
+        const struct fd_read *fr = arg;
+        char *data;
+        size_t len;
+        int rc = read_fd(fr->fd, fr->size, &data, &len);
+        if (rc < 0)
+                return rc;
+        sbuf_addn(out, data, len);
+        free(data);
+        return 0;
+}
+
+/* A file on a file system that may never answer (a hung FUSE or NFS server leaves its reader in a
+ * wait that not even SIGKILL ends once the server has taken the request): read in a child, which
+ * is left behind at the deadline instead of this process (-ETIMEDOUT). */
+static int read_fd_apart(int fd, size_t size, char **ret, size_t *ret_len)
+{
+        struct fd_read fr = {.fd = fd, .size = size};
+        _cleanup_free_ char *why = NULL;
+        char *data = NULL;
+        size_t len = 0;
+        int rc = sandbox_apart(fd, read_in_child, &fr, &data, &len, &why);
+        if (rc < 0)
+                return rc;
+        *ret = data;
+        *ret_len = len;
+        return 0;
+}
+
+/* PATH's content into C. Opened without blocking and typed by fstat before anything is read: a
+ * FIFO reads as empty or blocks, a device node is the host's device whatever tree it sits in;
+ * neither is ever read as a file ("not a regular file"). read(2) of a directory fails with EISDIR
+ * by itself. A file on a file system that may not answer is read apart; any other operation that
+ * hangs is the guard's (deadline.h). */
+static void read_into(struct root *r, const char *key, struct cached *c)
+{
+        deadline_enter(key);
+        int fd = root_open(r, key, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
+        int ue = fd >= 0 ? unread_err(r, fd) : 0;
+        if (ue) {
+                close(fd);
+                fd = ue;
+        }
+        struct stat st;
+        if (fd == -ENXIO && root_stat(r, key, &st, true) == 0 && S_ISSOCK(st.st_mode))
+                fd = -ENOTREG; /* open(2) of a socket */
+        if (fd < 0)
+                c->err = fd;
+        else {
+                r->opened++;
+                bool known = fstat(fd, &st) == 0;
+                size_t size = known && S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size : 0;
+                if (known && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
+                        c->err = -ENOTREG;
+                else if (known && S_ISREG(st.st_mode) && read_apart(r, fd, &st))
+                        c->err = read_fd_apart(fd, size, &c->data, &c->len);
+                else
+                        c->err = read_fd(fd, size, &c->data, &c->len);
+                close(fd);
+        }
+        deadline_leave();
+}
+
 int root_read(struct root *r, const char *path, const char **ret, size_t *ret_len)
 {
         _cleanup_free_ char *key = normalize(path);
@@ -531,29 +655,7 @@ int root_read(struct root *r, const char *path, const char **ret, size_t *ret_le
         if (!c) {
                 c = xcalloc(1, sizeof(*c));
                 c->path = xstrdup(key);
-                int fd = root_open(r, key, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
-                int ue = fd >= 0 ? unread_err(r, fd) : 0;
-                if (ue) {
-                        close(fd);
-                        fd = ue;
-                }
-                struct stat st;
-                if (fd == -ENXIO && root_stat(r, key, &st, true) == 0 && S_ISSOCK(st.st_mode))
-                        fd = -ENOTREG; /* open(2) of a socket */
-                if (fd < 0)
-                        c->err = fd;
-                else {
-                        r->opened++;
-                        /* A FIFO reads as empty (or blocks): never "an empty file". read(2) of a
-                         * directory fails with EISDIR by itself. */
-                        bool known = fstat(fd, &st) == 0;
-                        if (known && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
-                                c->err = -ENOTREG;
-                        else
-                                c->err = read_fd(fd, known && S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size : 0,
-                                                 &c->data, &c->len);
-                        close(fd);
-                }
+                read_into(r, key, c);
                 c->next = r->cache[h];
                 r->cache[h] = c;
                 root_record(r, key, ROOT_REC_FILE, c->err);
@@ -729,20 +831,33 @@ bool root_masked(struct root *r, const char *path)
 int root_readlink(struct root *r, const char *path, char **ret)
 {
         _cleanup_free_ char *base = NULL;
+        deadline_enter(path);
         int dfd = open_parent(r, path, &base);
         root_record(r, path, ROOT_REC_LINK, dfd < 0 ? dfd : 0);
+        char buf[4096];
+        ssize_t n = dfd < 0 ? dfd : readlinkat(dfd, base, buf, sizeof(buf) - 1);
+        int e = errno;
+        deadline_leave();
         if (dfd < 0)
                 return dfd;
-        char buf[4096];
-        ssize_t n = readlinkat(dfd, base, buf, sizeof(buf) - 1);
         if (n < 0)
-                return -errno;
+                return -e;
         buf[n] = '\0';
         *ret = xstrdup(buf);
         return 0;
 }
 
+static int stat_in_root(struct root *r, const char *path, struct stat *st, bool follow);
+
 int root_stat(struct root *r, const char *path, struct stat *st, bool follow)
+{
+        deadline_enter(path);
+        int rc = stat_in_root(r, path, st, follow);
+        deadline_leave();
+        return rc;
+}
+
+static int stat_in_root(struct root *r, const char *path, struct stat *st, bool follow)
 {
         root_record(r, path, ROOT_REC_STAT, 0);
         if (follow) {
@@ -756,11 +871,21 @@ int root_stat(struct root *r, const char *path, struct stat *st, bool follow)
         _cleanup_free_ char *base = NULL;
         int dfd = open_parent(r, path, &base);
         if (dfd < 0)
-                return dfd == -EINVAL ? root_stat(r, path, st, true) : dfd;
+                return dfd == -EINVAL ? stat_in_root(r, path, st, true) : dfd;
         return fstatat(dfd, base, st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 }
 
+static int list_in_root(struct root *r, const char *dir, struct strv *ret);
+
 int root_list(struct root *r, const char *dir, struct strv *ret)
+{
+        deadline_enter(dir);
+        int rc = list_in_root(r, dir, ret);
+        deadline_leave();
+        return rc;
+}
+
+static int list_in_root(struct root *r, const char *dir, struct strv *ret)
 {
         int fd = root_open(r, dir, O_RDONLY | O_DIRECTORY, 0);
         int ue = fd >= 0 ? unread_err(r, fd) : 0; /* a directory gather could not list */

@@ -45,6 +45,18 @@ struct root *root_free(struct root *r);
 /* The root as given ("/" for the live system), and whether it is the live system. */
 const char *root_path(const struct root *r);
 bool root_is_live(const struct root *r);
+/* Whether the root's directory is the host's "/" (the live system, also when gather reads it as a
+ * tree): libraries need no confinement to read it (sandbox.h). */
+bool root_is_host(const struct root *r);
+/* The root's directory (O_PATH), for the sandbox's Landlock rule: never read through it. */
+int root_dirfd(const struct root *r);
+
+/* The host-read vet's verdict (host-vet.h), kept by the handle so the walk is made once. */
+struct root_vet {
+        bool done;
+        char *why; /* NULL: fit */
+};
+struct root_vet *root_vet_state(struct root *r);
 
 /* Host path of a path under the root, for the libraries that take a directory (libpci, hwloc,
  * libkmod). Caller frees. */

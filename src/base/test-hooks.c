@@ -19,6 +19,7 @@ void test_point(const char *what, const char *target)
 }
 void test_points_in_action(int on) { (void)on; }
 int test_points_active(void) { return 0; }
+const char *test_confinement(void) { return (const char *)0; }
 
 #else
 
@@ -69,6 +70,8 @@ int test_fault(const char *target)
 }
 
 static int in_action;
+
+const char *test_confinement(void) { return getenv("LLMTUNE_TEST_CONFINEMENT"); }
 
 void test_points_in_action(int on) { in_action = on; }
 int test_points_active(void) { return in_action; }

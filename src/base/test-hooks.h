@@ -12,6 +12,8 @@
  *   LLMTUNE_TEST_KILL_AT=N    raise SIGKILL at the Nth crash point of an apply or rollback
  *   LLMTUNE_TEST_STOP_AT=N    raise SIGSTOP there instead (the test sends SIGCONT)
  *   LLMTUNE_TEST_POINTS=FILE  append one line per crash point reached ("N what target")
+ *   LLMTUNE_TEST_CONFINEMENT=chroot|vet  confine the libraries that read a tree by host path with
+ *       a fallback of sandbox.h, as on a kernel without Landlock (weaker only, never stronger)
  *
  * Crash points are the moments between logging a change's intent and logging its outcome: right
  * after the intent record, inside a file replacement between writing the temporary file and
@@ -31,3 +33,6 @@ void test_point(const char *what, const char *target);
  * the change log's own backups). */
 void test_points_in_action(int on);
 int test_points_active(void);
+
+/* LLMTUNE_TEST_CONFINEMENT ("chroot", "vet"), or NULL. */
+const char *test_confinement(void);

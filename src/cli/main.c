@@ -4,13 +4,16 @@
 #include <getopt.h>
 #include <malloc.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <stdnoreturn.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
+#include "deadline.h"
 #include "facts.h"
 #include "topology-root.h"
 #include "site-config.h"
@@ -192,6 +195,9 @@ static void usage(FILE *out)
               "               (read-only commands only)\n"
               "  --root-force use a --root that does not look like a Linux root (no proc/ or sys/\n"
               "               with the kernel's basic files; for apply and rollback, no etc/)\n"
+              "  --read-timeout SECONDS  how long one read of the tree may wait (default 5): a\n"
+              "               library read that waits longer gives unreadable facts (\"timed out\"),\n"
+              "               one of llmtune's own ends the run with exit status 1\n"
               "  -h, --help   show this help; `llmtune COMMAND --help` for a command\n"
               "  --version    print the version\n"
               "\n"
@@ -200,9 +206,59 @@ static void usage(FILE *out)
               out);
 }
 
-/* Take the global --root DIR, --topology FILE.xml and --root-force out of argv wherever they stand
- * (before a "--"). --topology is --root for an lstopo XML export, said explicitly: the file must
- * be XML. */
+/* SECONDS ("5", "0.25": at most millisecond precision, no locale) as milliseconds in
+ * 1..DEADLINE_MAX_MS; -EINVAL otherwise. */
+static int parse_seconds(const char *s, unsigned *ret_ms)
+{
+        uint64_t ms = 0;
+        size_t whole = strspn(s, "0123456789");
+        if (whole == 0 || whole > 7)
+                return -EINVAL;
+        for (size_t i = 0; i < whole; i++)
+                ms = ms * 10 + (uint64_t)(s[i] - '0');
+        ms *= 1000;
+        const char *f = s + whole;
+        if (*f == '.') {
+                size_t frac = strspn(f + 1, "0123456789");
+                if (frac == 0 || frac > 3 || f[1 + frac])
+                        return -EINVAL;
+                for (size_t i = 0, scale = 100; i < frac; i++, scale /= 10)
+                        ms += (uint64_t)(f[1 + i] - '0') * scale;
+        } else if (*f)
+                return -EINVAL;
+        if (ms == 0 || ms > DEADLINE_MAX_MS)
+                return -EINVAL;
+        *ret_ms = (unsigned)ms;
+        return 0;
+}
+
+/* The global --read-timeout SECONDS at argv[*i] (or --read-timeout=SECONDS): 1 when it is one
+ * (taken, and set), 0 when argv[*i] is something else, -1 on a bad value. */
+static int take_read_timeout(int argc, char **argv, int *i)
+{
+        const char *val = NULL;
+        if (streq(argv[*i], "--read-timeout")) {
+                if (*i + 1 >= argc) {
+                        cli_error("--read-timeout needs a number of seconds");
+                        return -1;
+                }
+                val = argv[++*i];
+        } else if (startswith(argv[*i], "--read-timeout="))
+                val = argv[*i] + strlen("--read-timeout=");
+        else
+                return 0;
+        unsigned ms;
+        if (parse_seconds(val, &ms) < 0) {
+                cli_error("--read-timeout %s: not a number of seconds from 0.001 to %u", val, DEADLINE_MAX_MS / 1000);
+                return -1;
+        }
+        deadline_set_ms(ms);
+        return 1;
+}
+
+/* Take the global --root DIR, --topology FILE.xml, --root-force and --read-timeout SECONDS out of
+ * argv wherever they stand (before a "--"). --topology is --root for an lstopo XML export, said
+ * explicitly: the file must be XML. */
 static int take_root(int *argc, char **argv, const char **ret, bool *force)
 {
         int w = 1;
@@ -215,6 +271,11 @@ static int take_root(int *argc, char **argv, const char **ret, bool *force)
                         *force = true;
                         continue;
                 }
+                int t = rest ? 0 : take_read_timeout(*argc, argv, &i);
+                if (t < 0)
+                        return -1;
+                if (t > 0)
+                        continue;
                 const char *opt = NULL, *val = NULL;
                 if (!rest && (streq(argv[i], "--root") || streq(argv[i], "--topology"))) {
                         opt = argv[i];
@@ -272,10 +333,24 @@ static void malloc_keep_heap(void)
 #endif
 }
 
+/* A read of the tree that outlasted the deadline (deadline.h), from the guard's thread: the main
+ * thread is in a wait only a fatal signal ends, so the run ends here, and the apply lock, a
+ * descriptor of this process, goes with it. Nothing half-written is left: a change is replaced
+ * atomically and its log records come before and after it (docs/RELIABILITY.md). */
+static noreturn void read_expired(const char *path, unsigned ms)
+{
+        dprintf(STDERR_FILENO,
+                "llmtune: reading %s did not answer within %u.%03u s (--read-timeout): " DEADLINE_REASON
+                "; giving up\n",
+                path, ms / 1000, ms % 1000);
+        _exit(EXIT_ERROR);
+}
+
 int main(int argc, char **argv)
 {
         struct cli cli = {.root_path = "/"};
         malloc_keep_heap();
+        deadline_on_expiry(read_expired);
         if (take_root(&argc, argv, &cli.root_path, &cli.root_force) != 0)
                 return EXIT_ERROR;
         const char *nc = getenv("NO_COLOR");

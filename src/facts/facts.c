@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "facts.h"
 
+#include "deadline.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
@@ -226,6 +228,7 @@ const char *errno_name(int err)
         case ENODATA: return "ENODATA (empty value)";
         case EXDEV: return "EXDEV (path leaves the root)";
         case ENOTREG: return "not a regular file (a FIFO, socket or device is at that path)";
+        case ETIMEDOUT: return DEADLINE_REASON;
         default: return strerror(err);
         }
 }

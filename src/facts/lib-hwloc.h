@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * hwloc, pointed at the root once per fact store and loaded only when a fact needs it (an audit
- * of sysfs-only rules never pays for a topology load). Under a foreign root it is aimed with
- * HWLOC_FSROOT and HWLOC_COMPONENTS=linux,stop (hwloc 2.x dropped hwloc_topology_set_fsroot();
- * without "stop" the x86 CPUID backend of the build host leaks into a fixture's topology).
+ * hwloc, loaded once per fact store and only when a fact needs it (an audit of sysfs-only rules
+ * never pays for a topology load). Under a foreign root it reads the tree by host path
+ * (HWLOC_FSROOT, with HWLOC_COMPONENTS=linux,stop: hwloc 2.x dropped hwloc_topology_set_fsroot(),
+ * and without "stop" the x86 CPUID backend of the build host leaks into a fixture's topology), so
+ * it loads in the sandbox (sandbox.h): a child that can read the tree and nothing else, under the
+ * read deadline, which sends back what the probes ask of hwloc. An archive root made by gather
+ * loads the export hwloc wrote on the machine itself (HWLOC_CAPTURE_XML), in the sandbox too.
  */
 #pragma once
 
@@ -18,20 +21,15 @@ struct hwloc_locality {
         char *nodes;   /* the nodeset of its non-I/O ancestor, as a list ("0-1"); caller frees */
 };
 
-/* Load (once) and query. Returns 0, or -EIO with *ret_err naming why hwloc could not load. */
+/* Load (once) and query. Returns 0, or -errno with *ret_err naming why hwloc gave nothing
+ * (-ETIMEDOUT: DEADLINE_REASON; -EPERM: the tree could not be confined; -EIO: hwloc failed). */
 int hwloc_pci_locality(struct facts *f, unsigned domain, unsigned bus, unsigned dev, unsigned func,
                        struct hwloc_locality *ret, const char **ret_err);
 
 /* Whether the store has loaded hwloc (tests check that sysfs-only facts do not). */
 bool hwloc_loaded(struct facts *f);
 
-/* Libraries that read a foreign root by host path (hwloc, libpci) follow the host's links and block
- * on a FIFO: NULL when the tree's /proc and /sys hold no FIFO, device node, socket or link leading
- * out of the tree, else why not (caller frees). Not called for the live system. The walk is made
- * once per store, whichever library asks first. */
-char *host_read_vet(struct facts *f);
-
 /* HWLOC_CAPTURE_XML (archive-root.h): where an archive root keeps hwloc's export of the topology. */
 
-/* The topology as hwloc XML (caller frees); -EIO with *ret_err when hwloc could not load. */
+/* The topology as hwloc XML (caller frees); -errno with *ret_err when hwloc could not load. */
 int hwloc_export_xml(struct facts *f, char **ret, size_t *ret_len, const char **ret_err);

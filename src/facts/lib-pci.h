@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * libpci, pointed at the root once per fact store (method linux-sysfs, "sysfs.path" =
- * ROOT/sys/bus/pci) and kept as the store's "libpci" handle. libpci reports fatal errors through
+ * libpci, set up once per fact store and kept as the store's "libpci" handle. It decodes config
+ * space that the root handle read (pci_setup_cache) and names IDs from the host's pci.ids; it is
+ * given no path into the tree (method linux-sysfs on a path that cannot be opened), so nothing in
+ * a tree reaches it but those bytes. libpci reports fatal errors through
  * a callback that must not return (its default calls exit()); ours longjmps back into the call
  * that failed, which then returns -EIO with the library's message.
  */

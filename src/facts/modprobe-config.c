@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <libkmod.h>
 
+#include "sandbox.h"
+
 #define CONFIG_SRC "modprobe.d (libkmod)"
 
 char *modname_normalize(const char *s)
@@ -157,41 +159,62 @@ static void collect_all(struct kmod_ctx *ctx, struct modprobe_config *c, const c
         collect(kmod_config_get_install_commands(ctx), &c->install, src);
 }
 
-int modprobe_config_load(struct root *r, const char *release, const struct cmdline_modules *cmd,
-                         struct kmod_ctx **ret_ctx, struct modprobe_config *ret)
+/* ROOT_PATH (sandbox_fn: "/", "/." or the tree's host path) joined with the absolute PATH. */
+static char *under(const char *root_path, const char *path)
 {
+        size_t n = strlen(root_path);
+        while (n > 0 && root_path[n - 1] == '/')
+                n--;
+        return xasprintf("%.*s%s", (int)n, root_path, path);
+}
+
+/* The entries of C as records "KIND\0KEY\0VALUE\0" (KIND b, o, i): text libkmod read from
+ * configuration lines, which hold no NUL. */
+static void put_entries(struct sbuf *out, char kind, const struct modprobe_entries *e)
+{
+        for (size_t i = 0; i < e->key.n; i++) {
+                sbuf_addn(out, &kind, 1);
+                sbuf_addn(out, e->key.v[i], strlen(e->key.v[i]) + 1);
+                sbuf_addn(out, e->val.v[i], strlen(e->val.v[i]) + 1);
+        }
+}
+
+/*
+ * The work (sandbox_fn): ROOT's modprobe.d read by libkmod. libkmod appends what it finds on the
+ * /proc/cmdline it can read (modprobe.blacklist=, MOD.param=) to every context, whatever root
+ * the configuration came from (libkmod-config.c kmod_config_parse_kcmdline): inside Landlock it
+ * can read none, in a chroot it reads the tree's, in the live system the live one. A second
+ * context with no configuration directories holds exactly those entries, parsed by the same
+ * libkmod, so they are subtracted here, and the caller adds ROOT's own command line back. One
+ * code path everywhere, with the same result.
+ */
+static int kmod_work(void *arg, const char *root_path, struct sbuf *out)
+{
+        const char *release = arg;
         /* modprobe.d(5) search path, highest priority first (kmod's default_config_paths) */
         static const char *const dirs[] = {"/etc/modprobe.d", "/run/modprobe.d", "/usr/local/lib/modprobe.d",
                                            "/usr/lib/modprobe.d", "/lib/modprobe.d"};
         char *paths[ARRAY_SIZE(dirs) + 1] = {0};
         for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
-                paths[i] = root_host_path(r, dirs[i]);
+                paths[i] = under(root_path, dirs[i]);
         /* Only the configuration is used: the module directory need not exist. */
         _cleanup_free_ char *moddir = xasprintf("/lib/modules/%s", release ? release : "unknown");
-        _cleanup_free_ char *dirname = root_host_path(r, moddir);
+        _cleanup_free_ char *dirname = under(root_path, moddir);
         struct kmod_ctx *ctx = kmod_new_quiet(dirname, (const char *const *)paths);
         for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
                 free(paths[i]);
-        if (!ctx)
+        if (!ctx) {
+                sbuf_add(out, "kmod_new failed");
                 return -ENOMEM;
+        }
         struct modprobe_config c = {0};
         collect_all(ctx, &c, CONFIG_SRC);
-
-        /*
-         * libkmod appends what it finds on the LIVE /proc/cmdline (modprobe.blacklist=,
-         * MOD.param=) to every context, whatever root the configuration came from
-         * (libkmod-config.c kmod_config_parse_kcmdline). Under a foreign root that is this
-         * machine's command line leaking into the fixture. A second context with no
-         * configuration directories holds exactly those entries, parsed by the same libkmod, so
-         * they can be subtracted; that is the only use of the live command line. Then ROOT's own
-         * command line is added back. Doing this on the live system too keeps one code path, and
-         * the result is the same there.
-         */
+        kmod_unref(ctx);
         const char *const none[] = {NULL};
-        struct kmod_ctx *live = kmod_new_quiet(dirname, none);
-        if (live) {
+        struct kmod_ctx *cmdline = kmod_new_quiet(dirname, none);
+        if (cmdline) {
                 struct modprobe_config l = {0};
-                collect_all(live, &l, "live /proc/cmdline");
+                collect_all(cmdline, &l, "");
                 for (size_t i = 0; i < l.blacklist.key.n; i++)
                         entries_remove(&c.blacklist, l.blacklist.key.v[i], NULL);
                 for (size_t i = 0; i < l.options.key.n; i++)
@@ -199,8 +222,43 @@ int modprobe_config_load(struct root *r, const char *release, const struct cmdli
                 for (size_t i = 0; i < l.install.key.n; i++)
                         entries_remove(&c.install, l.install.key.v[i], l.install.val.v[i]);
                 modprobe_config_done(&l);
-                kmod_unref(live);
+                kmod_unref(cmdline);
         }
+        put_entries(out, 'b', &c.blacklist);
+        put_entries(out, 'o', &c.options);
+        put_entries(out, 'i', &c.install);
+        modprobe_config_done(&c);
+        return 0;
+}
+
+static void parse_entries(const char *data, size_t len, struct modprobe_config *c)
+{
+        const char *p = data, *end = data + len;
+        while (p < end) {
+                char kind = *p++;
+                const char *key = p, *val = p + strnlen(p, (size_t)(end - p)) + 1;
+                if (val >= end)
+                        break;
+                const char *next = val + strnlen(val, (size_t)(end - val)) + 1;
+                if (next > end)
+                        break;
+                struct modprobe_entries *e = kind == 'b' ? &c->blacklist : kind == 'o' ? &c->options : &c->install;
+                modprobe_entries_add(e, key, kind == 'b' ? NULL : val, CONFIG_SRC);
+                p = next;
+        }
+}
+
+int modprobe_config_load(struct root *r, const char *release, const struct cmdline_modules *cmd,
+                         struct modprobe_config *ret, char **ret_why)
+{
+        char *data = NULL;
+        size_t len = 0;
+        int rc = sandbox_run(r, kmod_work, (void *)release, &data, &len, ret_why);
+        if (rc < 0)
+                return rc;
+        struct modprobe_config c = {0};
+        parse_entries(data, len, &c);
+        free(data);
         if (cmd) {
                 for (size_t i = 0; i < cmd->blacklist.n; i++)
                         modprobe_entries_add(&c.blacklist, cmd->blacklist.v[i], NULL, "/proc/cmdline");
@@ -208,7 +266,6 @@ int modprobe_config_load(struct root *r, const char *release, const struct cmdli
                         modprobe_entries_add(&c.options, cmd->options.key.v[i], cmd->options.val.v[i],
                                              cmd->options.src.v[i]);
         }
-        *ret_ctx = ctx;
         *ret = c;
         return 0;
 }

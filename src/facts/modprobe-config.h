@@ -11,8 +11,6 @@
 #include "root.h"
 #include "util.h"
 
-struct kmod_ctx;
-
 /* Parallel lists: module name (a shell pattern for options/install), value, and where it came from. */
 struct modprobe_entries {
         struct strv key, val, src;
@@ -40,9 +38,11 @@ void cmdline_modules_done(struct cmdline_modules *c);
 
 /*
  * Read ROOT's modprobe.d through libkmod (module directory ROOT/lib/modules/RELEASE, which need
- * not exist) and add CMD, the root's command line. The kmod context stays usable for the caller
- * (*ret_ctx, kmod_unref() it). Returns 0 or -ENOMEM when libkmod cannot start.
+ * not exist) and add CMD, the root's command line. libkmod reads the configuration by host path,
+ * so under a foreign root it runs in the sandbox (sandbox.h: confined to the tree, under the read
+ * deadline). Returns 0, or -errno with *ret_why (caller frees): -ETIMEDOUT (a FIFO or a file that
+ * never answers), -ENOMEM when libkmod cannot start, the sandbox's other errors.
  */
 int modprobe_config_load(struct root *r, const char *release, const struct cmdline_modules *cmd,
-                         struct kmod_ctx **ret_ctx, struct modprobe_config *ret);
+                         struct modprobe_config *ret, char **ret_why);
 void modprobe_config_done(struct modprobe_config *c);

@@ -142,8 +142,13 @@ static bool arm_model(struct facts *f, const char *data)
 static void probe_model(struct facts *f)
 {
         const char *data;
-        if (root_read(facts_root(f), "/proc/cpuinfo", &data, NULL) < 0) {
+        int rc = root_read(facts_root(f), "/proc/cpuinfo", &data, NULL);
+        if (root_gone(rc)) {
                 fact_absent(f, "/proc/cpuinfo", "no /proc/cpuinfo", "cpu.model");
+                return;
+        }
+        if (rc < 0) { /* there but not readable (EFBIG: a 20 GiB file is no kernel's) */
+                fact_unreadable(f, "/proc/cpuinfo", rc, NULL, "cpu.model");
                 return;
         }
         /* Arm: the implementer/part names, not the "Processor : AArch64 Processor rev 4" of old kernels */

@@ -46,6 +46,7 @@ struct kstate {
 
         bool config_done;
         int config_err;
+        char *config_why; /* why libkmod gave nothing (config_err) */
         struct modprobe_config config;
 };
 
@@ -59,6 +60,7 @@ static void kstate_free(void *p)
         strv_done(&ks->loaded);
         strv_done(&ks->states);
         modprobe_config_done(&ks->config);
+        free(ks->config_why);
         free(ks);
 }
 
@@ -306,18 +308,16 @@ static void module_list_fact(struct facts *f, struct kstate *ks)
 
 /* --- modprobe.* --------------------------------------------------------------------------------- */
 
-static void kmod_unref_handle(void *p) { kmod_unref(p); }
-
 static void ensure_config(struct facts *f, struct kstate *ks)
 {
         if (ks->config_done)
                 return;
         ks->config_done = true;
         ensure_base(f, ks);
-        struct kmod_ctx *ctx;
-        ks->config_err = modprobe_config_load(facts_root(f), ks->release, &ks->cmd, &ctx, &ks->config);
+        ks->config_err = modprobe_config_load(facts_root(f), ks->release, &ks->cmd, &ks->config, &ks->config_why);
+        /* libkmod ran (in the sandbox under a foreign root): for LLMTUNE_STATS and the tests. */
         if (ks->config_err == 0)
-                facts_set_handle(f, "kmod", ctx, kmod_unref_handle);
+                facts_set_handle(f, "kmod", xstrdup("kmod"), free);
 }
 
 static void modprobe_facts(struct facts *f, struct kstate *ks, const char *asked)
@@ -326,7 +326,7 @@ static void modprobe_facts(struct facts *f, struct kstate *ks, const char *asked
         if (ks->config_err) {
                 const char *names[] = {"blacklisted", "options", "install"};
                 for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-                        fact_unreadable(f, KMOD_SRC, ks->config_err, "kmod_new failed", "modprobe.%s.%s", asked,
+                        fact_unreadable(f, KMOD_SRC, 0, ks->config_why, "modprobe.%s.%s", asked,
                                         names[i]);
                 return;
         }
@@ -372,7 +372,7 @@ static void blacklist_fact(struct facts *f, struct kstate *ks)
 {
         ensure_config(f, ks);
         if (ks->config_err) {
-                fact_unreadable(f, KMOD_SRC, ks->config_err, "kmod_new failed", "modprobe.blacklist");
+                fact_unreadable(f, KMOD_SRC, 0, ks->config_why, "modprobe.blacklist");
                 return;
         }
         struct strv names = {0};

@@ -29,6 +29,7 @@ extern const struct probe probe_tuner;   /* tuner.*   probe-tuner.c (boot-time g
 extern const struct probe probe_xid;     /* xid.*     probe-xid.c (kernel log, rules/xid-catalog.tsv) */
 extern const struct probe probe_aer;     /* aer.*     probe-aer.c */
 extern const struct probe probe_nvml;    /* nvml.*    probe-nvml.c (NVML, or an nvidia-smi capture) */
+extern const struct probe probe_root;    /* root.*    probe-root.c (how the tree is read) */
 
 extern const struct probe *const probe_table[];
 extern const size_t probe_count;
