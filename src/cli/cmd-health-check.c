@@ -114,6 +114,24 @@ static int load_conf(struct root *root, const char *path, struct hc_conf *c)
         return cli_report_diags(&d) == EXIT_OK ? 0 : -EINVAL;
 }
 
+/* A Slurm node name as llmtune acts on it: one host name, an RFC 1123 label (1 to 63 letters,
+ * digits and '-', neither first nor last a '-'). Never a hostlist expression ("gpu[001-512]",
+ * "a,b"), which scontrol expands to many nodes: a health check speaks for its own node only. NULL
+ * when NAME is one, else why not. */
+static const char *node_name_problem(const char *name)
+{
+        size_t n = strlen(name);
+        if (n == 0 || n > 63)
+                return "a host name has 1 to 63 characters";
+        if (strpbrk(name, "[],"))
+                return "a hostlist expression names many nodes; a health check acts on its own node only";
+        if (strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") != n)
+                return "a host name holds only letters, digits and '-' (RFC 1123)";
+        if (name[0] == '-' || name[n - 1] == '-')
+                return "a host name neither starts nor ends with '-' (RFC 1123)";
+        return NULL;
+}
+
 /* Run ARGV (no shell), capture stdout (stderr is passed through), at most SCONTROL_TIMEOUT_MS.
  * Returns the exit status, or -errno / -ETIMEDOUT. */
 static int run_capture(char *const argv[], char **out)
@@ -205,9 +223,19 @@ static int node_query(const char *node, struct node_state *ns)
                 return -EIO;
         }
         char *save = NULL;
+        size_t records = 0;
+        bool named = false;
         for (char *line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
                 while (*line == ' ')
                         line++;
+                if (startswith(line, "NodeName=")) {
+                        /* One record per node: more than one, or another name, is not the node asked
+                         * about, and its state and reason must not decide for it. */
+                        const char *v = line + strlen("NodeName=");
+                        records++;
+                        named = strlen(node) == strcspn(v, " ") && strncmp(v, node, strlen(node)) == 0;
+                        continue;
+                }
                 if (startswith(line, "Reason=")) {
                         char *v = line + strlen("Reason=");
                         char *br = strrchr(v, '[');
@@ -224,8 +252,18 @@ static int node_query(const char *node, struct node_state *ns)
                                 ns->state = xstrndup(v, strcspn(v, " "));
                         }
         }
+        if (records != 1 || !named) {
+                cli_error("scontrol show node %s answered with %zu node record%s%s, not that node's alone; nothing "
+                          "changed", node, records, records == 1 ? "" : "s", records == 1 ? " of another name" : "");
+                free(ns->state);
+                free(ns->reason);
+                *ns = (struct node_state){0};
+                return -EIO;
+        }
         if (!ns->state) {
                 cli_error("scontrol show node %s: no State= in its output", node);
+                free(ns->reason);
+                ns->reason = NULL;
                 return -EIO;
         }
         return 0;
@@ -354,6 +392,46 @@ static int hc_slurm_act(const char *node, size_t n_bad, const struct result *fir
         return ret;
 }
 
+/* The node --slurm acts on, into *NODE (*HOST owns it when it is the host name, *FROM says where
+ * it came from). On the live system: --node, else node= of the settings, else $SLURMD_NODENAME
+ * (slurmd sets it for the programs it runs; it may differ from the host's name, as with slurmd -N),
+ * else the short host name. Under --root (a tree, an archive, an export) only --node: the tree's
+ * settings and the name of the host auditing it do not say which node of this cluster it is, so
+ * without it --slurm acts on nothing. Whatever its source, it must be one host name. 0, or -1
+ * after saying why. */
+static int resolve_node(struct root *root, const char *config, const struct hc_conf *conf, bool slurm,
+                        const char **node, char **host, char **from)
+{
+        const char *env_node = getenv("SLURMD_NODENAME");
+        if (*node)
+                *from = xstrdup("--node");
+        else if (slurm && !root_is_live(root)) {
+                cli_error("--slurm under --root %s acts on no node unless --node NAME is given: the tree's "
+                          "node= and this host's name do not name a node of this cluster",
+                          root_path(root));
+                return -1;
+        } else if (conf->node) {
+                *node = conf->node;
+                *from = config ? xasprintf("node= in %s", config) : xstrdup("node= in " HC_CONFIG);
+        } else if (env_node && *env_node) {
+                *node = env_node;
+                *from = xstrdup("$SLURMD_NODENAME");
+        } else if ((*node = *host = short_hostname()))
+                *from = xstrdup("the host name");
+        if (slurm && !*node) {
+                cli_error("cannot tell the Slurm node name: give --node or node= in " HC_CONFIG);
+                return -1;
+        }
+        /* Checked whenever scontrol is to hear it, and whenever an operator wrote it down. */
+        bool written = *from && (streq(*from, "--node") || startswith(*from, "node="));
+        const char *why = *node ? node_name_problem(*node) : NULL;
+        if (why && (slurm || written)) {
+                cli_error("Slurm node name '%s' (%s) is not one host name: %s; nothing changed", *node, *from, why);
+                return -1;
+        }
+        return 0;
+}
+
 static int health_check_cmd(struct cli *cli, int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -398,14 +476,9 @@ static int health_check_cmd(struct cli *cli, int argc, char **argv)
         if (have_sev)
                 conf.severity = sev;
         conf.drain_on_error = conf.drain_on_error || drain_on_error;
-        /* slurmd sets SLURMD_NODENAME for the programs it runs (the name may differ from the
-         * host's, as with slurmd -N). */
-        _cleanup_free_ char *host = NULL;
-        const char *env_node = getenv("SLURMD_NODENAME");
-        if (!node)
-                node = conf.node ? conf.node : env_node && *env_node ? env_node : (host = short_hostname());
-        if (slurm && !node)
-                return cli_error("cannot tell the Slurm node name: give --node or node= in " HC_CONFIG), HC_ERROR;
+        _cleanup_free_ char *host = NULL, *from = NULL;
+        if (resolve_node(root, config, &conf, slurm, &node, &host, &from) < 0)
+                return HC_ERROR;
 
         struct rule_env env = {0};
         struct facts *f = cli_facts_new(cli);
@@ -456,14 +529,17 @@ const struct command cmd_health_check = {
                  "/usr/libexec/llmtune/slurm-health-check, which takes no arguments): an unhealthy node is\n"
                  "drained with `scontrol update NodeName=NAME State=DRAIN Reason=\"llmtune: RULE OBSERVED\"`;\n"
                  "a healthy node is resumed only when its drain reason starts with \"llmtune:\", so a node\n"
-                 "drained by an operator for another reason is left alone (and never re-labelled). Under\n"
-                 "--root the audit reads DIR; scontrol still acts on the Slurm cluster of SLURM_CONF.\n"
+                 "drained by an operator for another reason is left alone (and never re-labelled). The node\n"
+                 "is one host name (RFC 1123), never a hostlist (gpu[001-512], a,b). Under --root the audit\n"
+                 "reads DIR, scontrol still acts on the Slurm cluster of SLURM_CONF, and only on a node\n"
+                 "given with --node.\n"
                  "\n"
                  "  -s, --slurm           drain and resume the node through scontrol\n"
                  "  -S, --severity LEVEL  info, warning or critical: the least severe failure that counts\n"
                  "  -E, --drain-on-error  also count rules that cannot be evaluated\n"
                  "  -n, --node NAME       the Slurm node name (default: node= of the config, else\n"
-                 "                        $SLURMD_NODENAME, else this host's short name)\n"
+                 "                        $SLURMD_NODENAME, else this host's short name; under --root\n"
+                 "                        --slurm needs it)\n"
                  "  -p, --profile NAME|FILE  the profile (default: profile= of the config, else detected)\n"
                  "  -c, --config FILE     settings file instead of " HC_CONFIG " (under the root):\n"
                  "                        [health-check] severity, drain-on-error, node, profile\n"

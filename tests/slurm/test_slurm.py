@@ -13,6 +13,7 @@ afterwards. On copies of a fixture root:
   - the fixed root resumes it;
   - a rule that cannot be evaluated drains only with drain-on-error;
   - a node an operator drained for another reason is neither resumed nor re-labelled;
+  - a hostlist as the node name, or --root without --node, is refused and drains nothing;
   - slurmd itself runs the wrapper as HealthCheckProgram and the node is drained;
   - a node drained for Xid 79 and the finding acknowledged (llmtune ack) is resumed, and drained
     again when a new Xid 79 is logged;
@@ -250,9 +251,19 @@ def scenarios(a, cl, tmp):
     check(r.returncode == 1 and 'DRAIN' in state and reason == 'disk replacement by operator' and
           'drained by someone else' in r.stderr, 'unhealthy: the operator\'s reason is kept (%r)' % (cl.node(),))
     cl.scontrol('update', 'NodeName=' + NODE, 'State=RESUME')
+
+    # One host name, never a hostlist; under --root only a node given with --node.
+    set_thp(root, 'always')
+    for args, what in ((['--node', NODE[:-1] + '[1-512]'], 'a hostlist --node'),
+                       (['--node', NODE + ',' + NODE], 'a comma list --node'), ([], 'no --node under --root')):
+        r = subprocess.run([a.llmtune, '--root', root, 'health-check', '--slurm', '--profile', 'base', '--severity',
+                            'warning', *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cl.env,
+                           timeout=60)
+        check(r.returncode == 2 and 'DRAIN' not in cl.node()[0], '%s: exit 2, the node not drained (%d %r %r)' %
+              (what, r.returncode, cl.node(), r.stderr.strip()[-200:]))
     set_thp(root, 'madvise')
     print('ok: drain at/above severity with the reason, resume when fixed, unreadable only with drain-on-error, '
-          'operator drains left alone')
+          'operator drains left alone, hostlists and --root without --node refused')
 
 
 XID79 = '[ %d.0] NVRM: Xid (PCI:0000:c6:00): 79, pid=1, name=python, GPU has fallen off the bus.\n'
@@ -326,7 +337,9 @@ def slurmd_runs_it(a, tmp):
     with open(prog, 'w') as f:
         # HealthCheckProgram gets no arguments; this stands in for the installed wrapper, which
         # it runs with the fixture root added. The node name comes from SLURMD_NODENAME.
-        f.write('#!/bin/sh\nexport PATH=%s SLURM_CONF=%s LLMTUNE=%s\nexec sh %s --root %s --config %s\n' %
+        # Under --root the node must be named on the command line (the tree's node= is not used).
+        f.write('#!/bin/sh\nexport PATH=%s SLURM_CONF=%s LLMTUNE=%s\n'
+                'exec sh %s --root %s --config %s --node "$SLURMD_NODENAME"\n' %
                 (os.environ['PATH'], os.path.join(top, 'slurm.conf'), os.path.abspath(a.llmtune), wrapper, root, conf))
     os.chmod(prog, 0o755)
     cl = Cluster(top)
