@@ -58,17 +58,22 @@ int cli_report_diags(struct diags *d)
         return rc;
 }
 
-int cli_load_env(struct cli *cli, struct rule_env *env)
+void cli_load_env_diags(struct cli *cli, struct rule_env *env, struct diags *d)
 {
-        struct diags d = {0};
         const char *dir = cli_data_dir();
         _cleanup_free_ char *rdir = xasprintf("%s/rules", dir);
         _cleanup_free_ char *pdir = xasprintf("%s/profiles", dir);
-        rules_load_dir(&env->rules, rdir, &d);
+        rules_load_dir(&env->rules, rdir, d);
         /* Site rules are part of the machine, as site profiles are: read through the root. */
         if (cli_root(cli))
-                rules_load_site(&env->rules, cli_root(cli), &d);
-        profiles_load(&env->lib, pdir, cli_root(cli), &d);
+                rules_load_site(&env->rules, cli_root(cli), d);
+        profiles_load(&env->lib, pdir, cli_root(cli), d);
+}
+
+int cli_load_env(struct cli *cli, struct rule_env *env)
+{
+        struct diags d = {0};
+        cli_load_env_diags(cli, env, &d);
         return cli_report_diags(&d);
 }
 

@@ -28,6 +28,8 @@ static inline void facts_freep(struct facts **f) { *f = facts_free(*f); }
 
 /* Load rules and profiles; prints diagnostics and returns EXIT_ERROR on any problem. */
 int cli_load_env(struct cli *cli, struct rule_env *env);
+/* The same, keeping going past problems: what loaded is in ENV, the problems in D (lint). */
+void cli_load_env_diags(struct cli *cli, struct rule_env *env, struct diags *d);
 /* Resolve --profile (NAME or path to a .ini), else the profile pinned in the site configuration
  * (SITE_CONFIG_PATH), else detect one from FACTS. */
 int cli_pick_profile(struct cli *cli, struct rule_env *env, const char *wanted, struct facts *f);

@@ -55,65 +55,116 @@ static void lint_profile_nccl(const struct resolved *r, const char *file, const 
         }
 }
 
+/* The site files of the root (profiles.d, rules.d) that are among the files to lint, by their path
+ * in the root: lint reports their problems under the name it was given, so the context's own
+ * messages about them are dropped, and a site profile is not taken for a second definition of
+ * itself. */
+static void site_twins(struct root *r, int argc, char **argv, struct strv *ret)
+{
+        static const char *const dirs[] = {PROFILES_SITE_DIR, RULES_SITE_DIR};
+        for (size_t k = 0; k < ARRAY_SIZE(dirs); k++) {
+                struct strv names = {0};
+                if (root_list(r, dirs[k], &names) < 0)
+                        continue;
+                for (size_t i = 0; i < names.n; i++) {
+                        _cleanup_free_ char *p = xasprintf("%s/%s", dirs[k], names.v[i]);
+                        _cleanup_free_ char *host = root_host_path(r, p);
+                        for (int a = 1; a < argc; a++)
+                                if (same_file(host, argv[a]) && !strv_contains(ret, p))
+                                        strv_add(ret, p);
+                }
+                strv_done(&names);
+        }
+}
+
+/* The shipped and site rules and profiles a file is checked against, loaded past their problems:
+ * those go into D (they are errors of the run), except the ones about a file being linted. */
+static void load_context(struct cli *cli, struct rule_env *env, const struct strv *twins, struct diags *d)
+{
+        struct diags all = {0};
+        cli_load_env_diags(cli, env, &all);
+        for (size_t i = 0; i < all.msgs.n; i++) {
+                bool about_twin = false;
+                for (size_t k = 0; k < twins->n && !about_twin; k++)
+                        about_twin = startswith(all.msgs.v[i], twins->v[k]) && all.msgs.v[i][strlen(twins->v[k])] == ':';
+                if (!about_twin)
+                        strv_add(&d->msgs, all.msgs.v[i]);
+        }
+        strv_done(&all.msgs);
+        for (size_t k = 0; k < twins->n; k++)
+                profiles_forget_file(&env->lib, twins->v[k]);
+}
+
+/* CAT: the NCCL catalog, NULL when it could not be read (CAT_PATH). */
+static void lint_profile(struct rule_env *env, const char *file, const struct nccl_catalog *cat, const char *cat_path,
+                         struct diags *d)
+{
+        size_t n = env->lib.n;
+        if (profiles_load_file(&env->lib, file, d) != 0)
+                return;
+        struct resolved r;
+        if (profile_resolve(&env->lib, env->lib.v[n].name, &env->rules, &r, d) != 0)
+                return;
+        if (cat)
+                lint_profile_nccl(&r, file, cat, d);
+        else
+                diag_add(d, file, 0, "[nccl] not checked: %s cannot be read", cat_path);
+        resolved_done(&r);
+}
+
+static void lint_rules(struct cli *cli, const struct rule_env *env, const char *file, struct diags *d)
+{
+        struct ruleset extra = {0};
+        rules_load_file(&extra, file, d);
+        for (size_t k = 0; k < extra.n; k++) {
+                const struct rule *dup = rules_find(&env->rules, extra.v[k].id);
+                /* the shipped file itself (a rules file of the source tree) is linted once; another
+                 * file that defines a shipped id again is an error; a site rule is named by its
+                 * path inside the root */
+                _cleanup_free_ char *dup_host = dup && startswith(dup->file, RULES_SITE_DIR "/")
+                                                        ? root_host_path(cli_root(cli), dup->file)
+                                                : dup ? xstrdup(dup->file)
+                                                      : NULL;
+                if (dup && !same_file(dup_host, extra.v[k].file))
+                        diag_add(d, extra.v[k].file, extra.v[k].line, "rule '%s' already defined at %s:%u", extra.v[k].id,
+                                 dup->file, dup->line);
+        }
+        rules_done(&extra);
+}
+
 static int lint_cmd(struct cli *cli, int argc, char **argv)
 {
         if (argc < 2)
                 return cli_error("usage: llmtune lint FILE...");
-        struct rule_env env = {0};
         if (!cli_root(cli))
                 return EXIT_ERROR;
-        /* The shipped rules and profiles are the context a site file is checked against. */
-        int rc = cli_load_env(cli, &env);
-        if (rc != EXIT_OK) {
-                rule_env_done(&env);
-                return rc;
-        }
+        struct rule_env env = {0};
+        struct diags d = {0};
+        struct strv twins = {0};
+        site_twins(cli_root(cli), argc, argv, &twins);
+        load_context(cli, &env, &twins, &d);
+        strv_done(&twins);
+        /* problems of the context fail the run, but every file is still linted against what loaded */
+        bool context_bad = d.msgs.n > 0;
         struct nccl_catalog cat = {0};
         _cleanup_free_ char *cat_path = xasprintf("%s/rules/nccl-catalog.tsv", cli_data_dir());
         bool have_cat = nccl_catalog_load(cat_path, &cat) == 0 && cat.n > 0;
-        struct diags d = {0};
         int bad = 0;
         for (int i = 1; i < argc; i++) {
                 size_t before = d.msgs.n;
-                if (is_profile(argv[i])) {
-                        size_t n = env.lib.n;
-                        if (profiles_load_file(&env.lib, argv[i], &d) == 0) {
-                                struct resolved r;
-                                if (profile_resolve(&env.lib, env.lib.v[n].name, &env.rules, &r, &d) == 0) {
-                                        if (have_cat)
-                                                lint_profile_nccl(&r, argv[i], &cat, &d);
-                                        else
-                                                diag_add(&d, argv[i], 0, "[nccl] not checked: %s cannot be read", cat_path);
-                                        resolved_done(&r);
-                                }
-                        }
-                } else {
-                        struct ruleset extra = {0};
-                        rules_load_file(&extra, argv[i], &d);
-                        for (size_t k = 0; k < extra.n; k++) {
-                                const struct rule *dup = rules_find(&env.rules, extra.v[k].id);
-                                /* the shipped file itself (a rules file of the source tree) is linted
-                                 * once; another file that defines a shipped id again is an error */
-                                /* a site rule is named by its path inside the root */
-                                _cleanup_free_ char *dup_host =
-                                        dup && startswith(dup->file, RULES_SITE_DIR "/")
-                                                ? root_host_path(cli_root(cli), dup->file)
-                                                : dup ? xstrdup(dup->file) : NULL;
-                                if (dup && !same_file(dup_host, extra.v[k].file))
-                                        diag_add(&d, extra.v[k].file, extra.v[k].line, "rule '%s' already defined at %s:%u",
-                                                 extra.v[k].id, dup->file, dup->line);
-                        }
-                        rules_done(&extra);
-                }
+                if (is_profile(argv[i]))
+                        lint_profile(&env, argv[i], have_cat ? &cat : NULL, cat_path, &d);
+                else
+                        lint_rules(cli, &env, argv[i], &d);
                 if (d.msgs.n > before)
                         bad++;
                 else
                         printf("%s: ok\n", argv[i]);
         }
-        rc = cli_report_diags(&d);
+        int rc = cli_report_diags(&d);
         rule_env_done(&env);
         nccl_catalog_done(&cat);
-        return bad ? EXIT_ERROR : rc;
+        return bad || context_bad ? EXIT_ERROR : rc;
 }
 
 const struct command cmd_lint = {

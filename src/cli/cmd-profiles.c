@@ -5,6 +5,7 @@
 #include "cli-data.h"
 #include "commands.h"
 #include "json-out.h"
+#include "param-types.h"
 
 static json_object *match_json(const struct expr *m, size_t n)
 {
@@ -47,13 +48,40 @@ static int list_profiles(const struct rule_env *env, bool json)
         return EXIT_OK;
 }
 
-static json_object *settings_json(const struct settings *s)
+/* A parameter's declared type as data: the declaration, in words, and the allowed values when
+ * they are finitely many (what the Ansible module's argument spec is made from). */
+static void add_type_json(json_object *v, const char *spec)
+{
+        struct param_type t;
+        _cleanup_free_ char *err = NULL;
+        if (!spec || param_type_parse(spec, &t, &err) < 0)
+                return;
+        _cleanup_free_ char *words = param_type_describe(&t);
+        json_object *ty = json_object_new_object();
+        json_object_object_add(ty, "declared", json_object_new_string(spec));
+        json_object_object_add(ty, "allowed", json_object_new_string(words));
+        struct strv choices = {0};
+        if (param_type_choices(&t, &choices)) {
+                json_object *a = json_object_new_array();
+                for (size_t i = 0; i < choices.n; i++)
+                        json_object_array_add(a, json_object_new_string(choices.v[i]));
+                json_object_object_add(ty, "choices", a);
+                strv_done(&choices);
+        }
+        json_object_object_add(v, "type", ty);
+        param_type_done(&t);
+}
+
+/* TYPES (NULL: none) gives each setting's declared type. */
+static json_object *settings_json(const struct settings *s, const struct resolved *types)
 {
         json_object *o = json_object_new_object();
         for (size_t i = 0; i < s->n; i++) {
                 json_object *v = json_object_new_object();
                 json_object_object_add(v, "value", json_object_new_string(s->v[i].value));
                 json_object_object_add(v, "origin", json_object_new_string(s->v[i].origin));
+                if (types)
+                        add_type_json(v, resolved_param_type(types, s->v[i].key));
                 json_object_object_add(o, s->v[i].key, v);
         }
         return o;
@@ -70,7 +98,7 @@ static void show_json(const struct rule_env *env, const struct resolved *r, cons
         for (size_t i = 0; i < r->chain.n; i++)
                 json_object_array_add(chain, json_object_new_string(r->chain.v[i]));
         json_object_object_add(o, "inherits", chain);
-        json_object_object_add(o, "params", settings_json(&r->params));
+        json_object_object_add(o, "params", settings_json(&r->params, r));
         json_object *rules = json_object_new_object();
         for (size_t i = 0; i < env->rules.n; i++) {
                 enum severity sev;
@@ -88,7 +116,7 @@ static void show_json(const struct rule_env *env, const struct resolved *r, cons
                 json_object_array_add(sw, s);
         }
         json_object_object_add(o, "rule_switches", sw);
-        json_object_object_add(o, "nccl", settings_json(&r->nccl));
+        json_object_object_add(o, "nccl", settings_json(&r->nccl, NULL));
         json_object_object_add(o, "match", match_json(match, n_match));
         json_object_object_add(o, "detectable", json_object_new_boolean(profile_detectable(&env->lib, r->leaf)));
         json_print(stdout, o);
@@ -123,8 +151,17 @@ static int show_profile(struct rule_env *env, const char *name, bool json)
         for (size_t i = 0; i < r.chain.n; i++)
                 printf("  %s\n", r.chain.v[i]);
         printf("params:\n");
-        for (size_t i = 0; i < r.params.n; i++)
-                printf("  %s = %s    # %s\n", r.params.v[i].key, r.params.v[i].value, r.params.v[i].origin);
+        for (size_t i = 0; i < r.params.n; i++) {
+                struct param_type t;
+                _cleanup_free_ char *err = NULL, *words = NULL;
+                const char *spec = resolved_param_type(&r, r.params.v[i].key);
+                if (spec && param_type_parse(spec, &t, &err) == 0) {
+                        words = param_type_describe(&t);
+                        param_type_done(&t);
+                }
+                printf("  %s = %s    # %s%s%s\n", r.params.v[i].key, r.params.v[i].value, r.params.v[i].origin,
+                       words ? "; " : "", words ? words : "");
+        }
         printf("rules:\n");
         for (size_t i = 0; i < env->rules.n; i++) {
                 enum severity sev;
@@ -178,10 +215,12 @@ const struct command cmd_profiles = {
                  "ROOT/etc/llmtune/profiles.d (a site profile shadows the shipped one of the same name;\n"
                  "one without a [match] of its own or of the profile it shadows is never detected).\n"
                  "`show` prints the profile after inheritance: every parameter with the file and line that\n"
-                 "set it, which rules are on and at which severity, its NCCL keys and match block.\n"
+                 "set it and the values its type allows, which rules are on and at which severity, its NCCL\n"
+                 "keys and match block.\n"
                  "\n"
                  "  -j, --json   the list (name, kind, description, inherits, file, shadowed, detectable,\n"
-                 "               match), or the shown profile (params and nccl with value and origin,\n"
+                 "               match), or the shown profile (params and nccl with value and origin, params\n"
+                 "               with their type: declared, allowed, choices when finitely many;\n"
                  "               rules: severity or \"off\", rule_switches, match, hash)\n",
         .run = profiles_cmd,
 };

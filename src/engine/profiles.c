@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "digest.h"
+#include "param-types.h"
 #include "parse.h"
 #include "trust.h"
 
@@ -54,6 +55,7 @@ static void profile_done(struct profile *p)
         settings_done(&p->params);
         settings_done(&p->rules);
         settings_done(&p->nccl);
+        settings_done(&p->types);
         for (size_t i = 0; i < p->n_match; i++)
                 expr_done(&p->match[i]);
         free(p->match);
@@ -65,6 +67,18 @@ void profiles_truncate(struct profile_lib *lib, size_t n)
                 profile_done(&lib->v[i]);
         if (n < lib->n)
                 lib->n = n;
+}
+
+void profiles_forget_file(struct profile_lib *lib, const char *file)
+{
+        size_t k = 0;
+        for (size_t i = 0; i < lib->n; i++) {
+                if (streq(lib->v[i].file, file))
+                        profile_done(&lib->v[i]);
+                else
+                        lib->v[k++] = lib->v[i];
+        }
+        lib->n = k;
 }
 
 void profiles_done(struct profile_lib *lib)
@@ -140,6 +154,17 @@ static void on_key(void *user, const char *section, unsigned section_line, const
                 if (settings_get(&p->params, key))
                         diag_add(l->d, l->file, line, "parameter '%s' given twice", key);
                 settings_set(&p->params, key, value, origin);
+        } else if (streq(section, "types")) {
+                struct param_type t;
+                _cleanup_free_ char *err = NULL;
+                if (settings_get(&p->types, key))
+                        diag_add(l->d, l->file, line, "type of '%s' given twice", key);
+                else if (param_type_parse(value, &t, &err) < 0)
+                        diag_add(l->d, l->file, line, "type of '%s': %s", key, err);
+                else {
+                        param_type_done(&t);
+                        settings_set(&p->types, key, value, origin);
+                }
         } else if (streq(section, "rules")) {
                 enum severity sev;
                 if (!streq(value, "on") && !streq(value, "off") && severity_parse(value, &sev) < 0)
@@ -151,7 +176,31 @@ static void on_key(void *user, const char *section, unsigned section_line, const
                         diag_add(l->d, l->file, line, "[nccl] holds NCCL_* keys only, not '%s'", key);
                 settings_set(&p->nccl, key, value, origin);
         } else
-                diag_add(l->d, l->file, line, "unknown section [%s] (profile, match, params, rules, nccl)", section);
+                diag_add(l->d, l->file, line, "unknown section [%s] (profile, match, params, types, rules, nccl)", section);
+}
+
+/* The parameters and their types are declared together, once: by a profile that inherits nothing
+ * (base for the shipped ones), every parameter with a type and every type for a parameter. A
+ * profile that inherits sets values of parameters declared above it. */
+static void check_types(const struct profile *p, struct diags *d)
+{
+        if (p->inherits) {
+                if (p->types.n)
+                        diag_add(d, p->types.v[0].origin, 0,
+                                 "[types] declares parameters, which only a profile that inherits nothing does "
+                                 "(the type of '%s' is declared where it is defined)", p->types.v[0].key);
+                return;
+        }
+        for (size_t i = 0; i < p->params.n; i++)
+                if (!settings_get(&p->types, p->params.v[i].key))
+                        diag_add(d, p->params.v[i].origin, 0,
+                                 "parameter '%s' has no type: declare it in [types] of this profile (enum, bool, "
+                                 "integer, size, duration, version, integers, names, list; llmtune.profile(5))",
+                                 p->params.v[i].key);
+        for (size_t i = 0; i < p->types.n; i++)
+                if (!settings_get(&p->params, p->types.v[i].key))
+                        diag_add(d, p->types.v[i].origin, 0, "type of '%s', which [params] does not define",
+                                 p->types.v[i].key);
 }
 
 static int load_one(struct profile_lib *lib, const char *file, const char *data, size_t len, bool site,
@@ -163,6 +212,7 @@ static int load_one(struct profile_lib *lib, const char *file, const char *data,
         ini_load_buffer(file, data, len, on_key, &l, d);
         if (!p.name)
                 diag_add(d, file, 0, "no [profile] name");
+        check_types(&p, d);
         if (d->msgs.n > before) {
                 profile_done(&p);
                 return -EINVAL;
@@ -307,6 +357,7 @@ void resolved_done(struct resolved *r)
         free(r->description);
         strv_done(&r->chain);
         settings_done(&r->params);
+        settings_done(&r->types);
         settings_done(&r->rules);
         settings_done(&r->nccl);
         *r = (struct resolved){0};
@@ -315,6 +366,12 @@ void resolved_done(struct resolved *r)
 const char *resolved_param(const struct resolved *r, const char *name)
 {
         const struct setting *s = settings_get(&r->params, name);
+        return s ? s->value : NULL;
+}
+
+const char *resolved_param_type(const struct resolved *r, const char *name)
+{
+        const struct setting *s = settings_get(&r->types, name);
         return s ? s->value : NULL;
 }
 
@@ -354,18 +411,6 @@ static void hash_settings(EVP_MD_CTX *ctx, const char *tag, const struct setting
 static int cmp_setting(const void *a, const void *b)
 {
         return strcmp(((const struct setting *)a)->key, ((const struct setting *)b)->key);
-}
-
-/* What "value of the same type" means for a parameter: numbers stay numbers, booleans booleans. */
-static const char *value_kind(const char *v)
-{
-        bool neg;
-        uint64_t mag;
-        if (parse_rule_number(v, &neg, &mag) == 0)
-                return "a number";
-        if (streq(v, "true") || streq(v, "false"))
-                return "true or false";
-        return NULL;
 }
 
 /* The inheritance chain of NAME into STACK, leaf first; *depth entries. A site profile may inherit
@@ -435,9 +480,6 @@ static void merge_profile(struct resolved *r, const struct profile *q, bool is_t
                 if (!is_top && !old)
                         diag_add(d, s->origin, 0, "unknown parameter '%s' (not defined by '%s')%s", s->key, root_name,
                                  renamed_hint(s->key));
-                else if (old && value_kind(old->value) && !value_kind(s->value))
-                        diag_add(d, s->origin, 0, "parameter '%s' must be %s (as at %s), not '%s'", s->key,
-                                 value_kind(old->value), old->origin, s->value);
                 settings_set(&r->params, s->key, s->value, s->origin);
         }
         for (size_t k = 0; k < q->rules.n; k++) {
@@ -453,18 +495,43 @@ static void merge_profile(struct resolved *r, const struct profile *q, bool is_t
         }
         for (size_t k = 0; k < q->nccl.n; k++)
                 settings_set(&r->nccl, q->nccl.v[k].key, q->nccl.v[k].value, q->nccl.v[k].origin);
+        for (size_t k = 0; is_top && k < q->types.n; k++)
+                settings_set(&r->types, q->types.v[k].key, q->types.v[k].value, q->types.v[k].origin);
+}
+
+/* Every parameter's value has its declared type; a wrong one is reported where it was set, and
+ * its name added to BAD. */
+static void check_param_values(const struct resolved *r, struct diags *d, struct strv *bad)
+{
+        for (size_t k = 0; k < r->params.n; k++) {
+                const struct setting *s = &r->params.v[k];
+                const struct setting *ty = settings_get(&r->types, s->key);
+                struct param_type t;
+                _cleanup_free_ char *err = NULL;
+                if (!ty || param_type_parse(ty->value, &t, &err) < 0)
+                        continue; /* undeclared: reported where the parameter is defined */
+                if (!param_type_accepts(&t, s->value)) {
+                        _cleanup_free_ char *want = param_type_describe(&t);
+                        diag_add(d, s->origin, 0, "parameter '%s' must be %s (its type at %s), not '%s'", s->key, want,
+                                 ty->origin, s->value);
+                        strv_add(bad, s->key);
+                }
+                param_type_done(&t);
+        }
 }
 
 /* What the merged profile must satisfy: every enabled rule finds its parameters, and a parameter
- * that is a rule's severity holds one (reported where the profile set it). */
-static void validate_resolved(const struct resolved *r, const struct ruleset *rules, struct diags *d)
+ * that is a rule's severity holds one (reported where the profile set it, unless its type was
+ * already wrong: BAD). */
+static void validate_resolved(const struct resolved *r, const struct ruleset *rules, const struct strv *bad,
+                              struct diags *d)
 {
         for (size_t j = 0; rules && j < rules->n; j++) {
                 const struct rule *rule = &rules->v[j];
                 enum severity sev;
                 if (rule->severity_param) {
                         const struct setting *s = settings_get(&r->params, rule->severity_param);
-                        if (s && severity_parse(s->value, &sev) < 0)
+                        if (s && severity_parse(s->value, &sev) < 0 && !strv_contains(bad, s->key))
                                 diag_add(d, s->origin, 0,
                                          "parameter '%s' is the severity of rule '%s' (%s:%u): critical, warning or "
                                          "info, not '%s'",
@@ -525,7 +592,10 @@ int profile_resolve(const struct profile_lib *lib, const char *name, const struc
         _cleanup_free_ char *joined = keys.n ? strv_join(&keys, ",") : xstrdup("none");
         strv_done(&keys);
         settings_set(&r.params, "nccl_keys", joined, "[nccl] sections");
-        validate_resolved(&r, rules, d);
+        struct strv bad = {0};
+        check_param_values(&r, d, &bad);
+        validate_resolved(&r, rules, &bad, d);
+        strv_done(&bad);
         hash_resolved(&r);
         if (d->msgs.n > before) {
                 resolved_done(&r);

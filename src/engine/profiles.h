@@ -2,8 +2,9 @@
 /*
  * Profiles are data: profiles/NAME.ini (shipped) and ROOT/etc/llmtune/profiles.d/NAME.ini (site), which
  * shadow shipped profiles of the same name. Sections: [profile] name, description, inherits;
- * [match] require = CONDITION (auto-detection); [params] NAME = VALUE; [rules] ID-or-glob =
- * on|off|critical|warning|info; [nccl] NCCL_KEY = VALUE.
+ * [match] require = CONDITION (auto-detection); [params] NAME = VALUE; [types] NAME = TYPE (only in
+ * a profile that inherits nothing: it defines the parameters, one type each, param-types.h);
+ * [rules] ID-or-glob = on|off|critical|warning|info; [nccl] NCCL_KEY = VALUE.
  */
 #pragma once
 
@@ -30,6 +31,7 @@ struct profile {
         unsigned line;
         bool site; /* from ROOT/etc/llmtune/profiles.d */
         struct settings params, rules, nccl;
+        struct settings types; /* [types]: each parameter's type (param-types.h), top of a chain only */
         struct expr *match;
         size_t n_match;
 };
@@ -49,6 +51,8 @@ int profiles_load_file(struct profile_lib *lib, const char *path, struct diags *
 /* The same for a profile already in memory (what profiles_load_file does once it has read the
  * file; NAME stands for the file in messages). The fuzz target parses from memory with it. */
 int profiles_load_buffer(struct profile_lib *lib, const char *name, const char *data, size_t len, struct diags *d);
+/* Forget the profiles loaded from FILE (lint loads a site profile again under the name it was given). */
+void profiles_forget_file(struct profile_lib *lib, const char *file);
 /* Free the profiles from index N on (those loaded after the first N), keeping the first N. */
 void profiles_truncate(struct profile_lib *lib, size_t n);
 void profiles_done(struct profile_lib *lib);
@@ -58,6 +62,7 @@ struct resolved {
         const struct profile *leaf;
         struct strv chain;       /* base first, this profile last: "base (profiles/base.ini)" */
         struct settings params;  /* merged, later wins, with origin */
+        struct settings types;   /* the top profile's [types]: NAME = type (param-types.h), with origin */
         struct settings rules;   /* merged rule switches, in order (later wins) */
         struct settings nccl;
         char hash[65];           /* SHA-256 of the resolved content, hex */
@@ -70,6 +75,8 @@ int profile_resolve(const struct profile_lib *lib, const char *name, const struc
 void resolved_done(struct resolved *r);
 
 const char *resolved_param(const struct resolved *r, const char *name);
+/* The declared type of parameter NAME (param-types.h syntax), or NULL. */
+const char *resolved_param_type(const struct resolved *r, const char *name);
 /* Is rule ID enabled for this profile, and with which severity? */
 bool resolved_rule_enabled(const struct resolved *r, const struct rule *rule, enum severity *sev);
 

@@ -331,6 +331,13 @@ def main():
               'params+pin: exit %d, %s, thp %r' % (rc, res.get('msg'), thp))
         rc, res = run.module(root4, **opts)
         check(rc == 0 and res.get('changed') is False, 'params+pin, second run: changed %s' % res.get('changed'))
+        # The module's argument spec holds each parameter's declared type: a value outside it is
+        # refused by Ansible before llmtune runs (and an unknown parameter too).
+        for bad, word in (({'thp_enabled': 'sometimes'}, 'thp_enabled'), ({'no_such_param': 1}, 'no_such_param')):
+            rc, res = run.module(root4, ['--check'], state='applied', profile=PROFILE, params=bad)
+            check(rc != 0 and word in res.get('msg', '') and ('always, madvise, never' in res.get('msg', '') or
+                                                              'Unsupported' in res.get('msg', '')),
+                  'params %s: exit %d, %s' % (bad, rc, res.get('msg')))
 
         # The role: apply, handler notified on the changing run only (and skipped: not the live root).
         root2 = os.path.join(top, 'root2')

@@ -209,11 +209,24 @@ def profile_values(t):
     rc, out, err = t.run(root, 'apply', '--profile', 'evil', '--rule', 'cpu-governor')
     check(rc == 1 and tmpfiles(root) == before and 'evil.ini:6' in err and 'control character' in err,
           f'a CR in a profile parameter is refused with file:line (rc {rc}: {err.strip()[-200:]})')
+    # The parameter's declared type (an enum of governors) refuses the value at its line; a literal
+    # in a site rule, which no type guards, is refused by the planner, naming the rule's line.
     site_profile(root, b'performance%h')
     before = tmpfiles(root)
     rc, out, err = t.run(root, 'apply', '--profile', 'evil', '--rule', 'cpu-governor')
-    check(tmpfiles(root) == before and 'evil.ini:6' in out + err and 'refused' in out + err,
-          f'a tmpfiles.d specifier in a sysfs value is refused, naming the profile line (rc {rc}: '
+    check(rc == 1 and tmpfiles(root) == before and "evil.ini:6: parameter 'cpu_governor' must be one of" in err,
+          f'a tmpfiles.d specifier in a profile value is refused by its type, naming the profile line (rc {rc}: '
+          f'{(out + err).strip()[-200:]})')
+    rules_d = os.path.join(root, 'etc', 'llmtune', 'rules.d')
+    os.makedirs(rules_d, exist_ok=True)
+    with open(os.path.join(rules_d, 'evil.ini'), 'w') as f:
+        f.write('[evil-governor]\ntitle = t\narea = cpu\nseverity = warning\nrationale = r\nsource = s\n'
+                'check = all cpu.policy.*.governor == evil\nremedy = sysfs\n'
+                'remedy.path = /sys/devices/system/cpu/cpufreq/policy*/scaling_governor\nremedy.value = performance%h\n')
+    os.chmod(os.path.join(rules_d, 'evil.ini'), 0o644)
+    rc, out, err = t.run(root, 'apply', '--profile', PROFILE, '--rule', 'evil-governor')
+    check(tmpfiles(root) == before and 'refused' in out + err and 'evil.ini:1' in out + err,
+          f'a tmpfiles.d specifier in a site rule\'s sysfs value is refused, naming the rule line (rc {rc}: '
           f'{(out + err).strip()[-200:]})')
 
 

@@ -457,6 +457,65 @@ def params_pin_in_the_run(c):
     check('--param needs --profile NAME' in r.stderr, 'plan --param without --profile: %s' % r.stderr)
 
 
+# --- issue 31 item 3: typed parameters ----------------------------------------------------------
+
+@case
+def typed_params(c):
+    """Every parameter has a declared type (profiles/base.ini [types]): lint rejects a value of
+    another type at its line, `profiles show` says what each allows (text and JSON), and apply
+    --param refuses before writing anything."""
+    root = c.root('vm-nogpu')
+    p = put(root, 'etc/llmtune/profiles.d/site.ini', '[profile]\nname = site\ninherits = base\n[params]\n'
+            'thp_enabled = sometimes\nib_hca_count = -1\nmemlock_min = 16G\nxid_window = 24\n')
+    r = c.run(None, 'lint', p, status=1)
+    check("site.ini:5: parameter 'thp_enabled' must be one of always, madvise, never" in r.stderr and
+          "site.ini:6: parameter 'ib_hca_count' must be an integer or any" in r.stderr and
+          "site.ini:8: parameter 'xid_window' must be a duration" in r.stderr and 'memlock_min' not in r.stderr,
+          'lint of badly typed values:\n%s' % r.stderr)
+    good = put(root, 'good.ini', '[profile]\nname = good\ninherits = base\n[params]\nthp_enabled = never\n')
+    c.run(None, 'lint', good, status=0)
+    out = c.run(None, 'profiles', 'show', 'base', status=0).stdout
+    check('thp_enabled = madvise    # ' in out and out.split('thp_enabled = madvise')[1].split('\n')[0].endswith(
+        '; one of always, madvise, never'), 'profiles show lacks the type: %s' % out[:600])
+    j = json.loads(c.run(None, 'profiles', 'show', 'base', '--json', status=0).stdout)
+    check(j['params']['thp_enabled']['type'] == {'declared': 'enum always madvise never',
+                                                 'allowed': 'one of always, madvise, never',
+                                                 'choices': ['always', 'madvise', 'never']} and
+          all('type' in v for k, v in j['params'].items() if k != 'nccl_keys'),
+          'profiles show --json types: %s' % j['params']['thp_enabled'])
+    root2 = c.root('vm-nogpu')
+    r = c.run(root2, 'apply', '--profile', 'base', '--param', 'thp_enabled=sometimes', status=1)
+    check('must be one of always, madvise, never' in r.stderr and
+          not os.path.exists(os.path.join(root2, 'etc/llmtune/profiles.d')), 'apply --param sometimes: %s' % r.stderr)
+
+
+# --- issue 31 item 9: lint of the root's own site files --------------------------------------------
+
+@case
+def lint_site_files(c):
+    """A site profile inside the root's profiles.d is linted as itself, not as its own duplicate
+    (as rules.d files are); a bad rules.d file is reported, and the profile is still linted."""
+    root = c.root('vm-nogpu')
+    prof = put(root, 'etc/llmtune/profiles.d/s1.ini', '[profile]\nname = s1\ninherits = base\n[params]\n'
+               'thp_enabled = never\n')
+    rule = put(root, 'etc/llmtune/rules.d/site.ini', '[site-thp]\ntitle = t\narea = memory\nseverity = info\n'
+               'rationale = r\nsource = s\ncheck = thp.enabled == never\n')
+    r = c.run(root, 'lint', prof, rule, status=0)
+    check(r.stdout == '%s: ok\n%s: ok\n' % (prof, rule) and not r.stderr, 'lint of the root\'s own site files:\n%s%s' % (
+        r.stdout, r.stderr))
+    # the profile's own problem is reported once, under the name given
+    put(root, 'etc/llmtune/profiles.d/s1.ini', '[profile]\nname = s1\ninherits = base\n[params]\nthp_enabled = nope\n')
+    r = c.run(root, 'lint', prof, status=1)
+    lines = [x for x in r.stderr.splitlines() if 'thp_enabled' in x]
+    check(len(lines) == 1 and lines[0].startswith('llmtune: %s:5: ' % prof), 'the profile\'s problem: %s' % r.stderr)
+    put(root, 'etc/llmtune/profiles.d/s1.ini', '[profile]\nname = s1\ninherits = base\n[params]\nswap = sometimes\n')
+    put(root, 'etc/llmtune/rules.d/bad.ini', '[bad-rule]\ntitle = x\n')
+    r = c.run(root, 'lint', prof, status=1)
+    check("/etc/llmtune/rules.d/bad.ini:1: rule 'bad-rule' has no area" in r.stderr and
+          "%s:5: parameter 'swap' must be one of off, allow" % prof in r.stderr,
+          'a bad rules.d file and a bad profile: both reported:\n%s' % r.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     ap.add_argument('--llmtune')

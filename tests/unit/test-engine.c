@@ -10,6 +10,7 @@
 #include "engine.h"
 #include "expr.h"
 #include "nccl-lint.h"
+#include "param-types.h"
 #include "profiles.h"
 #include "rules.h"
 #include "tmptree.h"
@@ -351,10 +352,102 @@ static const char *rules_text = "[gov]\n"
                                 "source = s\n"
                                 "check = sysctl.kernel.shmmax >= ${shmmax_min}\n";
 
+/* Declared parameter types (issue 31 item 3): each kind accepts what its declaration says, and
+ * nothing else; alternatives; ranges; the words used in messages and the finite choices. */
+static bool accepts(const char *spec, const char *value)
+{
+        struct param_type t;
+        char *err = NULL;
+        ck_assert_msg(param_type_parse(spec, &t, &err) == 0, "%s: %s", spec, err ? err : "");
+        bool ok = param_type_accepts(&t, value);
+        param_type_done(&t);
+        return ok;
+}
+
+START_TEST(param_types)
+{
+        ck_assert(accepts("enum always madvise never", "madvise"));
+        ck_assert(!accepts("enum always madvise never", "sometimes"));
+        ck_assert(!accepts("enum always madvise never", "Madvise"));
+        ck_assert(accepts("bool", "true") && accepts("bool", "false") && !accepts("bool", "yes"));
+        ck_assert(accepts("integer", "0") && accepts("integer", "16777216") && !accepts("integer", "-1"));
+        ck_assert(!accepts("integer", "4G") && !accepts("integer", "") && !accepts("integer", "1.5"));
+        ck_assert(accepts("integer 1..32", "16") && !accepts("integer 1..32", "0") && !accepts("integer 1..32", "33"));
+        ck_assert(accepts("integer 1..", "99999") && !accepts("integer ..3", "4"));
+        ck_assert(accepts("size", "64G") && accepts("size", "512KiB") && accepts("size", "1024") && accepts("size", "4gB"));
+        ck_assert(!accepts("size", "24h") && !accepts("size", "lots") && !accepts("size", "G") && !accepts("size", "1GG"));
+        ck_assert(accepts("size 1G..", "2G") && !accepts("size 1G..", "512M"));
+        ck_assert(accepts("duration", "24h") && accepts("duration", "10min") && !accepts("duration", "24"));
+        ck_assert(accepts("version", "535.104.05") && accepts("version", "470") && !accepts("version", "535..1"));
+        ck_assert(!accepts("version", "r535") && !accepts("version", "535."));
+        ck_assert(accepts("integers", "4,4") && !accepts("integers", "4,,4") && !accepts("integers", "4,x"));
+        ck_assert(accepts("names", "mlx5_0,mlx5_1") && !accepts("names", "mlx5 0") && !accepts("names", ""));
+        ck_assert(accepts("list off passthrough translated", "off,passthrough"));
+        ck_assert(!accepts("list off passthrough translated", "off,off") && !accepts("list off passthrough", "on"));
+        ck_assert(accepts("integer | any", "any") && accepts("integer | any", "8") && !accepts("integer | any", "all"));
+        ck_assert(accepts("size | unlimited", "unlimited") && accepts("duration | unlimited", "7d"));
+
+        struct param_type t;
+        char *err = NULL;
+        ck_assert_int_eq(param_type_parse("integer 1.. | any", &t, &err), 0);
+        char *words = param_type_describe(&t);
+        ck_assert_str_eq(words, "an integer of at least 1 or any");
+        free(words);
+        struct strv ch = {0};
+        ck_assert(!param_type_choices(&t, &ch));
+        param_type_done(&t);
+        ck_assert_int_eq(param_type_parse("bool | any", &t, &err), 0);
+        ck_assert(param_type_choices(&t, &ch));
+        words = strv_join(&ch, " ");
+        ck_assert_str_eq(words, "true false any");
+        free(words);
+        strv_done(&ch);
+        param_type_done(&t);
+        /* declarations that are not types */
+        static const char *const bad[] = {"", "enum", "integer 5..1", "integer 1..2 3..4", "bool true", "two words",
+                                          "integer | ", "size lots..", "list"};
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                ck_assert_msg(param_type_parse(bad[i], &t, &err) == -EINVAL, "'%s' parsed", bad[i]);
+                ck_assert_ptr_nonnull(err);
+                free(err);
+                err = NULL;
+        }
+}
+END_TEST
+
+/* Types are declared once, where parameters are defined: an inheriting profile may not declare
+ * one, a defining profile must declare every parameter and nothing else. */
+START_TEST(param_types_declared_once)
+{
+        char *a = write_file("pt/a.ini", "[profile]\nname = a\n[params]\nx = 1\ny = 2\n[types]\nx = integer\nz = bool\n");
+        char *b = write_file("pt/b.ini", "[profile]\nname = b\ninherits = base\n[types]\nx = integer\n");
+        char *c = write_file("pt/c.ini", "[profile]\nname = c\n[params]\nx = 1\n[types]\nx = integer 1..x\n");
+        struct diags d = {0};
+        struct profile_lib lib = {0};
+        ck_assert_int_eq(profiles_load_file(&lib, a, &d), -EINVAL);
+        ck_assert_int_eq(profiles_load_file(&lib, b, &d), -EINVAL);
+        ck_assert_int_eq(profiles_load_file(&lib, c, &d), -EINVAL);
+        dump(&d);
+        char *want[] = {xasprintf("%s:5: parameter 'y' has no type", a), xasprintf("%s:8: type of 'z', which [params]", a),
+                        xasprintf("%s:5: [types] declares parameters, which only a profile that inherits nothing", b),
+                        xasprintf("%s:6: type of 'x': integer takes one range", c)};
+        for (size_t i = 0; i < 4; i++) {
+                ck_assert_msg(has_msg(&d, want[i]), "missing: %s", want[i]);
+                free(want[i]);
+        }
+        strv_done(&d.msgs);
+        profiles_done(&lib);
+        free(a);
+        free(b);
+        free(c);
+}
+END_TEST
+
 START_TEST(profiles_inheritance_and_errors)
 {
         char *rp = write_file("rules/r.ini", rules_text);
-        free(write_file("profiles/base.ini", "[profile]\nname = base\n[params]\ncpu_governor = performance\nshmmax_min = 64G\n"));
+        free(write_file("profiles/base.ini", "[profile]\nname = base\n[params]\ncpu_governor = performance\nshmmax_min = 64G\n"
+                                             "[types]\ncpu_governor = enum performance schedutil\nshmmax_min = size\n"));
         free(write_file("profiles/big.ini", "[profile]\nname = big\ninherits = base\n[match]\nrequire = cpu.count >= 100\n"
                                             "[params]\ncpu_governor = schedutil\n[rules]\nshm = critical\n"));
         free(write_file("profiles/loop-a.ini", "[profile]\nname = loop-a\ninherits = loop-b\n"));
@@ -406,7 +499,8 @@ END_TEST
 START_TEST(profile_param_errors)
 {
         char *rp = write_file("rules/r.ini", rules_text);
-        char *bp = write_file("p/base.ini", "[profile]\nname = base\n[params]\ncpu_governor = performance\nshmmax_min = 64G\n");
+        char *bp = write_file("p/base.ini", "[profile]\nname = base\n[params]\ncpu_governor = performance\nshmmax_min = 64G\n"
+                                            "[types]\ncpu_governor = enum performance schedutil\nshmmax_min = size\n");
         char *tp = write_file("p/typo.ini", "[profile]\nname = typo\ninherits = base\n[params]\ncpu_govenor = performance\n"
                                             "shmmax_min = lots\n[rules]\nno-such-rule = off\n");
         struct ruleset rs = {0};
@@ -421,7 +515,8 @@ START_TEST(profile_param_errors)
         char *want = xasprintf("%s:5: unknown parameter 'cpu_govenor'", tp);
         ck_assert(has_msg(&d, want));
         free(want);
-        want = xasprintf("%s:6: parameter 'shmmax_min' must be a number", tp);
+        want = xasprintf("%s:6: parameter 'shmmax_min' must be a size (bytes, or with K, M, G or T: 64G) (its type at %s:8)"
+                         ", not 'lots'", tp, bp);
         ck_assert(has_msg(&d, want));
         free(want);
         want = xasprintf("%s:8: unknown rule id 'no-such-rule'", tp);
@@ -439,7 +534,8 @@ END_TEST
 START_TEST(engine_results)
 {
         char *rp = write_file("rules/r.ini", rules_text);
-        char *bp = write_file("p/base.ini", "[profile]\nname = base\n[params]\ncpu_governor = performance\nshmmax_min = 64G\n");
+        char *bp = write_file("p/base.ini", "[profile]\nname = base\n[params]\ncpu_governor = performance\nshmmax_min = 64G\n"
+                                            "[types]\ncpu_governor = enum performance schedutil\nshmmax_min = size\n");
         struct ruleset rs = {0};
         struct diags d = {0};
         ck_assert_int_eq(rules_load_file(&rs, rp, &d), 0);
@@ -537,7 +633,9 @@ static const char *sev_rules = "[link]\n"
 START_TEST(dsl_severity_parameter)
 {
         char *rp = write_file("rules/r.ini", sev_rules);
-        char *bp = write_file("p/base.ini", "[profile]\nname = base\n[params]\nlink_severity = info\n");
+        /* a type broader than the severities: the severity check still holds for the rule */
+        char *bp = write_file("p/base.ini", "[profile]\nname = base\n[params]\nlink_severity = info\n[types]\n"
+                                            "link_severity = names\n");
         char *lp = write_file("p/loaded.ini", "[profile]\nname = loaded\ninherits = base\n[params]\n"
                                               "link_severity = critical\n");
         char *xp = write_file("p/bad.ini", "[profile]\nname = bad\ninherits = base\n[params]\n\nlink_severity = huge\n");
@@ -790,6 +888,8 @@ int main(void)
         tcase_add_test(tc, empty_versus_unknown_collection);
         tcase_add_test(tc, versions_unlimited_products);
         tcase_add_test(tc, rule_file_errors);
+        tcase_add_test(tc, param_types);
+        tcase_add_test(tc, param_types_declared_once);
         tcase_add_test(tc, profiles_inheritance_and_errors);
         tcase_add_test(tc, profile_param_errors);
         tcase_add_test(tc, engine_results);

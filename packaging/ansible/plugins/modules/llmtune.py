@@ -78,7 +78,113 @@ options:
         PROFILE) holds them and is used (C(llmtune apply --param NAME=VALUE --site-profile ansible-PROFILE)).
         llmtune validates the values and writes the file in the same run as the changes, logged; a run
         that fails is undone with the file, and C(llmtune rollback) restores what was there.
+      - Each parameter's type and allowed values are those declared in C(profiles/base.ini) (section
+        C([types])), the declaration C(llmtune lint) and C(llmtune profiles show) use.
     type: dict
+    suboptions:
+      # BEGIN params suboptions (packaging/update-ansible-params.py from profiles/base.ini [types])
+      cpu_governor:
+        description: "One of performance, powersave, schedutil, ondemand, conservative, userspace (C(enum performance powersave schedutil ondemand conservative userspace)); unset, the profile's value."
+        type: str
+        choices: ["performance", "powersave", "schedutil", "ondemand", "conservative", "userspace"]
+      edac_ce_max:
+        description: "An integer (C(integer)); unset, the profile's value."
+        type: int
+      gpu_ecc_required:
+        description: "True or false (C(bool)); unset, the profile's value."
+        type: bool
+      gpu_mig:
+        description: "True or false or any (C(bool | any)); unset, the profile's value."
+        type: raw
+        choices: [true, false, "any"]
+      gpu_nic_affinity:
+        description: "True or false (C(bool)); unset, the profile's value."
+        type: bool
+      gpu_per_socket:
+        description: "A comma list of integers (4,4) or any (C(integers | any)); unset, the profile's value."
+        type: str
+      gpudirect_rdma:
+        description: "True or false (C(bool)); unset, the profile's value."
+        type: bool
+      ib_error_max:
+        description: "An integer (C(integer)); unset, the profile's value."
+        type: int
+      ib_hca_count:
+        description: "An integer or any (C(integer | any)); unset, the profile's value."
+        type: str
+      ib_rate_gbps:
+        description: "An integer of at least 1 or any (C(integer 1.. | any)); unset, the profile's value."
+        type: str
+      iommu_modes:
+        description: "A comma list of off, passthrough, translated (C(list off passthrough translated)); unset, the profile's value."
+        type: str
+      memlock_min:
+        description: "A size (bytes, or with K, M, G or T: 64G) or unlimited (C(size | unlimited)); unset, the profile's value."
+        type: str
+      nccl_debug_switches:
+        description: "One of keep, remove (C(enum keep remove)); unset, the profile's value."
+        type: str
+        choices: ["keep", "remove"]
+      nccl_ib_hca:
+        description: "Auto or a comma list of names (C(auto | names)); unset, the profile's value."
+        type: str
+      nccl_socket_ifname:
+        description: "One of auto, none (C(enum auto none)); unset, the profile's value."
+        type: str
+        choices: ["auto", "none"]
+      numa_balancing:
+        description: "An integer from 0 to 3 (C(integer 0..3)); unset, the profile's value."
+        type: int
+      nvidia_driver_min:
+        description: "A dotted version (535.104.05) or any (C(version | any)); unset, the profile's value."
+        type: str
+      nvlink_error_max:
+        description: "An integer (C(integer)); unset, the profile's value."
+        type: int
+      nvlink_per_gpu:
+        description: "An integer or any (C(integer | any)); unset, the profile's value."
+        type: str
+      nvswitch_count:
+        description: "An integer (C(integer)); unset, the profile's value."
+        type: int
+      pcie_link_severity:
+        description: "One of critical, warning, info (C(enum critical warning info)); unset, the profile's value."
+        type: str
+        choices: ["critical", "warning", "info"]
+      pcie_min_width:
+        description: "An integer from 1 to 32 (C(integer 1..32)); unset, the profile's value."
+        type: int
+      ram_per_gpu:
+        description: "A size (bytes, or with K, M, G or T: 64G) or any (C(size | any)); unset, the profile's value."
+        type: str
+      shm_min:
+        description: "A size (bytes, or with K, M, G or T: 64G) (C(size)); unset, the profile's value."
+        type: str
+      shmall_min:
+        description: "An integer (C(integer)); unset, the profile's value."
+        type: int
+      shmmax_min:
+        description: "A size (bytes, or with K, M, G or T: 64G) (C(size)); unset, the profile's value."
+        type: str
+      swap:
+        description: "One of off, allow (C(enum off allow)); unset, the profile's value."
+        type: str
+        choices: ["off", "allow"]
+      swapoff_min_free:
+        description: "A size (bytes, or with K, M, G or T: 64G) (C(size)); unset, the profile's value."
+        type: str
+      thp_defrag:
+        description: "One of always, defer, defer+madvise, madvise, never (C(enum always defer defer+madvise madvise never)); unset, the profile's value."
+        type: str
+        choices: ["always", "defer", "defer+madvise", "madvise", "never"]
+      thp_enabled:
+        description: "One of always, madvise, never (C(enum always madvise never)); unset, the profile's value."
+        type: str
+        choices: ["always", "madvise", "never"]
+      xid_window:
+        description: "A duration (with s, min, h, d or w: 24h) or unlimited (C(duration | unlimited)); unset, the profile's value."
+        type: str
+      # END params suboptions
   pin:
     description: Pin the profile used (O(profile), or the managed C(ansible-PROFILE) with O(params)) in
       C(/etc/llmtune/llmtune.conf) (C(llmtune apply --pin)), so the boot re-apply unit and later runs use it.
@@ -210,6 +316,42 @@ import re
 
 from ansible.module_utils.basic import AnsibleModule
 
+# BEGIN PARAMS_SPEC (packaging/update-ansible-params.py from profiles/base.ini [types])
+PARAMS_SPEC = dict(
+    cpu_governor=dict(type='str', choices=['performance', 'powersave', 'schedutil', 'ondemand', 'conservative', 'userspace']),
+    edac_ce_max=dict(type='int'),
+    gpu_ecc_required=dict(type='bool'),
+    gpu_mig=dict(type='raw', choices=[True, False, 'any']),
+    gpu_nic_affinity=dict(type='bool'),
+    gpu_per_socket=dict(type='str'),
+    gpudirect_rdma=dict(type='bool'),
+    ib_error_max=dict(type='int'),
+    ib_hca_count=dict(type='str'),
+    ib_rate_gbps=dict(type='str'),
+    iommu_modes=dict(type='str'),
+    memlock_min=dict(type='str'),
+    nccl_debug_switches=dict(type='str', choices=['keep', 'remove']),
+    nccl_ib_hca=dict(type='str'),
+    nccl_socket_ifname=dict(type='str', choices=['auto', 'none']),
+    numa_balancing=dict(type='int'),
+    nvidia_driver_min=dict(type='str'),
+    nvlink_error_max=dict(type='int'),
+    nvlink_per_gpu=dict(type='str'),
+    nvswitch_count=dict(type='int'),
+    pcie_link_severity=dict(type='str', choices=['critical', 'warning', 'info']),
+    pcie_min_width=dict(type='int'),
+    ram_per_gpu=dict(type='str'),
+    shm_min=dict(type='str'),
+    shmall_min=dict(type='int'),
+    shmmax_min=dict(type='str'),
+    swap=dict(type='str', choices=['off', 'allow']),
+    swapoff_min_free=dict(type='str'),
+    thp_defrag=dict(type='str', choices=['always', 'defer', 'defer+madvise', 'madvise', 'never']),
+    thp_enabled=dict(type='str', choices=['always', 'madvise', 'never']),
+    xid_window=dict(type='str'),
+)
+# END PARAMS_SPEC
+
 
 def parse_json(text):
     """The JSON document llmtune printed; None when there is none."""
@@ -257,8 +399,11 @@ class Llmtune(object):
             if not base or '/' in base or base.endswith('.ini'):
                 self.m.fail_json(msg='llmtune on %s: params needs profile set to a profile name' % self.root,
                                  root=self.root)
-            for k in sorted(p['params']):
-                v = p['params'][k]
+            given = dict((k, v) for k, v in p['params'].items() if v is not None)  # unset suboptions are None
+            if not given:
+                self.m.fail_json(msg='llmtune on %s: params sets no parameter' % self.root, root=self.root)
+            for k in sorted(given):
+                v = given[k]
                 if isinstance(v, bool):
                     v = 'true' if v else 'false'
                 v = str(v)
@@ -458,7 +603,7 @@ def main():
             force=dict(type='bool', default=False),
             rollback=dict(type='str', default='last_run', choices=['last_run', 'all', 'to']),
             to=dict(type='int'),
-            params=dict(type='dict'),
+            params=dict(type='dict', options=PARAMS_SPEC),
             pin=dict(type='bool', default=False),
         ),
         required_if=[('rollback', 'to', ('to',))],
