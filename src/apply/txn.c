@@ -455,6 +455,48 @@ log_failed:
         return (int)s;
 }
 
+/* A command whose undo is the command itself rebuilds something from the files as they are
+ * (update-initramfs -u, systemctl daemon-reload): its undo must come after the files of its run are
+ * back, though it is newer than they are. */
+static bool regenerates(const struct change *ch)
+{
+        if (ch->type != CHANGE_COMMAND || ch->undo.n == 0 || ch->undo.n != ch->argv.n)
+                return false;
+        for (size_t i = 0; i < ch->argv.n; i++)
+                if (!streq(ch->argv.v[i], ch->undo.v[i]))
+                        return false;
+        return true;
+}
+
+/* Newest first, but each run's regenerating commands after the rest of that run: rolling back a
+ * blacklist ran update-initramfs while the blacklist file was still there, and the initramfs kept
+ * it (found by the boot lab, tests/bootlab). Stops at the first failure. */
+static int rollback_records(struct txn *t, const struct txn_selection *s, const char *run, txn_report_fn report,
+                            void *userdata, size_t *ret_undone)
+{
+        _cleanup_free_ size_t *later = xcalloc(s->n + 1, sizeof(size_t));
+        size_t n_later = 0;
+        int rc = 0;
+        for (size_t i = s->n; i-- > 0 && rc >= 0;) {
+                if (regenerates(&s->v[i]->change) && !s->skip[i])
+                        later[n_later++] = i;
+                else {
+                        rc = rollback_one(t, s->v[i], s->skip[i], run, report, userdata);
+                        *ret_undone += rc > 0;
+                }
+                /* the end of a run (records of one run are contiguous: one apply at a time) */
+                const char *r0 = i ? s->v[i - 1]->run : NULL, *r1 = s->v[i]->run;
+                bool run_ends = i == 0 || !(r0 == r1 || streq(r0, r1));
+                for (size_t k = 0; run_ends && k < n_later && rc >= 0; k++) {
+                        rc = rollback_one(t, s->v[later[k]], false, run, report, userdata);
+                        *ret_undone += rc > 0;
+                }
+                if (run_ends)
+                        n_later = 0;
+        }
+        return rc;
+}
+
 int txn_rollback(struct txn *t, const struct txn_selection *s, txn_report_fn report, void *userdata, char **ret_run,
                  size_t *ret_undone)
 {
@@ -473,11 +515,7 @@ int txn_rollback(struct txn *t, const struct txn_selection *s, txn_report_fn rep
                 set_error(t, xasprintf("cannot write the change log: %s", strerror((int)-begin)));
                 return (int)begin;
         }
-        rc = 0;
-        for (size_t i = s->n; i-- > 0 && rc >= 0;) {
-                rc = rollback_one(t, s->v[i], s->skip[i], run, report, userdata);
-                *ret_undone += rc > 0;
-        }
+        rc = rollback_records(t, s, run, report, userdata, ret_undone);
         _cleanup_free_ char *how = rc < 0 ? xasprintf("stopped: %zu rolled back", *ret_undone)
                                           : xasprintf("%zu rolled back", *ret_undone);
         long e = changelog_run_end(t->log, &run_ctx, "rollback", begin, how);
