@@ -19,6 +19,9 @@
   cleanup        SIGINT, SIGTERM, SIGHUP during an archive audit remove its private copy; a copy
                  left by a process that is gone is removed by the next run (only our naming, our
                  PID namespace and user, never through a link)
+  kernel-links   a tree with the links the kernel makes in /proc (XFS's absolute /proc/fs/xfs/stat ->
+                 /sys/fs/xfs/stats/stats, /proc/self, /proc/mounts -> self/mounts): gather keeps
+                 hwloc's topology, stores the links as links, and the archive audits like the tree
   live           on this machine: gather, then the audit of the archive equals the live audit, and
                  every fact that did not change between two live runs is equal (facts the live
                  system takes from syscalls - getifaddrs, statvfs - are compared by status only)
@@ -239,6 +242,11 @@ def case_live(tmp):
     audit_live = live("audit", "--json")
     g = live("gather", "-o", arch)
     check(g.returncode == 0, f"live gather: {g.stderr}")
+    # On a kernel with XFS, /proc/fs/xfs/stat is an absolute link into /sys: hwloc's topology is
+    # captured all the same (issue 31 item 6).
+    check("not captured" not in g.stderr and
+          any(e["path"] == "var/lib/llmtune/captures/topology.xml" for e in manifest(arch)["files"]),
+          f"live gather lost the topology (XFS here: {os.path.lexists('/proc/fs/xfs/stat')}): {g.stderr.strip()[:300]}")
     with open("/proc/sys/kernel/dmesg_restrict") as f:
         restricted = f.read().strip() != "0"
     kmsg = any(e["path"] == "var/lib/llmtune/captures/kmsg.txt" for e in manifest(arch)["files"])
@@ -291,6 +299,46 @@ def case_live(tmp):
     print(f"ok live: audit equal ({len(a['results'])} rules); {same} stable facts equal, "
           f"{syscall} syscall facts equal in status, "
           f"{captured} kernel-log facts equal from the capture, {len(before) - len(stable)} changed between live runs")
+
+
+def case_kernel_links(tmp):
+    """Links the kernel makes in /proc and /sys are evidence, never a reason to stop the topology
+    capture (issue 31 item 6: /proc/fs/xfs/stat on any kernel with XFS)."""
+    for name in FIXTURES:
+        tree = os.path.join(tmp, "kl-" + name)
+        shutil.copytree(os.path.join(ROOTS, name), tree, symlinks=True)
+        os.makedirs(os.path.join(tree, "sys/fs/xfs/stats"), exist_ok=True)
+        with open(os.path.join(tree, "sys/fs/xfs/stats/stats"), "w") as f:
+            f.write("extent_alloc 4 4 4 4\n")
+        os.makedirs(os.path.join(tree, "proc/fs/xfs"), exist_ok=True)
+        os.symlink("/sys/fs/xfs/stats/stats", os.path.join(tree, "proc/fs/xfs/stat"))
+        os.makedirs(os.path.join(tree, "proc/4242"), exist_ok=True)
+        os.symlink("/", os.path.join(tree, "proc/4242/root"))            # absolute, as the kernel has it
+        os.symlink("/usr/bin/llmtune", os.path.join(tree, "proc/4242/exe"))
+        if not os.path.lexists(os.path.join(tree, "proc/self")):
+            os.symlink("4242", os.path.join(tree, "proc/self"))
+        mounts = os.path.join(tree, "proc/mounts")
+        if os.path.isfile(mounts) and not os.path.islink(mounts):
+            os.rename(mounts, os.path.join(tree, "proc/4242/mounts"))
+            os.symlink("self/mounts", mounts)
+        arch = os.path.join(tmp, "kl-" + name + ".tar.gz")
+        g = run("--root", tree, "gather", "-o", arch)
+        check(g.returncode == 0 and "not captured" not in g.stderr,
+              f"kernel-links {name}: gather exit {g.returncode}: {g.stderr.strip()[:300]}")
+        if g.returncode != 0:
+            continue
+        files = {e["path"]: e for e in manifest(arch)["files"]}
+        check("var/lib/llmtune/captures/topology.xml" in files, f"kernel-links {name}: no topology.xml in the archive")
+        if os.path.islink(mounts):
+            check(files.get("proc/mounts", {}).get("type") == "link" and files["proc/mounts"].get("target") == "self/mounts"
+                  and files.get("proc/self", {}).get("type") == "link",
+                  f"kernel-links {name}: /proc/mounts and /proc/self not stored as links: "
+                  f"{files.get('proc/mounts')} {files.get('proc/self')}")
+        for cmd in (["audit", "--json"], ["facts", "--json"]):
+            a = without_root(run("--root", tree, *cmd, rc=(0, 2)).stdout)
+            b = without_root(run("--root", arch, *cmd, rc=(0, 2)).stdout)
+            check(a == b, f"kernel-links {name}: {cmd[0]} of the archive differs from the tree's")
+        print(f"ok kernel-links {name}: topology captured, links stored as links, audit and facts equal")
 
 
 def case_report(tmp):
@@ -478,7 +526,7 @@ def case_cleanup(tmp):
 
 
 CASES = {"roundtrip": case_roundtrip, "manifest": case_manifest, "exclude": case_exclude, "deny": case_deny,
-         "readonly": case_readonly, "anonymize": case_anonymize, "live": case_live,
+         "readonly": case_readonly, "anonymize": case_anonymize, "live": case_live, "kernel-links": case_kernel_links,
          "report": case_report, "unlisted": case_unlisted, "mode": case_mode, "cleanup": case_cleanup}
 
 with tempfile.TemporaryDirectory(prefix="llmtune-gather-") as tmp:
