@@ -14,7 +14,7 @@ if command -v apt-get >/dev/null 2>&1; then
         as_root apt-get install -y -qq --no-install-recommends \
                 build-essential meson ninja-build pkg-config python3 \
                 libpci-dev pciutils pci.ids libhwloc-dev hwloc-nox libkmod-dev libinih-dev \
-                libjson-c-dev libssl-dev libarchive-dev libxml2-dev check e2fsprogs strace time \
+                libjson-c-dev libssl-dev libarchive-dev libxml2-dev libsqlite3-dev check e2fsprogs strace time \
                 clang libclang-rt-dev xfsprogs \
                 ansible-core ansible-lint chromium \
                 dpkg-dev debhelper fakeroot lintian rpm groff-base zsh \
@@ -25,7 +25,7 @@ elif command -v dnf >/dev/null 2>&1; then
         as_root dnf install -y -q \
                 gcc meson ninja-build pkgconf-pkg-config python3 \
                 pciutils-devel pciutils hwloc-devel hwloc kmod-devel inih-devel \
-                json-c-devel openssl-devel libarchive-devel libxml2-devel check-devel e2fsprogs strace time \
+                json-c-devel openssl-devel libarchive-devel libxml2-devel sqlite-devel check-devel e2fsprogs strace time \
                 clang compiler-rt libasan libubsan xfsprogs \
                 ansible-core ansible-lint chromium \
                 rpm-build systemd-rpm-macros groff-base zsh \

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* dlopen(3) of libarchive and libxml2 at first use (lazy-lib.h). */
+/* dlopen(3) of libarchive, libxml2 and libsqlite3 at first use (lazy-lib.h). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +15,7 @@ static struct {
 } libs[] = {
         [LAZY_ARCHIVE] = {LIBARCHIVE_SONAME, NULL, NULL},
         [LAZY_XML] = {LIBXML2_SONAME, NULL, NULL},
+        [LAZY_SQLITE] = {LIBSQLITE3_SONAME, NULL, NULL},
 };
 
 bool lazy_lib_open(enum lazy_lib lib, const char **why)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Libraries opened with dlopen(3) the first time they are used instead of being linked: libarchive
- * (archive roots, gather) and libxml2 (nvidia-smi captures). Linked, the dynamic loader mapped and
+ * (archive roots, gather), libxml2 (nvidia-smi captures) and libsqlite3 (the rpm database). Linked, the dynamic loader mapped and
  * relocated them, and ICU, libstdc++, liblzma, libzstd, libbz2, liblz4, libnettle and libacl under
  * them, for every command: about 10 ms of CPU per run for the many that read neither
  * (docs/PERFORMANCE.md). The sonames are those of the development libraries found at build time
@@ -14,7 +14,7 @@
 
 #include <stdbool.h>
 
-enum lazy_lib { LAZY_ARCHIVE, LAZY_XML };
+enum lazy_lib { LAZY_ARCHIVE, LAZY_XML, LAZY_SQLITE };
 
 /* Opens the library (once); true when it is there, else false with *why saying why (static text). */
 bool lazy_lib_open(enum lazy_lib lib, const char **why);

@@ -201,6 +201,15 @@ static void captures(struct cli *cli, struct facts *f, bool live, struct strv *p
                 free(data);
         } else if (rc != -ENOENT)
                 note("nvidia-smi -q -x", rc);
+        /* The fabric manager's version where no dpkg or SQLite rpm database holds it (a .run install,
+         * RHEL 8's Berkeley DB), and an archive, which carries no package database, needs it too. */
+        char *fm[] = {(char *)"nv-fabricmanager", (char *)"--version", NULL};
+        rc = run_capture(fm, 30, &data, &len);
+        if (rc == 0) {
+                root_record_data(cli->root, CAPTURES "/nv-fabricmanager-version.txt", data, len);
+                free(data);
+        } else if (rc != -ENOENT)
+                note("nv-fabricmanager --version", rc);
         rc = read_kmsg(&data, &len);
         if (rc == 0) {
                 root_record_data(cli->root, CAPTURES "/kmsg.txt", data, len);
@@ -336,8 +345,9 @@ const struct command cmd_gather = {
                  "read, then write exactly those files (symbolic links as links, listed directories with\n"
                  "their entries) into a tar archive with a MANIFEST (host, time, version, kernel, command\n"
                  "line, size and SHA-256 per file, what was left out and why). On the live system it adds\n"
-                 "`nvidia-smi -q -x` (when present), the kernel log from /dev/kmsg and hwloc's topology XML\n"
-                 "under /var/lib/llmtune/captures. Audit the archive anywhere with\n"
+                 "`nvidia-smi -q -x` and `nv-fabricmanager --version` (when present), the kernel log from\n"
+                 "/dev/kmsg and hwloc's topology XML under /var/lib/llmtune/captures. Audit the archive\n"
+                 "anywhere with\n"
                  "`llmtune --root FILE audit`. A built-in deny list (shadow files, private keys, /root,\n"
                  "/home except .nccl.conf, process environments) always applies.\n"
                  "\n"

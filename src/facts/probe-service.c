@@ -14,9 +14,12 @@
  * udev/rules.d, a name in an earlier directory hiding the same name in a later one, a link to
  * /dev/null hiding it altogether. The fact's source is then the rules file.
  * fabricmanager.version: the installed nvidia-fabricmanager package's upstream version, from the
- *   dpkg database (/var/lib/dpkg/status: nvidia-fabricmanager or nvidia-fabricmanager-BRANCH);
- *   unreadable, saying why, where it cannot be read (no dpkg database, or installed otherwise);
- *   absent when neither dpkg nor a unit directory knows nvidia-fabricmanager (not installed).
+ *   dpkg database (/var/lib/dpkg/status: nvidia-fabricmanager or nvidia-fabricmanager-BRANCH), else
+ *   the rpm database (/var/lib/rpm/rpmdb.sqlite, rpmdb.h: the same names, NVIDIA's
+ *   yum-packaging-fabric-manager spec), else a capture of `nv-fabricmanager --version`
+ *   (/var/lib/llmtune/captures/nv-fabricmanager-version.txt, which gather writes); unreadable, saying
+ *   why for each source, when none has it but the unit is there; absent when no source and no unit
+ *   directory knows nvidia-fabricmanager (not installed).
  * fabricmanager.driver_match: that version equals the loaded driver's (nvidia.driver.version, from
  *   /proc/driver/nvidia/version): the NVIDIA Fabric Manager user guide requires the same version,
  *   and the fabric manager refuses to start on a mismatch.
@@ -37,6 +40,7 @@
 
 #include "facts.h"
 #include "probes.h"
+#include "rpmdb.h"
 
 #define ETC_UNITS "/etc/systemd/system"
 #define MAX_UNITS 65536
@@ -401,16 +405,15 @@ static char *upstream_version(const char *v)
         return dash ? xstrndup(v, (size_t)(dash - v)) : xstrdup(v);
 }
 
-/* The installed fabric manager's version from dpkg's status file; NULL with *why. */
-static char *fm_version(struct root *r, int *err, const char **why)
+/* The installed fabric manager's version from dpkg's status file; NULL with *err and *why
+ * (-ENOENT: no dpkg database, or no such package in it). */
+static char *fm_version_dpkg(struct root *r, int *err, char **why)
 {
         const char *data;
         size_t len;
         *err = root_read(r, DPKG_STATUS, &data, &len);
         if (*err < 0) {
-                *why = *err == -ENOENT ? "no dpkg database: the fabric manager's version is read from dpkg's "
-                                         "records only (an RPM system or a .run install is not read)"
-                                       : NULL;
+                *why = root_gone(*err) ? xstrdup("no dpkg database") : xasprintf("%s: %s", DPKG_STATUS, errno_name(*err));
                 return NULL;
         }
         char *found = NULL;
@@ -437,17 +440,74 @@ static char *fm_version(struct root *r, int *err, const char **why)
                 found = upstream_version(version); /* the last paragraph, without a blank line after it */
         if (!found) {
                 *err = -ENOENT;
-                *why = "no nvidia-fabricmanager package installed in the dpkg database (installed from NVIDIA's "
-                       ".run file, or not at all): its version cannot be read";
+                *why = xstrdup("no nvidia-fabricmanager package in the dpkg database");
         }
         return found;
 }
 
+#define FM_CAPTURE "/var/lib/llmtune/captures/nv-fabricmanager-version.txt"
+
+/* What `nv-fabricmanager --version` printed, kept as a capture (gather writes it; a site may put it
+ * there for a .run install): the first dotted number after the word "version" on its line. NULL
+ * with *err. */
+static char *fm_version_capture(struct root *r, int *err, char **why)
+{
+        const char *data;
+        *err = root_read_text(r, FM_CAPTURE, &data, NULL);
+        if (*err < 0) {
+                *why = root_gone(*err) ? xstrdup("no capture of `nv-fabricmanager --version` (" FM_CAPTURE ")")
+                                       : xasprintf("%s: %s", FM_CAPTURE, errno_name(*err));
+                return NULL;
+        }
+        for (const char *line = data; *line; line += strcspn(line, "\n"), line += *line == '\n') {
+                _cleanup_free_ char *l = xstrndup(line, strcspn(line, "\n"));
+                const char *v = strcasestr(l, "version");
+                if (!v)
+                        continue;
+                v += strcspn(v, "0123456789");
+                size_t n = strspn(v, "0123456789.");
+                while (n && v[n - 1] == '.')
+                        n--;
+                if (n && memchr(v, '.', n))
+                        return xstrndup(v, n);
+        }
+        *err = -EBADMSG;
+        *why = xasprintf("%s: no version number after the word \"version\"", FM_CAPTURE);
+        return NULL;
+}
+
+/* The installed fabric manager's version and where it was read: the dpkg database, the rpm database,
+ * else a capture of `nv-fabricmanager --version`. NULL with *err (-ENOENT when no source knows it)
+ * and *why naming every source. */
+static char *fm_version(struct root *r, const char **src, int *err, char **why)
+{
+        _cleanup_free_ char *dwhy = NULL, *rwhy = NULL, *cwhy = NULL, *name = NULL;
+        char *v = fm_version_dpkg(r, err, &dwhy);
+        *src = DPKG_STATUS;
+        if (v || !root_gone(*err)) {
+                *why = v ? NULL : xstrdup(dwhy);
+                return v;
+        }
+        int rc = rpmdb_package_version(r, fm_package, &name, &v, &rwhy);
+        *src = RPMDB_SQLITE;
+        if (rc == 0 || (rc != -ENOENT && rc != -ESRCH)) {
+                *err = rc;
+                *why = rc ? xstrdup(rwhy) : NULL;
+                return v;
+        }
+        v = fm_version_capture(r, err, &cwhy);
+        *src = FM_CAPTURE;
+        if (!v)
+                *why = root_gone(*err) ? xasprintf("%s; %s; %s", dwhy, rwhy, cwhy) : xstrdup(cwhy);
+        return v;
+}
+
 static void fabricmanager(struct facts *f)
 {
-        int err;
-        const char *why = NULL;
-        _cleanup_free_ char *v = fm_version(facts_root(f), &err, &why);
+        int err = 0;
+        const char *src = DPKG_STATUS;
+        _cleanup_free_ char *why = NULL;
+        _cleanup_free_ char *v = fm_version(facts_root(f), &src, &err, &why);
         const char *unit = "nvidia-fabricmanager.service";
         const struct svc_state *s = get_state(f);
         _cleanup_free_ char *bad = NULL;
@@ -458,16 +518,16 @@ static void fabricmanager(struct facts *f)
         if (!v && !unit_there && !(s->rc >= 0 && strv_contains(&s->enabled, unit))) {
                 /* Neither a package dpkg knows, nor a unit file, nor a unit enabled: not installed,
                  * which is not a version that cannot be read (the rule that wants it enabled says so). */
-                const char *none = "no nvidia-fabricmanager package in the dpkg database and no "
-                                   "nvidia-fabricmanager.service unit installed or enabled: not installed";
+                _cleanup_free_ char *none = xasprintf("%s, and no nvidia-fabricmanager.service unit installed or "
+                                                      "enabled: not installed", why);
                 fact_absent(f, DPKG_STATUS, none, "fabricmanager.version");
                 fact_absent(f, DPKG_STATUS, none, "fabricmanager.driver_match");
                 return;
         }
         if (v)
-                fact_str(f, DPKG_STATUS, v, "fabricmanager.version");
+                fact_str(f, src, v, "fabricmanager.version");
         else
-                fact_unreadable(f, DPKG_STATUS, err, why, "fabricmanager.version");
+                fact_unreadable(f, src, err, why, "fabricmanager.version");
         const struct fact *drv = facts_get(f, "nvidia.driver.version");
         if (!drv || drv->status == FACT_ABSENT)
                 fact_absent(f, drv ? drv->source : "/proc/driver/nvidia/version",
@@ -475,9 +535,9 @@ static void fabricmanager(struct facts *f)
         else if (drv->status != FACT_OK)
                 fact_unreadable(f, drv->source, -EIO, drv->reason, "fabricmanager.driver_match");
         else if (!v)
-                fact_unreadable(f, DPKG_STATUS, err, why, "fabricmanager.driver_match");
+                fact_unreadable(f, src, err, why, "fabricmanager.driver_match");
         else
-                fact_bool(f, DPKG_STATUS, streq(v, drv->str), "fabricmanager.driver_match");
+                fact_bool(f, src, streq(v, drv->str), "fabricmanager.driver_match");
 }
 
 static int service_run(struct facts *f)

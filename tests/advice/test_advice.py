@@ -957,6 +957,8 @@ def case_item14_persistenced_fabricmanager(tmp):
     # fabric manager: enabled and the same version as the driver
     wants = os.path.join(root, 'etc/systemd/system/multi-user.target.wants/nvidia-fabricmanager.service')
     os.symlink('/lib/systemd/system/nvidia-fabricmanager.service', wants)
+    # no package database knows it (the fixture's rpm database taken away: issue 29 item 7 reads it)
+    os.unlink(os.path.join(root, 'var/lib/rpm/rpmdb.sqlite'))
     fm = ['driver-fabricmanager', 'driver-fabricmgr-version']
     rc, out, err = run(root, 'audit', '--json', '--profile', 'h100-sxm-8x', '--rule', fm[0], '--rule', fm[1])
     check(rc == 3, 'item 14: an unreadable fabric manager version makes the audit exit 3 (%d)' % rc)

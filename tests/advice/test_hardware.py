@@ -13,6 +13,7 @@ Exit 0 when every case passes, 1 otherwise. Each case is named after its issue i
 import json
 import os
 import shutil
+import subprocess
 import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_advice as adv  # noqa: E402  (run, fact, copy_root, write, read; main() sets the binary)
@@ -205,7 +206,110 @@ def case_item15_node_share(tmp):
           in out[2], 'item 15: the warning gives the node\'s share and how it is made (%r)' % out[2])
 
 
+# --- item 7: the fabric manager's version on an RPM system --------------------------------------------
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'roots'))
+import mkroots  # noqa: E402  (rpm_header, rpmdb_sqlite: the fixture's own rpm database writer)
+
+FM_RULES = ('driver-fabricmanager', 'driver-fabricmgr-version')
+
+
+def put_rpmdb(root, packages, tmp):
+    write(root, '/var/lib/rpm/rpmdb.sqlite', '')
+    with open(os.path.join(root, 'var/lib/rpm/rpmdb.sqlite'), 'wb') as f:
+        f.write(mkroots.rpmdb_sqlite(packages, tmp))
+
+
+def put_rpmdb_wal(root, packages, late, tmp):
+    """A database in WAL mode whose LATE packages are committed in the WAL only (rpm is running, or
+    was killed, before a checkpoint): both files as they are on disk then."""
+    import sqlite3
+    d = os.path.join(tmp, 'wal')
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    with open(os.path.join(d, 'rpmdb.sqlite'), 'wb') as f:
+        f.write(mkroots.rpmdb_sqlite(packages, tmp))
+    c = sqlite3.connect(os.path.join(d, 'rpmdb.sqlite'))
+    c.execute('PRAGMA journal_mode=WAL')
+    c.execute('PRAGMA wal_autocheckpoint=0')
+    for n, v, r in late:
+        c.execute('INSERT INTO Packages (blob) VALUES (?)', (mkroots.rpm_header(n, v, r),))
+    c.commit()
+    for name in ('rpmdb.sqlite', 'rpmdb.sqlite-wal'):
+        shutil.copyfile(os.path.join(d, name), os.path.join(root, 'var/lib/rpm', name))
+    c.close()
+
+
+def real_rpmdb(root, tmp):
+    """The database rpm itself writes for an installed nvidia-fabricmanager-535 535.104.05 (when rpmbuild
+    and rpm are installed here); False when they are not."""
+    if not (shutil.which('rpmbuild') and shutil.which('rpm')):
+        return False
+    top = os.path.join(tmp, 'rpmbuild')
+    os.makedirs(os.path.join(top, 'SPECS'))
+    spec = os.path.join(top, 'SPECS', 'fm.spec')
+    with open(spec, 'w') as f:
+        f.write('Name: nvidia-fabricmanager-535\nVersion: 535.104.05\nRelease: 1\nSummary: fabric manager\n'
+                'License: MIT\nBuildArch: noarch\n%description\nfabric manager\n%files\n')
+    subprocess.run(['rpmbuild', '-bb', '--quiet', '--define', '_topdir ' + top, spec], check=True,
+                   capture_output=True, timeout=300)
+    rpmfile = os.path.join(top, 'RPMS', 'noarch', 'nvidia-fabricmanager-535-535.104.05-1.noarch.rpm')
+    for name in os.listdir(os.path.join(root, 'var/lib/rpm')):
+        os.unlink(os.path.join(root, 'var/lib/rpm', name))
+    base = ['rpm', '--root', root, '--dbpath', '/var/lib/rpm']
+    subprocess.run(base + ['--initdb'], check=True, capture_output=True, timeout=120)
+    subprocess.run(base + ['-i', '--justdb', '--nodeps', '--noscripts', rpmfile], check=True, capture_output=True,
+                   timeout=120)
+    return True
+
+
+def case_item7_fabricmanager_rpm(tmp):
+    """hgx-h100 is RHEL 9: its fabric manager's version is in the rpm database (SQLite), not dpkg's. With
+    the unit enabled the version rule passes (it was an error, exit 3); a wrong version fails; a row
+    still in the WAL counts; a Berkeley DB-only database says so, and a capture of `nv-fabricmanager
+    --version` is then read."""
+    root = copy_root(tmp, 'hgx-h100')
+    os.makedirs(os.path.join(root, 'etc/systemd/system/multi-user.target.wants'))
+    os.symlink('/lib/systemd/system/nvidia-fabricmanager.service',
+               os.path.join(root, 'etc/systemd/system/multi-user.target.wants/nvidia-fabricmanager.service'))
+    f = fact(root, 'fabricmanager.version')
+    check(f.get('value') == '535.104.05' and f.get('source') == '/var/lib/rpm/rpmdb.sqlite',
+          'item 7: the version comes from the rpm database (%r)' % f)
+    rc, res, doc = audit_rc(root, 'h100-sxm-8x', *FM_RULES)
+    check(rc == 0 and all(res[r]['status'] == 'pass' for r in FM_RULES),
+          'item 7: both fabric manager rules pass, exit 0 (%d, %r)' % (rc, {r: res[r]['status'] for r in FM_RULES}))
+    base = [('kernel', '5.14.0', '284.30.1.el9_2'), ('nvidia-fabricmanager-devel-535', '535.104.05', '1')]
+    put_rpmdb(root, base + [('nvidia-fabricmanager-535', '535.86.10', '1')], tmp)
+    r = audit(root, 'h100-sxm-8x', *FM_RULES)['driver-fabricmgr-version']
+    check(r['status'] == 'fail' and 'fabricmanager.driver_match = false' in (r.get('observed') or ''),
+          'item 7: fabric manager 535.86.10 with driver 535.104.05 fails (%r)' % r)
+    put_rpmdb_wal(root, base, [('nvidia-fabricmanager-535', '535.104.05', '1')], tmp)
+    f = fact(root, 'fabricmanager.version')
+    check(f.get('value') == '535.104.05', 'item 7: a package committed only in the WAL is read (%r)' % f)
+    for name in os.listdir(os.path.join(root, 'var/lib/rpm')):
+        os.unlink(os.path.join(root, 'var/lib/rpm', name))
+    write(root, '/var/lib/rpm/Packages', '\0' * 4096)
+    rc, res, doc = audit_rc(root, 'h100-sxm-8x', *FM_RULES)
+    r = res['driver-fabricmgr-version']
+    check(rc == 3 and r['status'] == 'error' and 'Berkeley DB' in (r.get('reason') or '') and
+          'nv-fabricmanager --version' in (r.get('reason') or ''),
+          'item 7: a Berkeley DB database is named, and the capture that would do (%d, %r)' % (rc, r.get('reason')))
+    write(root, '/var/lib/llmtune/captures/nv-fabricmanager-version.txt', 'Fabric Manager version is : 535.104.05\n')
+    f = fact(root, 'fabricmanager.version')
+    check(f.get('value') == '535.104.05' and f.get('source', '').endswith('nv-fabricmanager-version.txt'),
+          'item 7: the capture of nv-fabricmanager --version is read (%r)' % f)
+    check(audit(root, 'h100-sxm-8x', *FM_RULES)['driver-fabricmgr-version']['status'] == 'pass',
+          'item 7: with the capture the version rule passes')
+    os.unlink(os.path.join(root, 'var/lib/llmtune/captures/nv-fabricmanager-version.txt'))
+    if real_rpmdb(root, tmp):
+        f = fact(root, 'fabricmanager.version')
+        check(f.get('value') == '535.104.05', 'item 7: the database rpm itself wrote is read (%r)' % f)
+    else:
+        print('skip  item 7: rpmbuild or rpm not installed: the database rpm itself writes not checked')
+
+
 CASES = {
+    'item7-fabricmanager-rpm': case_item7_fabricmanager_rpm,
     'item15-node-share': case_item15_node_share,
     'item14-capture-mismatch': case_item14_capture_mismatch,
     'item12-idle-link': case_item12_idle_link,

@@ -1096,6 +1096,42 @@ def gen_misc(t, d, cpus, node_kb, total_kb):
             t.write(path, bytes(data), 0o600)
 
 
+def rpm_header(name, version, release, arch='x86_64'):
+    """A package header as rpm keeps it in its database (rpm lib/header_internal.h): big-endian count
+    of index entries and data size, entries (tag, type, offset, count), then the data. NAME 1000,
+    VERSION 1001, RELEASE 1002, ARCH 1022, all strings (type 6) ending in a NUL."""
+    index, data = b'', b''
+    for tag, value in ((1000, name), (1001, version), (1002, release), (1022, arch)):
+        index += struct.pack('>iiii', tag, 6, len(data), 1)
+        data += value.encode() + b'\0'
+    return struct.pack('>II', 4, len(data)) + index + data
+
+
+def rpmdb_sqlite(packages, tmpdir):
+    """The bytes of an rpm database in rpm's SQLite form (rpm >= 4.16, lib/backend/sqlite.c): table
+    Packages (hnum, blob) and the Name index, for PACKAGES [(name, version, release)]."""
+    import sqlite3
+    path = os.path.join(tmpdir, 'rpmdb.sqlite')
+    if os.path.exists(path):
+        os.unlink(path)
+    c = sqlite3.connect(path)
+    c.execute("CREATE TABLE 'Packages' (hnum INTEGER PRIMARY KEY AUTOINCREMENT,blob BLOB NOT NULL)")
+    c.execute("CREATE TABLE 'Name' (key 'TEXT' NOT NULL, hnum INTEGER NOT NULL, idx INTEGER NOT NULL, "
+              "FOREIGN KEY (hnum) REFERENCES 'Packages'(hnum))")
+    for i, (n, v, r) in enumerate(packages, 1):
+        c.execute("INSERT INTO Packages (hnum, blob) VALUES (?, ?)", (i, rpm_header(n, v, r)))
+        c.execute("INSERT INTO Name (key, hnum, idx) VALUES (?, ?, 0)", (n, i))
+    c.commit()
+    c.close()
+    with open(path, 'rb') as f:
+        return f.read()
+
+
+def gen_rpmdb(t, d, tmpdir):
+    if d.get('rpmdb'):
+        t.write('/var/lib/rpm/rpmdb.sqlite', rpmdb_sqlite(d['rpmdb'], tmpdir))
+
+
 def merge(base, over):
     """A description over another: dicts merge key by key, anything else replaces."""
     out = dict(base)
@@ -1160,6 +1196,7 @@ def generate(desc_path, outdir):
         gen_sysctl(t, d, cpus)
         gen_net_proc(t, d)
         gen_misc(t, d, cpus, node_kb, total)
+        gen_rpmdb(t, d, tmp)
         for path, net in ((n.get('sysdir'), n) for n in d.get('nets', []) if n.get('sysdir')):
             gen_netdev(t, d, path, net, None)
         trim(t, d)
