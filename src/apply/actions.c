@@ -387,7 +387,7 @@ static int run_command(struct root *r, const struct strv *argv, char **err)
                 return -EPERM;
         int fault = injected_failure(argv->v[0]);
         if (fault < 0) {
-                *err = xasprintf("%s: %s (injected by LLMTUNE_TEST_FAULT)", argv->v[0], strerror(-fault));
+                *err = xasprintf("%s: %s (an injected fault: test build)", argv->v[0], strerror(-fault));
                 cmd_done(&c);
                 return fault;
         }

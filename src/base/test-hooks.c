@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Test hooks (see test-hooks.h). Nothing here runs unless an LLMTUNE_TEST_* variable is set, and
- * nothing of it is compiled in a build without them (-Dtest_hooks=disabled, release packages). */
+/* Test hooks (see test-hooks.h). Compiled twice (src/meson.build): with LLMTUNE_TEST_HOOKS_ON for
+ * the test programs, where nothing runs unless an LLMTUNE_TEST_* variable is set; without it for
+ * the installed llmtune, where every function is a no-op and no variable is ever read. */
 #include "test-hooks.h"
 
-#include "config.h"
-
-#if defined(LLMTUNE_NO_TEST_HOOKS) || !LLMTUNE_TEST_HOOKS
+#ifndef LLMTUNE_TEST_HOOKS_ON
 
 int test_fault(const char *target)
 {

@@ -2,9 +2,10 @@
 /*
  * TEST HOOKS. Environment variables that make llmtune fail or stop at a chosen point, so the test
  * suite can show that faults and crashes never leave a machine half-changed (docs/RELIABILITY.md).
- * They are compiled only into builds for the test suite (meson option test_hooks, on by default
- * when the tests are built); release builds and the packages set -Dtest_hooks=disabled and ignore
- * every LLMTUNE_TEST_* variable (LLMTUNE_TEST_POINTS appends to any path it is given).
+ * They are compiled only into the test programs: llmtune-test (the same objects as llmtune, linked
+ * with the hooks on), the unit tests and the fuzz targets. The llmtune that is installed links the
+ * copy without them, whatever the build options, and ignores every LLMTUNE_TEST_* variable
+ * (LLMTUNE_TEST_POINTS appends to any path it is given; LLMTUNE_TEST_KILL_AT kills an apply).
  *
  *   LLMTUNE_TEST_FAULT=TARGET:ERRNO[,TARGET:ERRNO...]   changing TARGET fails with ERRNO (ENOSPC,
  *       EROFS, EACCES, EIO, EPERM, ...); TARGET is a path, swap device, mount point or command.

@@ -55,8 +55,12 @@ def check(cond, what):
 
 
 class Tool:
-    def __init__(self, bin_):
+    """Runs llmtune; a run given an LLMTUNE_TEST_* variable (a fault, a crash point) runs llmtune-test,
+    the same objects with the test hooks on, since the installed binary has none."""
+
+    def __init__(self, bin_, test_bin=None):
         self.bin = bin_
+        self.test_bin = test_bin or bin_
 
     def env(self, extra=None):
         e = dict(os.environ, NO_COLOR='1', LC_ALL='C')
@@ -66,12 +70,15 @@ class Tool:
         e.update(extra or {})
         return e
 
+    def exe_for(self, extra):
+        return self.test_bin if any(k.startswith('LLMTUNE_TEST_') for k in (extra or {})) else self.bin
+
     def run(self, root, *args, env=None):
-        p = subprocess.run([self.bin, '--root', root, *args], capture_output=True, text=True, env=self.env(env))
+        p = subprocess.run([self.exe_for(env), '--root', root, *args], capture_output=True, text=True, env=self.env(env))
         return p.returncode, p.stdout, p.stderr
 
     def popen(self, root, *args, env=None):
-        return subprocess.Popen([self.bin, '--root', root, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        return subprocess.Popen([self.exe_for(env), '--root', root, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, env=self.env(env))
 
 
@@ -464,13 +471,11 @@ def concur(fx):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--llmtune', required=True)
+    ap.add_argument('--llmtune-test', required=True, help='llmtune-test: the runs with a crash point or a fault')
     ap.add_argument('--roots', required=True)
     ap.add_argument('--only', default='crash,faults,confine,concur')
     a = ap.parse_args()
-    if os.environ.get('LLMTUNE_TEST_HOOKS_BUILT') == '0':
-        print('skip: built without test hooks (-Dtest_hooks=disabled); crash and fault injection need them')
-        return 77
-    tool = Tool(os.path.abspath(a.llmtune))
+    tool = Tool(os.path.abspath(a.llmtune), os.path.abspath(a.llmtune_test))
     start = time.time()
     with tempfile.TemporaryDirectory(prefix='llmtune-hard-') as tmp:
         fx = Fixture(tool, a.roots, tmp)

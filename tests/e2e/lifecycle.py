@@ -223,8 +223,11 @@ def lifecycle(bin_, roots, name, profile):
         check(rc == 0, f'{name}: verify is clean after rollback ({(out + err).strip()[:200]})')
 
 
-def failed_write(bin_, roots, name, profile):
-    """The second file change fails like a full disk: everything of the run is undone."""
+def failed_write(bin_, test_bin, roots, name, profile):
+    """The second file change fails like a full disk (LLMTUNE_TEST_FAIL_WRITE, so llmtune-test, the
+    build with the test hooks): everything of the run is undone. The installed llmtune has no
+    hooks: given the same variables and a crash point to stop at, it applies the whole plan and
+    writes no trace file."""
     print(f'== {name}: a write that fails midway')
     with tempfile.TemporaryDirectory(prefix='llmtune-fail-') as tmp:
         root = os.path.join(tmp, name)
@@ -236,33 +239,35 @@ def failed_write(bin_, roots, name, profile):
             check(True, f'{name}: fewer than two file changes, nothing to break')
             return
         target = changes[1]['target']
-        if os.environ.get('LLMTUNE_TEST_HOOKS_BUILT') == '0':
-            # A build without test hooks (-Dtest_hooks=disabled: release, packages) ignores them.
-            points = os.path.join(tmp, 'points')
-            rc, out, err = run(bin_, root, 'apply', '--profile', profile,
-                               env={'LLMTUNE_TEST_FAIL_WRITE': target, 'LLMTUNE_TEST_POINTS': points})
-            check(rc == 0 and not os.path.exists(points),
-                  f'{name}: without test hooks LLMTUNE_TEST_* are ignored (rc {rc}, points file: {os.path.exists(points)})')
-            return
-        rc, out, err = run(bin_, root, 'apply', '--profile', profile, env={'LLMTUNE_TEST_FAIL_WRITE': target})
+        plain = os.path.join(tmp, name + '-installed')
+        shutil.copytree(root, plain, symlinks=True)
+        points = os.path.join(tmp, 'points')
+        rc, out, err = run(bin_, plain, 'apply', '--profile', profile,
+                           env={'LLMTUNE_TEST_FAIL_WRITE': target, 'LLMTUNE_TEST_FAULT': target + ':EIO',
+                                'LLMTUNE_TEST_POINTS': points, 'LLMTUNE_TEST_KILL_AT': '1'})
+        check(rc == 0 and not os.path.exists(points),
+              f'{name}: the installed llmtune ignores LLMTUNE_TEST_* (no hooks): apply exits 0, not killed or '
+              f'failed (rc {rc}), no trace file ({os.path.exists(points)})')
+        rc, out, err = run(test_bin, root, 'apply', '--profile', profile, env={'LLMTUNE_TEST_FAIL_WRITE': target})
         check(rc == 1, f'{name}: apply fails with status 1 (rc {rc})')
         check(target in err and 'No space left' in err, f'{name}: the error names {target} and the reason ({err.strip()[:200]})')
         diffs = tree_diff(original, tree(root), ignore=created_log_parents(original))
         check(not diffs, f'{name}: the tree is as before (differs: {diffs[:5]})')
-        rc, out, err = run(bin_, root, 'verify')
+        rc, out, err = run(test_bin, root, 'verify')
         check(rc == 0, f'{name}: the log is consistent and nothing is in force ({(out + err).strip()[:200]})')
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--llmtune', required=True)
+    ap.add_argument('--llmtune-test', required=True, help='llmtune-test, the build with the test hooks')
     ap.add_argument('--roots', required=True)
     ap.add_argument('cases', nargs='+', help='ROOT:PROFILE')
     a = ap.parse_args()
     for case in a.cases:
         name, profile = case.split(':')
         lifecycle(a.llmtune, a.roots, name, profile)
-        failed_write(a.llmtune, a.roots, name, profile)
+        failed_write(a.llmtune, a.llmtune_test, a.roots, name, profile)
     print(f'{len(failures)} failed')
     return 1 if failures else 0
 

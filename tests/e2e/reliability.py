@@ -86,8 +86,15 @@ def check(cond, what):
 
 
 class Tool:
-    def __init__(self, bin_):
+    """Runs llmtune; a run given an LLMTUNE_TEST_* variable (a crash point, a stop) runs llmtune-test,
+    the same objects with the test hooks on, since the installed binary has none."""
+
+    def __init__(self, bin_, test_bin=None):
         self.bin = bin_
+        self.test_bin = test_bin or bin_
+
+    def exe_for(self, extra):
+        return self.test_bin if any(k.startswith('LLMTUNE_TEST_') for k in (extra or {})) else self.bin
 
     def env(self, extra=None):
         e = dict(os.environ, NO_COLOR='1', LC_ALL='C')
@@ -98,12 +105,12 @@ class Tool:
         return e
 
     def run(self, root, *args, env=None, binary=False):
-        p = subprocess.run([self.bin, '--root', root, *args], capture_output=True, text=not binary,
+        p = subprocess.run([self.exe_for(env), '--root', root, *args], capture_output=True, text=not binary,
                            env=self.env(env))
         return p.returncode, p.stdout, p.stderr
 
     def popen(self, root, *args, env=None):
-        return subprocess.Popen([self.bin, '--root', root, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        return subprocess.Popen([self.exe_for(env), '--root', root, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, env=self.env(env))
 
 
@@ -1340,6 +1347,7 @@ PARTS = {'acks': acks, 'rollback': rollback, 'chattr': chattr, 'head': head, 'ru
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--llmtune', required=True)
+    ap.add_argument('--llmtune-test', help='llmtune-test, for the runs with a crash point (default: --llmtune)')
     ap.add_argument('--roots', required=True)
     ap.add_argument('--part', required=True, choices=sorted(PARTS))
     # LLMTUNE_STORM_AUDITS: the ASan pass of tests/run-all.sh asks for fewer (each audit is slower there).
@@ -1348,7 +1356,7 @@ def main():
     ap.add_argument('--applies', type=int, default=5, help='applies during the rename storm')
     ap.add_argument('--records', type=int, default=4000, help='records of the generated log (part longlog)')
     args = ap.parse_args()
-    tool = Tool(os.path.abspath(args.llmtune))
+    tool = Tool(os.path.abspath(args.llmtune), args.llmtune_test and os.path.abspath(args.llmtune_test))
     roots = os.path.abspath(args.roots)
     with tempfile.TemporaryDirectory(prefix='llmtune-reliability-') as tmp:
         PARTS[args.part](tool, roots, tmp, args)

@@ -181,6 +181,11 @@ run_checks() { # LABEL LLMTUNE [ENV...]
                 fail "$label: audit of dgx-a100 exited $rc: $(printf '%s\n' "$out" | tail -5)"
 }
 run_checks "unpacked .deb" "$tmp/x/usr/bin/llmtune" LLMTUNE_DATADIR="$tmp/x/usr/share/llmtune"
+# No test hooks in the package: no LLMTUNE_TEST_ variable named in its binary, no test program.
+n=$(grep -a -c 'LLMTUNE_TEST_' "$tmp/x/usr/bin/llmtune")
+[ "$n" -eq 0 ] && ok ".deb: /usr/bin/llmtune names no LLMTUNE_TEST_ variable (no test hooks)" ||
+        fail ".deb: /usr/bin/llmtune holds LLMTUNE_TEST_ names ($n lines): the test hooks are packaged"
+grep -q 'llmtune-test' "$tmp/deb.list" && fail ".deb holds llmtune-test" || ok ".deb holds no llmtune-test"
 
 # --- installed --------------------------------------------------------------------------------
 if [ "$required" = 1 ]; then

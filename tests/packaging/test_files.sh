@@ -177,6 +177,21 @@ print("zshdir=%s" % (o.get("zshcompletiondir") or d(o["datadir"]) + "/zsh/site-f
                 "$dest$unitdir/llmtune-metrics.service" ||
                 fail "llmtune-metrics.service does not run the installed binary into node_exporter's directory"
         ok "meson install: man pages, completions, units, wrapper under $prefix"
+        # The installed binary has no test hooks (only the uninstalled llmtune-test does): no
+        # LLMTUNE_TEST_ name in it, none of them acted on, and no test program installed.
+        inst=$dest$bindir/llmtune
+        n=$(grep -a -c 'LLMTUNE_TEST_' "$inst")
+        [ "$n" -eq 0 ] && ok "meson install: $bindir/llmtune names no LLMTUNE_TEST_ variable" ||
+                fail "meson install: $bindir/llmtune holds LLMTUNE_TEST_ names ($n lines): test hooks are installed"
+        [ -z "$(find "$dest" -name 'llmtune-test*' -o -name 'test-*' | head -1)" ] &&
+                ok "meson install: no test program installed" || fail "meson install: installed $(find "$dest" -name 'llmtune-test*' -o -name 'test-*')"
+        hooked=$tmp/hooked
+        cp -a "$build/tests/roots/ws-4090" "$hooked"
+        LLMTUNE_TEST_KILL_AT=1 LLMTUNE_TEST_POINTS=$tmp/points LLMTUNE_TEST_FAULT=/etc/tmpfiles.d/llmtune-cpu-governor.conf:EIO \
+                "$inst" --root "$hooked" apply --profile rtx4090-ws >"$tmp/hooked.log" 2>&1
+        rc=$?
+        [ $rc -eq 0 ] && [ ! -e "$tmp/points" ] && ok "meson install: the installed llmtune ignores LLMTUNE_TEST_KILL_AT, _FAULT, _POINTS (apply exits 0)" ||
+                fail "meson install: the installed llmtune acted on a test hook (apply exit $rc, trace file: $([ -e "$tmp/points" ] && echo yes || echo no)): $(tail -3 "$tmp/hooked.log")"
         # The docs ship (issue 16 item 12), and neither they nor what `explain` prints (each installed
         # rule's source, explained through the installed data directory) cite a file outside the
         # project: the maintainers' notes (KNOBS.md, ../nccl/NOTES.md), the shared corpus, /work.
