@@ -90,7 +90,8 @@ def main():
     ap.add_argument('--source', required=True, help='the checkout (the package is built from it)')
     ap.add_argument('--build', required=True, help='the build directory (images cached in BUILD/bootlab)')
     ap.add_argument('--llmtune', required=True, help='llmtune built from the checkout (lints the lab\'s rule files)')
-    ap.add_argument('--llmtune-test', help='the test build of llmtune (with the kill points) for scenario kill')
+    ap.add_argument('--llmtune-test', help='the test build of llmtune with its kill points (build/src/llmtune-test) for '
+                    'scenario kill')
     ap.add_argument('--scenario', action='append', choices=scenarios.ALL, help='run only these (repeatable)')
     ap.add_argument('--jobs', type=int, default=int(os.environ.get('LLMTUNE_BOOTLAB_JOBS', '2')),
                     help='guests booted at once (LLMTUNE_BOOTLAB_JOBS, default 2)')
