@@ -80,31 +80,6 @@ static bool is_hex64(const char *s)
         return true;
 }
 
-/* mkdir -p of an absolute PATH under the root, one component at a time through the handle. */
-static int ensure_dir(struct root *r, const char *path, mode_t mode)
-{
-        _cleanup_free_ char *p = xstrdup(path);
-        for (char *s = p + 1;; s++) {
-                if (*s != '/' && *s != '\0')
-                        continue;
-                bool last = *s == '\0';
-                *s = '\0';
-                char *slash = strrchr(p, '/');
-                *slash = '\0';
-                int dfd = root_open_nolinks(r, *p ? p : "/", O_PATH | O_DIRECTORY, 0);
-                *slash = '/';
-                if (dfd < 0)
-                        return dfd;
-                int rc = mkdirat_exact(dfd, slash + 1, mode);
-                close(dfd);
-                if (rc < 0)
-                        return rc;
-                if (last)
-                        return 0;
-                *s = '/';
-        }
-}
-
 /* ---- trust in the log's own files ---- */
 
 /* Why the last file of the log was refused (changelog_strerror), with the code it was refused with. */
@@ -555,7 +530,7 @@ static int settle_head(struct root *r, struct changelog *l, const char *data, si
 
 int changelog_open(struct root *r, struct changelog **ret)
 {
-        int rc = ensure_dir(r, BACKUP_DIR, 0755);
+        int rc = root_mkdirs(r, BACKUP_DIR, 0755);
         if (rc == 0)
                 rc = check_dirs(r);
         bool log_existed = false;
@@ -676,7 +651,7 @@ static void remove_debris(struct root *r, const char *dir, bool (*match)(const c
 
 int changelog_lock(struct root *r, bool wait, int *ret_fd)
 {
-        int rc = ensure_dir(r, CHANGELOG_DIR, 0755);
+        int rc = root_mkdirs(r, CHANGELOG_DIR, 0755);
         if (rc < 0)
                 return rc;
         rc = lock_dir(r, LOCK_EX, wait, ret_fd);

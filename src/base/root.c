@@ -1137,6 +1137,30 @@ int mkdirat_exact(int dfd, const char *name, mode_t mode)
         return errno == EEXIST ? 0 : -errno;
 }
 
+int root_mkdirs(struct root *r, const char *path, mode_t mode)
+{
+        _cleanup_free_ char *p = xstrdup(path);
+        for (char *s = p + 1;; s++) {
+                if (*s != '/' && *s != '\0')
+                        continue;
+                bool last = *s == '\0';
+                *s = '\0';
+                char *slash = strrchr(p, '/');
+                *slash = '\0';
+                int dfd = root_open_nolinks(r, *p ? p : "/", O_PATH | O_DIRECTORY, 0);
+                *slash = '/';
+                if (dfd < 0)
+                        return dfd;
+                int rc = mkdirat_exact(dfd, slash + 1, mode);
+                close(dfd);
+                if (rc < 0)
+                        return rc;
+                if (last)
+                        return 0;
+                *s = '/';
+        }
+}
+
 int dir_remove_matching(int dfd, bool (*match)(const char *name, const void *arg), const void *arg)
 {
         int lfd = dup(dfd);

@@ -193,6 +193,9 @@ int write_all(int fd, const char *data, size_t len) __attribute__((warn_unused_r
 /* The directory NAME in DFD made with exactly MODE (fchmodat: not what the umask leaves of it);
  * one already there is left as it is. Returns 0 or -errno. */
 int mkdirat_exact(int dfd, const char *name, mode_t mode) __attribute__((warn_unused_result));
+/* mkdir -p of the absolute PATH under the root, one component at a time through the handle, no
+ * symbolic link on the way; the directories made get exactly MODE. Returns 0 or -errno. */
+int root_mkdirs(struct root *r, const char *path, mode_t mode) __attribute__((warn_unused_result));
 
 /* Unlink the entries of the open directory DFD whose name MATCH(name, ARG) accepts, then fsync DFD
  * when any went: the sweep of temporary files a killed run left. DFD stays open. Returns how many

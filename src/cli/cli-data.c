@@ -9,6 +9,7 @@
 
 #include "ack.h"
 #include "config.h"
+#include "counters.h"
 #include "site-config.h"
 
 static bool has_rules(const char *dir)
@@ -151,3 +152,12 @@ void cli_judge_acks(struct cli *cli, struct audit *a)
         ack_list_done(&acks);
 }
 
+
+void cli_record_counters(struct cli *cli, struct facts *f)
+{
+        int rc = counters_save(f);
+        if (rc < 0 && rc != -EROFS)
+                fprintf(stderr, "llmtune: the error counters were not recorded in %s under %s (%s): the next run "
+                                "judges their growth against the last record\n",
+                        COUNTERS_STATE, root_path(cli->root), strerror(-rc));
+}

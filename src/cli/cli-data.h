@@ -40,5 +40,8 @@ void rule_env_done(struct rule_env *env);
 /* The acknowledgements in the change log under the root applied to A (apply/ack.h): acked failures
  * become RES_ACKED. A log that cannot be read is said on stderr, and A's failures stay failures. */
 void cli_judge_acks(struct cli *cli, struct audit *a);
+/* This run's counter readings saved as the next run's baseline (facts/counters.h); a failure is
+ * said on stderr (a gathered archive or topology export is read-only: nothing to say). */
+void cli_record_counters(struct cli *cli, struct facts *f);
 /* Print and clear diagnostics; returns EXIT_ERROR when there were any. */
 int cli_report_diags(struct diags *d);

@@ -239,7 +239,7 @@ struct audit_opts {
         const char *profile, *output, *fail_on_arg;
         struct strv only; /* --rule */
         enum audit_format fmt;
-        bool quiet, only_failed;
+        bool quiet, only_failed, record_counters;
         enum severity fail_on;
 };
 
@@ -261,6 +261,7 @@ static int parse_audit_opts(int argc, char **argv, struct audit_opts *o)
                 {"fail-on", required_argument, NULL, 'F'},
                 {"quiet", no_argument, NULL, 'q'},
                 {"only-failed", no_argument, NULL, 'O'},
+                {"record-counters", no_argument, NULL, 'R'},
                 {},
         };
         int c;
@@ -277,6 +278,7 @@ static int parse_audit_opts(int argc, char **argv, struct audit_opts *o)
                 case 'F': o->fail_on_arg = optarg; break;
                 case 'q': o->quiet = true; break;
                 case 'O': o->only_failed = true; break;
+                case 'R': o->record_counters = true; break;
                 default: return cli_usage_error("audit");
                 }
         if (o->output && o->fmt != FMT_PROMETHEUS && o->fmt != FMT_NFD)
@@ -300,6 +302,8 @@ static int audit_run(struct cli *cli, struct rule_env *env, struct facts *f, con
         if (engine_run(&env->rules, &env->profile, f, &o->only, &a, &bad) < 0)
                 return cli_error("unknown rule '%s' (see `llmtune explain --list`)", bad);
         cli_judge_acks(cli, &a);
+        if (o->record_counters)
+                cli_record_counters(cli, f);
         int wrc = EXIT_OK;
         if (o->quiet)
                 ;
@@ -345,7 +349,7 @@ const struct command cmd_audit = {
         .summary = "check this machine against a profile and explain every deviation",
         .usage = "Usage: llmtune [--root DIR] audit [--profile NAME|FILE] [--rule ID...]\n"
                  "           [--json | --format human|json|prometheus|nfd [--output FILE]]\n"
-                 "           [--quiet] [--only-failed] [--fail-on critical|warning|info]\n"
+                 "           [--quiet] [--only-failed] [--record-counters] [--fail-on critical|warning|info]\n"
                  "\n"
                  "Evaluate every rule the profile enables and print, per rule: PASS, FAIL (with the observed\n"
                  "and expected values and the fix), N/A (with the reason: no cpufreq driver, no GPU...) or\n"
@@ -367,6 +371,8 @@ const struct command cmd_audit = {
                  "  -q, --quiet              print nothing: the exit status is the answer\n"
                  "      --only-failed        show only the rules that failed or could not be evaluated\n"
                  "                           (the summary still counts every rule)\n"
+                 "      --record-counters    record the error counters read as the baseline of the next\n"
+                 "                           run's growth (health-check does so; an audit only with this)\n"
                  "      --fail-on SEVERITY   the lowest severity that fails the audit: critical, warning\n"
                  "                           (default, or [audit] fail_on in " SITE_CONFIG_PATH ") or info\n"
                  "\n"

@@ -442,11 +442,12 @@ static int health_check_cmd(struct cli *cli, int argc, char **argv)
                 {"profile", required_argument, NULL, 'p'},
                 {"config", required_argument, NULL, 'c'},
                 {"verbose", no_argument, NULL, 'v'},
+                {"record-counters", no_argument, NULL, 'R'},
                 {},
         };
         struct timespec t0;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        bool slurm = false, verbose = false, drain_on_error = false, have_sev = false;
+        bool slurm = false, verbose = false, drain_on_error = false, have_sev = false, record_counters = false;
         enum severity sev = SEV_CRITICAL;
         const char *node = NULL, *profile = NULL, *config = NULL;
         int c;
@@ -463,6 +464,7 @@ static int health_check_cmd(struct cli *cli, int argc, char **argv)
                 case 'p': profile = optarg; break;
                 case 'c': config = optarg; break;
                 case 'v': verbose = true; break;
+                case 'R': record_counters = true; break;
                 default: return HC_ERROR;
                 }
         if (optind < argc)
@@ -489,8 +491,12 @@ static int health_check_cmd(struct cli *cli, int argc, char **argv)
         const char *bad = NULL;
         if (rc == EXIT_OK && engine_run(&env.rules, &env.profile, f, NULL, &a, &bad) < 0)
                 rc = cli_error("unknown rule '%s'", bad);
-        if (rc == EXIT_OK)
+        if (rc == EXIT_OK) {
                 cli_judge_acks(cli, &a); /* an acknowledged finding does not drain; a raised one does */
+                /* the baseline of the next check's counter growth: this machine's, or a tree's when asked */
+                if (root_is_live(root) || record_counters)
+                        cli_record_counters(cli, f);
+        }
         if (rc != EXIT_OK) {
                 /* Could not check: say so the NHC way, change nothing in Slurm. */
                 fprintf(stderr, "ERROR:  llmtune:  Health check could not run (see above); node state left as it is\n");
@@ -516,7 +522,7 @@ const struct command cmd_health_check = {
         .name = "health-check",
         .summary = "the audit as a node health check (Slurm HealthCheckProgram: drain and resume)",
         .usage = "Usage: llmtune [--root DIR] health-check [--slurm] [--severity LEVEL] [--drain-on-error]\n"
-                 "           [--node NAME] [--profile NAME|FILE] [--config FILE] [--verbose]\n"
+                 "           [--node NAME] [--profile NAME|FILE] [--config FILE] [--verbose] [--record-counters]\n"
                  "\n"
                  "Run the audit and judge the node: unhealthy when a rule fails at or above the severity\n"
                  "(default critical). Rules that do not apply never count; rules that cannot be evaluated\n"
@@ -524,6 +530,9 @@ const struct command cmd_health_check = {
                  "stderr as \"ERROR:  llmtune:  Health check failed:  RULE OBSERVED (SEVERITY)\", as NHC does.\n"
                  "A finding acknowledged with `llmtune ack` does not count (a NOTE line says who and why)\n"
                  "until its evidence changes (a new Xid, a counter that grew), it expires or is withdrawn.\n"
+                 "The error counters read (InfiniBand ports, AER, ECC, NVLink) are recorded in\n"
+                 "/var/lib/llmtune/counters.state: the next check judges what rose since. Under --root the\n"
+                 "tree is only read, unless --record-counters is given.\n"
                  "\n"
                  "With --slurm (for slurm.conf's HealthCheckProgram, through\n"
                  "/usr/libexec/llmtune/slurm-health-check, which takes no arguments): an unhealthy node is\n"
@@ -544,6 +553,7 @@ const struct command cmd_health_check = {
                  "  -c, --config FILE     settings file instead of " HC_CONFIG " (under the root):\n"
                  "                        [health-check] severity, drain-on-error, node, profile\n"
                  "  -v, --verbose         also say what was decided and how long the check took\n"
+                 "      --record-counters under --root: record the counters in DIR's state file too\n"
                  "\n"
                  "Exit status (NHC's convention: 0 healthy): 0 healthy, 1 unhealthy (drained, or left\n"
                  "drained by someone else), 2 the check could not run or scontrol failed (nothing changed).\n",

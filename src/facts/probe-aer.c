@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "counters.h"
 #include "parse.h"
 #include "probes.h"
 
@@ -141,19 +142,17 @@ static bool device_counts(struct facts *f, struct root *r, const char *a, struct
                 int rc = root_read(r, p, &data, NULL);
                 if (rc == 0)
                         rc = total(data, kinds[k].key, &v);
-                if (rc == -ENOENT) {
-                        fact_absent(f, p, "no AER statistics (no AER capability, or a kernel before 4.17)", "aer.%s.%s",
-                                    a, kinds[k].fact);
-                        continue;
-                }
-                if (rc < 0) {
-                        fact_unreadable(f, p, rc, NULL, "aer.%s.%s", a, kinds[k].fact);
-                        unknown[k] = true;
-                        continue;
-                }
-                any = true;
-                fact_uint(f, p, v, "aer.%s.%s", a, kinds[k].fact);
-                if (v)
+                _cleanup_free_ char *name = xasprintf("aer.%s.%s", a, kinds[k].fact);
+                if (rc == -ENOENT)
+                        fact_absent(f, p, "no AER statistics (no AER capability, or a kernel before 4.17)", "%s", name);
+                else if (rc < 0)
+                        fact_unreadable(f, p, rc, NULL, "%s", name);
+                else
+                        fact_uint(f, p, v, "%s", name);
+                counter_growth(f, name, NULL); /* NAME_growth: since the last recorded reading */
+                unknown[k] |= rc < 0 && rc != -ENOENT;
+                any |= rc == 0;
+                if (rc == 0 && v)
                         sbuf_addf(&bad[k], "%s%s", bad[k].len ? "," : "", a);
         }
         return any;

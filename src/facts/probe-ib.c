@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "counters.h"
 #include "facts.h"
 #include "parse.h"
 #include "pci-link.h"
@@ -137,6 +138,8 @@ static void port_counters(struct facts *f, const char *dir, const char *dev, con
                 }
                 fact_file_int(f, cp, "no counters file (an Ethernet/RoCE port, or the driver does not provide it)",
                               "ib.%s.port.%s.%s", dev, port, counters[i]);
+                _cleanup_free_ char *name = xasprintf("ib.%s.port.%s.%s", dev, port, counters[i]);
+                counter_growth(f, name, NULL); /* NAME_growth: since the last recorded reading */
         }
 }
 

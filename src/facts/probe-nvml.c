@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "counters.h"
 #include "nvgpu.h"
 #include "probes.h"
 
@@ -189,11 +190,29 @@ void nvgpu_derived(struct facts *f, int listed)
         }
 }
 
+/* nvml.N.COUNTER_growth for the error counters judged between runs, keyed by the GPU's PCI address
+ * (its index changes when a GPU before it falls off the bus). */
+static void nvgpu_growth(struct facts *f, int listed)
+{
+        static const char *const counters[] = {"ecc.volatile.corrected", "ecc.volatile.uncorrected", "nvlink.errors"};
+        for (int i = 0; i < listed; i++) {
+                char an[64];
+                snprintf(an, sizeof(an), "nvml.%d.address", i);
+                const struct fact *a = facts_get(f, an);
+                for (size_t k = 0; a && a->status == FACT_OK && k < ARRAY_SIZE(counters); k++) {
+                        _cleanup_free_ char *name = xasprintf("nvml.%d.%s", i, counters[k]),
+                                            *key = xasprintf("nvml@%s.%s", a->str, counters[k]);
+                        counter_growth(f, name, key);
+                }
+        }
+}
+
 static int nvml_run(struct facts *f)
 {
         int n = root_is_live(facts_root(f)) ? nvml_live_facts(f, NVGPU_SONAME) : nvsmi_xml_facts(f, NVGPU_CAPTURE);
         nvgpu_unlisted(f, n);
         nvgpu_derived(f, n);
+        nvgpu_growth(f, n);
         return 0;
 }
 

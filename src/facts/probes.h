@@ -28,6 +28,7 @@ extern const struct probe probe_service; /* service.*, gpudirect.*  probe-servic
 extern const struct probe probe_tuner;   /* tuner.*   probe-tuner.c (boot-time governor/THP tuners) */
 extern const struct probe probe_xid;     /* xid.*     probe-xid.c (kernel log, rules/xid-catalog.tsv) */
 extern const struct probe probe_aer;     /* aer.*     probe-aer.c */
+extern const struct probe probe_counters; /* counters.* counters.c (the state growth is judged against) */
 extern const struct probe probe_nvml;    /* nvml.*    probe-nvml.c (NVML, or an nvidia-smi capture) */
 extern const struct probe probe_root;    /* root.*    probe-root.c (how the tree is read) */
 

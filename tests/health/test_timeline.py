@@ -13,7 +13,11 @@ against the log's last line.
 
 Acks: `llmtune ack` of an Xid finding makes audit, health-check, the Prometheus export and report
 say "acked"; a new Xid of the GPU, another GPU's Xid (with --item), the expiry and unack raise it
-again; verify checks the records, and an edited one makes every ack void. Exit 0 pass, 1 fail.
+again; verify checks the records, and an edited one makes every ack void.
+
+Counters between runs: the InfiniBand and AER growth rules judge what rose since the reading the
+last health check recorded (a read-only audit records nothing), across a reboot and a cleared
+counter. Exit 0 pass, 1 fail.
 """
 import argparse
 import json
@@ -245,6 +249,68 @@ def acks(a, tmp):
     print('ok: acks recorded, shown, raised again by new evidence, items, unack, expiry and tampering')
 
 
+def counters(a, tmp):
+    t = Tree(a, tmp, 'hgx-h100', 'counters')
+    prof = 'h100-sxm-8x'
+    port = 'sys/class/infiniband/mlx5_0/ports/1/counters/'
+    t.write('proc/sys/kernel/random/boot_id', '11111111-2222-3333-4444-555555555555\n')
+
+    def ib(link_downed, symbol='0'):
+        for name, v in (('link_downed', link_downed), ('symbol_error', symbol), ('port_rcv_errors', '0'),
+                        ('link_error_recovery', '0')):
+            t.write(port + name, v + '\n')
+    gpu = os.path.realpath(os.path.join(t.path, 'sys/bus/pci/devices/0000:18:00.0'))
+
+    def aer(nonfatal):
+        for kind, key, v in (('correctable', 'TOTAL_ERR_COR', 0), ('nonfatal', 'TOTAL_ERR_NONFATAL', nonfatal),
+                             ('fatal', 'TOTAL_ERR_FATAL', 0)):
+            with open(os.path.join(gpu, 'aer_dev_' + kind), 'w') as f:
+                f.write('Undefined 0\n%s %d\n' % (key, v))
+    ib('3')
+    aer(1)
+    state = os.path.join(t.path, 'var/lib/llmtune/counters.state')
+    r = t.audit(prof, 'ib-port-errors-growing', 'ib-port-symbol-errors')
+    check(r['ib-port-errors-growing']['status'] == 'n/a' and 'no earlier reading' in r['ib-port-errors-growing']['reason'],
+          'first run: no growth known (%r)' % r['ib-port-errors-growing']['reason'])
+    check(r['ib-port-symbol-errors']['status'] == 'n/a', 'link_downed 3 since boot is no finding by itself (%s)' %
+          r['ib-port-symbol-errors']['status'])
+    check(not os.path.exists(state), 'a read-only audit under --root records nothing')
+    p = t.run('health-check', '--profile', prof)
+    check(not os.path.exists(state), 'a health check under --root only reads the tree')
+    p = t.run('health-check', '--profile', prof, '--record-counters')
+    check(os.path.exists(state) and os.stat(state).st_mode & 0o777 == 0o600,
+          'health-check --record-counters recorded the counters, root-only (%r)' % p.stderr[-300:])
+    ib('6')
+    aer(2)
+    for _ in range(2):  # an audit judges against the health check's reading and does not move it
+        r = t.audit(prof, 'ib-port-errors-growing', 'pcie-aer-errors-growing')
+        check(r['ib-port-errors-growing']['status'] == 'fail' and
+              r['ib-port-errors-growing']['observed'].startswith('ib.mlx5_0.port.1.link_downed_growth = 3'),
+              'link_downed rose by 3 since the last check: %r' % r['ib-port-errors-growing']['observed'])
+        check(r['pcie-aer-errors-growing']['status'] == 'fail' and
+              'aer.0000:18:00.0.nonfatal_growth = 1' in r['pcie-aer-errors-growing']['observed'],
+              'a new non-fatal AER error on the GPU: %r' % r['pcie-aer-errors-growing']['observed'])
+    p = t.run('health-check', '--profile', prof, '--severity', 'warning', '--record-counters')
+    check(p.returncode == 1 and 'ib-port-errors-growing' in p.stderr, 'health-check at warning: unhealthy (%d)' %
+          p.returncode)
+    r = t.audit(prof, 'ib-port-errors-growing', 'pcie-aer-errors-growing')
+    check(r['ib-port-errors-growing']['status'] == 'pass' and r['pcie-aer-errors-growing']['status'] == 'pass',
+          'nothing rose since that check: pass (%s %s)' % (r['ib-port-errors-growing']['status'],
+                                                            r['pcie-aer-errors-growing']['status']))
+    t.write('proc/sys/kernel/random/boot_id', '99999999-2222-3333-4444-555555555555\n')
+    ib('1')
+    r = t.audit(prof, 'ib-port-errors-growing')['ib-port-errors-growing']
+    check(r['status'] == 'fail' and r['observed'].startswith('ib.mlx5_0.port.1.link_downed_growth = 1'),
+          'after a reboot the counter counts from zero: %r' % r['observed'])
+    t.write('var/lib/llmtune/counters.state', 'garbage\n')
+    r = t.audit(prof, 'ib-port-errors-growing')['ib-port-errors-growing']
+    check(r['status'] == 'n/a' and 'not one llmtune writes' in r['reason'], 'a foreign state file: n/a (%r)' % r['reason'])
+    p = t.run('health-check', '--profile', prof, '--record-counters')
+    with open(state) as f:
+        check(f.read().startswith('llmtune-counters 1\n'), 'the next health check replaces it')
+    print('ok: counters judged by their growth since the last health check')
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--llmtune', required=True)
@@ -256,6 +322,7 @@ def main():
         xid_windows(a, tmp)
         xid_corpus(a, tmp)
         acks(a, tmp)
+        counters(a, tmp)
     return finish()
 
 

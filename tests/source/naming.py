@@ -33,6 +33,7 @@ EXCEPTIONS = {
     'state_free': FACTS_DESTROY,
     'svc_free': FACTS_DESTROY,
     'catalog_free': FACTS_DESTROY,
+    'cstate_free': FACTS_DESTROY,
 }
 
 # A declaration or definition starts in column 0 (house style): the return type, then the name.

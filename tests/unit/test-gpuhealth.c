@@ -9,8 +9,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "counters.h"
 #include "facts.h"
 #include "root.h"
 #include "tmptree.h"
@@ -736,6 +738,68 @@ START_TEST(ib_counters)
 }
 END_TEST
 
+/* Counters between runs: NAME_growth against the state file, written by counters_save. */
+static void ib_port(const char *link_downed, const char *symbol)
+{
+        put("sys/class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE\n");
+        put("sys/class/infiniband/mlx5_0/ports/1/link_layer", "InfiniBand\n");
+        put("sys/class/infiniband/mlx5_0/ports/1/counters/link_downed", link_downed);
+        put("sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error", symbol);
+}
+
+START_TEST(counter_growth_between_runs)
+{
+        put("proc/sys/kernel/random/boot_id", "11111111-2222-3333-4444-555555555555\n");
+        ib_port("3\n", "10\n");
+        struct facts *f = open_facts();
+        absent(f, "ib.mlx5_0.port.1.link_downed_growth", "no earlier reading: the counters are recorded by");
+        eq(f, "counters.state", "none");
+        ck_assert_int_eq(counters_save(f), 0);
+        close_facts(f);
+        char *state = tmptree_get("var/lib/llmtune/counters.state");
+        ck_assert_ptr_nonnull(strstr(state, "llmtune-counters 1\nboot 11111111-2222-3333-4444-555555555555\ntime "));
+        ck_assert_ptr_nonnull(strstr(state, "\nib.mlx5_0.port.1.link_downed 3\n"));
+        free(state);
+        struct stat st;
+        _cleanup_free_ char *sp = xasprintf("%s/var/lib/llmtune/counters.state", tmptree_path());
+        ck_assert_int_eq(stat(sp, &st), 0);
+        ck_assert_int_eq(st.st_mode & 0777, 0600); /* root-only */
+
+        ib_port("6\n", "10\n"); /* the port went down three times since */
+        f = open_facts();
+        eq(f, "ib.mlx5_0.port.1.link_downed_growth", "3");
+        eq(f, "ib.mlx5_0.port.1.symbol_error_growth", "0");
+        eq(f, "counters.state", "ok");
+        eq(f, "counters.same_boot", "true");
+        ck_assert_int_eq(counters_save(f), 0);
+        close_facts(f);
+        f = open_facts();
+        eq(f, "ib.mlx5_0.port.1.link_downed_growth", "0"); /* nothing new since the last record */
+        close_facts(f);
+
+        ib_port("2\n", "10\n"); /* cleared (perfquery -R): all of the count is new */
+        f = open_facts();
+        eq(f, "ib.mlx5_0.port.1.link_downed_growth", "2");
+        close_facts(f);
+        put("proc/sys/kernel/random/boot_id", "99999999-2222-3333-4444-555555555555\n");
+        ib_port("6\n", "10\n"); /* another boot: the counters restarted, all of it is new */
+        f = open_facts();
+        eq(f, "ib.mlx5_0.port.1.link_downed_growth", "6");
+        eq(f, "counters.same_boot", "false");
+        close_facts(f);
+
+        put("var/lib/llmtune/counters.state", "llmtune-counters 1\nboot x\ntime 12\nib.mlx5_0.port.1.link_downed lots\n");
+        f = open_facts();
+        absent(f, "ib.mlx5_0.port.1.link_downed_growth", "is not one llmtune writes (line 4: 'lots' is not a number)");
+        eq(f, "counters.state", "foreign");
+        ck_assert_int_eq(counters_save(f), 0); /* replaced by a whole one */
+        close_facts(f);
+        f = open_facts();
+        eq(f, "ib.mlx5_0.port.1.link_downed_growth", "0");
+        close_facts(f);
+}
+END_TEST
+
 static Suite *suite(void)
 {
         Suite *s = suite_create("gpuhealth");
@@ -772,6 +836,7 @@ static Suite *suite(void)
         tcase_add_test(tc, aer_counters);
         tcase_add_test(tc, aer_none);
         tcase_add_test(tc, ib_counters);
+        tcase_add_test(tc, counter_growth_between_runs);
         suite_add_tcase(s, tc);
         return s;
 }
