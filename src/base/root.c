@@ -491,6 +491,8 @@ void root_record(struct root *r, const char *path, unsigned kind, int err)
                 d->rec.err = err;
 }
 
+bool root_recording(const struct root *r) { return r->rec != NULL; }
+
 void root_record_data(struct root *r, const char *path, const void *data, size_t len)
 {
         if (!r->rec)

@@ -147,6 +147,9 @@ struct root_rec {
         size_t len;
 };
 void root_record_start(struct root *r);
+/* Is the handle recording (gather)? A probe that reads a large file for a small part of it
+ * records only that part (root_record_data), so the archive holds what the rules read. */
+bool root_recording(const struct root *r);
 /* Read the live system as if it were a tree (gather on "/"): probes then take the file paths an
  * archive root will take (/proc/net/route rather than getifaddrs), so those files get recorded. */
 void root_view_as_tree(struct root *r);

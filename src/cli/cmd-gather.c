@@ -354,8 +354,9 @@ const struct command cmd_gather = {
                  "  -o, --output FILE   archive to write (.tar.zst or .tar.gz); default\n"
                  "                      llmtune-HOST-DATE.tar.zst (.tar.gz where zstd is unavailable)\n"
                  "  -x, --exclude GLOB  leave out paths matching GLOB (fnmatch, '*' crosses '/'); repeatable\n"
-                 "  -a, --anonymize     replace MAC addresses, GUIDs, serial numbers and the host name,\n"
-                 "                      consistently (the audit of the archive finds the same)\n"
+                 "  -a, --anonymize     replace MAC addresses (also inside IPv6 addresses), GUIDs, serial\n"
+                 "                      numbers, UUIDs, IP addresses and routes, and the host name,\n"
+                 "                      consistently (the audit of the archive finds the same; README)\n"
                  "\n"
                  "Exit status: 0 written, 1 error.\n",
         .run = gather_cmd,

@@ -452,6 +452,16 @@ static void collect(struct gctx *g, struct root *r)
 static json_object *manifest_entry(struct anonymizer *an, struct out *e, struct gather_stats *st)
 {
         json_object *f = json_object_new_object();
+        if (an) { /* identifiers in names too (dev/disk/by-uuid/UUID): the same replacement as in content */
+                char *p = anonymize_path(an, e->path);
+                free(e->path);
+                e->path = p;
+                if (e->target) {
+                        p = anonymize_path(an, e->target);
+                        free(e->target);
+                        e->target = p;
+                }
+        }
         json_object_object_add(f, "path", json_object_new_string(e->path));
         json_object_object_add(f, "type", json_object_new_string(type_str(e->type)));
         switch (e->type) {

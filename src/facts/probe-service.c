@@ -310,6 +310,30 @@ static void dmabuf(struct facts *f)
         fact_bool(f, path, ok, "gpudirect.dmabuf");
 }
 
+/* The kernel's peer-memory API, which only MLNX_OFED's ib_core exports. */
+#define PEER_MEMORY_SYMBOL " ib_register_peer_memory_client"
+
+/* gather: of the large file PATH (DATA, LEN bytes) only the lines holding NEEDLE go into the
+ * archive, which is all this probe reads of it (5 MB of /proc/kallsyms, the kernel's layout, for
+ * one symbol). The archive then answers the same. */
+static void record_lines_with(struct root *r, const char *path, const char *data, size_t len, const char *needle)
+{
+        if (!root_recording(r))
+                return;
+        struct sbuf b = {0};
+        sbuf_addn(&b, "", 0);
+        for (const char *p = data; p < data + len;) {
+                const char *nl = memchr(p, '\n', (size_t)(data + len - p));
+                size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(data + len - p);
+                _cleanup_free_ char *line = xstrndup(p, n);
+                if (strstr(line, needle))
+                        sbuf_addn(&b, p, n);
+                p += n;
+        }
+        root_record_data(r, path, b.s, b.len);
+        free(sbuf_steal(&b));
+}
+
 static void ofed(struct facts *f)
 {
         struct root *r = facts_root(f);
@@ -319,8 +343,11 @@ static void ofed(struct facts *f)
                 return;
         }
         const char *data = NULL;
-        int rc = root_read(r, "/proc/kallsyms", &data, NULL);
-        if (rc == 0 && strstr(data, " ib_register_peer_memory_client")) {
+        size_t len = 0;
+        int rc = root_read(r, "/proc/kallsyms", &data, &len);
+        if (rc == 0)
+                record_lines_with(r, "/proc/kallsyms", data, len, PEER_MEMORY_SYMBOL);
+        if (rc == 0 && strstr(data, PEER_MEMORY_SYMBOL)) {
                 fact_bool(f, "/proc/kallsyms", true, "gpudirect.ofed");
                 return;
         }
@@ -405,6 +432,30 @@ static char *upstream_version(const char *v)
         return dash ? xstrndup(v, (size_t)(dash - v)) : xstrdup(v);
 }
 
+/* gather: of dpkg's status file (a megabyte, every package) only the paragraphs of the fabric
+ * manager's packages go into the archive: all fm_version reads of it, so the archive answers the
+ * same (a version, or no such package). */
+static void record_fm_paragraphs(struct root *r, const char *data, size_t len)
+{
+        if (!root_recording(r))
+                return;
+        struct sbuf b = {0};
+        sbuf_addn(&b, "", 0);
+        for (const char *p = data; p < data + len;) {
+                const char *end = strstr(p, "\n\n");
+                size_t n = end ? (size_t)(end - p) + 2 : (size_t)(data + len - p);
+                if (startswith(p, "Package: ")) {
+                        const char *eol = strchr(p, '\n');
+                        _cleanup_free_ char *name = xstrndup(p + 9, (size_t)((eol && eol < p + n ? eol : p + n) - p - 9));
+                        if (fm_package(name))
+                                sbuf_addn(&b, p, n);
+                }
+                p += n;
+        }
+        root_record_data(r, DPKG_STATUS, b.s, b.len);
+        free(sbuf_steal(&b));
+}
+
 /* The installed fabric manager's version from dpkg's status file; NULL with *err and *why
  * (-ENOENT: no dpkg database, or no such package in it). */
 static char *fm_version_dpkg(struct root *r, int *err, char **why)
@@ -416,6 +467,7 @@ static char *fm_version_dpkg(struct root *r, int *err, char **why)
                 *why = root_gone(*err) ? xstrdup("no dpkg database") : xasprintf("%s: %s", DPKG_STATUS, errno_name(*err));
                 return NULL;
         }
+        record_fm_paragraphs(r, data, len);
         char *found = NULL;
         _cleanup_free_ char *pkg = NULL, *status = NULL, *version = NULL;
         for (const char *p = data; !found && p <= data + len;) {

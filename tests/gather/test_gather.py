@@ -12,6 +12,11 @@
   readonly       apply and rollback refuse an archive root; plan and apply --dry-run work
   anonymize      --anonymize: no MAC, GUID, serial or host name of the tree is left in any member,
                  the same MAC maps to the same fake, and the audit is unchanged apart from "host"
+  anonymize-scan every fixture root, one with the corpus's nvidia-smi capture and kernel log, and this
+                 machine: each identifier the source held (serials, UUIDs, board ids, MACs in
+                 any form, IPv4/IPv6 addresses, host names), found independently in a plain
+                 gather, is in no member's content, name or link target of the anonymized one;
+                 the audits are equal; dpkg's status and /proc/kallsyms hold only what is read
   unlisted       a directory gather cannot list (0000, gathered as nobody) is in the MANIFEST as
                  "unlisted" with its errno, and the archive's facts built on it are unreadable
   mode           the archive has the umask's mode, and 0600 when it holds a file that not every
@@ -229,6 +234,190 @@ def case_anonymize(tmp):
     a.pop("host"), b.pop("host")
     check(a == b, "the audit of the anonymized archive differs")
     print(f"ok anonymize: {len(secrets)} identifying values replaced, audit unchanged")
+
+
+CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "corpus", "nvidia-smi")
+UUID = re.compile(r"(?<![0-9a-fA-F])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?![0-9a-fA-F])")
+MAC_ANY = re.compile(r"(?<![0-9a-fA-F:-])[0-9a-fA-F]{2}([:-])[0-9a-fA-F]{2}(?:\1[0-9a-fA-F]{2}){4}(?![0-9a-fA-F:-])")
+# What a UUID-shaped value says without naming anything: GPT partition types, the nil UUID.
+NOT_IDS = {"0657fd6d-a4ab-43c4-84e5-0933c84b4f4f", "c12a7328-f81f-11d2-ba4b-00a0c93ec93b",
+           "0fc63daf-8483-4772-8e79-3d69d8477de4", "00000000-0000-0000-0000-000000000000"}
+HOST_FILES = ("etc/hostname", "etc/hosts", "etc/mailname", "proc/sys/kernel/hostname", "var/lib/llmtune/captures/",
+              "var/log/")
+
+
+def member_text(v):
+    return v[1].decode("latin-1") if v[0] == "file" else v[1]
+
+
+def members(path):
+    """name -> (kind, bytes or link target) of every member of an archive."""
+    out = {}
+    with tarfile.open(path) as t:
+        for x in t.getmembers():
+            out[x.name] = ("link", x.linkname) if x.issym() else ("file", t.extractfile(x).read()) if x.isfile() \
+                else ("dir", "")
+    return out
+
+
+def mac_forms(mac):
+    """A MAC as it may be written anywhere: colon or dash, either case, bare, and inside an
+    EUI-64 interface identifier (RFC 4291 appendix A: the U/L bit inverted, ff:fe in the middle)."""
+    b = bytes.fromhex(mac.replace(":", "").replace("-", ""))
+    e = bytes([b[0] ^ 2]) + b[1:3] + b"\xff\xfe" + b[3:]
+    return {mac.lower().replace("-", ":"), mac.lower().replace(":", "-"), b.hex(), e.hex(),
+            ":".join(e[i:i + 2].hex() for i in range(0, 8, 2)), ":".join(("%x" % int.from_bytes(e[i:i + 2], "big"))
+                                                                        for i in range(0, 8, 2))}
+
+
+def identifiers(arch, extra_hosts=()):
+    """Every identifier the plain archive ARCH holds, found here, by other means than llmtune's:
+    {kind: set of strings to search for (lower case)}, and the host names (searched by word)."""
+    import ipaddress
+    ids = {"serial": set(), "uuid": set(), "mac": set(), "guid": set(), "ipv4": set(), "ipv6": set()}
+    mem = members(arch)
+    host = json.loads(mem["MANIFEST"][1])["host"]
+    for name, (kind, data) in mem.items():
+        text = member_text((kind, data))
+        name_text = name + "\n" + (text if kind == "link" else "")
+        for u in UUID.findall(text + "\n" + name_text):
+            if u.lower() not in NOT_IDS:
+                ids["uuid"].add(u.lower())
+        for m in re.findall(r"UUID=([0-9A-Fa-f-]+)", text):
+            ids["uuid"].add(m.lower())
+        for m in MAC_ANY.finditer(text):
+            if m.group(0).lower().replace("-", ":") not in ("00:00:00:00:00:00", "ff:ff:ff:ff:ff:ff"):
+                ids["mac"] |= mac_forms(m.group(0))
+        if "guid" in name:
+            ids["guid"] |= {g.lower() for g in GUID.findall(text.lower()) if g != "0000:0000:0000:0000"}
+        if kind == "file" and "serial" in os.path.basename(name) and text.strip():
+            ids["serial"].add(text.strip().lower())
+        for tag in ("serial", "board_id"):
+            ids["serial"] |= {"<%s>%s</%s>" % (tag, v.lower(), tag) for v in re.findall(r"<%s>([^<]*)</%s>" % (tag, tag), text)
+                              if v not in ("N/A", "")}
+        ids["serial"] |= {v.lower() for v in re.findall(r"[Ss]erial ?[Nn]umber:? *([0-9A-Za-z-]{4,})", text)}
+        if name.endswith("/net/route"):
+            for line in text.splitlines()[1:]:
+                f = line.split()
+                if len(f) >= 3 and f[2] != "00000000":
+                    ids["ipv4"].add(str(ipaddress.IPv4Address(bytes.fromhex(f[2])[::-1])))
+                    ids["ipv4"].add(f[2].lower())
+        if name.endswith("/net/if_inet6"):
+            for line in text.splitlines():
+                a = ipaddress.IPv6Address(bytes.fromhex(line.split()[0]))
+                if not a.is_loopback:
+                    ids["ipv6"] |= {line.split()[0].lower(), str(a)}
+        if kind == "file" and not name.startswith("root/sys/") and not name.startswith("root/proc/"):
+            for m in re.finditer(r"(?<![0-9A-Za-z:.])([0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7})(?![0-9A-Za-z:])", text):
+                try:
+                    a6 = ipaddress.IPv6Address(m.group(1))
+                except ValueError:
+                    continue
+                if not (a6.is_loopback or a6.is_unspecified):
+                    ids["ipv6"] |= {m.group(1).lower(), str(a6)}
+            for m in re.finditer(r"(?<![\d.])(\d{1,3}(?:\.\d{1,3}){3})(?![\d]|\.\d)", text):
+                a = m.group(1)
+                if all(int(x) <= 255 for x in a.split(".")) and not ipaddress.IPv4Address(a).is_loopback and \
+                        not a.startswith(("0.", "255.")):
+                    ids["ipv4"].add(a)
+    hosts = {h for h in (host, *extra_hosts) if h and h != "localhost"}
+    return ids, hosts, mem
+
+
+def scan(name, plain, anon, extra_hosts=(), live_addrs=()):
+    ids, hosts, src = identifiers(plain, extra_hosts)
+    ids["ipv4"] |= {a for a in live_addrs if ":" not in a}
+    ids["ipv6"] |= {a for a in live_addrs if ":" in a}
+    mem = members(anon)
+    blob = "\n".join(k + "\n" + member_text(v) for k, v in mem.items()).lower()
+    for kind, vals in ids.items():
+        left = sorted(v for v in vals if (re.search(r"(?<![\d.])%s(?![\d]|\.\d)" % re.escape(v), blob) if kind == "ipv4"
+                                          else v in blob))
+        check(not left, f"anonymize-scan {name}: {kind} left in the anonymized archive: {left[:5]}")
+    for h in hosts:
+        # a short word (vm) only where a host is named: elsewhere it is /proc/sys/vm
+        distinctive = len(h) >= 4 or re.search(r"[\d-]", h)
+        where = mem if distinctive else {k: v for k, v in mem.items() if k[len("root/"):].startswith(HOST_FILES)}
+        text = "\n".join(k + "\n" + member_text(v) for k, v in where.items())
+        if not distinctive:  # the MANIFEST's own words about the machine (its paths name /proc/sys/vm)
+            m = json.loads(mem["MANIFEST"][1])
+            text += "\n" + json.dumps([m["host"], m["root"], m["command_line"]])
+        found = re.search(r"(?<![A-Za-z0-9_-])%s(?![A-Za-z0-9_-])" % re.escape(h), text, re.I)
+        check(found is None, f"anonymize-scan {name}: host name {h!r} left: ...{text[max(0, found.start() - 60):found.end() + 20]!r}"
+              if found else "")
+    a = without_root(run("--root", plain, "audit", "--json", rc=(0, 2, 3)).stdout)
+    b = without_root(run("--root", anon, "audit", "--json", rc=(0, 2, 3)).stdout)
+    a.pop("host"), b.pop("host")
+    check(a == b, f"anonymize-scan {name}: the audit of the anonymized archive differs: " +
+          str([x["rule"] for x, y in zip(a["results"], b["results"]) if x != y][:5]))
+    return {k: len(v) for k, v in ids.items()}, hosts, src
+
+
+def plant_identifiers(tree):
+    """The corpus's nvidia-smi capture and kernel log (GPU serials, UUIDs, board ids), and text
+    forms the fixtures lack: an FQDN, IPv4 and IPv6 addresses and a MAC in the kernel log and
+    /etc/hosts, a MAC written with dashes."""
+    cap = os.path.join(tree, "var/lib/llmtune/captures")
+    os.makedirs(cap, exist_ok=True)
+    shutil.copy(os.path.join(CORPUS, "a100-sxm4-80gb-mig-driver535-v12.xml"), os.path.join(cap, "nvidia-smi.xml"))
+    with open(os.path.join(CORPUS, "dmesg-xid119-gsp-timeout-dell-xe9680.log")) as f:
+        log = [re.sub(r"^\[[^]]*\] ", "", line) for line in f]
+    with open(os.path.join(cap, "kmsg.txt"), "w") as f:
+        for i, line in enumerate(log):
+            f.write("[%9.6f] %s" % (10 + i, line))
+        f.write("[  60.000000] mlx5_core 0000:18:00.0 ibp24s0: Link up, MAC 0c:42:a1:5e:77:01 (0C-42-A1-5E-77-02)\n"
+                "[  61.000000] nfs: server 10.20.30.40 not responding, still trying\n"
+                "[  62.000000] IPv6: eth0: address 2001:db8:1:2::17/64 of hgx-h100.cluster.example.com\n")
+    with open(os.path.join(tree, "etc/hosts"), "w") as f:
+        f.write("127.0.0.1 localhost\n10.20.30.17 hgx-h100.cluster.example.com hgx-h100\n"
+                "fd12:3456:789a::17 hgx-h100-v6\n")
+
+
+def case_anonymize_scan(tmp):
+    """Issue 31 item 4: an anonymized archive of each fixture root and of this machine holds
+    none of the identifiers its source held."""
+    trees = [(n, os.path.join(ROOTS, n)) for n in FIXTURES]
+    if os.path.isdir(CORPUS):
+        planted = os.path.join(tmp, "planted")
+        shutil.copytree(os.path.join(ROOTS, "hgx-h100"), planted, symlinks=True)
+        plant_identifiers(planted)
+        trees.append(("hgx-h100+corpus", planted))
+    elif os.environ.get("LLMTUNE_REQUIRE_CORPUS") == "1":
+        check(False, f"anonymize-scan: no corpus at {CORPUS}")
+    for name, tree in trees:
+        plain, anon = os.path.join(tmp, f"s-{name}.tar.gz"), os.path.join(tmp, f"s-{name}-a.tar.gz")
+        run("--root", tree, "gather", "-o", plain, rc=0)
+        run("--root", tree, "gather", "--anonymize", "-o", anon, rc=0)
+        counts, hosts, _ = scan(name, plain, anon)
+        check(counts["mac"] and counts["ipv4"] and counts["ipv6"] and (counts["uuid"] or name == "vm-nogpu"),
+              f"anonymize-scan {name}: too few identifiers to test: {counts}")
+        if name.endswith("+corpus"):
+            check(counts["serial"] >= 3 and counts["ipv6"] >= 4 and counts["ipv4"] >= 3,
+                  f"anonymize-scan {name}: the planted identifiers were not all found: {counts}")
+        print(f"ok anonymize-scan {name}: {counts} and host {sorted(hosts)} gone, audit equal")
+    # this machine: its host names and live addresses too
+    import socket
+    plain, anon = os.path.join(tmp, "s-live.tar.gz"), os.path.join(tmp, "s-live-a.tar.gz")
+    env = dict(os.environ, NO_COLOR="1")
+    for out, extra in ((plain, []), (anon, ["--anonymize"])):
+        g = subprocess.run([LLMTUNE, "gather", *extra, "-o", out], capture_output=True, text=True, env=env, timeout=300)
+        check(g.returncode == 0, f"anonymize-scan live: gather {extra}: {g.stderr.strip()[:300]}")
+    addrs = []
+    ip = subprocess.run(["ip", "-j", "addr"], capture_output=True, text=True) if shutil.which("ip") else None
+    if ip and ip.returncode == 0:
+        addrs = [a["local"] for i in json.loads(ip.stdout) for a in i.get("addr_info", [])
+                 if a.get("local") and not a["local"].startswith(("127.", "::1"))]
+    counts, hosts, src = scan("live", plain, anon, (socket.gethostname(), socket.getfqdn()), addrs)
+    # Gather takes what the rules read: of dpkg's status only the fabric manager's paragraphs, of
+    # /proc/kallsyms only the peer-memory symbol's lines.
+    for path, keep in (("root/var/lib/dpkg/status", r"Package: nvidia-fabricmanager"),
+                       ("root/proc/kallsyms", r" ib_register_peer_memory_client")):
+        if path in src and src[path][0] == "file":
+            text = src[path][1].decode("latin-1")
+            paras = [p for p in text.split("\n\n" if "dpkg" in path else "\n") if p.strip()]
+            check(all(re.search(keep, p) for p in paras), f"anonymize-scan live: {path} holds more than is read "
+                  f"({len(text)} bytes, {len(paras)} parts)")
+    print(f"ok anonymize-scan live: {counts}, addresses {addrs}, hosts {sorted(hosts)} gone, audit equal")
 
 
 def case_live(tmp):
@@ -527,6 +716,7 @@ def case_cleanup(tmp):
 
 CASES = {"roundtrip": case_roundtrip, "manifest": case_manifest, "exclude": case_exclude, "deny": case_deny,
          "readonly": case_readonly, "anonymize": case_anonymize, "live": case_live, "kernel-links": case_kernel_links,
+         "anonymize-scan": case_anonymize_scan,
          "report": case_report, "unlisted": case_unlisted, "mode": case_mode, "cleanup": case_cleanup}
 
 with tempfile.TemporaryDirectory(prefix="llmtune-gather-") as tmp:

@@ -113,6 +113,63 @@ static char *anon(struct anonymizer *a, const char *path, const char *in)
         return out;
 }
 
+/* Issue 31 item 4: UUIDs, the nvidia-smi capture's serial and board id, addresses in /proc/net
+ * and in text, the MAC inside an EUI-64 address (the same fake as the MAC's), kernel log serials. */
+static void anonymizer_more(struct anonymizer *a)
+{
+        char *m = anon(a, "sys/class/net/eth0/address", "02:fc:00:00:00:01\n");
+        char *i6 = anon(a, "proc/net/if_inet6", "fe8000000000000000fc00fffe000001 04 40 20 80     eth0\n"
+                                                "00000000000000000000000000000001 01 80 10 80       lo\n");
+        /* fe80::/64 kept, the interface id is the EUI-64 of the MAC's replacement */
+        char eui[17];
+        unsigned b[6];
+        ck_assert_int_eq(sscanf(m, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5]), 6);
+        snprintf(eui, sizeof(eui), "%02x%02x%02xfffe%02x%02x%02x", b[0] ^ 2, b[1], b[2], b[3], b[4], b[5]);
+        ck_assert_int_eq(strncmp(i6, "fe80000000000000", 16), 0);
+        ck_assert_int_eq(strncmp(i6 + 16, eui, 16), 0);
+        ck_assert_ptr_nonnull(strstr(i6, "\n00000000000000000000000000000001 01")); /* ::1 stays */
+        /* route: the default route stays, the gateway changes within 10/8, the network within
+         * its mask (/24: the last byte stays 0) and shares its prefix with the gateway */
+        char *rt = anon(a, "proc/net/route", "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\n"
+                                             "eth0\t00000000\t01000A0A\t0003\t0\t0\t0\t00000000\n"
+                                             "eth0\t00000A0A\t00000000\t0001\t0\t0\t0\t00FFFFFF\n");
+        const char *l1 = strchr(rt, '\n') + 1, *l2 = strchr(l1, '\n') + 1;
+        ck_assert_int_eq(strncmp(l1, "eth0\t00000000\t", 14), 0);
+        ck_assert_int_eq(strncmp(l1 + 14, "01000A0A", 8) != 0, 1);
+        ck_assert_int_eq(strncmp(l1 + 20, "0A", 2), 0);
+        ck_assert_int_eq(strncmp(l2 + 5, "00", 2), 0);
+        ck_assert_int_eq(strncmp(l2 + 7, l1 + 16, 6), 0);
+        /* UUIDs: the same fake in fstab, the command line and a link name; GPT types stay */
+        char *fs = anon(a, "etc/fstab", "UUID=3f0a8e8c-5c8b-4d8e-9a55-0c1f2d3e4a5b / ext4 0 1\nUUID=1A2B-3C4D /boot/efi vfat\n");
+        char *cl = anon(a, "proc/cmdline", "root=UUID=3F0A8E8C-5C8B-4D8E-9A55-0C1F2D3E4A5B ro\n");
+        char *pt = anon(a, "run/udev/data/b259:3", "E:ID_PART_ENTRY_TYPE=0657fd6d-a4ab-43c4-84e5-0933c84b4f4f\n");
+        char *ln = anonymize_path(a, "dev/disk/by-uuid/1A2B-3C4D");
+        ck_assert_int_eq(strncmp(fs, "UUID=3f0a8e8c", 13) != 0, 1);
+        ck_assert_int_eq(strncasecmp(fs + 5, cl + 10, 36), 0);
+        ck_assert_str_eq(pt, "E:ID_PART_ENTRY_TYPE=0657fd6d-a4ab-43c4-84e5-0933c84b4f4f\n");
+        ck_assert_int_eq(strncmp(strstr(fs, "\nUUID=") + 6, ln + strlen("dev/disk/by-uuid/"), 9), 0);
+        ck_assert_str_ne(ln, "dev/disk/by-uuid/1A2B-3C4D");
+        /* the nvidia-smi capture: serial and board id keep their shape */
+        char *x = anon(a, "var/lib/llmtune/captures/nvidia-smi.xml",
+                       "<serial>1324321002473</serial><uuid>GPU-27b94a00-ed54-5c24-b1fd-1054085de32a</uuid>"
+                       "<board_id>0x4300</board_id>\n");
+        ck_assert_ptr_null(strstr(x, "1324321002473"));
+        ck_assert_ptr_null(strstr(x, "27b94a00-ed54-5c24-b1fd-1054085de32a"));
+        ck_assert_ptr_null(strstr(x, "0x4300"));
+        ck_assert_ptr_nonnull(strstr(x, "<uuid>GPU-"));
+        ck_assert_ptr_nonnull(strstr(x, "<board_id>0x"));
+        /* the kernel log: a serial, IPv4 and IPv6 addresses (prefix kept: 10/8, fd00::/8) */
+        char *k = anon(a, "var/lib/llmtune/captures/kmsg.txt",
+                       "[1.0] NVRM: GPU Board Serial Number: 1650124014249\n[2.0] nfs: server 10.20.30.40 ok\n"
+                       "[3.0] addr fd12:3456:789a::17/64 and 1.2.3.4.5\n");
+        ck_assert_ptr_null(strstr(k, "1650124014249"));
+        ck_assert_ptr_null(strstr(k, "10.20.30.40"));
+        ck_assert_ptr_nonnull(strstr(k, "server 10."));
+        ck_assert_ptr_null(strstr(k, "fd12:3456:789a::17"));
+        ck_assert_ptr_nonnull(strstr(k, "/64 and 1.2.3.4.5\n")); /* a longer dotted version is not an address */
+        free(m), free(i6), free(rt), free(fs), free(cl), free(pt), free(ln), free(x), free(k);
+}
+
 START_TEST(anonymizer)
 {
         struct anonymizer *a = anonymizer_new_key("node7", key);
@@ -135,12 +192,24 @@ START_TEST(anonymizer)
         char *s = anon(a, "sys/class/dmi/id/product_serial", "ABC123XYZ\n");
         ck_assert_int_eq(strncmp(s, "ANON-", 5), 0);
         ck_assert_uint_eq(strlen(s), strlen("ANON-") + 12 + 1);
-        /* host name as a word only; PCI addresses and times are not addresses */
+        /* host name as a word only, with its domain; PCI addresses and times are not addresses;
+         * the IPv4 address keeps its private range (10/8) */
         char *h = anon(a, "etc/hosts", "10.0.0.7 node7.example.com node7 node77\n0000:3b:00.0 12:34:56\n");
         char *fake = anonymize_host(a, "node7");
         char want[256];
-        snprintf(want, sizeof(want), "10.0.0.7 %s.example.com %s node77\n0000:3b:00.0 12:34:56\n", fake, fake);
-        ck_assert_str_eq(h, want);
+        ck_assert_int_eq(strncmp(h, "10.", 3), 0);
+        ck_assert_int_eq(strncmp(h, "10.0.0.7 ", 9) != 0, 1);
+        snprintf(want, sizeof(want), " %s %s node77\n0000:3b:00.0 12:34:56\n", fake, fake);
+        ck_assert_str_eq(strchr(h, ' '), want);
+        /* a short host name is a word elsewhere (/proc/sys/vm): replaced only where hosts are named */
+        struct anonymizer *v = anonymizer_new_key("vm", key);
+        char *vm1 = anon(v, "etc/sysctl.d/10-vm.conf", "vm.swappiness = 10\n");
+        char *vm2 = anon(v, "etc/hostname", "vm\n");
+        ck_assert_str_eq(vm1, "vm.swappiness = 10\n");
+        ck_assert_int_eq(strncmp(vm2, "host-", 5), 0);
+        anonymizer_free(v);
+        free(vm1), free(vm2);
+        anonymizer_more(a);
         /* another key, another fake: the key is what makes it irreversible */
         static const unsigned char key2[32] = {9};
         struct anonymizer *b = anonymizer_new_key("node7", key2);
