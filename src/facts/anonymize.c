@@ -576,11 +576,11 @@ static size_t host_at(const struct anonymizer *a, const char *c, size_t len, siz
 /* What kind of file PATH (root-relative) is, for which replacements apply. */
 struct kinds {
         const char *net;    /* route, ipv6_route, if_inet6 under proc/.../net, else NULL */
-        bool text_ip;       /* dotted and IPv6 addresses in text: not sysfs or procfs values */
-        bool host;          /* the host name */
+        bool text_ip;       /* dotted and IPv6 addresses, serials in text: not sysfs or procfs values */
+        bool host;          /* the host name (both: never in a binary file, where a length must stay) */
 };
 
-static struct kinds kinds_of(const struct anonymizer *a, const char *path)
+static struct kinds kinds_of(const struct anonymizer *a, const char *path, bool binary)
 {
         struct kinds k = {0};
         const char *base = strrchr(path, '/');
@@ -588,8 +588,10 @@ static struct kinds kinds_of(const struct anonymizer *a, const char *path)
         bool procnet = startswith(path, "proc/") && strstr(path, "/net/");
         if (procnet && (streq(base, "route") || streq(base, "ipv6_route") || streq(base, "if_inet6")))
                 k.net = base;
-        k.text_ip = !startswith(path, "sys/") && (!startswith(path, "proc/") || procnet || streq(path, "proc/cmdline"));
-        k.host = a->host && (distinctive(a->host) || names_host(path));
+        /* a binary file (a database) gets only replacements of the same length */
+        k.text_ip = !binary && !startswith(path, "sys/") &&
+                    (!startswith(path, "proc/") || procnet || streq(path, "proc/cmdline"));
+        k.host = !binary && a->host && (distinctive(a->host) || names_host(path));
         return k;
 }
 
@@ -632,7 +634,7 @@ bool anonymize_content(struct anonymizer *a, const char *path, const char *data,
                 sbuf_addn(&b, data + end, len - end);
         } else {
                 /* Replacements of the same length first, in a copy, then those that change it. */
-                struct kinds k = kinds_of(a, path);
+                struct kinds k = kinds_of(a, path, memchr(data, '\0', len) != NULL);
                 _cleanup_free_ char *copy = xmalloc(len + 1);
                 memcpy(copy, data, len);
                 copy[len] = '\0';

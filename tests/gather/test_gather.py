@@ -307,7 +307,9 @@ def identifiers(arch, extra_hosts=()):
                 a = ipaddress.IPv6Address(bytes.fromhex(line.split()[0]))
                 if not a.is_loopback:
                     ids["ipv6"] |= {line.split()[0].lower(), str(a)}
-        if kind == "file" and not name.startswith("root/sys/") and not name.startswith("root/proc/"):
+        # addresses in text (a binary file, a database, keeps its bytes' lengths: not searched)
+        if kind == "file" and not name.startswith("root/sys/") and not name.startswith("root/proc/") and \
+                b"\0" not in data:
             for m in re.finditer(r"(?<![0-9A-Za-z:.])([0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7})(?![0-9A-Za-z:])", text):
                 try:
                     a6 = ipaddress.IPv6Address(m.group(1))
