@@ -257,8 +257,9 @@ PY
                         [ -z "$v" ] && ok "systemd-analyze verify: units accepted" || fail "systemd-analyze verify: $v"
                 fi
                 # The sandboxing (exposure 0 best .. 10 worst; both were 9.6 without it): verify only
-                # reads and must stay near the top; the re-apply unit writes /etc, /sys, /boot.
-                for u in verify:2.5 apply:7.0; do
+                # reads and must stay near the top; the re-apply unit writes /etc, /sys, /boot; the
+                # metrics unit reads like verify and writes one file (it was 9.0 UNSAFE).
+                for u in verify:2.5 apply:7.0 metrics:2.5; do
                         unit=llmtune-${u%%:*}.service max=${u#*:}
                         score=$(systemd-analyze security --offline=true "$dest$unitdir/$unit" 2>/dev/null |
                                 sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\) .*/\1/p')
@@ -274,6 +275,22 @@ PY
 else
         fail "meson install failed: $(cat "$tmp/install.log")"
 fi
+
+# --- the metrics unit has the read-only unit's sandbox (issue 31 item 8), whatever systemd is here:
+# every directive of llmtune-verify.service's sandbox, with the value it has there, except the ones
+# the audit needs otherwise (devices, the kernel log, PID 1's limits, netlink, a readable file).
+sandbox_keys() { sed -n '/^# Sandbox/,$p' "$1" | grep -E '^[A-Z][A-Za-z]+=' ; }
+needs_otherwise='^(PrivateDevices|ProtectKernelLogs|ProtectProc|CapabilityBoundingSet|RestrictAddressFamilies|UMask)='
+missing=$(sandbox_keys "$src/packaging/systemd/llmtune-verify.service.in" | grep -Ev "$needs_otherwise" |
+        while read -r line; do
+                grep -qxF "$line" "$src/packaging/systemd/llmtune-metrics.service.in" || echo "$line"
+        done)
+[ -z "$missing" ] && ok "llmtune-metrics.service has llmtune-verify.service's sandbox" ||
+        fail "llmtune-metrics.service lacks: $(echo $missing)"
+for want in 'DevicePolicy=closed' 'CapabilityBoundingSet=CAP_DAC_READ_SEARCH CAP_SYSLOG' \
+        'RestrictAddressFamilies=AF_UNIX AF_NETLINK'; do
+        grep -qxF "$want" "$src/packaging/systemd/llmtune-metrics.service.in" || fail "llmtune-metrics.service lacks $want"
+done
 
 # --- llmtune-reapply on a copy of a fixture root ----------------------------------------------
 reapply() { sh "$build/packaging/llmtune-reapply" "$@"; } # configure_file drops the x bit
