@@ -40,7 +40,7 @@ _llmtune_options()
         nccl) echo "--profile -p" ;;
         report) echo "--format -f --csv -c --by-host -b --json -j --html -H --output -o --keep-going -k --consistency -C --consistency-rules -R --profile -p" ;;
         gather) echo "--output -o --exclude -x --anonymize -a" ;;
-        health-check) echo "--slurm -s --severity -S --drain-on-error -E --node -n --profile -p --config -c --verbose -v --record-counters" ;;
+        health-check) echo "--slurm -s --severity -S --drain-on-error -E --node -n --profile -p --config -c --verbose -v --record-counters --prolog" ;;
         esac
         echo "--help -h"
 }

@@ -201,6 +201,14 @@ static void captures(struct cli *cli, struct facts *f, bool live, struct strv *p
                 free(data);
         } else if (rc != -ENOENT)
                 note("nvidia-smi -q -x", rc);
+        /* -q -x carries no NVLink state: the link list the nvlink probe reads under --root */
+        char *nvl[] = {(char *)"nvidia-smi", (char *)"nvlink", (char *)"-s", NULL};
+        rc = run_capture(nvl, 60, &data, &len);
+        if (rc == 0) {
+                root_record_data(cli->root, CAPTURES "/nvidia-smi-nvlink.txt", data, len);
+                free(data);
+        } else if (rc != -ENOENT)
+                note("nvidia-smi nvlink -s", rc);
         /* The fabric manager's version where no dpkg or SQLite rpm database holds it (a .run install,
          * RHEL 8's Berkeley DB), and an archive, which carries no package database, needs it too. */
         char *fm[] = {(char *)"nv-fabricmanager", (char *)"--version", NULL};
@@ -345,7 +353,8 @@ const struct command cmd_gather = {
                  "read, then write exactly those files (symbolic links as links, listed directories with\n"
                  "their entries) into a tar archive with a MANIFEST (host, time, version, kernel, command\n"
                  "line, size and SHA-256 per file, what was left out and why). On the live system it adds\n"
-                 "`nvidia-smi -q -x` and `nv-fabricmanager --version` (when present), the kernel log from\n"
+                 "`nvidia-smi -q -x`, `nvidia-smi nvlink -s` and `nv-fabricmanager --version` (when present),\n"
+                 "the kernel log from\n"
                  "/dev/kmsg and hwloc's topology XML under /var/lib/llmtune/captures. Audit the archive\n"
                  "anywhere with\n"
                  "`llmtune --root FILE audit`. A built-in deny list (shadow files, private keys, /root,\n"

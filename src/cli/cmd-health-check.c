@@ -432,6 +432,18 @@ static int resolve_node(struct root *root, const char *config, const struct hc_c
         return 0;
 }
 
+/* --prolog: the rules the profile enables, and the prolog-* rules it leaves off for other audits
+ * (the GPUs free before a job: rules/prolog.ini). */
+static void prolog_rules(const struct rule_env *env, struct strv *only)
+{
+        for (size_t i = 0; i < env->rules.n; i++) {
+                const struct rule *r = &env->rules.v[i];
+                enum severity sev;
+                if (resolved_rule_enabled(&env->profile, r, &sev) || startswith(r->id, "prolog-"))
+                        strv_add(only, r->id);
+        }
+}
+
 static int health_check_cmd(struct cli *cli, int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -443,11 +455,13 @@ static int health_check_cmd(struct cli *cli, int argc, char **argv)
                 {"config", required_argument, NULL, 'c'},
                 {"verbose", no_argument, NULL, 'v'},
                 {"record-counters", no_argument, NULL, 'R'},
+                {"prolog", no_argument, NULL, 'P'},
                 {},
         };
         struct timespec t0;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        bool slurm = false, verbose = false, drain_on_error = false, have_sev = false, record_counters = false;
+        bool slurm = false, verbose = false, drain_on_error = false, have_sev = false, record_counters = false,
+             prolog = false;
         enum severity sev = SEV_CRITICAL;
         const char *node = NULL, *profile = NULL, *config = NULL;
         int c;
@@ -465,6 +479,7 @@ static int health_check_cmd(struct cli *cli, int argc, char **argv)
                 case 'c': config = optarg; break;
                 case 'v': verbose = true; break;
                 case 'R': record_counters = true; break;
+                case 'P': prolog = true; break;
                 default: return HC_ERROR;
                 }
         if (optind < argc)
@@ -489,7 +504,10 @@ static int health_check_cmd(struct cli *cli, int argc, char **argv)
                 rc = cli_pick_profile(cli, &env, profile ? profile : conf.profile, f);
         struct audit a = {0};
         const char *bad = NULL;
-        if (rc == EXIT_OK && engine_run(&env.rules, &env.profile, f, NULL, &a, &bad) < 0)
+        _cleanup_(strv_done) struct strv only = {0};
+        if (rc == EXIT_OK && prolog)
+                prolog_rules(&env, &only);
+        if (rc == EXIT_OK && engine_run(&env.rules, &env.profile, f, &only, &a, &bad) < 0)
                 rc = cli_error("unknown rule '%s'", bad);
         if (rc == EXIT_OK) {
                 cli_judge_acks(cli, &a); /* an acknowledged finding does not drain; a raised one does */
@@ -523,6 +541,7 @@ const struct command cmd_health_check = {
         .summary = "the audit as a node health check (Slurm HealthCheckProgram: drain and resume)",
         .usage = "Usage: llmtune [--root DIR] health-check [--slurm] [--severity LEVEL] [--drain-on-error]\n"
                  "           [--node NAME] [--profile NAME|FILE] [--config FILE] [--verbose] [--record-counters]\n"
+                 "           [--prolog]\n"
                  "\n"
                  "Run the audit and judge the node: unhealthy when a rule fails at or above the severity\n"
                  "(default critical). Rules that do not apply never count; rules that cannot be evaluated\n"
@@ -554,6 +573,8 @@ const struct command cmd_health_check = {
                  "                        [health-check] severity, drain-on-error, node, profile\n"
                  "  -v, --verbose         also say what was decided and how long the check took\n"
                  "      --record-counters under --root: record the counters in DIR's state file too\n"
+                 "      --prolog          before a job (Slurm Prolog): also the prolog-* rules, off in\n"
+                 "                        other audits: no compute process and no memory in use on any GPU\n"
                  "\n"
                  "Exit status (NHC's convention: 0 healthy): 0 healthy, 1 unhealthy (drained, or left\n"
                  "drained by someone else), 2 the check could not run or scontrol failed (nothing changed).\n",

@@ -153,7 +153,7 @@ static void set_severity(struct loader *l, struct rule *r, const char *value, un
                          value);
 }
 
-/* "evidence = FIELD...": names of sibling facts (letters, digits, '_'). */
+/* "evidence = FIELD...": names of sibling facts (letters, digits, '_', '.'). */
 static void add_evidence(struct loader *l, struct rule *r, const char *value, unsigned line)
 {
         _cleanup_free_ char *v = xstrdup(value);
@@ -161,9 +161,9 @@ static void add_evidence(struct loader *l, struct rule *r, const char *value, un
         for (char *t = strtok_r(v, " \t,", &save); t; t = strtok_r(NULL, " \t,", &save)) {
                 bool ok = true;
                 for (const char *c = t; *c && ok; c++)
-                        ok = islower((unsigned char)*c) || isdigit((unsigned char)*c) || *c == '_';
-                if (!ok)
-                        diag_add(l->d, l->file, line, "evidence '%s': a fact name's last part (a-z, 0-9, _)", t);
+                        ok = islower((unsigned char)*c) || isdigit((unsigned char)*c) || *c == '_' || *c == '.';
+                if (!ok || *t == '.')
+                        diag_add(l->d, l->file, line, "evidence '%s': a fact name's last parts (a-z, 0-9, _, .)", t);
                 else if (!strv_contains(&r->evidence, t))
                         strv_add(&r->evidence, t);
         }

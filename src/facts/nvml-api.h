@@ -42,6 +42,19 @@ typedef struct {
         char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
 } nvmlPciInfo_t;
 
+/* nvmlDeviceGetMemoryInfo fills this (nvmlMemory_t, bytes). */
+typedef struct {
+        unsigned long long total, free, used;
+} nvmlMemory_t;
+
+/* nvmlDeviceGetComputeRunningProcesses_v3 / GetGraphicsRunningProcesses_v3 fill these (nvmlProcessInfo_t;
+ * the v2 entry points use the same layout). */
+typedef struct {
+        unsigned int pid;
+        unsigned long long usedGpuMemory;
+        unsigned int gpuInstanceId, computeInstanceId;
+} nvmlProcessInfo_t;
+
 /* nvmlMemoryErrorType_t, nvmlEccCounterType_t */
 #define NVML_MEMORY_ERROR_TYPE_CORRECTED 0
 #define NVML_MEMORY_ERROR_TYPE_UNCORRECTED 1
@@ -85,4 +98,6 @@ typedef nvmlReturn_t (*nvmlDeviceGetU64_fn)(nvmlDevice_t, unsigned long long *);
 typedef nvmlReturn_t (*nvmlDeviceGetUint_fn)(nvmlDevice_t, unsigned int *); /* power limits, PCIe gen/width, replay */
 typedef nvmlReturn_t (*nvmlDeviceGetPowerManagementLimitConstraints_fn)(nvmlDevice_t, unsigned int *, unsigned int *);
 typedef nvmlReturn_t (*nvmlDeviceGetNvLinkState_fn)(nvmlDevice_t, unsigned int, nvmlEnableState_t *);
+typedef nvmlReturn_t (*nvmlDeviceGetMemoryInfo_fn)(nvmlDevice_t, nvmlMemory_t *);
+typedef nvmlReturn_t (*nvmlDeviceGetProcesses_fn)(nvmlDevice_t, unsigned int *, nvmlProcessInfo_t *);
 typedef nvmlReturn_t (*nvmlDeviceGetNvLinkErrorCounter_fn)(nvmlDevice_t, unsigned int, int, unsigned long long *);

@@ -275,6 +275,7 @@ static void get_nvlink(const struct nvml *L, const struct nvgpu_out *o, nvmlDevi
         if (!state) {
                 no_symbol(L, o, "nvlink.count", fn);
                 no_symbol(L, o, "nvlink.up", fn);
+                no_symbol(L, o, "nvlink.down", fn);
                 no_symbol(L, o, "nvlink.errors", fn);
                 return;
         }
@@ -327,16 +328,87 @@ static void get_nvlink(const struct nvml *L, const struct nvgpu_out *o, nvmlDevi
         if (bad) {
                 nvgpu_unreadable(o, "nvlink.count", bad);
                 nvgpu_unreadable(o, "nvlink.up", bad);
+                nvgpu_unreadable(o, "nvlink.down", bad);
                 nvgpu_unreadable(o, "nvlink.errors", bad);
                 free(bad);
                 return;
         }
         nvgpu_uint(o, "nvlink.count", links);
         nvgpu_uint(o, "nvlink.up", up);
+        nvgpu_uint(o, "nvlink.down", links - up); /* of the links this GPU has: the count is the hardware's */
         if (errors_known)
                 nvgpu_uint(o, "nvlink.errors", errors);
         else
                 nvgpu_unreadable(o, "nvlink.errors", "an NVLink error counter could not be read");
+}
+
+/* The processes of one kind (compute or graphics) on D: how many, and for compute "PID NAME USED"
+ * (the name from the root's /proc/PID/comm). Returns -1 (an NVML error) or -2 (no entry point) after
+ * saying why in the count's fact. */
+static long get_processes(const struct nvml *L, const struct nvgpu_out *o, nvmlDevice_t d, const char *kind,
+                          struct sbuf *list)
+{
+        _cleanup_free_ char *v3 = xasprintf("nvmlDeviceGet%sRunningProcesses_v3", kind),
+                            *v2 = xasprintf("nvmlDeviceGet%sRunningProcesses_v2", kind);
+        nvmlDeviceGetProcesses_fn call = (nvmlDeviceGetProcesses_fn)sym(L, v3);
+        const char *fn = call ? v3 : v2;
+        call = call ? call : (nvmlDeviceGetProcesses_fn)sym(L, v2);
+        const char *field = streq(kind, "Compute") ? "processes.compute" : "processes.graphics";
+        if (!call)
+                return no_symbol(L, o, field, fn), -2;
+        unsigned n = 0;
+        nvmlReturn_t rc = call(d, &n, NULL);
+        nvmlProcessInfo_t *v = NULL;
+        for (int tries = 0; rc == NVML_ERROR_INSUFFICIENT_SIZE && tries < 3; tries++) {
+                n += 8; /* processes may start between the two calls */
+                v = xrealloc(v, n * sizeof(*v));
+                rc = call(d, &n, v);
+        }
+        if (rc != NVML_SUCCESS) {
+                free(v);
+                return fail(L, o, field, fn, rc), -1;
+        }
+        for (unsigned i = 0; list && i < n; i++) {
+                _cleanup_free_ char *path = xasprintf("/proc/%u/comm", v[i].pid), *comm = NULL;
+                if (root_read_line(facts_root(o->f), path, &comm) < 0)
+                        comm = xstrdup("?");
+                sbuf_addf(list, "%s%u %s %llu MiB", list->len ? ", " : "", v[i].pid, comm,
+                          v[i].usedGpuMemory >> 20);
+        }
+        free(v);
+        return n;
+}
+
+/* Memory in use and the processes holding it: what a job would find on the GPU (nvsmi-xml.c
+ * emit_usage gives the same facts from a capture). */
+static void get_usage(const struct nvml *L, const struct nvgpu_out *o, nvmlDevice_t d)
+{
+        const char *fn = "nvmlDeviceGetMemoryInfo";
+        nvmlDeviceGetMemoryInfo_fn mem = (nvmlDeviceGetMemoryInfo_fn)sym(L, fn);
+        nvmlMemory_t m = {0};
+        nvmlReturn_t rc = mem ? mem(d, &m) : NVML_SUCCESS;
+        if (!mem) {
+                no_symbol(L, o, "memory.used", fn);
+                no_symbol(L, o, "memory.total", fn);
+        } else if (rc != NVML_SUCCESS) {
+                fail(L, o, "memory.used", fn, rc);
+                fail(L, o, "memory.total", fn, rc);
+        } else {
+                nvgpu_uint(o, "memory.used", m.used);
+                nvgpu_uint(o, "memory.total", m.total);
+        }
+        struct sbuf list = {0};
+        long compute = get_processes(L, o, d, "Compute", &list), graphics = get_processes(L, o, d, "Graphics", NULL);
+        if (compute >= 0) {
+                nvgpu_uint(o, "processes.compute", (uint64_t)compute);
+                nvgpu_str(o, "processes.list", compute ? list.s : "none");
+        } else if (compute == -2)
+                nvgpu_absent(o, "processes.list", "no entry point to list the compute processes (driver too old)");
+        else
+                nvgpu_unreadable(o, "processes.list", "the compute processes could not be listed");
+        if (graphics >= 0)
+                nvgpu_uint(o, "processes.graphics", (uint64_t)graphics);
+        free(sbuf_steal(&list));
 }
 
 static void read_gpu(const struct nvml *L, struct facts *f, unsigned idx, nvmlDevice_t d, const char *addr)
@@ -359,6 +431,7 @@ static void read_gpu(const struct nvml *L, struct facts *f, unsigned idx, nvmlDe
         get_uint(L, &o, d, "pcie.max_width", "nvmlDeviceGetMaxPcieLinkWidth");
         get_uint(L, &o, d, "pcie.replay", "nvmlDeviceGetPcieReplayCounter");
         get_nvlink(L, &o, d);
+        get_usage(L, &o, d);
 }
 
 struct dev {

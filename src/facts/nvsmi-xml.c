@@ -25,11 +25,14 @@
 #include "lazy-xml.h"
 
 #include "nvgpu.h"
+#include "nvlink-status.h"
 #include "parse.h"
 
 struct ctx {
         const char *path;
         char *driver; /* for reasons */
+        struct nvlink_status nvl; /* the `nvidia-smi nvlink -s` capture beside it (none: n 0) */
+        char *nvl_why;            /* why there is none */
 };
 
 static bool is_elem(const xmlNode *n, const char *name)
@@ -304,6 +307,73 @@ static void emit_mig(const struct ctx *c, const struct nvgpu_out *o, xmlNode *g)
                 nvgpu_absent(o, "mig.instances", "MIG devices not listed in the capture");
 }
 
+/* What a job would find on the GPU: framebuffer memory in use (bytes) and the processes holding it.
+ * processes.compute counts the <process_info> whose <type> has a C (C, C+G: CUDA), processes.list
+ * names them ("PID NAME USED", or none); graphics-only ones (an X server) are processes.graphics. */
+static void emit_usage(const struct ctx *c, const struct nvgpu_out *o, xmlNode *g)
+{
+        emit_num(c, o, "memory.used", g, "fb_memory_usage/used", "MiB", 1u << 20);
+        emit_num(c, o, "memory.total", g, "fb_memory_usage/total", "MiB", 1u << 20);
+        xmlNode *procs = child(g, "processes");
+        if (!procs) {
+                static const char *const fields[] = {"processes.compute", "processes.graphics", "processes.list"};
+                for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
+                        nvgpu_absent(o, fields[i], "no <processes> in the capture");
+                return;
+        }
+        uint64_t compute = 0, graphics = 0;
+        struct sbuf list = {0};
+        for (xmlNode *p = procs->children; p; p = p->next) {
+                if (!is_elem(p, "process_info"))
+                        continue;
+                _cleanup_free_ char *type = text(child(p, "type")), *pid = text(child(p, "pid")),
+                                    *name = text(child(p, "process_name")), *used = text(child(p, "used_memory"));
+                if (!type || !strchr(type, 'C')) {
+                        graphics++;
+                        continue;
+                }
+                compute++;
+                sbuf_addf(&list, "%s%s %s %s", list.len ? ", " : "", pid ? pid : "?", name ? name : "?",
+                          used ? used : "?");
+        }
+        nvgpu_uint(o, "processes.compute", compute);
+        nvgpu_uint(o, "processes.graphics", graphics);
+        nvgpu_str(o, "processes.list", compute ? list.s : "none");
+        free(sbuf_steal(&list));
+}
+
+/* NVLink from the `nvidia-smi nvlink -s` capture, matched by the GPU's UUID: -q -x carries none. */
+static void emit_nvlink(const struct ctx *c, const struct nvgpu_out *o, xmlNode *g)
+{
+        _cleanup_free_ char *uuid = text(child(g, "uuid"));
+        const struct nvlink_gpu *n = nvlink_status_find(&c->nvl, uuid);
+        static const char *const all[] = {"nvlink.count", "nvlink.up", "nvlink.down", "nvlink.errors"};
+        _cleanup_free_ char *why = n ? NULL
+                                     : c->nvl_why ? xstrdup(c->nvl_why)
+                                                  : xasprintf("GPU %s is not in " NVLINK_STATUS_CAPTURE, uuid);
+        for (size_t i = 0; !n && i < ARRAY_SIZE(all); i++)
+                nvgpu_absent(o, all[i], why);
+        if (!n)
+                return;
+        nvgpu_absent(o, "nvlink.errors", "nvidia-smi nvlink -s has no error counters (that is nvlink -e)");
+        if (n->all_inactive) {
+                static const char *const msg = "nvidia-smi lists no link: \"all links are inActive\"";
+                nvgpu_absent(o, "nvlink.count", msg);
+                nvgpu_absent(o, "nvlink.down", msg);
+                nvgpu_uint(o, "nvlink.up", 0);
+                return;
+        }
+        nvgpu_uint(o, "nvlink.count", n->links);
+        nvgpu_uint(o, "nvlink.up", n->up);
+        nvgpu_uint(o, "nvlink.down", n->links - n->up);
+        for (unsigned l = 0; l < NVLINK_STATUS_MAX_LINKS; l++)
+                if (n->state[l] >= 0) {
+                        char field[32];
+                        snprintf(field, sizeof(field), "nvlink.%u.state", l);
+                        nvgpu_str(o, field, n->state[l] ? "up" : "down");
+                }
+}
+
 static void emit_gpu(const struct ctx *c, struct facts *f, unsigned idx, xmlNode *g, const char *addr)
 {
         struct nvgpu_out o = {f, idx, c->path};
@@ -348,9 +418,8 @@ static void emit_gpu(const struct ctx *c, struct facts *f, unsigned idx, xmlNode
         emit_num(c, &o, "pcie.width", g, "pci/pci_gpu_link_info/link_widths/current_link_width", "x", 1);
         emit_num(c, &o, "pcie.max_width", g, "pci/pci_gpu_link_info/link_widths/max_link_width", "x", 1);
         emit_num(c, &o, "pcie.replay", g, "pci/replay_counter", NULL, 1);
-        static const char *const nvlink[] = {"nvlink.count", "nvlink.up", "nvlink.errors"};
-        for (size_t i = 0; i < ARRAY_SIZE(nvlink); i++)
-                nvgpu_absent(&o, nvlink[i], "nvidia-smi -q -x does not report NVLink (that is `nvidia-smi nvlink -s`)");
+        emit_usage(c, &o, g);
+        emit_nvlink(c, &o, g);
 }
 
 struct gpu_node {
@@ -508,6 +577,15 @@ int nvsmi_xml_facts(struct facts *f, const char *path)
                 return -1;
         facts_set_handle(f, "nvidia-smi-xml", NULL, NULL);
         struct ctx c = {.path = path};
+        const char *nvl;
+        int rc = root_read_text(facts_root(f), NVLINK_STATUS_CAPTURE, &nvl, NULL);
+        if (rc == 0)
+                nvlink_status_parse(&c.nvl, nvl);
+        else
+                c.nvl_why = root_gone(rc) ? xstrdup("nvidia-smi -q -x does not report NVLink, and there is no "
+                                                   "`nvidia-smi nvlink -s` capture under the root ("
+                                                   NVLINK_STATUS_CAPTURE ")")
+                                          : xasprintf(NVLINK_STATUS_CAPTURE ": %s", errno_name(rc));
         driver_facts(&c, f, top);
         struct gpu_node *gpus;
         size_t n = collect_gpus(&c, top, &gpus);
@@ -516,6 +594,8 @@ int nvsmi_xml_facts(struct facts *f, const char *path)
         fact_uint(f, path, n, "nvml.count");
         free(gpus);
         free(c.driver);
+        free(c.nvl_why);
+        nvlink_status_done(&c.nvl);
         xmlFreeDoc(doc);
         return (int)n;
 }

@@ -17,7 +17,15 @@ again; verify checks the records, and an edited one makes every ack void.
 
 Counters between runs: the InfiniBand and AER growth rules judge what rose since the reading the
 last health check recorded (a read-only audit records nothing), across a reboot and a cleared
-counter. Exit 0 pass, 1 fail.
+counter.
+
+Prolog: `health-check --prolog` finds the compute processes and memory of a real desktop capture
+(RTX 4000 Ada: python and chromium), passes an idle one (P100), and the prolog rules stay out of
+every other audit.
+
+NVLink from the hardware: on the DGX A100 fixture (NVSwitches), the corpus's real `nvidia-smi nvlink
+-s` outputs given to an A100 capture: 12 of 12 up passes, one link down fails gpu-nvlink-up, "all
+links are inActive" fails gpu-nvlink-fabric. Exit 0 pass, 1 fail.
 """
 import argparse
 import json
@@ -311,6 +319,75 @@ def counters(a, tmp):
     print('ok: counters judged by their growth since the last health check')
 
 
+def corpus_dir(a, what):
+    """The corpus's nvidia-smi folder, or None after saying WHAT is skipped (a failure when
+    LLMTUNE_REQUIRE_CORPUS=1)."""
+    src = os.path.join(a.corpus or '', 'nvidia-smi')
+    if a.corpus and os.path.isdir(src):
+        return src
+    if os.environ.get('LLMTUNE_REQUIRE_CORPUS') == '1':
+        check(False, 'corpus %s missing and LLMTUNE_REQUIRE_CORPUS=1' % src)
+    print('skipped: %s (no corpus)' % what)
+    return None
+
+
+def prolog(a, tmp):
+    src = corpus_dir(a, 'prolog on corpus captures')
+    if not src:
+        return
+    t = Tree(a, tmp, 'vm-nogpu', 'prolog')
+    with open(os.path.join(src, 'rtx-4000-sff-ada-driver595-v13.xml')) as f:
+        t.write('var/lib/llmtune/captures/nvidia-smi.xml', f.read())
+    p = t.run('health-check', '--profile', 'base', '--prolog')
+    check(p.returncode == 1 and 'prolog-gpu-no-processes nvml.0.processes.compute = 2' in p.stderr and
+          'prolog-gpu-memory-free nvml.0.memory.used = 3705667584' in p.stderr,
+          'a GPU with python and chromium on it: not ready for a job (%d %r)' % (p.returncode, p.stderr[-600:]))
+    p = t.run('health-check', '--profile', 'base')
+    check('prolog-' not in p.stderr, 'without --prolog the GPUs in use are no finding (%r)' % p.stderr[-300:])
+    r = t.audit('base')
+    check(not [k for k in r if k.startswith('prolog-')], 'an audit leaves the prolog rules out')
+    r = t.audit('base', 'prolog-gpu-no-processes')['prolog-gpu-no-processes']
+    check(r['status'] == 'fail', 'audit --rule prolog-gpu-no-processes still judges it (%s)' % r['status'])
+    with open(os.path.join(src, 'tesla-p100-pcie-16gb-gcp-driver510-v11.xml')) as f:
+        t.write('var/lib/llmtune/captures/nvidia-smi.xml', f.read())
+    p = t.run('health-check', '--profile', 'base', '--prolog')
+    check('prolog-' not in p.stderr, 'an idle P100: ready (%r)' % p.stderr[-300:])
+    print('ok: health-check --prolog on real captures')
+
+
+def nvlink(a, tmp):
+    src = corpus_dir(a, 'NVLink on corpus captures')
+    if not src:
+        return
+    t = Tree(a, tmp, 'dgx-a100', 'nvlink')
+
+    def read(name):
+        with open(os.path.join(src, name)) as f:
+            return f.read()
+    xml = read('a100-sxm4-80gb-mig-driver535-v12.xml')
+    x8 = read('nvlink-s-a100-sxm4-80gb-x8.txt')
+
+    def capture(uuid, status):
+        t.write('var/lib/llmtune/captures/nvidia-smi.xml', xml.replace('GPU-513536b6-7d19-9063-b049-1e69664bb298', uuid))
+        t.write('var/lib/llmtune/captures/nvidia-smi-nvlink.txt', status)
+    rules = ('gpu-nvlink-up', 'gpu-nvlink-fabric', 'gpu-nvlink-count')
+    capture('GPU-a7605225-d684-1f65-4ad4-ee2ab39338b4', x8)
+    r = t.audit('a100-8x', *rules)
+    check(all(r[k]['status'] == 'pass' for k in rules), '12 of 12 links up: %r' % {k: r[k]['status'] for k in rules})
+    i = x8.index('Link 3: ', x8.index('GPU 1:'))
+    capture('GPU-a7605225-d684-1f65-4ad4-ee2ab39338b4', x8[:i] + 'Link 3: <inactive>' + x8[i + len('Link 3: 25 GB/s'):])
+    r = t.audit('a100-8x', *rules)
+    check(r['gpu-nvlink-up']['status'] == 'fail' and 'nvml.0.nvlink.down = 1' in r['gpu-nvlink-up']['observed'],
+          'one link down: %r' % r['gpu-nvlink-up']['observed'])
+    r = t.audit('base', 'gpu-nvlink-up')['gpu-nvlink-up']
+    check(r['status'] == 'fail', 'the same without a link count in the profile (base): %s' % r['status'])
+    capture('GPU-9667d95e-6d22-0c22-1f57-c481f13e7c44', read('nvlink-s-a100-sxm4-80gb-all-links-inactive-azure.txt'))
+    r = t.audit('a100-8x', *rules)
+    check(r['gpu-nvlink-fabric']['status'] == 'fail' and 'nvml.0.nvlink.up = 0' in r['gpu-nvlink-fabric']['observed'],
+          'all links inactive on an NVSwitch board: %r' % r['gpu-nvlink-fabric']['observed'])
+    print('ok: NVLink counted by the hardware')
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--llmtune', required=True)
@@ -323,6 +400,8 @@ def main():
         xid_corpus(a, tmp)
         acks(a, tmp)
         counters(a, tmp)
+        prolog(a, tmp)
+        nvlink(a, tmp)
     return finish()
 
 

@@ -24,6 +24,9 @@
  *   gpu.I.nvlinks = N                              links 0..N-1, up unless listed in nvlink_down
  *   gpu.I.nvlink_down = L,L,...
  *   gpu.I.nvlink_errors = L:REPLAY:RECOVERY:CRCFLIT:CRCDATA  (one link per line, repeatable)
+ *   gpu.I.memory = TOTAL,USED                      (bytes)
+ *   gpu.I.procs = PID:USED,...                     compute processes (USED in bytes; "none": no process)
+ *   gpu.I.gprocs = PID:USED,...                    graphics processes
  *   gpu.I.fail = FUNCTION:CODE                     that entry point returns CODE for GPU I (repeatable)
  * A GPU without a value answers NVML_ERROR_NOT_SUPPORTED for it.
  */
@@ -60,6 +63,11 @@ struct gpu {
         unsigned nvlinks;
         unsigned char down[32];
         unsigned long long nvl_err[32][4];
+        int has_memory;
+        unsigned long long memory[2];
+        int has_procs[2], nprocs[2];
+        unsigned procs[2][16];
+        unsigned long long procs_used[2][16];
         struct {
                 char fn[64];
                 int code;
@@ -93,6 +101,21 @@ static void nums(const char *s, unsigned long long *out, int n)
         int i = 0;
         for (char *t = strtok_r(copy, ",", &save); t && i < n; t = strtok_r(NULL, ",", &save))
                 out[i++] = num(t);
+        free(copy);
+}
+
+/* "PID:USED,PID:USED" or "none" into kind K's process list of G */
+static void procs(struct gpu *g, int k, const char *s)
+{
+        g->has_procs[k] = 1;
+        char *copy = strdup(s), *save = NULL;
+        for (char *t = strtok_r(copy, ",", &save); t && g->nprocs[k] < 16; t = strtok_r(NULL, ",", &save)) {
+                char *colon = strchr(t, ':');
+                if (!colon)
+                        continue;
+                g->procs[k][g->nprocs[k]] = (unsigned)num(t);
+                g->procs_used[k][g->nprocs[k]++] = num(colon + 1);
+        }
         free(copy);
 }
 
@@ -131,6 +154,12 @@ static void load(void)
                         const char *k = dot + 1;
                         if (!strcmp(k, "bus"))
                                 snprintf(g->bus, sizeof(g->bus), "%s", val);
+                        else if (!strcmp(k, "memory"))
+                                g->has_memory = 1, nums(val, g->memory, 2);
+                        else if (!strcmp(k, "procs"))
+                                procs(g, 0, val);
+                        else if (!strcmp(k, "gprocs"))
+                                procs(g, 1, val);
                         else if (!strcmp(k, "name"))
                                 snprintf(g->name, sizeof(g->name), "%s", val);
                         else if (!strcmp(k, "uuid"))
@@ -440,3 +469,60 @@ int nvmlDeviceGetNvLinkErrorCounter(nvmlDevice_t d, unsigned link, int counter, 
         *v = d->nvl_err[link][counter];
         return 0;
 }
+
+typedef struct {
+        unsigned long long total, free, used;
+} memory_t;
+
+int nvmlDeviceGetMemoryInfo(nvmlDevice_t d, memory_t *m)
+{
+        CHECK("nvmlDeviceGetMemoryInfo");
+        if (!d->has_memory)
+                return NS;
+        m->total = d->memory[0], m->used = d->memory[1], m->free = d->memory[0] - d->memory[1];
+        return 0;
+}
+
+typedef struct {
+        unsigned pid;
+        unsigned long long used;
+        unsigned gi, ci;
+} proc_t;
+
+/* NVML's convention: with too small a buffer, INSUFFICIENT_SIZE (7) and the count needed. */
+static int processes(nvmlDevice_t d, const char *fn, int k, unsigned *n, proc_t *v)
+{
+        CHECK(fn);
+        if (!d->has_procs[k])
+                return NS;
+        if (*n < (unsigned)d->nprocs[k]) {
+                *n = (unsigned)d->nprocs[k];
+                return d->nprocs[k] ? 7 : 0;
+        }
+        for (int i = 0; i < d->nprocs[k]; i++)
+                v[i] = (proc_t){d->procs[k][i], d->procs_used[k][i], 0xffffffff, 0xffffffff};
+        *n = (unsigned)d->nprocs[k];
+        return 0;
+}
+
+#ifndef NVML_DOUBLE_OLD
+int nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned *n, proc_t *v)
+{
+        return processes(d, "nvmlDeviceGetComputeRunningProcesses_v3", 0, n, v);
+}
+
+int nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, unsigned *n, proc_t *v)
+{
+        return processes(d, "nvmlDeviceGetGraphicsRunningProcesses_v3", 1, n, v);
+}
+#else
+int nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned *n, proc_t *v)
+{
+        return processes(d, "nvmlDeviceGetComputeRunningProcesses_v2", 0, n, v);
+}
+
+int nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t d, unsigned *n, proc_t *v)
+{
+        return processes(d, "nvmlDeviceGetGraphicsRunningProcesses_v2", 1, n, v);
+}
+#endif

@@ -14,6 +14,7 @@
 
 #include "counters.h"
 #include "facts.h"
+#include "nvlink-status.h"
 #include "root.h"
 #include "tmptree.h"
 
@@ -242,6 +243,9 @@ START_TEST(xml_p100_ecc)
         eq(f, "nvml.0.retired.sbe", "0");
         eq(f, "nvml.0.retired.pending", "false");
         eq(f, "nvml.0.power.min_limit_mw", "125000");
+        eq(f, "nvml.0.processes.compute", "0");
+        eq(f, "nvml.0.processes.list", "none");
+        eq(f, "nvml.0.memory.used", "0");
         close_facts(f);
 }
 END_TEST
@@ -287,6 +291,12 @@ START_TEST(xml_ada_v13)
         eq(f, "nvml.0.ecc.current", "false");
         eq(f, "nvml.0.power.limit_mw", "70000");
         eq(f, "nvml.0.persistence_mode", "true");
+        /* a desktop in use: two CUDA processes (C, C+G) and two graphics-only ones */
+        eq(f, "nvml.0.processes.compute", "2");
+        eq(f, "nvml.0.processes.graphics", "2");
+        eq(f, "nvml.0.processes.list", "4937 python 160 MiB, 34626 /usr/lib/chromium/chromium 183 MiB");
+        eq(f, "nvml.0.memory.used", "3705667584"); /* 3534 MiB */
+        eq(f, "nvml.0.memory.total", "21469593600"); /* 20475 MiB */
         close_facts(f);
 }
 END_TEST
@@ -396,6 +406,64 @@ START_TEST(xml_lazy)
 }
 END_TEST
 
+
+/* NVLink from a `nvidia-smi nvlink -s` capture beside the -q -x one, matched by UUID: the real A100
+ * outputs (12 links up; NVML's "all links are inActive") given to the corpus's A100 capture. */
+static char *corpus_text(const char *name)
+{
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/nvidia-smi/%s", corpus(), name);
+        char *data = NULL;
+        size_t len = 0;
+        ck_assert_int_eq(read_user_file(path, 1 << 20, &data, &len), 0);
+        return data;
+}
+
+static void a100_with_uuid(const char *uuid)
+{
+        _cleanup_free_ char *xml = corpus_text("a100-sxm4-80gb-mig-driver535-v12.xml");
+        char *u = strstr(xml, "GPU-513536b6-7d19-9063-b049-1e69664bb298");
+        ck_assert_ptr_nonnull(u);
+        memcpy(u, uuid, strlen("GPU-513536b6-7d19-9063-b049-1e69664bb298"));
+        put(CAPTURE, xml);
+}
+
+START_TEST(xml_nvlink_status)
+{
+        _cleanup_free_ char *x8 = corpus_text("nvlink-s-a100-sxm4-80gb-x8.txt");
+        a100_with_uuid("GPU-a7605225-d684-1f65-4ad4-ee2ab39338b4"); /* GPU 1 of the x8 output */
+        put(NVLINK_STATUS_CAPTURE, x8);
+        struct facts *f = open_facts();
+        eq(f, "nvml.0.nvlink.count", "12");
+        eq(f, "nvml.0.nvlink.up", "12");
+        eq(f, "nvml.0.nvlink.down", "0");
+        eq(f, "nvml.0.nvlink.11.state", "up");
+        absent(f, "nvml.0.nvlink.errors", "no error counters");
+        close_facts(f);
+
+        char *link3 = strstr(strstr(x8, "GPU 1:"), "Link 3: ") + strlen("Link 3: ");
+        _cleanup_free_ char *down = xasprintf("%.*s<inactive>%s", (int)(link3 - x8), x8, link3 + strlen("25 GB/s"));
+        put(NVLINK_STATUS_CAPTURE, down); /* a link down, as nvidia-smi prints it */
+        f = open_facts();
+        eq(f, "nvml.0.nvlink.up", "11");
+        eq(f, "nvml.0.nvlink.down", "1");
+        eq(f, "nvml.0.nvlink.3.state", "down");
+        close_facts(f);
+
+        _cleanup_free_ char *dead = corpus_text("nvlink-s-a100-sxm4-80gb-all-links-inactive-azure.txt");
+        a100_with_uuid("GPU-9667d95e-6d22-0c22-1f57-c481f13e7c44");
+        put(NVLINK_STATUS_CAPTURE, dead);
+        f = open_facts();
+        eq(f, "nvml.0.nvlink.up", "0");
+        absent(f, "nvml.0.nvlink.count", "all links are inActive");
+        close_facts(f);
+
+        a100_with_uuid("GPU-00000000-0000-0000-0000-000000000000"); /* not in the nvlink capture */
+        f = open_facts();
+        absent(f, "nvml.0.nvlink.up", "is not in /var/lib/llmtune/captures/nvidia-smi-nvlink.txt");
+        close_facts(f);
+}
+END_TEST
 
 /* --- xid.* from kernel logs ---------------------------------------------------------------------- */
 
@@ -821,6 +889,7 @@ static Suite *suite(void)
                 tcase_add_test(tc, xml_2080ti_x2_v10);
                 tcase_add_test(tc, xml_unlisted_gpu);
                 tcase_add_test(tc, xml_all_listed);
+                tcase_add_test(tc, xml_nvlink_status);
                 tcase_add_test(tc, xid_corpus_dmesg);
                 tcase_add_test(tc, xid_corpus_dedup_times);
         }

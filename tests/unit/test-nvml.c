@@ -126,6 +126,7 @@ START_TEST(healthy_h100)
         eq("nvml.3.pcie.width", "16");
         eq("nvml.3.nvlink.count", "18");
         eq("nvml.3.nvlink.up", "18");
+        eq("nvml.3.nvlink.down", "0");
         eq("nvml.3.nvlink.errors", "0");
         eq("nvml.3.nvlink.17.state", "up");
         absent("nvml.3.retired.dbe", "Not Supported"); /* Hopper: no page retirement */
@@ -157,6 +158,7 @@ START_TEST(faults)
         eq("nvml.2.remap.failure", "true");
         eq("nvml.3.nvlink.count", "18");
         eq("nvml.3.nvlink.up", "16");
+        eq("nvml.3.nvlink.down", "2");
         eq("nvml.3.nvlink.3.state", "down");
         eq("nvml.3.nvlink.11.state", "down");
         eq("nvml.3.nvlink.2.replay", "5");
@@ -172,6 +174,30 @@ START_TEST(faults)
         eq("nvml.6.ecc.volatile.uncorrected", "4");
         eq("nvml.6.ecc.pending", "false");
         done();
+}
+END_TEST
+
+/* What a job would find: memory in use and the processes, named from the root's /proc (health-check
+ * --prolog); the old driver's _v2 entry points give the same. */
+START_TEST(usage_and_processes)
+{
+        static const char *const variants[] = {"full", "old"};
+        for (size_t v = 0; v < 2; v++) {
+                put("proc/4242/comm", "python\n");
+                _cleanup_free_ char *d = h100("gpu.7.memory = 85899345920,44040192\ngpu.7.procs = none\ngpu.7.gprocs = none\n"
+                                              "gpu.6.memory = 85899345920,21474836480\n"
+                                              "gpu.6.procs = 4242:21474836480,999:1048576\ngpu.6.gprocs = 77:4194304\n");
+                nvml(variants[v], d);
+                eq("nvml.0.memory.used", "44040192");
+                eq("nvml.0.memory.total", "85899345920");
+                eq("nvml.0.processes.compute", "0");
+                eq("nvml.0.processes.list", "none");
+                eq("nvml.1.processes.compute", "2");
+                eq("nvml.1.processes.graphics", "1");
+                eq("nvml.1.processes.list", "4242 python 20480 MiB, 999 ? 1 MiB"); /* 999 has no /proc entry */
+                absent("nvml.2.processes.compute", "Not Supported");
+                done();
+        }
 }
 END_TEST
 
@@ -316,6 +342,7 @@ int main(void)
         tcase_set_timeout(tc, 60); /* a loaded CI machine or a sanitizer build */
         tcase_add_test(tc, healthy_h100);
         tcase_add_test(tc, faults);
+        tcase_add_test(tc, usage_and_processes);
         tcase_add_test(tc, nvml_errors);
         tcase_add_test(tc, missing_library_and_symbols);
         tcase_add_test(tc, gpu_missing_from_nvml);
