@@ -56,5 +56,6 @@ int nvml_live_facts(struct facts *f, const char *soname);
 
 /* nvml.unlisted and nvml.unlisted_count, after a backend listed LISTED GPUs (or -1). */
 void nvgpu_unlisted(struct facts *f, int listed);
-/* nvml.N.power.below_default (enforced limit < default) for the LISTED GPUs. */
+/* nvml.N.power.below_default (enforced limit < default) and nvml.N.clocks.app_below_default
+ * (application clocks < the default ones) for the LISTED GPUs. */
 void nvgpu_derived(struct facts *f, int listed);

@@ -71,6 +71,10 @@ typedef struct {
 #define NVML_COMPUTEMODE_PROHIBITED 2
 #define NVML_COMPUTEMODE_EXCLUSIVE_PROCESS 3
 
+/* nvmlClockType_t */
+#define NVML_CLOCK_GRAPHICS 0
+#define NVML_CLOCK_MEM 2
+
 /* nvmlNvLinkErrorCounter_t */
 #define NVML_NVLINK_ERROR_DL_REPLAY 0
 #define NVML_NVLINK_ERROR_DL_RECOVERY 1
@@ -96,6 +100,8 @@ typedef nvmlReturn_t (*nvmlDeviceGetMigMode_fn)(nvmlDevice_t, unsigned int *, un
 typedef nvmlReturn_t (*nvmlDeviceGetComputeMode_fn)(nvmlDevice_t, int *);
 typedef nvmlReturn_t (*nvmlDeviceGetU64_fn)(nvmlDevice_t, unsigned long long *); /* GetCurrentClocksEventReasons */
 typedef nvmlReturn_t (*nvmlDeviceGetUint_fn)(nvmlDevice_t, unsigned int *); /* power limits, PCIe gen/width, replay */
+/* GetApplicationsClock, GetDefaultApplicationsClock, GetMaxClockInfo: (device, nvmlClockType_t, MHz) */
+typedef nvmlReturn_t (*nvmlDeviceGetClockOfType_fn)(nvmlDevice_t, int, unsigned int *);
 typedef nvmlReturn_t (*nvmlDeviceGetPowerManagementLimitConstraints_fn)(nvmlDevice_t, unsigned int *, unsigned int *);
 typedef nvmlReturn_t (*nvmlDeviceGetNvLinkState_fn)(nvmlDevice_t, unsigned int, nvmlEnableState_t *);
 typedef nvmlReturn_t (*nvmlDeviceGetMemoryInfo_fn)(nvmlDevice_t, nvmlMemory_t *);

@@ -264,6 +264,35 @@ static void get_power(const struct nvml *L, const struct nvgpu_out *o, nvmlDevic
         }
 }
 
+/* Application clocks (nvidia-smi -ac), the board's default ones and the maximum, for graphics and
+ * memory: nvml.N.clocks.{app,default_app,max}_{graphics,memory}_mhz. */
+static void get_clocks(const struct nvml *L, const struct nvgpu_out *o, nvmlDevice_t d)
+{
+        static const struct {
+                const char *fn, *what;
+        } kinds[] = {{"nvmlDeviceGetApplicationsClock", "app"},
+                     {"nvmlDeviceGetDefaultApplicationsClock", "default_app"},
+                     {"nvmlDeviceGetMaxClockInfo", "max"}};
+        static const struct {
+                int type;
+                const char *what;
+        } clocks[] = {{NVML_CLOCK_GRAPHICS, "graphics"}, {NVML_CLOCK_MEM, "memory"}};
+        for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
+                nvmlDeviceGetClockOfType_fn call = (nvmlDeviceGetClockOfType_fn)sym(L, kinds[k].fn);
+                for (size_t c = 0; c < ARRAY_SIZE(clocks); c++) {
+                        _cleanup_free_ char *field = xasprintf("clocks.%s_%s_mhz", kinds[k].what, clocks[c].what);
+                        unsigned mhz = 0;
+                        nvmlReturn_t rc = call ? call(d, clocks[c].type, &mhz) : NVML_SUCCESS;
+                        if (!call)
+                                no_symbol(L, o, field, kinds[k].fn);
+                        else if (rc != NVML_SUCCESS)
+                                fail(L, o, field, kinds[k].fn, rc);
+                        else
+                                nvgpu_uint(o, field, mhz);
+                }
+        }
+}
+
 /* NVLink: links 0..NVML_NVLINK_MAX_LINKS-1; a link NVML says is not supported does not exist on
  * this GPU (PCIe cards have none, A100 SXM 12, H100 SXM 18). */
 static void get_nvlink(const struct nvml *L, const struct nvgpu_out *o, nvmlDevice_t d)
@@ -425,6 +454,7 @@ static void read_gpu(const struct nvml *L, struct facts *f, unsigned idx, nvmlDe
         get_compute_mode(L, &o, d);
         get_reasons(L, &o, d);
         get_power(L, &o, d);
+        get_clocks(L, &o, d);
         get_uint(L, &o, d, "pcie.gen", "nvmlDeviceGetCurrPcieLinkGeneration");
         get_uint(L, &o, d, "pcie.max_gen", "nvmlDeviceGetMaxPcieLinkGeneration");
         get_uint(L, &o, d, "pcie.width", "nvmlDeviceGetCurrPcieLinkWidth");

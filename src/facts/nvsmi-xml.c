@@ -374,6 +374,23 @@ static void emit_nvlink(const struct ctx *c, const struct nvgpu_out *o, xmlNode 
                 }
 }
 
+/* Application, default application and maximum clocks, graphics and memory (MHz). */
+static void emit_clocks(const struct ctx *c, const struct nvgpu_out *o, xmlNode *g)
+{
+        /* <applications_clocks>, <default_applications_clocks> and <max_clocks> hold graphics_clock and
+         * mem_clock in every DTD from v10 to v13 ("1275 MHz"; "Requested functionality has been
+         * deprecated" on Blackwell, which has no application clocks). Locked clocks (nvidia-smi -lgc)
+         * have no element of their own: they show as the applications_clocks_setting clock event. */
+        static const char *const ck[][2] = {{"clocks.app_graphics_mhz", "applications_clocks/graphics_clock"},
+                                            {"clocks.app_memory_mhz", "applications_clocks/mem_clock"},
+                                            {"clocks.default_app_graphics_mhz", "default_applications_clocks/graphics_clock"},
+                                            {"clocks.default_app_memory_mhz", "default_applications_clocks/mem_clock"},
+                                            {"clocks.max_graphics_mhz", "max_clocks/graphics_clock"},
+                                            {"clocks.max_memory_mhz", "max_clocks/mem_clock"}};
+        for (size_t i = 0; i < ARRAY_SIZE(ck); i++)
+                emit_num(c, o, ck[i][0], g, ck[i][1], "MHz", 1);
+}
+
 static void emit_gpu(const struct ctx *c, struct facts *f, unsigned idx, xmlNode *g, const char *addr)
 {
         struct nvgpu_out o = {f, idx, c->path};
@@ -413,6 +430,7 @@ static void emit_gpu(const struct ctx *c, struct facts *f, unsigned idx, xmlNode
         emit_num(c, &o, "power.default_limit_mw", g, def, "W", 1000);
         emit_num(c, &o, "power.max_limit_mw", g, max, "W", 1000);
         emit_num(c, &o, "power.min_limit_mw", g, min, "W", 1000);
+        emit_clocks(c, &o, g);
         emit_num(c, &o, "pcie.gen", g, "pci/pci_gpu_link_info/pcie_gen/current_link_gen", NULL, 1);
         emit_num(c, &o, "pcie.max_gen", g, "pci/pci_gpu_link_info/pcie_gen/max_link_gen", NULL, 1);
         emit_num(c, &o, "pcie.width", g, "pci/pci_gpu_link_info/link_widths/current_link_width", "x", 1);

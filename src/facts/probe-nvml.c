@@ -170,23 +170,43 @@ void nvgpu_unlisted(struct facts *f, int listed)
         strv_done(&dup);
 }
 
+/* nvml.I.OUT: whether any of the N values nvml.I.LO[k] is below nvml.I.HI[k]; absent or unreadable as
+ * the first of them that is not a number is. */
+static void derive_below(struct facts *f, int i, const char *const *lo, const char *const *hi, size_t n,
+                         const char *out)
+{
+        bool below = false;
+        const struct fact *src = NULL;
+        for (size_t k = 0; k < n; k++) {
+                char ln[96], hn[96];
+                snprintf(ln, sizeof(ln), "nvml.%d.%s", i, lo[k]);
+                snprintf(hn, sizeof(hn), "nvml.%d.%s", i, hi[k]);
+                const struct fact *l = facts_get(f, ln), *h = facts_get(f, hn);
+                const struct fact *bad = !l || l->status != FACT_OK ? l : !h || h->status != FACT_OK ? h : NULL;
+                bool ln_neg, hn_neg;
+                uint64_t lv, hv;
+                if (bad && bad->status == FACT_ABSENT)
+                        return fact_absent(f, bad->source, bad->reason, "nvml.%d.%s", i, out);
+                if (bad || !l || !h || !fact_number(l, &ln_neg, &lv) || !fact_number(h, &hn_neg, &hv)) {
+                        _cleanup_free_ char *why = xasprintf("%s or %s unreadable", ln, hn);
+                        return fact_unreadable(f, l ? l->source : "nvml", 0, why, "nvml.%d.%s", i, out);
+                }
+                below |= lv < hv;
+                src = src ? src : l;
+        }
+        fact_bool(f, src->source, below, "nvml.%d.%s", i, out);
+}
+
+/* nvml.N.power.below_default (enforced limit < default: nvidia-smi -pl) and
+ * nvml.N.clocks.app_below_default (application clocks below the board's default: nvidia-smi -ac). */
 void nvgpu_derived(struct facts *f, int listed)
 {
+        static const char *const pl[] = {"power.limit_mw"}, *const ph[] = {"power.default_limit_mw"};
+        static const char *const cl[] = {"clocks.app_graphics_mhz", "clocks.app_memory_mhz"};
+        static const char *const ch[] = {"clocks.default_app_graphics_mhz", "clocks.default_app_memory_mhz"};
         for (int i = 0; i < listed; i++) {
-                char ln[64], dn[64];
-                snprintf(ln, sizeof(ln), "nvml.%d.power.limit_mw", i);
-                snprintf(dn, sizeof(dn), "nvml.%d.power.default_limit_mw", i);
-                const struct fact *l = facts_get(f, ln), *d = facts_get(f, dn);
-                bool ln_neg, dn_neg;
-                uint64_t lv, dv;
-                const struct fact *bad = !l || l->status != FACT_OK ? l : !d || d->status != FACT_OK ? d : NULL;
-                if (bad && bad->status == FACT_ABSENT)
-                        fact_absent(f, bad->source, bad->reason, "nvml.%d.power.below_default", i);
-                else if (bad || !l || !d || !fact_number(l, &ln_neg, &lv) || !fact_number(d, &dn_neg, &dv))
-                        fact_unreadable(f, l ? l->source : "nvml", 0, "power limit or default unreadable",
-                                        "nvml.%d.power.below_default", i);
-                else
-                        fact_bool(f, l->source, lv < dv, "nvml.%d.power.below_default", i);
+                derive_below(f, i, pl, ph, ARRAY_SIZE(pl), "power.below_default");
+                derive_below(f, i, cl, ch, ARRAY_SIZE(cl), "clocks.app_below_default");
         }
 }
 

@@ -308,7 +308,55 @@ def case_item7_fabricmanager_rpm(tmp):
         print('skip  item 7: rpmbuild or rpm not installed: the database rpm itself writes not checked')
 
 
+# --- item 11: application and locked clocks ----------------------------------------------------------
+
+CLOCK_GPU = ('<gpu id="00000000:%s">\n<product_name>NVIDIA GeForce RTX 4090</product_name>\n<uuid>GPU-%s</uuid>\n'
+             '<pci><pci_bus_id>00000000:%s</pci_bus_id></pci>\n'
+             '<clocks_event_reasons><clocks_event_reason_gpu_idle>Not Active</clocks_event_reason_gpu_idle>'
+             '<clocks_event_reason_applications_clocks_setting>%s</clocks_event_reason_applications_clocks_setting>'
+             '</clocks_event_reasons>\n'
+             '<applications_clocks><graphics_clock>%d MHz</graphics_clock><mem_clock>10501 MHz</mem_clock>'
+             '</applications_clocks>\n'
+             '<default_applications_clocks><graphics_clock>2520 MHz</graphics_clock><mem_clock>10501 MHz</mem_clock>'
+             '</default_applications_clocks>\n'
+             '<max_clocks><graphics_clock>3120 MHz</graphics_clock><sm_clock>3120 MHz</sm_clock>'
+             '<mem_clock>10501 MHz</mem_clock></max_clocks>\n</gpu>\n')
+
+
+def clock_capture(gpu1_app, gpu1_reason):
+    gpus = CLOCK_GPU % ('01:00.0', '1111', '01:00.0', 'Not Active', 2520) + \
+        CLOCK_GPU % ('02:00.0', '2222', '02:00.0', gpu1_reason, gpu1_app)
+    return adv.NVSMI % gpus
+
+
+def case_item11_clocks(tmp):
+    """Application clocks set below the board's default (nvidia-smi -ac) and clocks held by a user
+    setting (nvidia-smi -lgc: the applications clocks setting clock event) are findings with the manual
+    step, read from an nvidia-smi -q -x capture of ws-4090; default application clocks below the
+    maximum (the base clock, boosted above) are not."""
+    root = copy_root(tmp, 'ws-4090')
+    cap = '/var/lib/llmtune/captures/nvidia-smi.xml'
+    rules = ('gpu-app-clocks', 'gpu-clock-user-limit')
+    write(root, cap, clock_capture(2520, 'Not Active'))
+    res = audit(root, 'rtx4090-ws', *rules)
+    check(all(res[r]['status'] == 'pass' for r in rules),
+          'item 11: default application clocks (below the maximum) pass (%r)' % {r: res[r]['status'] for r in rules})
+    write(root, cap, clock_capture(1800, 'Not Active'))
+    f = fact(root, 'nvml.1.clocks.app_graphics_mhz')
+    check(f.get('value') == 1800, 'item 11: the application clock is read from the capture (%r)' % f)
+    r = audit(root, 'rtx4090-ws', *rules)['gpu-app-clocks']
+    check(r['status'] == 'fail' and r['severity'] == 'warning' and 'nvml.1.clocks.app_below_default = true'
+          in (r.get('observed') or '') and '-rac' in (r.get('remedy') or {}).get('summary', ''),
+          'item 11: application clocks below the default fail with the reset step (%r)' % r)
+    write(root, cap, clock_capture(2520, 'Active'))
+    r = audit(root, 'rtx4090-ws', *rules)['gpu-clock-user-limit']
+    check(r['status'] == 'fail' and 'nvml.1.clock_event.applications_clocks = true' in (r.get('observed') or '') and
+          '-rgc' in (r.get('remedy') or {}).get('summary', ''),
+          'item 11: clocks held by a user setting (locked clocks) fail with the reset step (%r)' % r)
+
+
 CASES = {
+    'item11-clocks': case_item11_clocks,
     'item7-fabricmanager-rpm': case_item7_fabricmanager_rpm,
     'item15-node-share': case_item15_node_share,
     'item14-capture-mismatch': case_item14_capture_mismatch,

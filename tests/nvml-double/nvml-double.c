@@ -20,6 +20,8 @@
  *   gpu.I.mig = CUR,PENDING                        gpu.I.compute = MODE
  *   gpu.I.reasons = BITS                           (clock event reasons, e.g. 0x48)
  *   gpu.I.power = LIMIT,DEFAULT,MIN,MAX            (milliwatts)
+ *   gpu.I.clocks = APPG,APPM,DEFG,DEFM,MAXG,MAXM   (MHz: application, default application and maximum
+ *                                                  clocks, graphics and memory)
  *   gpu.I.pcie = GEN,MAXGEN,WIDTH,MAXWIDTH,REPLAY
  *   gpu.I.nvlinks = N                              links 0..N-1, up unless listed in nvlink_down
  *   gpu.I.nvlink_down = L,L,...
@@ -58,6 +60,8 @@ struct gpu {
         unsigned long long reasons;
         int has_power;
         unsigned power[4];
+        int has_clocks;
+        unsigned clocks[6];
         int has_pcie;
         unsigned pcie[5];
         unsigned nvlinks;
@@ -190,6 +194,11 @@ static void load(void)
                                 nums(val, v, 4), g->has_power = 1;
                                 for (int j = 0; j < 4; j++)
                                         g->power[j] = (unsigned)v[j];
+                        } else if (!strcmp(k, "clocks")) {
+                                unsigned long long c[6] = {0};
+                                nums(val, c, 6), g->has_clocks = 1;
+                                for (int j = 0; j < 6; j++)
+                                        g->clocks[j] = (unsigned)c[j];
                         } else if (!strcmp(k, "pcie")) {
                                 nums(val, v, 5), g->has_pcie = 1;
                                 for (int j = 0; j < 5; j++)
@@ -435,6 +444,29 @@ int nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t d, unsigned *lo, u
                 return NS;
         *lo = d->power[2], *hi = d->power[3];
         return 0;
+}
+
+/* nvmlClockType_t: 0 graphics, 2 memory; KIND 0 application, 1 default application, 2 maximum. */
+static int clock(nvmlDevice_t d, const char *fn, int kind, int type, unsigned *v)
+{
+        CHECK(fn);
+        if (!d->has_clocks || (type != 0 && type != 2))
+                return NS;
+        *v = d->clocks[kind * 2 + (type == 2)];
+        return 0;
+}
+
+int nvmlDeviceGetApplicationsClock(nvmlDevice_t d, int type, unsigned *v)
+{
+        return clock(d, "nvmlDeviceGetApplicationsClock", 0, type, v);
+}
+int nvmlDeviceGetDefaultApplicationsClock(nvmlDevice_t d, int type, unsigned *v)
+{
+        return clock(d, "nvmlDeviceGetDefaultApplicationsClock", 1, type, v);
+}
+int nvmlDeviceGetMaxClockInfo(nvmlDevice_t d, int type, unsigned *v)
+{
+        return clock(d, "nvmlDeviceGetMaxClockInfo", 2, type, v);
 }
 
 static int pcie(nvmlDevice_t d, const char *fn, int i, unsigned *v)

@@ -92,8 +92,9 @@ static char *h100(const char *extra)
                           "gpu.%d.bus = %s\ngpu.%d.name = NVIDIA H100 80GB HBM3\ngpu.%d.uuid = GPU-%08d-0000-0000-0000-000000000000\n"
                           "gpu.%d.persistence = 1\ngpu.%d.ecc = 1,1\ngpu.%d.ecc_volatile = 0,0\ngpu.%d.ecc_aggregate = 2,0\n"
                           "gpu.%d.remap = 0,0,0,0\ngpu.%d.mig = 0,0\ngpu.%d.compute = 0\ngpu.%d.reasons = 0x1\n"
-                          "gpu.%d.power = 700000,700000,200000,700000\ngpu.%d.pcie = 5,5,16,16,0\ngpu.%d.nvlinks = 18\n",
-                          i, bus[b], i, i, b, i, i, i, i, i, i, i, i, i, i, i);
+                          "gpu.%d.power = 700000,700000,200000,700000\ngpu.%d.pcie = 5,5,16,16,0\ngpu.%d.nvlinks = 18\n"
+                          "gpu.%d.clocks = 1755,2619,1755,2619,1980,2619\n",
+                          i, bus[b], i, i, b, i, i, i, i, i, i, i, i, i, i, i, i);
         }
         sbuf_add(&s, extra);
         return sbuf_steal(&s);
@@ -122,6 +123,10 @@ START_TEST(healthy_h100)
         eq("nvml.3.clock_event.hw_slowdown", "false");
         eq("nvml.3.power.limit_mw", "700000");
         eq("nvml.3.power.min_limit_mw", "200000");
+        eq("nvml.3.clocks.app_graphics_mhz", "1755");
+        eq("nvml.3.clocks.max_graphics_mhz", "1980");
+        eq("nvml.3.clocks.default_app_memory_mhz", "2619");
+        eq("nvml.3.clocks.app_below_default", "false");
         eq("nvml.3.pcie.gen", "5");
         eq("nvml.3.pcie.width", "16");
         eq("nvml.3.nvlink.count", "18");
@@ -147,6 +152,7 @@ START_TEST(faults)
                                       "gpu.4.nvlink_errors = 2:5:1:7:1\n" /* 5d:00.0 = nvml.3 */
                                       "gpu.3.reasons = 0x48\n"       /* 9a:00.0 = nvml.4: hw slowdown + hw thermal */
                                       "gpu.2.power = 500000,700000,200000,700000\n" /* ab:00.0 = nvml.5 */
+                                      "gpu.2.clocks = 1200,2619,1755,2619,1980,2619\n" /* nvidia-smi -ac 2619,1200 */
                                       "gpu.1.ecc_volatile = 0,4\ngpu.1.ecc = 1,0\n"); /* ba:00.0 = nvml.6 */
         nvml("full", d);
         eq("nvml.0.mig.current", "true");
@@ -171,6 +177,9 @@ START_TEST(faults)
         eq("nvml.5.power.default_limit_mw", "700000");
         eq("nvml.5.power.below_default", "true");
         eq("nvml.4.power.below_default", "false");
+        eq("nvml.5.clocks.app_graphics_mhz", "1200");
+        eq("nvml.5.clocks.app_below_default", "true");
+        eq("nvml.4.clocks.app_below_default", "false");
         eq("nvml.6.ecc.volatile.uncorrected", "4");
         eq("nvml.6.ecc.pending", "false");
         done();
