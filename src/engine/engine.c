@@ -49,6 +49,7 @@ static void take(struct result *res, struct eval_result *er)
         res->observed = er->observed;
         res->expected = er->expected;
         res->reason = er->reason;
+        strv_done(&er->failed); /* the evidence was taken before, by add_evidence */
         *er = (struct eval_result){0};
 }
 

@@ -103,6 +103,8 @@ def h100_good(d):
     etc['/sys/class/iommu/dmar0'] = None
     etc['/sys/kernel/iommu_groups/0/type'] = 'identity\n'
     etc['/sys/kernel/iommu_groups/1/type'] = 'identity\n'
+    # a Slurm node whose jobs keep the node's memlock limit (slurm.conf(5))
+    etc['/etc/slurm/slurm.conf'] = 'ClusterName=lab\nPropagateResourceLimitsExcept=MEMLOCK\n'
 
 
 def h100_bad(d):
@@ -138,6 +140,7 @@ def h100_bad(d):
     etc['/sys/class/iommu/dmar0'] = None
     etc['/sys/kernel/iommu_groups/0/type'] = 'DMA-FQ\n'
     etc['/sys/bus/pci/devices/0000:18:00.0/resource'] = SMALL_BAR
+    etc['/etc/slurm/slurm.conf'] = 'ClusterName=lab\n#PropagateResourceLimitsExcept=MEMLOCK\n'   # ALL by default
 
 
 def a100_no_local_hca(d):
@@ -301,6 +304,8 @@ CASES = [
     ('h100-bad', 'h100-sxm-8x', 'memlock-login', 'fail', 'limits.memlock.login.soft = 8388608'),
     ('h100-good', 'h100-sxm-8x', 'memlock-services', 'pass', None),
     ('h100-bad', 'h100-sxm-8x', 'memlock-services', 'fail', 'limits.memlock.service.soft = 8388608'),
+    ('h100-good', 'h100-sxm-8x', 'memlock-slurm-propagation', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'memlock-slurm-propagation', 'fail', 'slurm.propagate_memlock = true'),
     ('h100-good', 'h100-sxm-8x', 'memlock-services-running', 'pass', None),
     ('h100-bad', 'h100-sxm-8x', 'memlock-services-running', 'fail', 'limits.memlock.manager.soft = 8388608'),
     ('h100-good', 'h100-sxm-8x', 'shm-size', 'pass', None),
