@@ -368,67 +368,129 @@ static void plan_sysfs(struct planner *pl)
                         tuner_conflicts(pl, &tuner_knobs[i], value, true);
 }
 
+/* Which values of a key may stay where they would decide it at boot. */
 struct keep_ctx {
+        const struct dropin_family *f;
         const char *want; /* the value that may stay */
-        bool min;         /* any value at least WANT may stay */
+        const char *min;  /* or any value at least this (a rule number: "64G", "unlimited"); NULL: none */
 };
 
 static bool keep_value(const char *value, void *data)
 {
         const struct keep_ctx *k = data;
-        bool vn, wn;
-        uint64_t vm, wm;
-        if (k->min && parse_integer(value, &vn, &vm) == 0 && parse_rule_number(k->want, &wn, &wm) == 0)
-                return num_cmp(vn, vm, wn, wm) >= 0;
-        return streq(value, k->want);
+        if (streq(value, k->want))
+                return true;
+        bool un, mn;
+        uint64_t vm, mm;
+        if (!k->min || !k->f->number || k->f->number(value, &un, &vm) < 0 || parse_rule_number(k->min, &mn, &mm) < 0)
+                return false;
+        return un || num_cmp(false, vm, mn, mm) >= 0;
 }
 
-/* Comment out, behind the marker, every line that sets KEY to a value KEEP rejects in the sysctl.d
- * files that sort after AFTER (NULL: in every file). A file under /etc is edited in place (the
- * file behind /etc/sysctl.d/99-sysctl.conf is /etc/sysctl.conf); a vendor file in /run or /usr is
- * shadowed by a copy of the same name in /etc/sysctl.d, which takes precedence (sysctl.d(5)). */
-static void neutralise_sysctl(struct planner *pl, const char *key, const char *after, struct keep_ctx *keep)
+/* The files the plan has written so far, as the family model sees them before the tree. */
+struct planner_view {
+        struct dropin_view v;
+        const char **paths, **contents;
+};
+
+static void view_of(struct planner *pl, struct planner_view *pv)
 {
-        struct sysctl_settings s;
+        pv->paths = xcalloc(pl->n_pend + 1, sizeof(char *));
+        pv->contents = xcalloc(pl->n_pend + 1, sizeof(char *));
+        for (size_t i = 0; i < pl->n_pend; i++) {
+                pv->paths[i] = pl->pend[i].path;
+                pv->contents[i] = pl->pend[i].content;
+        }
+        pv->v = (struct dropin_view){pv->paths, pv->contents, pl->n_pend};
+}
+
+static void view_done(struct planner_view *pv)
+{
+        free(pv->paths);
+        free(pv->contents);
+}
+
+/* Comment out, behind the marker, the lines of DF that set KEY to a value KEEP rejects. A file under
+ * /etc is edited in place (the file behind /etc/sysctl.d/99-sysctl.conf is /etc/sysctl.conf); a
+ * vendor file in /run or /usr is shadowed by a copy of the same name in the family's /etc
+ * directory, which takes precedence (sysctl.d(5), tmpfiles.d(5), systemd-system.conf(5)). Returns
+ * whether a change was planned. */
+static bool neutralise_file(struct planner *pl, const struct dropin_family *f, const struct dropin_file *df,
+                            const char *key, struct keep_ctx *keep)
+{
+        bool exists;
+        _cleanup_free_ char *cur = file_view(pl, df->edit, &exists);
+        const char *data = cur;
+        bool shadow = !streq(df->edit, df->real);
+        if (shadow && !exists && root_read(pl->r, df->path, &data, NULL) < 0)
+                return false;
+        if (!data || unreadable_file(pl, df->edit))
+                return false;
+        _cleanup_free_ char *next = dropin_neutralise(pl->r, f, data, key, DISABLED_MARK, keep_value, keep);
+        if (!next)
+                return false;
+        if (shadow && !exists) {
+                _cleanup_free_ char *h = header(pl, "#");
+                _cleanup_free_ char *full = xasprintf("%s# A copy of %s, which it overrides, with the lines setting %s disabled.\n%s",
+                                                      h, df->path, key, next);
+                want_file(pl, df->edit, full, 0644);
+        } else
+                want_file(pl, df->edit, next, 0644);
+        return true;
+}
+
+static void unreadable_note(struct planner *pl, const struct dropin_family *f, const char *bad, int rc, const char *key)
+{
+        note(pl, false, "%s could not be read (%s): check by hand which %s line sets %s at boot", bad, errno_name(rc),
+             f->name, key);
+}
+
+/* Every line of family F that sets KEY to a value KEEP rejects, wherever it is (a minimum whose
+ * default is far above it: no line may lower it). */
+static void neutralise_all(struct planner *pl, const struct dropin_family *f, const char *key, struct keep_ctx *keep)
+{
+        struct dropin_entries h;
         _cleanup_free_ char *bad = NULL;
-        int rc = sysctl_settings_load(pl->r, key, &s, &bad);
+        int rc = dropin_entries_load(pl->r, f, NULL, &h, &bad);
         if (rc < 0) {
-                note(pl, false, "%s could not be read (%s): check by hand that no later sysctl.d file sets %s", bad,
-                     errno_name(rc), key);
+                unreadable_note(pl, f, bad, rc, key);
                 return;
         }
         struct strv done = {0};
-        for (size_t i = 0; i < s.n; i++) {
-                const struct dropin_file *df = s.v[i].file;
-                if (after && !(strcmp(df->name, after) > 0 || streq(df->name, "sysctl.conf")))
-                        continue;
-                if (keep_value(s.v[i].value, keep) || strv_contains(&done, df->edit))
-                        continue;
-                strv_add(&done, df->edit);
-                bool exists;
-                _cleanup_free_ char *cur = file_view(pl, df->edit, &exists);
-                const char *data = NULL;
-                bool shadow = !streq(df->edit, df->real);
-                if (shadow && !exists) {
-                        if (root_read(pl->r, df->path, &data, NULL) < 0)
-                                continue;
-                } else
-                        data = cur;
-                if (!data)
-                        continue;
-                _cleanup_free_ char *next = sysctl_neutralise(data, key, DISABLED_MARK, keep_value, keep);
-                if (!next)
-                        continue;
-                if (shadow && !exists) {
-                        _cleanup_free_ char *h = header(pl, "#");
-                        _cleanup_free_ char *full = xasprintf("%s# A copy of %s, which it overrides, with the lines setting %s disabled.\n%s",
-                                                              h, df->path, key, next);
-                        want_file(pl, df->edit, full, 0644);
-                } else
-                        want_file(pl, df->edit, next, 0644);
-        }
+        for (size_t i = 0; i < h.n; i++)
+                if (dropin_entry_sets(pl->r, &h, &h.v[i], key) && !keep_value(h.v[i].value, keep) &&
+                    !strv_contains(&done, h.v[i].file->edit)) {
+                        strv_add(&done, h.v[i].file->edit);
+                        neutralise_file(pl, f, h.v[i].file, key, keep);
+                }
         strv_done(&done);
-        sysctl_settings_done(&s);
+        dropin_entries_done(&h);
+}
+
+/* Make KEY at boot a value KEEP accepts, once the plan's own file of family F is in place: while
+ * the line the family's rule makes decide KEY (the last one, or for tmpfiles.d the first for its
+ * path) has a value KEEP rejects, that line is commented out. Returns false (with a note) when
+ * the files cannot be read. */
+static bool make_win(struct planner *pl, const struct dropin_family *f, const char *key, struct keep_ctx *keep)
+{
+        for (unsigned round = 0; round < 64; round++) {
+                struct planner_view pv;
+                view_of(pl, &pv);
+                struct dropin_entries h;
+                _cleanup_free_ char *bad = NULL;
+                int rc = dropin_entries_load(pl->r, f, &pv.v, &h, &bad);
+                view_done(&pv);
+                if (rc < 0) {
+                        unreadable_note(pl, f, bad, rc, key);
+                        return false;
+                }
+                const struct dropin_entry *e = dropin_effective(pl->r, &h, key);
+                bool done = !e || keep_value(e->value, keep) || !neutralise_file(pl, f, e->file, key, keep);
+                dropin_entries_done(&h);
+                if (done)
+                        return true;
+        }
+        return true;
 }
 
 static char *sysctl_path(const char *key)
@@ -453,8 +515,8 @@ static void plan_sysctl(struct planner *pl)
                  * that sets a value under the minimum is disabled; the running value returns to the
                  * kernel default. */
                 const char *min = param(pl->res, "min");
-                struct keep_ctx keep = {.want = min, .min = true};
-                neutralise_sysctl(pl, key, NULL, &keep);
+                struct keep_ctx keep = {.f = &dropin_sysctl, .want = min, .min = min};
+                neutralise_all(pl, &dropin_sysctl, key, &keep);
                 bool low = !cur || parse_integer(cur, &cn, &cm) < 0 || parse_rule_number(min, &wn, &wm) < 0 ||
                            num_cmp(cn, cm, wn, wm) < 0;
                 if (low) {
@@ -476,13 +538,14 @@ static void plan_sysctl(struct planner *pl)
         if (!is_min && cur && streq(cur, val))
                 runtime = false;
         /* The value at the next boot: the last line that sets KEY in sysctl.d order. */
-        struct keep_ctx keep = {.want = val, .min = is_min};
-        struct sysctl_settings s;
+        struct keep_ctx keep = {.f = &dropin_sysctl, .want = val, .min = is_min ? val : NULL};
+        struct dropin_entries s;
         _cleanup_free_ char *bad = NULL;
         bool persistent_ok = false;
-        if (sysctl_settings_load(pl->r, key, &s, &bad) == 0) {
-                persistent_ok = s.n && keep_value(s.v[s.n - 1].value, &keep);
-                sysctl_settings_done(&s);
+        if (dropin_entries_load(pl->r, &dropin_sysctl, NULL, &s, &bad) == 0) {
+                const struct dropin_entry *e = dropin_effective(pl->r, &s, key);
+                persistent_ok = e && keep_value(e->value, &keep);
+                dropin_entries_done(&s);
         }
         /* one file per knob: a "-persistent" twin writes its runtime rule's file */
         const char *id = pl->res->rule->id;
@@ -495,7 +558,7 @@ static void plan_sysctl(struct planner *pl)
                 want_file(pl, file, conf, 0644);
                 /* files read after ours would set KEY back at boot (/etc/sysctl.conf through
                  * 99-sysctl.conf, where the popular guides append): their lines are disabled */
-                neutralise_sysctl(pl, key, name, &keep);
+                make_win(pl, &dropin_sysctl, key, &keep);
         }
         if (runtime && (!cur || !streq(cur, val))) {
                 struct change *c = add(pl, CHANGE_VALUE, path);

@@ -69,15 +69,15 @@ static int persistent_lookup(struct facts *f, const char *name, const char *key)
 {
         if (!*key || strstr(key, "..") || key[0] == '.')
                 return -EINVAL;
-        struct sysctl_settings s;
+        struct dropin_entries s;
         _cleanup_free_ char *bad = NULL;
-        int rc = sysctl_settings_load(facts_root(f), key, &s, &bad);
+        int rc = dropin_entries_load(facts_root(f), &dropin_sysctl, NULL, &s, &bad);
         if (rc < 0) {
                 fact_unreadable(f, bad, rc, NULL, "%s", name);
                 return rc;
         }
-        if (s.n) {
-                const struct sysctl_setting *last = &s.v[s.n - 1];
+        const struct dropin_entry *last = dropin_effective(facts_root(f), &s, key);
+        if (last) {
                 record(f, last->file->path, last->value, name);
         } else {
                 int err = 0;
@@ -91,7 +91,7 @@ static int persistent_lookup(struct facts *f, const char *name, const char *key)
                         fact_absent(f, "/etc/sysctl.d", "no sysctl.d file sets it: the kernel default applies at boot",
                                     "%s", name);
         }
-        sysctl_settings_done(&s);
+        dropin_entries_done(&s);
         return 0;
 }
 
