@@ -91,7 +91,7 @@ class Runner:
             json.dump([play], f, indent=1)   # JSON is YAML
         env = dict(self.env, ANSIBLE_STDOUT_CALLBACK=callback)
         r = subprocess.run(['ansible-playbook', '-i', self.inventory, path] + list(extra), env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1800)  # a hang guard only: a play of many tasks on a loaded 2-core machine takes minutes
         out = r.stdout.decode('utf-8', 'replace')
         if callback == 'llmtune_json':
             try:

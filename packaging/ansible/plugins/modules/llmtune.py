@@ -83,10 +83,16 @@ options:
     type: dict
     suboptions:
       # BEGIN params suboptions (packaging/update-ansible-params.py from profiles/base.ini [types])
+      aer_correctable_growth_max:
+        description: "An integer (C(integer)); unset, the profile's value."
+        type: int
       cpu_governor:
         description: "One of performance, powersave, schedutil, ondemand, conservative, userspace (C(enum performance powersave schedutil ondemand conservative userspace)); unset, the profile's value."
         type: str
         choices: ["performance", "powersave", "schedutil", "ondemand", "conservative", "userspace"]
+      ecc_corrected_growth_max:
+        description: "An integer (C(integer)); unset, the profile's value."
+        type: int
       edac_ce_max:
         description: "An integer (C(integer)); unset, the profile's value."
         type: int
@@ -106,9 +112,12 @@ options:
       gpudirect_rdma:
         description: "True or false (C(bool)); unset, the profile's value."
         type: bool
-      ib_error_max:
+      ib_error_growth_max:
         description: "An integer (C(integer)); unset, the profile's value."
         type: int
+      ib_error_max:
+        description: "An integer or any (C(integer | any)); unset, the profile's value."
+        type: str
       ib_hca_count:
         description: "An integer or any (C(integer | any)); unset, the profile's value."
         type: str
@@ -138,9 +147,12 @@ options:
       nvidia_driver_min:
         description: "A dotted version (535.104.05) or any (C(version | any)); unset, the profile's value."
         type: str
-      nvlink_error_max:
+      nvlink_error_growth_max:
         description: "An integer (C(integer)); unset, the profile's value."
         type: int
+      nvlink_error_max:
+        description: "An integer or any (C(integer | any)); unset, the profile's value."
+        type: str
       nvlink_per_gpu:
         description: "An integer or any (C(integer | any)); unset, the profile's value."
         type: str
@@ -154,6 +166,9 @@ options:
       pcie_min_width:
         description: "An integer from 1 to 32 (C(integer 1..32)); unset, the profile's value."
         type: int
+      prolog_gpu_memory_max:
+        description: "A size (bytes, or with K, M, G or T: 64G) (C(size)); unset, the profile's value."
+        type: str
       ram_per_gpu:
         description: "A size (bytes, or with K, M, G or T: 64G) or any (C(size | any)); unset, the profile's value."
         type: str
@@ -318,14 +333,17 @@ from ansible.module_utils.basic import AnsibleModule
 
 # BEGIN PARAMS_SPEC (packaging/update-ansible-params.py from profiles/base.ini [types])
 PARAMS_SPEC = dict(
+    aer_correctable_growth_max=dict(type='int'),
     cpu_governor=dict(type='str', choices=['performance', 'powersave', 'schedutil', 'ondemand', 'conservative', 'userspace']),
+    ecc_corrected_growth_max=dict(type='int'),
     edac_ce_max=dict(type='int'),
     gpu_ecc_required=dict(type='bool'),
     gpu_mig=dict(type='raw', choices=[True, False, 'any']),
     gpu_nic_affinity=dict(type='bool'),
     gpu_per_socket=dict(type='str'),
     gpudirect_rdma=dict(type='bool'),
-    ib_error_max=dict(type='int'),
+    ib_error_growth_max=dict(type='int'),
+    ib_error_max=dict(type='str'),
     ib_hca_count=dict(type='str'),
     ib_rate_gbps=dict(type='str'),
     iommu_modes=dict(type='str'),
@@ -335,11 +353,13 @@ PARAMS_SPEC = dict(
     nccl_socket_ifname=dict(type='str', choices=['auto', 'none']),
     numa_balancing=dict(type='int'),
     nvidia_driver_min=dict(type='str'),
-    nvlink_error_max=dict(type='int'),
+    nvlink_error_growth_max=dict(type='int'),
+    nvlink_error_max=dict(type='str'),
     nvlink_per_gpu=dict(type='str'),
     nvswitch_count=dict(type='int'),
     pcie_link_severity=dict(type='str', choices=['critical', 'warning', 'info']),
     pcie_min_width=dict(type='int'),
+    prolog_gpu_memory_max=dict(type='str'),
     ram_per_gpu=dict(type='str'),
     shm_min=dict(type='str'),
     shmall_min=dict(type='int'),
