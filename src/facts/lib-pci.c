@@ -207,8 +207,8 @@ int pcilib_pcie_link(struct pcilib *p, unsigned domain, unsigned bus, unsigned d
         struct pci_dev *volatile d = NULL;
         volatile int rc = 0;
         volatile unsigned addr = 0;
-        volatile uint32_t lnkcap = 0;
-        volatile uint16_t lnksta = 0, flags = 0;
+        volatile uint32_t lnkcap = 0, devcap = 0;
+        volatile uint16_t lnksta = 0, flags = 0, devctl = 0;
         jmp_buf jb;
         ENTER(p, jb);
         if (setjmp(jb)) {
@@ -230,6 +230,8 @@ int pcilib_pcie_link(struct pcilib *p, unsigned domain, unsigned bus, unsigned d
                 lnkcap = pci_read_long(d, (int)addr + PCI_EXP_LNKCAP);
                 lnksta = pci_read_word(d, (int)addr + PCI_EXP_LNKSTA);
                 flags = pci_read_word(d, (int)addr + PCI_EXP_FLAGS);
+                devcap = pci_read_long(d, (int)addr + PCI_EXP_DEVCAP);
+                devctl = pci_read_word(d, (int)addr + PCI_EXP_DEVCTL);
         }
         LEAVE();
         if (rc < 0)
@@ -240,6 +242,12 @@ int pcilib_pcie_link(struct pcilib *p, unsigned domain, unsigned bus, unsigned d
         ret->speed = pcie_speed_mts(lnksta & 0xf);
         ret->width = (lnksta & 0x3f0) >> 4;
         ret->type = (flags & PCI_EXP_FLAGS_TYPE) >> 4;
+        /* 128 << code: Max_Payload_Size Supported (DevCap 2:0), Max_Payload_Size (DevCtl 7:5), Max_Read_
+         * Request_Size (DevCtl 14:12); codes above 5 (4096 bytes) are reserved */
+        unsigned codes[3] = {devcap & 0x7, (devctl >> 5) & 0x7, (devctl >> 12) & 0x7};
+        ret->max_mps = codes[0] <= 5 ? 128u << codes[0] : 0;
+        ret->mps = codes[1] <= 5 ? 128u << codes[1] : 0;
+        ret->mrrs = codes[2] <= 5 ? 128u << codes[2] : 0;
         return 0;
 }
 

@@ -21,6 +21,9 @@ struct pcie_link {
         unsigned speed, width;         /* Link Status: what was negotiated */
         unsigned max_speed, max_width; /* Link Capabilities: what the function can do */
         int type;                      /* PCI Express Capabilities bits 7:4 (PCI_EXP_TYPE_*) */
+        /* Device Capabilities / Device Control, bytes: the largest payload the function supports, the
+         * payload and read request size it is set to use (PCIe Base Spec 7.5.3.3-4). */
+        unsigned max_mps, mps, mrrs;
 };
 
 /* Device/port types of the PCI Express Capabilities register (PCIe Base Spec 7.5.3.2). */

@@ -11,8 +11,10 @@
 #define PCI_DEVS "/sys/bus/pci/devices"
 #define MAX_DEPTH 16 /* bridges between a device and its root bus; real trees have at most ~6 */
 
-enum { L_SPEED, L_WIDTH, L_MAX_SPEED, L_MAX_WIDTH, L_N };
-static const char *const lnames[L_N] = {"speed", "width", "max_speed", "max_width"};
+enum { L_SPEED, L_WIDTH, L_MAX_SPEED, L_MAX_WIDTH, L_MPS, L_MAX_MPS, L_MRRS, L_N };
+/* The first four: the sysfs link attributes stand in for config space; the rest are only there. */
+#define L_SYSFS (L_MAX_WIDTH + 1)
+static const char *const lnames[L_N] = {"speed", "width", "max_speed", "max_width", "mps", "max_mps", "mrrs"};
 
 struct lval {
         unsigned v;
@@ -57,9 +59,11 @@ static bool parse_addr(const char *s, unsigned *dom, unsigned *bus, unsigned *de
 static void link_sysfs(struct facts *f, const char *addr, const char *no_cap_why, struct linkinfo *li)
 {
         struct root *r = facts_root(f);
-        static const char *const files[L_N] = {"current_link_speed", "current_link_width", "max_link_speed",
-                                               "max_link_width"};
-        for (int k = 0; k < L_N; k++) {
+        static const char *const files[L_SYSFS] = {"current_link_speed", "current_link_width", "max_link_speed",
+                                                   "max_link_width"};
+        for (int k = L_SYSFS; k < L_N; k++) /* Device Control has no sysfs attribute */
+                lset(&li->l[k], 1, 0, PCI_DEVS, no_cap_why);
+        for (int k = 0; k < L_SYSFS; k++) {
                 _cleanup_free_ char *p = xasprintf(PCI_DEVS "/%s/%s", addr, files[k]);
                 _cleanup_free_ char *line = NULL;
                 int rc = root_read_line(r, p, &line);
@@ -115,8 +119,11 @@ static void read_link(struct facts *f, struct pcilib *p, const char *pci_err, co
                 static const char *const zero[L_N] = {"Link Status speed code not defined",
                                                       "link down (negotiated width 0)",
                                                       "Link Capabilities speed code not defined",
-                                                      "Link Capabilities width 0"};
-                unsigned v[L_N] = {l.speed, l.width, l.max_speed, l.max_width};
+                                                      "Link Capabilities width 0",
+                                                      "Device Control payload size code reserved",
+                                                      "Device Capabilities payload size code reserved",
+                                                      "Device Control read request size code reserved"};
+                unsigned v[L_N] = {l.speed, l.width, l.max_speed, l.max_width, l.mps, l.max_mps, l.mrrs};
                 for (int k = 0; k < L_N; k++)
                         lset(&li->l[k], v[k] ? 0 : 1, v[k], cfg, v[k] ? NULL : zero[k]);
                 li->type = l.type;
@@ -186,11 +193,12 @@ static void derived(struct facts *f, const char *prefix, const struct linkinfo *
         static const struct {
                 const char *fact;
                 int cur, max;
-        } pairs[] = {{"link.width_ok", L_WIDTH, L_MAX_WIDTH}, {"link.speed_ok", L_SPEED, L_MAX_SPEED}};
+        } pairs[] = {{"link.width_ok", L_WIDTH, L_MAX_WIDTH}, {"link.speed_ok", L_SPEED, L_MAX_SPEED},
+                     {"link.mps_ok", L_MPS, L_MAX_MPS}};
         for (size_t i = 0; i < ARRAY_SIZE(pairs); i++) {
                 const struct lval *cur = &dev->l[pairs[i].cur], *max = &dev->l[pairs[i].max];
                 if (cur->state != 0 || max->state != 0) {
-                        fact_absent(f, src, "the negotiated or maximum link value is not known", "%s.%s", prefix,
+                        fact_absent(f, cur->src ? cur->src : src, cur->state ? cur->why : max->why, "%s.%s", prefix,
                                     pairs[i].fact);
                         continue;
                 }

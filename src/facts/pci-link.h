@@ -6,7 +6,11 @@
  *   PREFIX.link.{speed,width,max_speed,max_width}   Link Status / Link Capabilities (MT/s, lanes)
  *   PREFIX.upstream                                 address of the port above (root or switch port)
  *   PREFIX.upstream_link.{speed,width,max_speed,max_width}
+ *   PREFIX.link.{mps,max_mps,mrrs}                  Device Control / Capabilities: payload set, payload
+ *                                                   supported, read request size (bytes)
+ *   PREFIX.upstream_link.{mps,max_mps,mrrs}
  *   PREFIX.link.width_ok, PREFIX.link.speed_ok      negotiated >= what both ends can do
+ *   PREFIX.link.mps_ok                              payload set >= what both ends support
  *   PREFIX.link.slot_limited                        the port above can do less than the function
  *   PREFIX.acs_redirect                             "none", or the PCIe switch ports above with ACS
  *                                                   P2P Request/Completion Redirect enabled

@@ -937,7 +937,8 @@ static const char *const gpu_names_facts[] = {"vendor", "name"};
 static const char *const gpu_libpci_facts[] = {
         "link.speed", "link.width", "link.max_speed", "link.max_width", "link.width_ok",
         "link.speed_ok", "link.slot_limited", "upstream", "upstream_link.speed", "upstream_link.width",
-        "upstream_link.max_speed", "upstream_link.max_width", "acs_redirect"};
+        "upstream_link.max_speed", "upstream_link.max_width", "acs_redirect", "link.mps", "link.max_mps",
+        "link.mrrs", "link.mps_ok", "upstream_link.mps", "upstream_link.max_mps", "upstream_link.mrrs"};
 static const char *const gpu_hwloc_facts[] = {"hwloc_numa_node", "locality_agrees"};
 static const char *const gpu_ib_facts[] = {"local_hca"};
 

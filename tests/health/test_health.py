@@ -114,6 +114,10 @@ def h100_bad(d):
     child(d, 0x19)['sta'] = (5, 8)             # mlx5_0 trained x8
     child(d, 0x29)['sta'] = (1, 16)            # mlx5_1 at 2.5 GT/s
     child(d, 0x3b)['cap'] = (5, 32)            # mlx5_2 wider than its x16 port
+    child(d, 0x9a)['mps'] = 128                # GPU 4 sends 128-byte payloads where both ends do 256
+    ib_child(d, 'mlx5_5')['mrrs'] = 128        # mlx5_5 reads 128 bytes at a time
+    child(d, 0xab)['mrrs'] = 128               # GPU 5 likewise
+    ib_child(d, 'mlx5_3')['mps'] = 128         # mlx5_3 sends 128-byte payloads where both ends do 512
     for hb in d['pci']:
         if hb['root'] == '0000:5a':
             hb['ports'][0]['switch']['acs_ctrl'] = 0x1d   # SrcValid ReqRedir CmpltRedir UpstreamFwd
@@ -255,6 +259,14 @@ CASES = [
     ('h100-bad', 'h100-sxm-8x', 'pcie-acs-redirect-hca', 'fail', 'ib.mlx5_3.acs_redirect'),
     ('h100-good', 'h100-sxm-8x', 'pcie-large-bar', 'pass', None),
     ('h100-bad', 'h100-sxm-8x', 'pcie-large-bar', 'fail', 'gpu.0.large_bar = false'),
+    ('h100-good', 'h100-sxm-8x', 'pcie-gpu-max-payload', 'pass', 'gpu.0.link.mps_ok = true (8 items)'),
+    ('h100-bad', 'h100-sxm-8x', 'pcie-gpu-max-payload', 'fail', 'gpu.4.link.mps_ok = false (1 of 8'),
+    ('h100-good', 'h100-sxm-8x', 'pcie-hca-max-payload', 'pass', 'ib.mlx5_0.link.mps_ok = true'),
+    ('h100-bad', 'h100-sxm-8x', 'pcie-hca-max-payload', 'fail', 'ib.mlx5_3.link.mps_ok = false (1 of'),
+    ('h100-good', 'h100-sxm-8x', 'pcie-gpu-max-read-request', 'pass', 'gpu.0.link.mrrs = 512 (8 items)'),
+    ('h100-bad', 'h100-sxm-8x', 'pcie-gpu-max-read-request', 'fail', 'gpu.5.link.mrrs = 128 (1 of 8'),
+    ('h100-good', 'h100-sxm-8x', 'pcie-hca-max-read-request', 'pass', 'ib.mlx5_0.link.mrrs = 512'),
+    ('h100-bad', 'h100-sxm-8x', 'pcie-hca-max-read-request', 'fail', 'ib.mlx5_5.link.mrrs = 128 (1 of'),
     ('h100-good', 'h100-sxm-8x', 'pcie-iommu-mode', 'pass', 'passthrough'),
     ('h100-bad', 'h100-sxm-8x', 'pcie-iommu-mode', 'fail', 'translated'),
     # driver stack

@@ -409,6 +409,14 @@ class Dev:
         self.cap = tuple(spec.get('cap', self.cat.get('link', (0, 0))))
         self.sta = tuple(spec['sta']) if 'sta' in spec else None
         self.sec = self.sub = None
+        # Device Capabilities / Control (bytes): the payload the function supports (NVIDIA GPUs 256,
+        # the rest 512 unless the spec says), the payload it is set to (default: the smallest the
+        # path to the root supports, as the kernel's and firmware's configuration leaves it) and the
+        # read request size.
+        gpu = self.cat['vendor'] == 0x10de and self.cat['cls'] >> 16 == 0x03
+        self.mps_cap = spec.get('mps_cap', self.cat.get('mps_cap', 256 if gpu else 512))
+        self.mps = spec.get('mps')
+        self.mrrs = spec.get('mrrs', 512)
         self.res = {}  # resource index -> (start, end, flags)
         self.sysdir = None
 
@@ -466,6 +474,13 @@ def build_pci(d):
                 buses.append(endpoint(rp, p['child'], node))
             rp.sec, rp.sub = min(buses), max(buses)
             rp.acs = p.get('acs_ctrl', 0)
+    for dev in devs:
+        if dev.mps is None:
+            a, cap = dev, dev.mps_cap
+            while a.parent:
+                a = a.parent
+                cap = min(cap, a.mps_cap)
+            dev.mps = cap
     # Links: a port shares the negotiated state of the link below it.
     for dev in devs:
         if dev.ptype in ('ep', 'up') and dev.parent:
@@ -589,7 +604,10 @@ def pcie_config(dev):
     ptype = PCIE_TYPE[dev.ptype]
     port = dev.ptype in ('rp', 'down')
     struct.pack_into('<BBH', c, 0x70, 0x10, 0x00, 0x0002 | (ptype << 4) | (0x0100 if port else 0))
-    struct.pack_into('<IHH', c, 0x74, 0x00008fc2 if not port else 0x00008022, 0x2930, 0x0000)
+    code = {128: 0, 256: 1, 512: 2, 1024: 3, 2048: 4, 4096: 5}
+    devcap = ((0x00008fc2 if not port else 0x00008022) & ~0x7) | code[dev.mps_cap]
+    devctl = (0x2930 & ~0x70e0) | (code[dev.mps] << 5) | (code[dev.mrrs] << 12)  # MPS bits 7:5, MRRS 14:12
+    struct.pack_into('<IHH', c, 0x74, devcap, devctl, 0x0000)
     if dev.cap:
         gen, width = dev.cap
         lnkcap = gen | (width << 4) | (0x3 << 10) | (0x7 << 12) | (0x7 << 15)

@@ -166,6 +166,9 @@ options:
       pcie_min_width:
         description: "An integer from 1 to 32 (C(integer 1..32)); unset, the profile's value."
         type: int
+      pcie_mrrs_min:
+        description: "An integer from 128 to 4096 (C(integer 128..4096)); unset, the profile's value."
+        type: int
       prolog_gpu_memory_max:
         description: "A size (bytes, or with K, M, G or T: 64G) (C(size)); unset, the profile's value."
         type: str
@@ -359,6 +362,7 @@ PARAMS_SPEC = dict(
     nvswitch_count=dict(type='int'),
     pcie_link_severity=dict(type='str', choices=['critical', 'warning', 'info']),
     pcie_min_width=dict(type='int'),
+    pcie_mrrs_min=dict(type='int'),
     prolog_gpu_memory_max=dict(type='str'),
     ram_per_gpu=dict(type='str'),
     shm_min=dict(type='str'),
