@@ -154,9 +154,7 @@ static void record(struct facts *f, const char *prefix, const struct linkinfo *l
         }
 }
 
-/* The bridges above ADDR, nearest first, from the device path the sysfs link points at
- * ("../../../devices/pci0000:00/0000:00:01.1/0000:01:00.0/0000:02:08.0/0000:07:00.0"). */
-static int ancestors(struct facts *f, const char *addr, struct strv *ret, char **ret_why)
+int pci_ancestors(struct facts *f, const char *addr, struct strv *ret, char **ret_why)
 {
         _cleanup_free_ char *link = xasprintf(PCI_DEVS "/%s", addr);
         _cleanup_free_ char *target = NULL;
@@ -308,7 +306,7 @@ void pci_link_facts(struct facts *f, const char *prefix, const char *addr)
         struct strv anc = {0};
         _cleanup_free_ char *why = NULL;
         bool have_up = false;
-        int arc = ancestors(f, addr, &anc, &why);
+        int arc = pci_ancestors(f, addr, &anc, &why);
         if (arc == 0 && anc.n == 0)
                 why = xstrdup("on a root bus: no port above (root complex integrated device or virtual machine)");
         if (why) {

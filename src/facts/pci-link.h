@@ -23,3 +23,9 @@
 #include "facts.h"
 
 void pci_link_facts(struct facts *f, const char *prefix, const char *addr);
+
+/* The bridges above the PCI function ADDR, nearest first (the last is the root port, or whatever
+ * sits on the root bus), from the device path its /sys/bus/pci/devices link points at
+ * ("../../../devices/pci0000:00/0000:00:01.1/0000:01:00.0/0000:02:08.0/0000:07:00.0"). Returns 0, or
+ * -errno with *ret_why (caller frees) when the path is not known (a trimmed tree without links). */
+int pci_ancestors(struct facts *f, const char *addr, struct strv *ret, char **ret_why);

@@ -164,51 +164,95 @@ static void probe_port(struct facts *f, const char *dev, const char *port, struc
 }
 
 /*
- * Compute or storage HCA (ib.DEV.port.N.role): NCCL's rails are the HCAs that share a NUMA node
- * with an NVIDIA GPU (as nccl-gen.c's compute_hcas() picks them for NCCL_IB_HCA); an HCA on a node
- * without GPUs carries storage or management traffic, and the port rules judge only compute ports.
- * "storage" needs proof: with no NVIDIA GPU, or any NUMA node unknown, every HCA is "compute" so the
- * rules keep judging it.
+ * Compute or storage HCA (ib.DEV.port.N.role): NCCL's rails are the HCAs paired with a GPU, and the
+ * port rules judge only those. An HCA is paired with a GPU when the two share a PCIe switch, or any
+ * bridge below the root port (HGX/DGX boards put each rail behind its GPU's switch); an HCA on a root
+ * port of its own, behind no GPU's switch, carries storage or management traffic (DGX H100's storage
+ * adapters), even on a NUMA node with GPUs. When no HCA shares a bridge with a GPU the tree says
+ * nothing about pairing (GPUs and HCAs on root ports, or no device links in a trimmed tree), and the
+ * NUMA node decides: an HCA on a node without NVIDIA GPUs is storage. "storage" needs proof: an HCA
+ * whose place is unknown is "compute", so the rules keep judging it.
  */
-struct gpu_nodes {
-        bool known; /* NVIDIA GPUs exist and every one's NUMA node is known */
-        struct strv nodes;
+struct placement {
+        bool numa_known;         /* NVIDIA GPUs exist and every one's NUMA node is known */
+        struct strv nodes;       /* their NUMA nodes */
+        struct strv gpu_bridges; /* bridges below a root port above an NVIDIA GPU */
+        struct strv shared;      /* HCAs behind one of them */
+        struct strv apart;       /* HCAs whose path is known and behind none of them */
 };
 
-static void gpu_nodes_get(struct facts *f, struct gpu_nodes *g)
+static void placement_done(struct placement *pl)
 {
-        *g = (struct gpu_nodes){0};
+        strv_done(&pl->nodes);
+        strv_done(&pl->gpu_bridges);
+        strv_done(&pl->shared);
+        strv_done(&pl->apart);
+}
+
+/* The bridges above ADDR without the top one (the root port) into RET; false when the path is unknown. */
+static bool bridges_below_root(struct facts *f, const char *addr, struct strv *ret)
+{
+        _cleanup_free_ char *why = NULL;
+        if (pci_ancestors(f, addr, ret, &why) < 0)
+                return false;
+        if (ret->n)
+                free(ret->v[--ret->n]), ret->v[ret->n] = NULL;
+        return true;
+}
+
+static void gpu_places(struct facts *f, struct placement *pl)
+{
         const struct fact **v;
         size_t n = facts_match(f, "gpu.*.vendor_id", &v);
         bool ok = true;
         size_t nvidia = 0;
-        for (size_t i = 0; i < n && ok; i++) {
+        for (size_t i = 0; i < n; i++) {
                 if (v[i]->status != FACT_OK) {
                         ok = false;
-                        break;
+                        continue;
                 }
                 if (!streq(v[i]->str, "10de"))
                         continue;
                 nvidia++;
-                _cleanup_free_ char *np = xasprintf("%.*snuma_node", (int)(strlen(v[i]->name) - strlen("vendor_id")),
-                                                    v[i]->name);
-                const struct fact *nf = facts_get(f, np);
+                size_t plen = strlen(v[i]->name) - strlen("vendor_id");
+                _cleanup_free_ char *np = xasprintf("%.*snuma_node", (int)plen, v[i]->name);
+                _cleanup_free_ char *ap = xasprintf("%.*saddress", (int)plen, v[i]->name);
+                const struct fact *nf = facts_get(f, np), *af = facts_get(f, ap);
                 bool neg;
                 uint64_t node;
-                if (!nf || nf->status != FACT_OK || !fact_number(nf, &neg, &node) || neg) {
+                if (!nf || nf->status != FACT_OK || !fact_number(nf, &neg, &node) || neg)
                         ok = false;
-                        break;
-                }
-                if (!strv_contains(&g->nodes, nf->str))
-                        strv_add(&g->nodes, nf->str);
+                else if (!strv_contains(&pl->nodes, nf->str))
+                        strv_add(&pl->nodes, nf->str);
+                struct strv br = {0};
+                if (af && af->status == FACT_OK && bridges_below_root(f, af->str, &br))
+                        for (size_t k = 0; k < br.n; k++)
+                                if (!strv_contains(&pl->gpu_bridges, br.v[k]))
+                                        strv_add(&pl->gpu_bridges, br.v[k]);
+                strv_done(&br);
         }
         free(v);
-        g->known = ok && nvidia > 0;
+        pl->numa_known = ok && nvidia > 0;
 }
 
-static const char *hca_role(struct facts *f, const char *dev, const struct gpu_nodes *g)
+/* Whether HCA DEV (its PCI function ADDR) shares a bridge below the root port with a GPU. */
+static void hca_place(struct facts *f, const char *dev, const char *addr, struct placement *pl)
 {
-        if (!g->known)
+        struct strv br = {0};
+        if (!bridges_below_root(f, addr, &br))
+                return;
+        bool shared = false;
+        for (size_t k = 0; k < br.n && !shared; k++)
+                shared = strv_contains(&pl->gpu_bridges, br.v[k]);
+        strv_add(shared ? &pl->shared : &pl->apart, dev);
+        strv_done(&br);
+}
+
+static const char *hca_role(struct facts *f, const char *dev, const struct placement *pl)
+{
+        if (pl->shared.n) /* the tree pairs HCAs with GPUs */
+                return strv_contains(&pl->apart, dev) ? "storage" : "compute";
+        if (!pl->numa_known)
                 return "compute";
         _cleanup_free_ char *name = xasprintf("ib.%s.numa_node", dev);
         const struct fact *nf = facts_get(f, name);
@@ -216,10 +260,10 @@ static const char *hca_role(struct facts *f, const char *dev, const struct gpu_n
         uint64_t node;
         if (!nf || nf->status != FACT_OK || !fact_number(nf, &neg, &node) || neg)
                 return "compute";
-        return strv_contains(&g->nodes, nf->str) ? "compute" : "storage";
+        return strv_contains(&pl->nodes, nf->str) ? "compute" : "storage";
 }
 
-static void probe_dev(struct facts *f, const char *dev, const struct gpu_nodes *g, struct counts *c)
+static void probe_dev(struct facts *f, const char *dev, const struct placement *pl, struct counts *c)
 {
         struct root *r = facts_root(f);
         _cleanup_free_ char *dir = xasprintf(IB_DIR "/%s", dev);
@@ -262,8 +306,8 @@ static void probe_dev(struct facts *f, const char *dev, const struct gpu_nodes *
                 if (parse_u64(ports.v[i], &p) < 0)
                         continue;
                 probe_port(f, dev, ports.v[i], c);
-                _cleanup_free_ char *src = xasprintf("%s/device/numa_node", dir);
-                fact_str(f, src, hca_role(f, dev, g), "ib.%s.port.%s.role", dev, ports.v[i]);
+                _cleanup_free_ char *src = xasprintf("%s/device", dir);
+                fact_str(f, src, hca_role(f, dev, pl), "ib.%s.port.%s.role", dev, ports.v[i]);
                 n++;
         }
         fact_int(f, pdir, n, "ib.%s.ports", dev);
@@ -318,11 +362,18 @@ static int ib_run(struct facts *f)
                 return 0;
         }
         struct counts c = {0};
-        struct gpu_nodes g;
-        gpu_nodes_get(f, &g);
+        struct placement pl = {0};
+        gpu_places(f, &pl);
+        for (size_t i = 0; i < devs.n; i++) {
+                _cleanup_free_ char *link = xasprintf(IB_DIR "/%s/device", devs.v[i]), *target = NULL;
+                if (root_readlink(facts_root(f), link, &target) == 0) {
+                        const char *base = strrchr(target, '/');
+                        hca_place(f, devs.v[i], base ? base + 1 : target, &pl);
+                }
+        }
         for (size_t i = 0; i < devs.n; i++)
-                probe_dev(f, devs.v[i], &g, &c);
-        strv_done(&g.nodes);
+                probe_dev(f, devs.v[i], &pl, &c);
+        placement_done(&pl);
         fact_int(f, IB_DIR, (int64_t)devs.n, "ib.count");
         if (c.unknown) {
                 fact_unreadable(f, IB_DIR, -EIO, "a port's state or link_layer is unreadable", "ib.infiniband_ports");

@@ -102,11 +102,10 @@ static char *name_middle(const char *name, const char *prefix, const char *suffi
         return xstrndup(name + pl, nl - pl - sl);
 }
 
-/* The HCAs NCCL may use for compute traffic: the profile's nccl_ib_hca list, or every HCA that
- * shares a NUMA node with an NVIDIA GPU (gpu.N.local_hca), whatever the state of its ports now.
- * Returns false (with a note) when that cannot be told. */
-static bool compute_hcas(struct facts *f, const struct resolved *profile, struct strv *ret, bool *explicit_,
-                         struct nccl_settings *s)
+/* The HCAs NCCL may use for compute traffic: the profile's nccl_ib_hca list, or every HCA with a port
+ * of role compute (probe-ib.c: paired with a GPU through the PCIe tree, else by NUMA node), whatever
+ * the state of its ports now. */
+static void compute_hcas(struct facts *f, const struct resolved *profile, struct strv *ret, bool *explicit_)
 {
         const char *param = profile ? resolved_param(profile, "nccl_ib_hca") : NULL;
         *explicit_ = param && !streq(param, "auto");
@@ -116,34 +115,21 @@ static bool compute_hcas(struct facts *f, const struct resolved *profile, struct
                 for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save))
                         if (!strv_contains(ret, t))
                                 strv_add(ret, t);
-                return true;
+                return;
         }
         const struct fact **v;
-        size_t n = facts_match(f, "gpu.*.local_hca", &v);
-        bool ok = true;
+        size_t n = facts_match(f, "ib.*.port.*.role", &v);
         for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ char *gpu = name_middle(v[i]->name, "gpu.", ".local_hca");
-                _cleanup_free_ char *vn = xasprintf("gpu.%s.vendor_id", gpu ? gpu : "");
-                const char *vendor = fact_text(f, vn);
-                if (!vendor || !streq(vendor, "10de"))
+                _cleanup_free_ char *mid = name_middle(v[i]->name, "ib.", ".role");
+                char *dot = mid ? strstr(mid, ".port.") : NULL;
+                if (!dot || v[i]->status != FACT_OK || !streq(v[i]->str, "compute"))
                         continue;
-                if (v[i]->status != FACT_OK) {
-                        ok = false;
-                        continue;
-                }
-                _cleanup_free_ char *copy = xstrdup(v[i]->str);
-                char *save = NULL;
-                for (char *t = strtok_r(copy, ", ", &save); t; t = strtok_r(NULL, ", ", &save))
-                        if (!streq(t, "none") && !strv_contains(ret, t))
-                                strv_add(ret, t);
+                *dot = '\0';
+                if (!strv_contains(ret, mid))
+                        strv_add(ret, mid);
         }
         free(v);
-        if (!ok)
-                strv_add(&s->notes, "NCCL_IB_HCA: the NUMA node of a GPU or HCA is unknown, so the compute HCAs cannot be "
-                                    "told from storage ones: left to NCCL's default (every active port), or set "
-                                    "nccl_ib_hca in the profile");
         strv_sort(ret);
-        return ok;
 }
 
 /* NCCL_IB_HCA. Unset, NCCL uses every ACTIVE InfiniBand/RoCE port at each init (NCCL environment
@@ -172,11 +158,11 @@ static void derive_ib_hca(struct facts *f, const struct resolved *profile, struc
                 goto out;
         }
         bool explicit_;
-        if (!compute_hcas(f, profile, &compute, &explicit_, s))
-                goto out;
+        compute_hcas(f, profile, &compute, &explicit_);
         if (!compute.n) {
-                strv_add(&s->notes, "NCCL_IB_HCA: no HCA shares a NUMA node with a GPU: left to NCCL's default "
-                                    "(every active port); set nccl_ib_hca in the profile to choose");
+                strv_add(&s->notes, "NCCL_IB_HCA: no HCA is paired with a GPU (none behind a GPU's PCIe switch or on "
+                                    "its NUMA node): left to NCCL's default (every active port); set nccl_ib_hca in "
+                                    "the profile to choose");
                 goto out;
         }
         if (!explicit_ && compute.n == all.n) {
@@ -217,8 +203,9 @@ static void derive_ib_hca(struct facts *f, const struct resolved *profile, struc
         value = xasprintf("=%s", list);
         settings_add(s, "NCCL_IB_HCA", value,
                      explicit_ ? xasprintf("the profile's compute HCAs (nccl_ib_hca), by exact name")
-                               : xasprintf("the %zu of %zu HCAs that share a NUMA node with a GPU, by exact name and "
-                                           "whatever their port state; the others (storage) are kept out",
+                               : xasprintf("the %zu of %zu HCAs paired with a GPU (behind its PCIe switch, or on its "
+                                           "NUMA node where the tree does not pair them), by exact name and whatever "
+                                           "their port state; the others (storage) are kept out",
                                            compute.n, all.n));
 out:
         free(list);

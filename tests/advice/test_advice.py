@@ -427,16 +427,35 @@ def nccl_conf(root, profile):
     return out + err
 
 
+def move_to_root_port(root, hca, port):
+    """Move HCA's PCI function from behind its GPU's PCIe switch onto root port PORT (a new one on the
+    same host bridge), as a storage adapter sits: its device directory and the two links to it."""
+    cls = os.path.join(root, 'sys/class/infiniband', hca)
+    addr = os.path.basename(os.readlink(os.path.join(cls, 'device')))
+    bus_link = os.path.join(root, 'sys/bus/pci/devices', addr)
+    old = os.readlink(bus_link)  # ../../../devices/pci0000:b0/0000:b0:01.1/.../ADDR
+    parts = old.split('/')
+    new_rel = '/'.join(parts[:5] + [port, addr])  # ../../../devices/pci0000:b0/PORT/ADDR
+    old_dir = os.path.normpath(os.path.join(os.path.dirname(bus_link), old))
+    new_dir = os.path.normpath(os.path.join(os.path.dirname(bus_link), new_rel))
+    os.makedirs(os.path.dirname(new_dir))
+    os.rename(old_dir, new_dir)
+    os.unlink(bus_link)
+    os.symlink(new_rel, bus_link)
+    os.unlink(cls)
+    os.symlink(os.path.relpath(os.path.join(new_dir, 'infiniband', hca), os.path.dirname(cls)), cls)
+
+
 def case_item8_ib_hca(tmp):
-    """NCCL_IB_HCA names the compute HCAs (those on a GPU's NUMA node, or the profile's list) whatever
+    """NCCL_IB_HCA names the compute HCAs (those paired with a GPU, or the profile's list) whatever
     their port state, only when a storage HCA must be kept out; it is refused while a compute port is
     down; a stale generated value is an audit finding."""
     root = copy_root(tmp, 'dgx-a100')
     out = nccl_conf(root, 'a100-8x')
     check('\nNCCL_IB_HCA=' not in out and 'every one of the 8 HCAs is a compute HCA' in out,
           'item 8: every HCA is on a GPU node: NCCL_IB_HCA is left to NCCL (every active port)')
-    # mlx5_7 moved to NUMA node 0, which has no GPU: a storage HCA
-    write(root, '/sys/class/infiniband/mlx5_7/device/numa_node', '0\n')
+    # mlx5_7 moved onto a root port of its own, behind no GPU's switch: a storage HCA (issue 29 item 3)
+    move_to_root_port(root, 'mlx5_7', '0000:b0:05.0')
     out = nccl_conf(root, 'a100-8x')
     check('\nNCCL_IB_HCA==mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6\n' in out,
           'item 8: a storage HCA is kept out by naming the 7 compute HCAs (all ports, exact names)')
@@ -461,7 +480,7 @@ def case_item8_ib_hca(tmp):
           'item 8: apply writes the compute-HCA list (%s)' % err.strip())
     res = audit(root, 'a100-8x', 'nccl-conf-hardware-current')
     check(res['nccl-conf-hardware-current']['status'] == 'pass', 'item 8: right after apply the generated keys are current')
-    write(root, '/sys/class/infiniband/mlx5_6/device/numa_node', '0\n')
+    move_to_root_port(root, 'mlx5_6', '0000:b0:05.1')
     res = audit(root, 'a100-8x', 'nccl-conf-hardware-current')
     r = res['nccl-conf-hardware-current']
     check(r['status'] == 'fail' and 'mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5' in (r['observed'] or ''),

@@ -43,6 +43,25 @@ def facts(root, prefix):
     return json.loads(out)['facts'] if rc == 0 else {}
 
 
+# --- fixture roots of tests/roots/hardware/*.desc, made on first use --------------------------------
+
+HW_DESCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'roots', 'hardware')
+HW_BUILT = {}
+
+
+def hw_root(tmp, name):
+    """A copy of the root tests/roots/hardware/NAME.desc describes (built once per run by mkroots.py,
+    like the fixture roots, into the run's temporary folder, which main() removes)."""
+    if name not in HW_BUILT:
+        out = os.path.join(os.path.dirname(tmp), '.hardware-roots')
+        subprocess.run([sys.executable, os.path.join(HW_DESCS, '..', 'mkroots.py'), '--out', out,
+                        os.path.join(HW_DESCS, name + '.desc')], check=True, capture_output=True, timeout=300)
+        HW_BUILT[name] = os.path.join(out, name)
+    dst = os.path.join(tmp, name)
+    shutil.copytree(HW_BUILT[name], dst, symlinks=True)
+    return dst
+
+
 # --- item 16: an HCA without a device link has unknown GPU locality ---------------------------------
 
 def unlink_class_tree(root):
@@ -355,7 +374,32 @@ def case_item11_clocks(tmp):
           'item 11: clocks held by a user setting (locked clocks) fail with the reset step (%r)' % r)
 
 
+# --- item 3: HCA role from the PCIe tree -------------------------------------------------------------
+
+def case_item3_storage_hca(tmp):
+    """hgx-h100-storage: two storage ConnectX-7 on root ports of NUMA node 0 (which has GPUs), behind
+    no GPU's switch, at 200 Gb/s, one DOWN. They are storage: the compute port rules pass, the storage
+    rule reports the DOWN port as information, NCCL_IB_HCA names the eight rails."""
+    root = hw_root(tmp, 'hgx-h100-storage')
+    f = facts(root, 'ib')
+    roles = {k.split('.')[1]: v.get('value') for k, v in f.items() if k.endswith('.port.1.role')}
+    check(roles.get('mlx5_8') == 'storage' and roles.get('mlx5_9') == 'storage' and
+          all(roles.get('mlx5_%d' % i) == 'compute' for i in range(8)),
+          'item 3: the root-port HCAs are storage, the eight behind GPU switches compute (%r)' % roles)
+    res = audit(root, 'h100-sxm-8x', 'ib-port-active', 'ib-port-rate', 'ib-storage-port-health')
+    check(res['ib-port-active']['status'] == 'pass' and res['ib-port-rate']['status'] == 'pass',
+          'item 3: no critical port finding for the storage adapters (%r)'
+          % {r: res[r]['status'] for r in ('ib-port-active', 'ib-port-rate')})
+    r = res['ib-storage-port-health']
+    check(r['status'] == 'fail' and r['severity'] == 'info' and 'mlx5_9' in (r.get('observed') or ''),
+          'item 3: the storage port that is DOWN is information (%r)' % r)
+    rc, out, err = run(root, 'nccl', 'conf', '--profile', 'h100-sxm-8x')
+    check('\nNCCL_IB_HCA==mlx5_0,mlx5_1,mlx5_2,mlx5_3,mlx5_4,mlx5_5,mlx5_6,mlx5_7\n' in out,
+          'item 3: NCCL_IB_HCA names the eight rails (%r)' % [l for l in out.splitlines() if 'IB_HCA' in l])
+
+
 CASES = {
+    'item3-storage-hca': case_item3_storage_hca,
     'item11-clocks': case_item11_clocks,
     'item7-fabricmanager-rpm': case_item7_fabricmanager_rpm,
     'item15-node-share': case_item15_node_share,

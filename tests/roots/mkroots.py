@@ -1151,10 +1151,14 @@ def gen_rpmdb(t, d, tmpdir):
 
 
 def merge(base, over):
-    """A description over another: dicts merge key by key, anything else replaces."""
+    """A description over another: dicts merge key by key, anything else replaces; a key ending in '+'
+    appends its list to the inherited one ('pci+': [...] adds host bridges)."""
     out = dict(base)
     for k, v in over.items():
-        out[k] = merge(base[k], v) if isinstance(v, dict) and isinstance(base.get(k), dict) else v
+        if k.endswith('+'):
+            out[k[:-1]] = list(base.get(k[:-1], [])) + list(v)
+        else:
+            out[k] = merge(base[k], v) if isinstance(v, dict) and isinstance(base.get(k), dict) else v
     return out
 
 

@@ -757,6 +757,78 @@ START_TEST(ib_ports)
 }
 END_TEST
 
+/* A PCI function at PATH below pci0000:00 (bridges first: "0000:00:01.0/0000:01:00.0/0000:02:00.0"),
+ * linked from /sys/bus/pci/devices as the kernel links it; the bridges themselves are not listed. */
+static void pci_at(const char *path, const char *vendor, const char *cls, const char *numa)
+{
+        const char *bdf = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+        char *p = xasprintf("sys/devices/pci0000:00/%s/vendor", path);
+        put(p, vendor);
+        free(p);
+        put((p = xasprintf("sys/devices/pci0000:00/%s/device", path)), "0x1234\n");
+        free(p);
+        put((p = xasprintf("sys/devices/pci0000:00/%s/class", path)), cls);
+        free(p);
+        put((p = xasprintf("sys/devices/pci0000:00/%s/numa_node", path)), numa);
+        free(p);
+        char *target = xasprintf("../../../devices/pci0000:00/%s", path);
+        link_to((p = xasprintf("sys/bus/pci/devices/%s", bdf)), target);
+        free(p);
+        free(target);
+}
+
+/* An HCA NAME with one ACTIVE InfiniBand port on the PCI function at PATH (as pci_at). */
+static void hca_at(const char *name, const char *path, const char *numa)
+{
+        const char *bdf = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+        pci_at(path, "0x15b3\n", "0x020700\n", numa);
+        char *d = xasprintf("sys/devices/pci0000:00/%s/infiniband/%s", path, name), *p, *t;
+        link_to((p = xasprintf("%s/device", d)), (t = xasprintf("../../../%s", bdf)));
+        free(p);
+        free(t);
+        put((p = xasprintf("%s/ports/1/state", d)), "4: ACTIVE\n");
+        free(p);
+        put((p = xasprintf("%s/ports/1/link_layer", d)), "InfiniBand\n");
+        free(p);
+        t = xasprintf("../../devices/pci0000:00/%s/infiniband/%s", path, name);
+        link_to((p = xasprintf("sys/class/infiniband/%s", name)), t);
+        free(p);
+        free(t);
+        free(d);
+}
+
+/* Compute or storage HCA from the PCIe tree (issue 29 item 3): on one NUMA node with a GPU, the HCA
+ * behind the GPU's switch is a rail, the one on a root port of its own is storage. */
+START_TEST(ib_role_from_switch)
+{
+        two_sockets();
+        pci_at("0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0", "0x10de\n", "0x030200\n", "0\n");
+        hca_at("mlx5_0", "0000:00:01.0/0000:01:00.0/0000:02:01.0/0000:04:00.0", "0\n");
+        hca_at("mlx5_1", "0000:00:02.0/0000:05:00.0", "0\n");
+        struct ctx c = open_facts(top);
+        expect_str(&c, "ib.mlx5_0.port.1.role", "compute");
+        expect_str(&c, "ib.mlx5_1.port.1.role", "storage");
+        close_facts(&c);
+}
+END_TEST
+
+/* Where the tree pairs no HCA with a GPU (all on root ports) the NUMA node decides; an HCA whose
+ * place and node are unknown stays compute. */
+START_TEST(ib_role_from_numa)
+{
+        two_sockets();
+        pci_at("0000:00:01.0/0000:01:00.0", "0x10de\n", "0x030200\n", "0\n");
+        hca_at("mlx5_0", "0000:00:02.0/0000:02:00.0", "0\n");
+        hca_at("mlx5_1", "0000:00:03.0/0000:03:00.0", "1\n");
+        hca_at("mlx5_2", "0000:00:04.0/0000:04:00.0", "-1\n");
+        struct ctx c = open_facts(top);
+        expect_str(&c, "ib.mlx5_0.port.1.role", "compute");
+        expect_str(&c, "ib.mlx5_1.port.1.role", "storage");
+        expect_str(&c, "ib.mlx5_2.port.1.role", "compute");
+        close_facts(&c);
+}
+END_TEST
+
 START_TEST(net_foreign_root)
 {
         put("sys/class/net/eth0/operstate", "up\n");
@@ -940,6 +1012,8 @@ static Suite *suite(void)
         tcase_add_test(t, nvme_controllers);
         tcase_add_test(t, cpufreq_attributes_on_demand);
         tcase_add_test(t, ib_ports);
+        tcase_add_test(t, ib_role_from_switch);
+        tcase_add_test(t, ib_role_from_numa);
         tcase_add_test(t, net_foreign_root);
         tcase_add_test(t, pci_unreadable_is_not_nothing);
         tcase_add_test(t, pci_unreadable_class);
