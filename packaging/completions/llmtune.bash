@@ -24,7 +24,7 @@ _llmtune_options()
 {
         case $1 in
         facts) echo "--json -j" ;;
-        audit) echo "--profile -p --rule -r --json -j --format -f --output -o --quiet -q --only-failed --record-counters --fail-on" ;;
+        audit) echo "--profile -p --rule -r --json -j --format -f --output -o --quiet -q --only-failed --record-counters --fail-on --timeout --rule-timeout" ;;
         plan) echo "--profile -p --rule -r --json -j --exit-code --param --site-profile --pin" ;;
         apply) echo "--profile -p --rule -r --dry-run -n --json -j --wait -w --no-wait --reapply --param --site-profile --pin" ;;
         profile) echo "--profile -p --json -j" ;;
@@ -40,7 +40,7 @@ _llmtune_options()
         nccl) echo "--profile -p" ;;
         report) echo "--format -f --csv -c --by-host -b --json -j --html -H --output -o --keep-going -k --consistency -C --consistency-rules -R --profile -p" ;;
         gather) echo "--output -o --exclude -x --anonymize -a" ;;
-        health-check) echo "--slurm -s --severity -S --drain-on-error -E --node -n --profile -p --config -c --verbose -v --record-counters --prolog" ;;
+        health-check) echo "--slurm -s --severity -S --drain-on-error -E --node -n --profile -p --config -c --verbose -v --record-counters --prolog --timeout --rule-timeout" ;;
         esac
         echo "--help -h"
 }
@@ -166,7 +166,7 @@ _llmtune()
                 mapfile -t COMPREPLY < <(compgen -f -- "$cur")
                 return 0
                 ;;
-        --gpu | -g | --node | -N | --to | -t | --read-timeout)
+        --gpu | -g | --node | -N | --to | -t | --read-timeout | --timeout | --rule-timeout)
                 return 0
                 ;;
         --run)

@@ -2,6 +2,7 @@
 /* The read deadline and the guard of llmtune's own reads (deadline.h). */
 #include "deadline.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -11,7 +12,10 @@
 #include <time.h>
 
 static unsigned timeout_ms = DEADLINE_DEFAULT_MS;
-static void (*expiry)(const char *path, unsigned ms);
+static void (*expiry)(const char *path, unsigned ms, const char *label);
+static atomic_uint_least64_t budget_end; /* ns, CLOCK_MONOTONIC; 0: no budget */
+static atomic_ulong cuts;
+static _Atomic(const char *) label;
 
 /* The operation in progress: SEQ is odd while one runs and moves on with every enter and leave,
  * so the guard tells "the same read, still" from "another read" without a lock. PATH is only for
@@ -19,6 +23,7 @@ static void (*expiry)(const char *path, unsigned ms);
 static struct {
         atomic_ulong seq;
         unsigned depth; /* the reading thread's own: root_read opens through root_open */
+        atomic_uint bound_ms; /* of the operation in progress: the deadline, or the budget's rest */
         char path[512];
         bool guarded;
 } op;
@@ -42,36 +47,80 @@ static void release_held(void)
 }
 
 void deadline_set_ms(unsigned ms) { timeout_ms = ms; }
-unsigned deadline_ms(void) { return timeout_ms; }
-void deadline_on_expiry(void (*fn)(const char *path, unsigned ms)) { expiry = fn; }
+unsigned deadline_read_timeout_ms(void) { return timeout_ms; }
+void deadline_on_expiry(void (*fn)(const char *path, unsigned ms, const char *label)) { expiry = fn; }
+void deadline_budget_set(uint64_t end_ns) { atomic_store(&budget_end, end_ns); }
+uint64_t deadline_budget(void) { return atomic_load(&budget_end); }
+unsigned long deadline_cuts(void) { return atomic_load(&cuts); }
+void deadline_set_label(const char *l) { atomic_store(&label, l); }
 
-/* Wakes four times a deadline; an operation seen in progress at five wakings in a row has lasted
- * at least a deadline (at most a quarter more). Sleeping, it costs nothing; while the process is
- * stopped it is stopped too, so a run resumed after ^Z is not taken for a hung one. */
+uint64_t deadline_now_ns(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* What is left of the budget in ms (UINT_MAX without one, 0 once it has ended). */
+static unsigned budget_left_ms(void)
+{
+        uint64_t end = atomic_load(&budget_end);
+        if (!end)
+                return UINT_MAX;
+        uint64_t now = deadline_now_ns();
+        return now >= end ? 0 : (end - now) / 1000000u > UINT_MAX ? UINT_MAX : (unsigned)((end - now) / 1000000u);
+}
+
+unsigned deadline_ms(void)
+{
+        unsigned left = budget_left_ms();
+        return left < timeout_ms ? (left ? left : 1) : timeout_ms;
+}
+
+void deadline_note_cut(void) { atomic_fetch_add(&cuts, 1); }
+
+bool deadline_spent(void)
+{
+        if (budget_left_ms() > 0)
+                return false;
+        deadline_note_cut();
+        return true;
+}
+
+/* Wakes four times an operation's bound, and at least every GUARD_QUANTUM_MS (a budget may shorten
+ * the bound of the next operation); an operation seen in progress for wakings that add up to its
+ * bound has lasted at least that (at most a quantum more). Sleeping, it costs nothing; while the
+ * process is stopped it is stopped too, so a run resumed after ^Z is not taken for a hung one. */
+#define GUARD_QUANTUM_MS (DEADLINE_FLOOR_MS / 4)
 static void *guard(void *arg)
 {
         (void)arg;
         unsigned long last = 0;
-        unsigned seen = 0;
+        unsigned waited = 0; /* ms slept while the same operation was in progress */
         for (;;) {
-                unsigned q = timeout_ms / 4 ? timeout_ms / 4 : 1;
+                unsigned bound = atomic_load(&op.bound_ms);
+                unsigned q = bound / 4 < GUARD_QUANTUM_MS ? bound / 4 : GUARD_QUANTUM_MS;
+                q = q ? q : 1;
                 struct timespec ts = {.tv_sec = q / 1000, .tv_nsec = (long)(q % 1000) * 1000000L};
                 while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) != 0)
                         ;
                 unsigned long s = atomic_load_explicit(&op.seq, memory_order_acquire);
                 if (!(s & 1) || s != last) {
                         last = s;
-                        seen = 0;
+                        waited = 0;
                         continue;
                 }
-                if (++seen < 4)
+                waited += q;
+                if (waited < bound)
                         continue;
                 char path[sizeof(op.path)];
                 memcpy(path, op.path, sizeof(path));
                 path[sizeof(path) - 1] = '\0';
                 if (atomic_load_explicit(&op.seq, memory_order_acquire) == s) {
+                        if (bound < timeout_ms)
+                                deadline_note_cut();
                         release_held();
-                        expiry(path, timeout_ms);
+                        expiry(path, bound, atomic_load(&label));
                 }
         }
         return NULL;
@@ -80,6 +129,7 @@ static void *guard(void *arg)
 static void start_guard(void)
 {
         op.guarded = true;
+        atomic_store(&op.bound_ms, timeout_ms);
         pthread_attr_t attr;
         pthread_t t;
         sigset_t all, old;
@@ -103,6 +153,10 @@ void deadline_enter(const char *path)
         size_t n = strnlen(path, sizeof(op.path) - 1);
         memcpy(op.path, path, n);
         op.path[n] = '\0';
+        unsigned left = budget_left_ms();
+        if (left < DEADLINE_FLOOR_MS)
+                left = DEADLINE_FLOOR_MS;
+        atomic_store(&op.bound_ms, left < timeout_ms ? left : timeout_ms);
         atomic_fetch_add_explicit(&op.seq, 1, memory_order_release);
 }
 

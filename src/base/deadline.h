@@ -15,16 +15,48 @@
  */
 #pragma once
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #define DEADLINE_DEFAULT_MS 5000u
 #define DEADLINE_MAX_MS 3600000u
 #define DEADLINE_REASON "timed out (a FIFO or a file that never answers?)"
 
+#define BUDGET_REASON "timed out: the time given to the run or the rule ran out (--timeout, --rule-timeout)"
+/* An operation already under way when a budget ends gets at least this long before the guard ends
+ * the run: the budget cuts waits, never a read that is merely slow on a busy machine. */
+#define DEADLINE_FLOOR_MS 1000u
+
 void deadline_set_ms(unsigned ms);
+/* --read-timeout itself, whatever the budget. */
+unsigned deadline_read_timeout_ms(void);
+/* The bound of an operation starting now: the read deadline, or what is left of the budget when
+ * that is less (at least 1 ms). */
 unsigned deadline_ms(void);
 
+/*
+ * A budget over many operations (audit --timeout for the run, --rule-timeout for each rule): END, a
+ * CLOCK_MONOTONIC time in ns (deadline_now_ns), bounds every operation with the read deadline
+ * (deadline_ms), and an operation that would begin after it is refused (deadline_spent). 0: none.
+ */
+void deadline_budget_set(uint64_t end_ns);
+uint64_t deadline_budget(void);
+uint64_t deadline_now_ns(void);
+/* True when a budget is set and has ended: the caller refuses the operation (-ETIME, BUDGET_REASON)
+ * rather than begin it. Each true answer counts as a cut. */
+bool deadline_spent(void);
+/* Operations refused or cut short by a budget so far (a rule that has any ran out of time); a wait
+ * that ended at a bound the budget set, not the read deadline, is noted as one. */
+unsigned long deadline_cuts(void);
+void deadline_note_cut(void);
+/* What the run is doing (a rule's id: a string that outlives the run), for the message of a give-up;
+ * NULL: nothing named. */
+void deadline_set_label(const char *label);
+
 /* The end of a run whose read outlasted the deadline: called from the guard's own thread with the
- * path that was being read; must not return. Without one (unit tests, fuzzers) nothing is guarded. */
-void deadline_on_expiry(void (*fn)(const char *path, unsigned ms));
+ * path that was being read, the bound it had and the label set; must not return. Without one (unit
+ * tests, fuzzers) nothing is guarded. */
+void deadline_on_expiry(void (*fn)(const char *path, unsigned ms, const char *label));
 
 /* Around one operation on the tree: PATH is copied for the message. Nested calls count as one;
  * cheap (no system call: the guard thread polls a sequence number). */

@@ -619,6 +619,10 @@ static int read_fd_apart(int fd, size_t size, char **ret, size_t *ret_len)
  * hangs is the guard's (deadline.h). */
 static void read_into(struct root *r, const char *key, struct cached *c)
 {
+        if (deadline_spent()) {
+                c->err = -ETIME; /* not begun: the run's or the rule's time is over (never cached) */
+                return;
+        }
         deadline_enter(key);
         int fd = root_open(r, key, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
         int ue = fd >= 0 ? unread_err(r, fd) : 0;
@@ -658,6 +662,12 @@ int root_read(struct root *r, const char *path, const char **ret, size_t *ret_le
                 c = xcalloc(1, sizeof(*c));
                 c->path = xstrdup(key);
                 read_into(r, key, c);
+                if (c->err == -ETIME) {
+                        /* Not read for want of time: a later operation with time of its own may read it. */
+                        free(c->path);
+                        free(c);
+                        return -ETIME;
+                }
                 c->next = r->cache[h];
                 r->cache[h] = c;
                 root_record(r, key, ROOT_REC_FILE, c->err);

@@ -316,6 +316,11 @@ static int collect(pid_t pid, int rfd, struct sbuf *res, char **why)
                 idle = now - last >= IDLE_CPU_NS ? 0 : idle + 1;
                 last = now;
                 if (idle >= 4 || waited >= (uint64_t)SANDBOX_WALL_DEADLINES * ms) {
+                        if (ms < deadline_read_timeout_ms()) { /* the end of the run's or the rule's time */
+                                deadline_note_cut();
+                                *why = xstrdup(BUDGET_REASON);
+                                return -ETIME;
+                        }
                         *why = xstrdup(DEADLINE_REASON);
                         return -ETIMEDOUT;
                 }
@@ -435,6 +440,10 @@ int sandbox_run(struct root *r, sandbox_fn fn, void *arg, char **ret, size_t *re
 {
         *ret = *ret_why = NULL;
         *ret_len = 0;
+        if (deadline_spent()) {
+                *ret_why = xstrdup(BUDGET_REASON);
+                return -ETIME;
+        }
         enum confinement c = sandbox_confinement(r);
         if (c == CONFINE_NONE)
                 return run_here(fn, arg, ret, ret_len, ret_why);
@@ -453,5 +462,9 @@ int sandbox_apart(int keep_fd, sandbox_fn fn, void *arg, char **ret, size_t *ret
 {
         *ret = *ret_why = NULL;
         *ret_len = 0;
+        if (deadline_spent()) {
+                *ret_why = xstrdup(BUDGET_REASON);
+                return -ETIME;
+        }
         return run_child(NULL, CONFINE_NONE, keep_fd, fn, arg, ret, ret_len, ret_why);
 }

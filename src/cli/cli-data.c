@@ -10,6 +10,7 @@
 #include "ack.h"
 #include "config.h"
 #include "counters.h"
+#include "deadline.h"
 #include "site-config.h"
 
 static bool has_rules(const char *dir)
@@ -160,4 +161,22 @@ void cli_record_counters(struct cli *cli, struct facts *f)
                 fprintf(stderr, "llmtune: the error counters were not recorded in %s under %s (%s): the next run "
                                 "judges their growth against the last record\n",
                         COUNTERS_STATE, root_path(cli->root), strerror(-rc));
+}
+
+int cli_parse_limit(int c, const char *arg, struct engine_limits *l)
+{
+        const char *opt = c == CLI_OPT_TIMEOUT ? "--timeout" : "--rule-timeout";
+        if (cli_parse_seconds(arg, c == CLI_OPT_TIMEOUT ? &l->run_ms : &l->rule_ms) < 0)
+                return cli_error("%s %s: not a number of seconds from 0.001 to %u", opt, arg, DEADLINE_MAX_MS / 1000);
+        return 0;
+}
+
+void cli_limits_start(const struct engine_limits *l, uint64_t start_ns)
+{
+        deadline_budget_set(l->run_ms ? start_ns + l->run_ms * 1000000ull : 0);
+}
+
+void cli_limits_end(void)
+{
+        deadline_budget_set(0);
 }

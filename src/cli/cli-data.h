@@ -43,5 +43,17 @@ void cli_judge_acks(struct cli *cli, struct audit *a);
 /* This run's counter readings saved as the next run's baseline (facts/counters.h); a failure is
  * said on stderr (a gathered archive or topology export is read-only: nothing to say). */
 void cli_record_counters(struct cli *cli, struct facts *f);
+/* The getopt values of --timeout and --rule-timeout, and their entries for a long option table. */
+enum { CLI_OPT_TIMEOUT = 0x1000, CLI_OPT_RULE_TIMEOUT };
+#define CLI_LIMIT_OPTIONS                                                                                            \
+        {"timeout", required_argument, NULL, CLI_OPT_TIMEOUT}, {"rule-timeout", required_argument, NULL, CLI_OPT_RULE_TIMEOUT}
+/* --timeout or --rule-timeout (getopt's C) SECONDS into L: 0, or EXIT_ERROR after saying why. */
+int cli_parse_limit(int c, const char *arg, struct engine_limits *l);
+/* The run's time (--timeout) counts from START_NS (deadline_now_ns at the command's start): the
+ * reads of the machine, profile detection included, and the rules (engine_run_limited). The
+ * verdict is reported whatever is left: cli_limits_end lifts the bound before the acks are read,
+ * the counters recorded and the result printed. */
+void cli_limits_start(const struct engine_limits *l, uint64_t start_ns);
+void cli_limits_end(void);
 /* Print and clear diagnostics; returns EXIT_ERROR when there were any. */
 int cli_report_diags(struct diags *d);

@@ -48,6 +48,14 @@ const struct site_config *cli_config(struct cli *cli);
 /* "llmtune: " + message on stderr; returns EXIT_ERROR for `return cli_error(...)`. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* SECONDS ("5", "0.25": at most millisecond precision, no locale) as milliseconds in
+ * 1..DEADLINE_MAX_MS; -EINVAL otherwise. */
+int cli_parse_seconds(const char *s, unsigned *ret_ms);
+
+/* The exit status of a run that gives up on a read that never answered (default EXIT_ERROR; a
+ * health check's is its own "could not check"). */
+void cli_set_give_up_status(int status);
+
 /* After getopt reported a bad option: point to `llmtune COMMAND --help`; returns EXIT_ERROR. */
 int cli_usage_error(const char *command);
 

@@ -9,6 +9,7 @@
 #include "audit-export.h"
 #include "cli-data.h"
 #include "commands.h"
+#include "deadline.h"
 #include "json-out.h"
 #include "site-config.h"
 
@@ -141,6 +142,9 @@ static void print_json(struct cli *cli, const struct rule_env *env, struct facts
                         json_object_object_add(ack, "note", json_object_new_string(r->ack_note));
                 }
                 json_object_object_add(o, "ack", ack);
+                char ms[32];
+                snprintf(ms, sizeof(ms), "%.3f", (double)r->us / 1000.0);
+                json_object_object_add(o, "ms", json_object_new_double_s((double)r->us / 1000.0, ms));
                 json_object_array_add(results, o);
         }
         json_object_object_add(top, "results", results);
@@ -238,6 +242,7 @@ static int gate(const struct audit *a, enum severity fail_on)
 struct audit_opts {
         const char *profile, *output, *fail_on_arg;
         struct strv only; /* --rule */
+        struct engine_limits limits; /* --timeout, --rule-timeout */
         enum audit_format fmt;
         bool quiet, only_failed, record_counters;
         enum severity fail_on;
@@ -262,6 +267,7 @@ static int parse_audit_opts(int argc, char **argv, struct audit_opts *o)
                 {"quiet", no_argument, NULL, 'q'},
                 {"only-failed", no_argument, NULL, 'O'},
                 {"record-counters", no_argument, NULL, 'R'},
+                CLI_LIMIT_OPTIONS,
                 {},
         };
         int c;
@@ -279,6 +285,11 @@ static int parse_audit_opts(int argc, char **argv, struct audit_opts *o)
                 case 'q': o->quiet = true; break;
                 case 'O': o->only_failed = true; break;
                 case 'R': o->record_counters = true; break;
+                case CLI_OPT_TIMEOUT:
+                case CLI_OPT_RULE_TIMEOUT:
+                        if (cli_parse_limit(c, optarg, &o->limits) != 0)
+                                return EXIT_ERROR;
+                        break;
                 default: return cli_usage_error("audit");
                 }
         if (o->output && o->fmt != FMT_PROMETHEUS && o->fmt != FMT_NFD)
@@ -299,7 +310,9 @@ static int audit_run(struct cli *cli, struct rule_env *env, struct facts *f, con
 {
         struct audit a;
         const char *bad = NULL;
-        if (engine_run(&env->rules, &env->profile, f, &o->only, &a, &bad) < 0)
+        int erc = engine_run_limited(&env->rules, &env->profile, f, &o->only, &o->limits, &a, &bad);
+        cli_limits_end();
+        if (erc < 0)
                 return cli_error("unknown rule '%s' (see `llmtune explain --list`)", bad);
         cli_judge_acks(cli, &a);
         if (o->record_counters)
@@ -325,9 +338,11 @@ static int audit_cmd(struct cli *cli, int argc, char **argv)
         struct timespec started, mono0;
         clock_gettime(CLOCK_REALTIME, &started);
         clock_gettime(CLOCK_MONOTONIC, &mono0);
+        uint64_t start_ns = deadline_now_ns();
         int rc = parse_audit_opts(argc, argv, &o);
         if (rc >= 0)
                 return rc;
+        cli_limits_start(&o.limits, start_ns);
         struct root *root = cli_root(cli);
         const struct site_config *conf = root ? cli_config(cli) : NULL;
         if (!conf)
@@ -341,6 +356,7 @@ static int audit_cmd(struct cli *cli, int argc, char **argv)
                 rc = cli_pick_profile(cli, &env, o.profile, f);
         if (rc == EXIT_OK)
                 rc = audit_run(cli, &env, f, &o, &started, &mono0);
+        cli_limits_end();
         return rc;
 }
 
@@ -350,6 +366,7 @@ const struct command cmd_audit = {
         .usage = "Usage: llmtune [--root DIR] audit [--profile NAME|FILE] [--rule ID...]\n"
                  "           [--json | --format human|json|prometheus|nfd [--output FILE]]\n"
                  "           [--quiet] [--only-failed] [--record-counters] [--fail-on critical|warning|info]\n"
+                 "           [--timeout SECONDS] [--rule-timeout SECONDS]\n"
                  "\n"
                  "Evaluate every rule the profile enables and print, per rule: PASS, FAIL (with the observed\n"
                  "and expected values and the fix), N/A (with the reason: no cpufreq driver, no GPU...) or\n"
@@ -375,11 +392,18 @@ const struct command cmd_audit = {
                  "                           run's growth (health-check does so; an audit only with this)\n"
                  "      --fail-on SEVERITY   the lowest severity that fails the audit: critical, warning\n"
                  "                           (default, or [audit] fail_on in " SITE_CONFIG_PATH ") or info\n"
+                 "      --timeout SECONDS    the most the audit may take to read the machine and judge it\n"
+                 "                           (default: no bound); at its end reads and library calls in\n"
+                 "                           progress are cut, none is begun, and each rule that needed one\n"
+                 "                           is ERROR \"timed out\" with its name; the rest are reported\n"
+                 "      --rule-timeout SECONDS  the most one rule may take, the facts it is the first to\n"
+                 "                           ask for included (default: what is left of --timeout)\n"
                  "\n"
                  "Colour is used only on a terminal and never when NO_COLOR is set.\n"
                  "Exit status: 0 no rule at or above the --fail-on severity failed or was left unevaluated;\n"
                  "2 at least one such rule failed; 3 none failed but at least one could not be evaluated\n"
-                 "(an unreadable fact), or, without --profile, which profile fits could not be told;\n"
+                 "(an unreadable fact, a rule that timed out), or, without --profile, which profile fits\n"
+                 "could not be told;\n"
                  "1 usage error or unreadable profile/rules/configuration.\n",
         .run = audit_cmd,
 };

@@ -18,6 +18,14 @@
  *   drain-on-error = false
  *   node = NAME                (the Slurm node name; default: this host's short name)
  *   profile = NAME             (default: detected, as audit does)
+ *   timeout = SECONDS          (the whole check; default none, 40 with --slurm)
+ *   rule-timeout = SECONDS     (each rule; default: what is left of timeout)
+ *
+ * A check that hangs is the worst answer a health check can give: slurmd kills its
+ * HealthCheckProgram after 60 s and the node is then marked with a reason that names nothing. So
+ * with --slurm the check has a time of its own by default (HC_SLURM_TIMEOUT_MS, below Slurm's 60 s
+ * with room for scontrol), and a rule that runs out of it is an error naming that rule: like any
+ * error, it drains only with drain-on-error.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +39,7 @@
 
 #include "cli-data.h"
 #include "commands.h"
+#include "deadline.h"
 
 #define HC_CONFIG "/etc/llmtune/health-check.conf"
 #define REASON_LEADER "llmtune:"
@@ -38,6 +47,8 @@
 #define REASON_MAX 120
 /* scontrol talks to slurmctld; never wait longer than this for it. */
 #define SCONTROL_TIMEOUT_MS 20000
+/* --slurm's default --timeout: slurmd kills a HealthCheckProgram after 60 s. */
+#define HC_SLURM_TIMEOUT_MS 40000
 
 /* NHC's convention: 0 healthy, non-zero not; 2 is ours for "could not check". */
 enum { HC_HEALTHY = 0, HC_UNHEALTHY = 1, HC_ERROR = 2 };
@@ -46,6 +57,7 @@ struct hc_conf {
         enum severity severity;
         bool drain_on_error;
         char *node, *profile;
+        struct engine_limits limits;
 };
 
 static int parse_bool(const char *v, bool *ret)
@@ -86,8 +98,14 @@ static void on_conf_key(void *user, const char *section, unsigned section_line, 
         } else if (streq(key, "profile")) {
                 free(l->c->profile);
                 l->c->profile = xstrdup(value);
+        } else if (streq(key, "timeout") || streq(key, "rule-timeout")) {
+                unsigned *ms = streq(key, "timeout") ? &l->c->limits.run_ms : &l->c->limits.rule_ms;
+                if (cli_parse_seconds(value, ms) < 0)
+                        diag_add(l->d, l->file, line, "%s: a number of seconds from 0.001 to %u, not '%s'", key,
+                                 DEADLINE_MAX_MS / 1000, value);
         } else
-                diag_add(l->d, l->file, line, "unknown key '%s' (severity, drain-on-error, node, profile)", key);
+                diag_add(l->d, l->file, line,
+                         "unknown key '%s' (severity, drain-on-error, node, profile, timeout, rule-timeout)", key);
 }
 
 /* The config file: PATH given on the command line (a host path), else HC_CONFIG in the root. A
@@ -444,7 +462,15 @@ static void prolog_rules(const struct rule_env *env, struct strv *only)
         }
 }
 
-static int health_check_cmd(struct cli *cli, int argc, char **argv)
+struct hc_opts {
+        bool slurm, verbose, drain_on_error, have_sev, record_counters, prolog;
+        enum severity sev;
+        const char *node, *profile, *config;
+        struct engine_limits limits; /* given on the command line: 0 when not */
+};
+
+/* The options into O. Returns -1 to go on, else the exit status. */
+static int hc_parse_opts(int argc, char **argv, struct hc_opts *o)
 {
         static const struct option opts[] = {
                 {"slurm", no_argument, NULL, 's'},
@@ -456,68 +482,105 @@ static int health_check_cmd(struct cli *cli, int argc, char **argv)
                 {"verbose", no_argument, NULL, 'v'},
                 {"record-counters", no_argument, NULL, 'R'},
                 {"prolog", no_argument, NULL, 'P'},
+                CLI_LIMIT_OPTIONS,
                 {},
         };
-        struct timespec t0;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        bool slurm = false, verbose = false, drain_on_error = false, have_sev = false, record_counters = false,
-             prolog = false;
-        enum severity sev = SEV_CRITICAL;
-        const char *node = NULL, *profile = NULL, *config = NULL;
         int c;
         while ((c = getopt_long(argc, argv, "sS:En:p:c:v", opts, NULL)) != -1)
                 switch (c) {
-                case 's': slurm = true; break;
+                case 's': o->slurm = true; break;
                 case 'S':
-                        if (severity_parse(optarg, &sev) < 0)
+                        if (severity_parse(optarg, &o->sev) < 0)
                                 return cli_error("--severity takes info, warning or critical, not '%s'", optarg), HC_ERROR;
-                        have_sev = true;
+                        o->have_sev = true;
                         break;
-                case 'E': drain_on_error = true; break;
-                case 'n': node = optarg; break;
-                case 'p': profile = optarg; break;
-                case 'c': config = optarg; break;
-                case 'v': verbose = true; break;
-                case 'R': record_counters = true; break;
-                case 'P': prolog = true; break;
+                case 'E': o->drain_on_error = true; break;
+                case 'n': o->node = optarg; break;
+                case 'p': o->profile = optarg; break;
+                case 'c': o->config = optarg; break;
+                case 'v': o->verbose = true; break;
+                case 'R': o->record_counters = true; break;
+                case 'P': o->prolog = true; break;
+                case CLI_OPT_TIMEOUT:
+                case CLI_OPT_RULE_TIMEOUT:
+                        if (cli_parse_limit(c, optarg, &o->limits) != 0)
+                                return HC_ERROR;
+                        break;
                 default: return HC_ERROR;
                 }
         if (optind < argc)
                 return cli_error("unexpected argument '%s' (see llmtune health-check --help)", argv[optind]), HC_ERROR;
+        return -1;
+}
+
+/* The settings: the file's, then the options over them; --slurm's time when none is given. */
+static void hc_merge(struct hc_conf *conf, const struct hc_opts *o)
+{
+        if (o->have_sev)
+                conf->severity = o->sev;
+        conf->drain_on_error = conf->drain_on_error || o->drain_on_error;
+        if (o->limits.run_ms)
+                conf->limits.run_ms = o->limits.run_ms;
+        if (o->limits.rule_ms)
+                conf->limits.rule_ms = o->limits.rule_ms;
+        if (o->slurm && !conf->limits.run_ms)
+                conf->limits.run_ms = HC_SLURM_TIMEOUT_MS;
+}
+
+/* The rules judged within the check's time, the acks applied and the counters recorded. *A is
+ * filled; returns EXIT_OK or the status of what stopped it (said on stderr). */
+static int hc_audit(struct cli *cli, const struct hc_opts *o, const struct hc_conf *conf, struct rule_env *env,
+                    struct facts *f, struct audit *a)
+{
+        int rc = cli_load_env(cli, env);
+        if (rc == EXIT_OK)
+                rc = cli_pick_profile(cli, env, o->profile ? o->profile : conf->profile, f);
+        const char *bad = NULL;
+        _cleanup_(strv_done) struct strv only = {0};
+        if (rc == EXIT_OK && o->prolog)
+                prolog_rules(env, &only);
+        if (rc == EXIT_OK && engine_run_limited(&env->rules, &env->profile, f, &only, &conf->limits, a, &bad) < 0)
+                rc = cli_error("unknown rule '%s'", bad);
+        cli_limits_end();
+        if (rc == EXIT_OK) {
+                cli_judge_acks(cli, a); /* an acknowledged finding does not drain; a raised one does */
+                /* the baseline of the next check's counter growth: this machine's, or a tree's when asked */
+                if (root_is_live(cli->root) || o->record_counters)
+                        cli_record_counters(cli, f);
+        }
+        return rc;
+}
+
+static int health_check_cmd(struct cli *cli, int argc, char **argv)
+{
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        uint64_t start_ns = deadline_now_ns();
+        struct hc_opts o = {.sev = SEV_CRITICAL};
+        int prc = hc_parse_opts(argc, argv, &o);
+        if (prc >= 0)
+                return prc;
+        cli_set_give_up_status(HC_ERROR); /* a read that never answers: the check could not run */
         struct root *root = cli_root(cli);
         if (!root)
                 return HC_ERROR;
         _cleanup_(hc_conf_done) struct hc_conf conf = {.severity = SEV_CRITICAL};
-        if (load_conf(root, config, &conf) < 0)
+        if (load_conf(root, o.config, &conf) < 0)
                 return HC_ERROR;
-        if (have_sev)
-                conf.severity = sev;
-        conf.drain_on_error = conf.drain_on_error || drain_on_error;
+        hc_merge(&conf, &o);
+        cli_limits_start(&conf.limits, start_ns);
+        const char *node = o.node;
         _cleanup_free_ char *host = NULL, *from = NULL;
-        if (resolve_node(root, config, &conf, slurm, &node, &host, &from) < 0)
+        if (resolve_node(root, o.config, &conf, o.slurm, &node, &host, &from) < 0)
                 return HC_ERROR;
 
         struct rule_env env = {0};
         struct facts *f = cli_facts_new(cli);
-        int rc = cli_load_env(cli, &env);
-        if (rc == EXIT_OK)
-                rc = cli_pick_profile(cli, &env, profile ? profile : conf.profile, f);
         struct audit a = {0};
-        const char *bad = NULL;
-        _cleanup_(strv_done) struct strv only = {0};
-        if (rc == EXIT_OK && prolog)
-                prolog_rules(&env, &only);
-        if (rc == EXIT_OK && engine_run(&env.rules, &env.profile, f, &only, &a, &bad) < 0)
-                rc = cli_error("unknown rule '%s'", bad);
-        if (rc == EXIT_OK) {
-                cli_judge_acks(cli, &a); /* an acknowledged finding does not drain; a raised one does */
-                /* the baseline of the next check's counter growth: this machine's, or a tree's when asked */
-                if (root_is_live(root) || record_counters)
-                        cli_record_counters(cli, f);
-        }
-        if (rc != EXIT_OK) {
+        if (hc_audit(cli, &o, &conf, &env, f, &a) != EXIT_OK) {
                 /* Could not check: say so the NHC way, change nothing in Slurm. */
                 fprintf(stderr, "ERROR:  llmtune:  Health check could not run (see above); node state left as it is\n");
+                audit_done(&a);
                 facts_free(f);
                 rule_env_done(&env);
                 return HC_ERROR;
@@ -525,9 +588,9 @@ static int health_check_cmd(struct cli *cli, int argc, char **argv)
         const struct result *first;
         size_t n_bad = hc_count_findings(&a, &conf, &first);
         int ret = n_bad ? HC_UNHEALTHY : HC_HEALTHY;
-        if (slurm)
-                ret = hc_slurm_act(node, n_bad, first, verbose, ret);
-        if (verbose)
+        if (o.slurm)
+                ret = hc_slurm_act(node, n_bad, first, o.verbose, ret);
+        if (o.verbose)
                 fprintf(stderr, "llmtune: health check of %s with profile %s, severity %s and above: %zu rules, %zu counted; %.3f s\n",
                         node ? node : "this host", env.profile.name, severity_name(conf.severity), a.n, n_bad, since(&t0));
         audit_done(&a);
@@ -541,7 +604,7 @@ const struct command cmd_health_check = {
         .summary = "the audit as a node health check (Slurm HealthCheckProgram: drain and resume)",
         .usage = "Usage: llmtune [--root DIR] health-check [--slurm] [--severity LEVEL] [--drain-on-error]\n"
                  "           [--node NAME] [--profile NAME|FILE] [--config FILE] [--verbose] [--record-counters]\n"
-                 "           [--prolog]\n"
+                 "           [--prolog] [--timeout SECONDS] [--rule-timeout SECONDS]\n"
                  "\n"
                  "Run the audit and judge the node: unhealthy when a rule fails at or above the severity\n"
                  "(default critical). Rules that do not apply never count; rules that cannot be evaluated\n"
@@ -570,11 +633,23 @@ const struct command cmd_health_check = {
                  "                        --slurm needs it)\n"
                  "  -p, --profile NAME|FILE  the profile (default: profile= of the config, else detected)\n"
                  "  -c, --config FILE     settings file instead of " HC_CONFIG " (under the root):\n"
-                 "                        [health-check] severity, drain-on-error, node, profile\n"
+                 "                        [health-check] severity, drain-on-error, node, profile,\n"
+                 "                        timeout, rule-timeout\n"
                  "  -v, --verbose         also say what was decided and how long the check took\n"
                  "      --record-counters under --root: record the counters in DIR's state file too\n"
                  "      --prolog          before a job (Slurm Prolog): also the prolog-* rules, off in\n"
                  "                        other audits: no compute process and no memory in use on any GPU\n"
+                 "      --timeout SECONDS the most the check may take to read the machine and judge it\n"
+                 "                        (default none; with --slurm 40, as slurmd kills its\n"
+                 "                        HealthCheckProgram after 60 s): at its end reads and library\n"
+                 "                        calls are cut and every rule that needed one is an error,\n"
+                 "                        \"timed out\", named on stderr\n"
+                 "      --rule-timeout SECONDS  the most one rule may take, reading the facts it is the\n"
+                 "                        first to ask for included (default: what is left of --timeout)\n"
+                 "\n"
+                 "A rule that times out is an error like any other: it never drains unless\n"
+                 "--drain-on-error. A read that outlasts even that (a file whose open never returns) ends\n"
+                 "the check with status 2, naming the rule and the file.\n"
                  "\n"
                  "Exit status (NHC's convention: 0 healthy): 0 healthy, 1 unhealthy (drained, or left\n"
                  "drained by someone else), 2 the check could not run or scontrol failed (nothing changed).\n",

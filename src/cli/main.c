@@ -206,9 +206,7 @@ static void usage(FILE *out)
               out);
 }
 
-/* SECONDS ("5", "0.25": at most millisecond precision, no locale) as milliseconds in
- * 1..DEADLINE_MAX_MS; -EINVAL otherwise. */
-static int parse_seconds(const char *s, unsigned *ret_ms)
+int cli_parse_seconds(const char *s, unsigned *ret_ms)
 {
         uint64_t ms = 0;
         size_t whole = strspn(s, "0123456789");
@@ -248,7 +246,7 @@ static int take_read_timeout(int argc, char **argv, int *i)
         else
                 return 0;
         unsigned ms;
-        if (parse_seconds(val, &ms) < 0) {
+        if (cli_parse_seconds(val, &ms) < 0) {
                 cli_error("--read-timeout %s: not a number of seconds from 0.001 to %u", val, DEADLINE_MAX_MS / 1000);
                 return -1;
         }
@@ -333,17 +331,22 @@ static void malloc_keep_heap(void)
 #endif
 }
 
+static int give_up_status = EXIT_ERROR;
+
+void cli_set_give_up_status(int status) { give_up_status = status; }
+
 /* A read of the tree that outlasted the deadline (deadline.h), from the guard's thread: the main
  * thread is in a wait only a fatal signal ends, so the run ends here, and the apply lock, a
  * descriptor of this process, goes with it. Nothing half-written is left: a change is replaced
- * atomically and its log records come before and after it (docs/RELIABILITY.md). */
-static noreturn void read_expired(const char *path, unsigned ms)
+ * atomically and its log records come before and after it (docs/RELIABILITY.md). LABEL is the rule
+ * being evaluated, if any: the one a health check names. */
+static noreturn void read_expired(const char *path, unsigned ms, const char *label)
 {
         dprintf(STDERR_FILENO,
-                "llmtune: reading %s did not answer within %u.%03u s (--read-timeout): " DEADLINE_REASON
-                "; giving up\n",
-                path, ms / 1000, ms % 1000);
-        _exit(EXIT_ERROR);
+                "llmtune: %s%s%sreading %s did not answer within %u.%03u s (%s): " DEADLINE_REASON "; giving up\n",
+                label ? "rule " : "", label ? label : "", label ? ": " : "", path, ms / 1000, ms % 1000,
+                ms < deadline_read_timeout_ms() ? "what was left of --timeout or --rule-timeout" : "--read-timeout");
+        _exit(give_up_status);
 }
 
 int main(int argc, char **argv)

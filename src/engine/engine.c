@@ -3,6 +3,7 @@
 
 #include <errno.h>
 
+#include "deadline.h"
 #include "remedy.h"
 
 const char *result_status_name(enum result_status s)
@@ -135,14 +136,49 @@ static void evaluate(struct result *res, const struct resolved *profile, struct 
         }
 }
 
-int engine_run(const struct ruleset *rules, const struct resolved *profile, struct facts *f, const struct strv *only,
-               struct audit *ret, const char **bad)
+/* RES was cut short (deadline_cuts moved while it ran): an error that says which time ran out. */
+static void timed_out(struct result *res, const struct engine_limits *lim, bool by_rule, bool late, uint64_t us)
+{
+        free(res->reason);
+        res->reason = by_rule ? xasprintf("timed out: its time (--rule-timeout %u.%03u s) ran out after %.3f s",
+                                          lim->rule_ms / 1000, lim->rule_ms % 1000, (double)us / 1e6)
+                              : xasprintf("timed out: the run's time (--timeout %u.%03u s) ran out%s",
+                                          lim->run_ms / 1000, lim->run_ms % 1000,
+                                          late ? " before it could read its facts" : " while it read its facts");
+        res->status = RES_ERROR;
+        strv_done(&res->evidence); /* not a failure: nothing to acknowledge */
+}
+
+/* One rule under the limits: its own budget, the run's end or RULE_MS from now. */
+static void evaluate_limited(struct result *res, const struct resolved *profile, struct facts *f,
+                             const struct engine_limits *lim, uint64_t run_end)
+{
+        uint64_t t0 = deadline_now_ns(), end = run_end;
+        bool by_rule = false;
+        if (lim && lim->rule_ms && (!end || t0 + lim->rule_ms * 1000000ull < end)) {
+                end = t0 + lim->rule_ms * 1000000ull;
+                by_rule = true;
+        }
+        deadline_budget_set(end);
+        deadline_set_label(res->rule->id);
+        unsigned long cuts = deadline_cuts();
+        evaluate(res, profile, f);
+        res->us = (deadline_now_ns() - t0) / 1000u;
+        if (lim && deadline_cuts() != cuts)
+                timed_out(res, lim, by_rule, end && t0 >= end, res->us);
+        deadline_set_label(NULL);
+        deadline_budget_set(run_end);
+}
+
+int engine_run_limited(const struct ruleset *rules, const struct resolved *profile, struct facts *f,
+                       const struct strv *only, const struct engine_limits *lim, struct audit *ret, const char **bad)
 {
         for (size_t i = 0; only && i < only->n; i++)
                 if (!rules_find(rules, only->v[i])) {
                         *bad = only->v[i];
                         return -ENOENT;
                 }
+        uint64_t run_end = deadline_budget();
         struct audit a = {0};
         a.v = xcalloc(rules->n + 1, sizeof(*a.v));
         for (size_t i = 0; i < rules->n; i++) {
@@ -155,12 +191,18 @@ int engine_run(const struct ruleset *rules, const struct resolved *profile, stru
                 struct result *res = &a.v[a.n++];
                 res->rule = r;
                 res->severity = sev;
-                evaluate(res, profile, f);
+                evaluate_limited(res, profile, f, lim, run_end);
                 fill_remedy(res, profile);
                 a.count[res->status]++;
         }
         *ret = a;
         return 0;
+}
+
+int engine_run(const struct ruleset *rules, const struct resolved *profile, struct facts *f, const struct strv *only,
+               struct audit *ret, const char **bad)
+{
+        return engine_run_limited(rules, profile, f, only, NULL, ret, bad);
 }
 
 void audit_done(struct audit *a)

@@ -2,6 +2,8 @@
 /* The rule engine: facts + rules + a resolved profile -> one result per enabled rule (data only). */
 #pragma once
 
+#include <stdint.h>
+
 #include "facts.h"
 #include "profiles.h"
 #include "rules.h"
@@ -24,6 +26,7 @@ struct result {
          * fields beside it (what an ack records, and what raises it again when it grows). */
         struct strv evidence;
         long ack_seq;  /* ACKED (or FAIL raised again): the ack record's seq in the change log */
+        uint64_t us;    /* how long it took, reading the facts it was the first to ask for included */
         char *ack_note; /* ACKED: who acknowledged it, when, why, until; FAIL: why an ack no longer holds */
 };
 
@@ -33,9 +36,21 @@ struct audit {
         size_t count[RES_STATUS_MAX]; /* by result_status */
 };
 
+/* The time a run may take (audit and health-check --timeout, --rule-timeout), in ms; 0: no bound.
+ * The run's end is the read deadline's budget (deadline.h), which the command sets when it starts;
+ * RUN_MS only names it in the reasons. */
+struct engine_limits {
+        unsigned run_ms, rule_ms;
+};
+
 /* Evaluate the enabled rules (only those in ONLY when it is non-empty; unknown ids there are an
  * error returned as -ENOENT with *bad set). */
 int engine_run(const struct ruleset *rules, const struct resolved *profile, struct facts *f, const struct strv *only,
                struct audit *ret, const char **bad);
+/* The same, each rule given until the run's end or RULE_MS, whichever comes first: a rule that an
+ * operation was refused or cut short for (a read begun after its time, a library stopped at its
+ * end) is an error, "timed out", with how long it had. */
+int engine_run_limited(const struct ruleset *rules, const struct resolved *profile, struct facts *f,
+                       const struct strv *only, const struct engine_limits *lim, struct audit *ret, const char **bad);
 void audit_done(struct audit *a);
 const char *result_status_name(enum result_status s);

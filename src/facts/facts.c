@@ -229,6 +229,7 @@ const char *errno_name(int err)
         case EXDEV: return "EXDEV (path leaves the root)";
         case ENOTREG: return "not a regular file (a FIFO, socket or device is at that path)";
         case ETIMEDOUT: return DEADLINE_REASON;
+        case ETIME: return BUDGET_REASON;
         default: return strerror(err);
         }
 }

@@ -16,7 +16,8 @@ cases.ini holds one section per case:
     env = FOO=1 BAR=2          ; optional extra environment
     readonly = yes             ; optional: assert the tree is byte-identical afterwards
                                ; (default: yes when the command is "facts")
-NO_COLOR=1 and LC_ALL=C are always set. The temporary root's path is printed as @ROOT@, the time of an audit --json as @TIME@,
+NO_COLOR=1 and LC_ALL=C are always set. The temporary root's path is printed as @ROOT@, the time of an audit --json as @TIME@, each rule's
+"ms" as "@MS@",
 and root.confinement (landlock, chroot or vet: what this machine's kernel and user allow) as @CONFINEMENT@.
 """
 import argparse
@@ -88,6 +89,8 @@ def run_case(name, case, args):
         out = r.stdout.decode('utf-8', 'backslashreplace').replace(root, '@ROOT@')
         # audit --json says when it ran: the one value that differs from run to run
         out = re.sub(r'"time": "\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"', '"time": "@TIME@"', out)
+        # ... and how long each rule took: a number of milliseconds, never the same twice
+        out = re.sub(r'"ms": \d+\.\d{3}(?=[,\n }])', '"ms": "@MS@"', out)
         out = re.sub(r'^(root\.confinement +)(landlock|chroot|vet)$', r'\1@CONFINEMENT@', out, flags=re.M)
         out = re.sub(r'("root\.confinement": \{[^}]*"value": ")(landlock|chroot|vet)"', r'\1@CONFINEMENT@"', out)
         err = r.stderr.decode('utf-8', 'backslashreplace').replace(root, '@ROOT@')

@@ -336,9 +336,9 @@ END_TEST
 
 /* The guard of llmtune's own reads: an operation on the tree that lasts a deadline ends the
  * process through the expiry handler (exit status 42 here; the command line's says why, exit 1). */
-static void expired(const char *path, unsigned ms)
+static void expired(const char *path, unsigned ms, const char *label)
 {
-        _exit(streq(path, "/hung/file") && ms == 100 ? 42 : 43);
+        _exit(streq(path, "/hung/file") && ms == 100 && !label ? 42 : 43);
 }
 
 START_TEST(a_read_that_outlasts_the_deadline_ends_the_run)
@@ -366,6 +366,49 @@ START_TEST(many_quick_reads_are_not_a_hung_one)
 }
 END_TEST
 
+/* A budget (--timeout, --rule-timeout) that has ended: no read of the tree is begun (-ETIME), each
+ * refusal counts as a cut, and nothing is cached, so a read with time of its own succeeds. */
+START_TEST(a_spent_budget_refuses_reads_and_caches_nothing)
+{
+        struct root *r = make_tree();
+        const char *data;
+        unsigned long cuts = deadline_cuts();
+        deadline_budget_set(deadline_now_ns() - 1);
+        ck_assert_int_eq(root_read(r, "/etc/marker", &data, NULL), -ETIME);
+        ck_assert_uint_eq(deadline_cuts(), cuts + 1);
+        char *ret = NULL, *why = NULL;
+        size_t len;
+        const char *const rels[] = {"etc/marker", NULL};
+        ck_assert_int_eq(sandbox_run(r, read_paths, (void *)rels, &ret, &len, &why), -ETIME);
+        ck_assert_str_eq(why, BUDGET_REASON);
+        free(why);
+        deadline_budget_set(0);
+        ck_assert_int_eq(root_read(r, "/etc/marker", &data, NULL), 0);
+        ck_assert_str_eq(data, "inside\n");
+        root_free(r);
+        tmptree_drop();
+}
+END_TEST
+
+/* An operation under way when the budget ends is given DEADLINE_FLOOR_MS, not the read deadline
+ * (60 s here), and the give-up names what the run was doing (the rule). */
+static void expired_in_budget(const char *path, unsigned ms, const char *label)
+{
+        _exit(streq(path, "/hung/file") && ms == DEADLINE_FLOOR_MS && label && streq(label, "some-rule") ? 42 : 43);
+}
+
+START_TEST(a_budget_bounds_a_hung_read_and_names_the_rule)
+{
+        deadline_set_ms(60000);
+        deadline_on_expiry(expired_in_budget);
+        deadline_budget_set(deadline_now_ns() + 10000000u);
+        deadline_set_label("some-rule");
+        deadline_enter("/hung/file");
+        sleep(30); /* a read that never returns: the guard ends the run at the floor, not at 60 s */
+        deadline_leave();
+}
+END_TEST
+
 static Suite *suite(bool live)
 {
         Suite *s = suite_create("sandbox");
@@ -386,6 +429,8 @@ static Suite *suite(bool live)
                 tcase_add_test(tc, own_reads_never_read_special_files);
                 tcase_add_exit_test(tc, a_read_that_outlasts_the_deadline_ends_the_run, 42);
                 tcase_add_test(tc, many_quick_reads_are_not_a_hung_one);
+                tcase_add_test(tc, a_spent_budget_refuses_reads_and_caches_nothing);
+                tcase_add_exit_test(tc, a_budget_bounds_a_hung_read_and_names_the_rule, 42);
         }
         suite_add_tcase(s, tc);
         return s;
