@@ -68,6 +68,7 @@ struct root {
         struct unread *unread[CACHE_BUCKETS];
         bool live;
         bool host; /* the directory is the host's "/" (live, or gather's view of it as a tree) */
+        bool runs_here; /* its proc/ and sys/ are this kernel's own (root_runs_here) */
         bool has_unread;
         bool no_openat2;
         unsigned opened;
@@ -98,6 +99,17 @@ int root_new(const char *path, struct root **ret)
         int rc = root_new_why(path, ret, &why);
         free(why);
         return rc;
+}
+
+/* DIR's NAME (no link followed) is a mount of the kernel's own file system of that TYPE. */
+static bool kernel_fs(int dirfd, const char *name, unsigned long type)
+{
+        int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct statfs sf;
+        bool is = fd >= 0 && fstatfs(fd, &sf) == 0 && (unsigned long)sf.f_type == type;
+        if (fd >= 0)
+                close(fd);
+        return is;
 }
 
 int root_new_why(const char *path, struct root **ret, char **ret_why)
@@ -139,6 +151,8 @@ int root_new_why(const char *path, struct root **ret, char **ret_why)
         struct stat a, b;
         r->live = fstat(fd, &a) == 0 && stat("/", &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
         r->host = r->live;
+        r->runs_here = r->live || (!r->archive_dir && kernel_fs(fd, "proc", PROC_SUPER_MAGIC) &&
+                                   kernel_fs(fd, "sys", SYSFS_MAGIC));
         r->no_openat2 = getenv("LLMTUNE_NO_OPENAT2") != NULL;
         *ret = r;
         return 0;
@@ -196,6 +210,7 @@ struct root *root_free(struct root *r)
 const char *root_path(const struct root *r) { return r->path; }
 bool root_is_live(const struct root *r) { return r->live; }
 bool root_is_host(const struct root *r) { return r->host; }
+bool root_runs_here(const struct root *r) { return r->runs_here; }
 int root_dirfd(const struct root *r) { return r->fd; }
 struct root_vet *root_vet_state(struct root *r) { return &r->vet; }
 bool root_is_archive(const struct root *r) { return r->archive_dir != NULL; }

@@ -48,6 +48,13 @@ bool root_is_live(const struct root *r);
 /* Whether the root's directory is the host's "/" (the live system, also when gather reads it as a
  * tree): libraries need no confinement to read it (sandbox.h). */
 bool root_is_host(const struct root *r);
+/* Whether the tree is of the kernel this process runs on: the live system, or a tree whose proc/ and
+ * sys/ are mounts of procfs and sysfs (a container's view of its host, `--root /host` with the
+ * host's "/" mounted there; a rescue system's chroot with /proc and /sys bound). The kernel shows
+ * one machine only, so that machine's device nodes (RAID superblocks), kernel log (/dev/kmsg) and
+ * GPUs (NVML) are the tree's own, and are read as on the live system; nothing else changes (the
+ * tree is still a foreign root for apply, and libraries still read it confined). */
+bool root_runs_here(const struct root *r);
 /* The root's directory (O_PATH), for the sandbox's Landlock rule: never read through it. */
 int root_dirfd(const struct root *r);
 

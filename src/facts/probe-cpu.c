@@ -283,7 +283,7 @@ static void stage_policies(struct facts *f, struct cpu_state *s)
                 if (policies == 0)
                         /* Live, the kernel's answer may be explained; in a tree only what is missing is known. */
                         fact_absent(f, CPU_DIR "/cpu0/cpufreq",
-                                    root_is_live(r) ? "no cpufreq driver (VM, container or disabled in firmware)"
+                                    root_runs_here(r) ? "no cpufreq driver (VM, container or disabled in firmware)"
                                     : root_is_topology(r)
                                             ? "an lstopo export holds no cpufreq data"
                                             : "no " CPU_DIR "/cpufreq/policy* nor cpu*/cpufreq in this tree",

@@ -86,7 +86,7 @@ static int iommu_run(struct facts *f)
         /* A foreign tree without /sys/class/iommu (not copied) still has the command line the
          * machine booted with; on the live system a missing class directory means no IOMMU driver,
          * whatever the command line asks for. */
-        else if (cmd && (urc == 0 || streq(cmd, "off") || (urc == -ENOENT && !root_is_live(r))))
+        else if (cmd && (urc == 0 || streq(cmd, "off") || (urc == -ENOENT && !root_runs_here(r))))
                 fact_str(f, "/proc/cmdline", cmd, "iommu.mode");
         else if (urc == 0 && gbad)
                 fact_unreadable(f, gbad, gbad_rc, NULL, "iommu.mode");

@@ -20,7 +20,7 @@
 #define KMOD_SRC "modprobe.d (libkmod)"
 /* Without /proc/modules: on the live system the kernel has no loadable module support; a foreign
  * tree may simply not have copied it. */
-#define NO_MODULES (root_is_live(facts_root(f)) ? "no /proc/modules: kernel without loadable module support" \
+#define NO_MODULES (root_runs_here(facts_root(f)) ? "no /proc/modules: kernel without loadable module support" \
                                                 : "no /proc/modules in this tree")
 
 /* Reported even when nobody asks: the modules an LLM training host cares about. */

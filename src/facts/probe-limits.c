@@ -284,7 +284,7 @@ static void manager_limits(struct facts *f)
         if (rc < 0) {
                 for (int k = 0; k < 2; k++)
                         if (rc == -ENOENT)
-                                fact_absent(f, path, root_is_live(facts_root(f)) ? "no /proc/1/limits"
+                                fact_absent(f, path, root_runs_here(facts_root(f)) ? "no /proc/1/limits"
                                                                                  : "no /proc/1/limits in this tree",
                                             "%s", names[k]);
                         else

@@ -135,7 +135,7 @@ static void probe_thp_file(struct facts *f, const char *file)
                 /* Only the live system may conclude anything about the kernel; meminfo's
                  * AnonHugePages line exists only on kernels with THP. */
                 uint64_t anon;
-                const char *why = !root_is_live(facts_root(f))
+                const char *why = !root_runs_here(facts_root(f))
                                           ? meminfo_bytes(facts_root(f), "AnonHugePages", &anon) == 0
                                                     ? "no " THP_DIR " in this tree (/proc/meminfo shows "
                                                       "AnonHugePages: the kernel has THP, its mode is unknown)"

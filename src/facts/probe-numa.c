@@ -124,7 +124,7 @@ static int numa_run(struct facts *f)
                 /* Kernels built without NUMA have no node directory: one node holds everything. A
                  * foreign tree may just not have copied it. */
                 fact_absent(f, NODE_DIR,
-                            root_is_live(r) ? "kernel without NUMA support (no " NODE_DIR ")"
+                            root_runs_here(r) ? "kernel without NUMA support (no " NODE_DIR ")"
                                             : "no " NODE_DIR " in this tree",
                             "numa.nodes");
                 return 0;

@@ -229,7 +229,7 @@ static void nvgpu_growth(struct facts *f, int listed)
 
 static int nvml_run(struct facts *f)
 {
-        int n = root_is_live(facts_root(f)) ? nvml_live_facts(f, NVGPU_SONAME) : nvsmi_xml_facts(f, NVGPU_CAPTURE);
+        int n = root_runs_here(facts_root(f)) ? nvml_live_facts(f, NVGPU_SONAME) : nvsmi_xml_facts(f, NVGPU_CAPTURE);
         nvgpu_unlisted(f, n);
         nvgpu_derived(f, n);
         nvgpu_growth(f, n);

@@ -63,7 +63,7 @@ static void probe_active(struct facts *f)
                 uint64_t total;
                 int mrc = meminfo_bytes(facts_root(f), "SwapTotal", &total);
                 _cleanup_free_ char *why =
-                        root_is_live(facts_root(f)) ? xstrdup("no /proc/swaps (kernel without swap support)")
+                        root_runs_here(facts_root(f)) ? xstrdup("no /proc/swaps (kernel without swap support)")
                         : mrc == 0 ? xasprintf("no /proc/swaps in this tree (/proc/meminfo SwapTotal: %" PRIu64 " kB)",
                                                total / 1024)
                                    : xstrdup("no /proc/swaps in this tree");
@@ -404,7 +404,7 @@ static void probe_gpt_auto(struct facts *f)
                 return;
         }
         if (rc < 0) {
-                const char *why = root_is_live(r) ? "no udev database (/run/udev/data): partition types unknown"
+                const char *why = root_runs_here(r) ? "no udev database (/run/udev/data): partition types unknown"
                                                   : "no udev database (/run/udev/data) in this tree: partition types unknown";
                 fact_absent(f, "/run/udev/data", why, "swap.gpt_auto.count");
                 fact_absent(f, "/run/udev/data", why, "swap.gpt_auto.devices");

@@ -120,7 +120,7 @@ static int sysctl_lookup(struct facts *f, const char *name)
                         return 0;
                 }
                 struct stat st;
-                bool in_tree = root_is_live(facts_root(f)) || root_stat(facts_root(f), "/proc/sys", &st, true) == 0;
+                bool in_tree = root_runs_here(facts_root(f)) || root_stat(facts_root(f), "/proc/sys", &st, true) == 0;
                 fact_absent(f, path, in_tree ? "no such sysctl on this kernel" : "no /proc/sys in this tree", "%s",
                             name);
                 return rc;

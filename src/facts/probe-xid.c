@@ -231,7 +231,7 @@ static void clock_now(struct facts *f, const struct xid_log *l, struct xid_now *
                 now->have[XID_CLOCK_BOOT] = true;
                 sbuf_addf(&what, "the log's last line, boot+%.1fs (no /proc/uptime)", l->newest[XID_CLOCK_BOOT]);
         }
-        if (root_is_live(r)) {
+        if (root_runs_here(r)) {
                 now->t[XID_CLOCK_WALL] = (double)time(NULL);
                 now->have[XID_CLOCK_WALL] = true;
         } else if (l->have_newest[XID_CLOCK_WALL]) {
@@ -409,7 +409,7 @@ static int xid_run(struct facts *f)
 {
         struct root *r = facts_root(f);
         _cleanup_(xid_log_done) struct xid_log l = {0};
-        if (root_is_live(r)) {
+        if (root_runs_here(r)) { /* the kernel's own log: the tree's /dev/kmsg is this kernel's */
                 int rc = read_kmsg(f, &l);
                 if (rc < 0) {
                         all_facts(f, XID_KMSG, false, rc,

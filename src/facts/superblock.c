@@ -103,10 +103,12 @@ int superblock_parse(const uint8_t *buf, size_t len, struct fs_superblock *ret, 
 }
 
 /* A device node under a foreign root names a disk of this machine (and opening an md node can
- * even create the array in the live kernel, md.c md_probe): decide from the inode, before open. */
+ * even create the array in the live kernel, md.c md_probe): decide from the inode, before open.
+ * Unless the tree is of this machine's kernel (root_runs_here: a container's view of its host),
+ * whose arrays its /proc/mdstat lists: then the node is the tree's own disk, read as live. */
 static int check_type(struct root *r, const struct stat *st, const char **reason)
 {
-        if (S_ISBLK(st->st_mode) && !root_is_live(r)) {
+        if (S_ISBLK(st->st_mode) && !root_runs_here(r)) {
                 *reason = "block device node under a foreign root (it would read this machine's disk)";
                 return -EXDEV;
         }

@@ -15,10 +15,14 @@ llmtune's exports for the systems that watch a fleet, checked against the real c
     test_metrics.py ... nfd
         `llmtune audit --format nfd` on every fixture root: every line a valid
         node-feature-discovery feature (Kubernetes label name and value syntax), the values the
-        facts hold (GPU model and count, IB rate), unreadable facts give no label; the DaemonSet
-        example (packaging/kubernetes/) linted by yamllint and checked against the fields the
-        Kubernetes apps/v1 DaemonSet schema requires, with /sys, /proc and /etc mounted read-only
-        and --root pointing at them. Skips (77) without yamllint unless LLMTUNE_REQUIRE_ALL=1.
+        facts hold (GPU model and count, IB rate), unreadable facts give no label; the DaemonSets
+        (packaging/kubernetes/) pass `yamllint --strict` with its default settings and have the
+        fields the apps/v1 schema requires; each fixture root audited through the pod's mounts
+        (a directory laid out as the container sees it, from the volumes and volumeMounts, and
+        llmtune run with the arguments the container's command gives) gives the direct audit's
+        results rule by rule; the node-problem-detector plugin's configuration holds together and
+        its script exits 0/1/2 (OK/NonOK/Unknown) with a one-line message. Skips (77) without
+        yamllint unless LLMTUNE_REQUIRE_ALL=1.
 """
 import argparse
 import glob
@@ -437,17 +441,84 @@ def test_nfd_output(a, tmp):
           'nfd --output writes the feature file and nothing else (%d, %r)' % (r.returncode, os.listdir(d)))
 
 
-def test_daemonset(a, tmp):
+# --- Kubernetes: the pods' view of the host, built from the manifests ---------------------------
+
+WRAPPER = r"""#!/bin/sh
+# llmtune as the pod runs it: a path at, under or above a volume's mountPath is the view's
+# (the runtime makes the directories above a mount); argv is logged.
+printf '%s\n' "$*" >> "$VIEW_LOG"
+view="$VIEW"
+set -- $(for arg in "$@"; do
+  for m in $VIEW_MOUNTS; do
+    case $arg in "$m"|"$m"/*) arg="$view$arg"; break ;; /*) case $m in "$arg"/*) arg="$view$arg"; break ;; esac ;; esac
+  done
+  printf '%s\n' "$arg"
+done)
+exec "$REAL_LLMTUNE" "$@"
+"""
+
+
+def manifests(a, name):
     import yaml
-    yamllint = need('yamllint')
-    path = os.path.join(a.source, 'packaging', 'kubernetes', 'llmtune-nfd.yaml')
-    r = run([yamllint, '--strict', '-d', '{extends: default, rules: {line-length: {max: 120}}}', path])
-    check(r.returncode == 0, 'yamllint: %s' % r.stdout.decode()[:600])
+    path = os.path.join(a.source, 'packaging', 'kubernetes', name)
     with open(path) as fh:
-        docs = [d for d in yaml.safe_load_all(fh) if d]
-    check(len(docs) == 1, 'one document')
-    ds = docs[0]
-    # The fields the apps/v1 DaemonSet schema requires, and what this example promises.
+        return path, [d for d in yaml.safe_load_all(fh) if d]
+
+
+def container_view(pod, c, host, view):
+    """The container's file system as its volumeMounts lay it out, the host being the tree HOST:
+    a hostPath volume is the host's directory (a recursive bind: what is mounted below it comes
+    with it), a configMap volume its keys as files; deeper mounts over shallower ones. Returns the
+    mounts whose host path the tree lacks and that the pod could not start without."""
+    vols = {v['name']: v for v in pod['volumes']}
+    missing = []
+    os.makedirs(view, exist_ok=True)
+    for m in sorted(c['volumeMounts'], key=lambda m: m['mountPath'].count('/')):
+        v = vols[m['name']]
+        dest = view + m['mountPath']
+        if os.path.isdir(dest) and not os.path.islink(dest):
+            shutil.rmtree(dest)
+        if 'hostPath' in v:
+            src = host + v['hostPath']['path'].rstrip('/')
+            if os.path.isdir(src):
+                shutil.copytree(src, dest, symlinks=True)
+            elif v['hostPath'].get('type') == 'DirectoryOrCreate':
+                os.makedirs(dest)
+            else:
+                missing.append(m['mountPath'])
+        elif 'configMap' in v:
+            os.makedirs(dest)
+            for key, text in v['data'].items():
+                with open(os.path.join(dest, key), 'w') as fh:
+                    fh.write(text)
+                os.chmod(os.path.join(dest, key), v['configMap'].get('defaultMode', 0o644))
+    return missing
+
+
+def pod_env(a, tmp, c, view):
+    """PATH with llmtune as the pod would run it (WRAPPER), the container's env, the view."""
+    bindir = os.path.join(tmp, 'bin')
+    if not os.path.isdir(bindir):
+        os.mkdir(bindir)
+        with open(os.path.join(bindir, 'llmtune'), 'w') as fh:
+            fh.write(WRAPPER)
+        os.chmod(os.path.join(bindir, 'llmtune'), 0o755)
+    env = dict(os.environ, PATH=bindir + ':' + os.environ['PATH'], REAL_LLMTUNE=os.path.abspath(a.llmtune),
+               VIEW=view, VIEW_LOG=os.path.join(view, '.argv'),
+               VIEW_MOUNTS=' '.join(m['mountPath'] for m in c['volumeMounts']))
+    env.update({e['name']: e['value'] for e in c.get('env', []) if 'value' in e})
+    return env
+
+
+def results(out, root):
+    doc = json.loads(out)
+    return {r['rule']: (r['status'], r['observed'], r['expected'],
+                        (r['reason'] or '').replace(root, '@ROOT@') if root else (r['reason'] or ''))
+            for r in doc['results']}
+
+
+def check_manifest_fields(ds):
+    """The fields the apps/v1 DaemonSet schema requires and the API server checks."""
     check(ds.get('apiVersion') == 'apps/v1' and ds.get('kind') == 'DaemonSet', 'apps/v1 DaemonSet')
     check(LABEL_NAME.match(ds['metadata']['name'].replace('.', '-')), 'metadata.name')
     sel = ds['spec']['selector']['matchLabels']
@@ -459,40 +530,192 @@ def test_daemonset(a, tmp):
     check(len(vols) == len(pod['volumes']), 'volume names unique')
     (c,) = pod['containers']
     check(c.get('name') and c.get('image'), 'container name and image')
-    mounts = {m['mountPath']: m for m in c['volumeMounts']}
     check(all(m['name'] in vols for m in c['volumeMounts']), 'every volumeMount names a volume')
-    for host in ('/sys', '/proc', '/etc'):
-        m = [m for m in c['volumeMounts'] if vols[m['name']].get('hostPath', {}).get('path') == host]
-        check(len(m) == 1 and m[0].get('readOnly') is True and m[0]['mountPath'] == '/host' + host,
-              'host %s mounted read-only at /host%s' % (host, host))
+    root = [m for m in c['volumeMounts'] if vols[m['name']].get('hostPath', {}).get('path') == '/']
+    check(len(root) == 1 and root[0].get('readOnly') is True and root[0]['mountPath'] == '/host',
+          'the host\'s root mounted read-only at /host')
+    sc = c.get('securityContext', {})
+    check(sc.get('readOnlyRootFilesystem') is True and sc.get('privileged') is True
+          and 'allowPrivilegeEscalation' not in sc,
+          'read-only, privileged for block devices and /dev/kmsg (allowPrivilegeEscalation: false is refused then)')
+    envs = {e['name']: e.get('value') for e in c.get('env', [])}
+    check(pod.get('runtimeClassName') == 'nvidia' and envs.get('NVIDIA_DRIVER_CAPABILITIES') in ('utility', 'all'),
+          'the nvidia runtime class with the utility capability: NVML in the container')
+    check(pod.get('hostNetwork') is True, 'the host\'s network namespace: /proc/net is the reader\'s')
+    return pod, c
+
+
+def yamllint_default(path):
+    yamllint = need('yamllint')
+    r = run([yamllint, '--strict', path])
+    check(r.returncode == 0, 'yamllint --strict (default settings) %s: %s' % (os.path.basename(path),
+                                                                             r.stdout.decode()[:600]))
+
+
+def test_daemonset(a, tmp):
+    """Each fixture root audited through the pod's mounts gives the direct audit's results, rule
+    by rule, and the pod's script writes the feature file a direct run writes."""
+    path, docs = manifests(a, 'llmtune-nfd.yaml')
+    yamllint_default(path)
+    check(len(docs) == 1, 'one document')
+    pod, c = check_manifest_fields(docs[0])
+    vols = {v['name']: v for v in pod['volumes']}
     feat = [m for m in c['volumeMounts']
             if vols[m['name']].get('hostPath', {}).get('path') == '/etc/kubernetes/node-feature-discovery/features.d']
     check(len(feat) == 1 and not feat[0].get('readOnly'), 'NFD features.d mounted writable')
-    sc = c.get('securityContext', {})
-    check(sc.get('readOnlyRootFilesystem') is True and sc.get('allowPrivilegeEscalation') is False and
-          not sc.get('privileged'), 'container read-only, not privileged')
     script = c['args'][0]
     check(c['command'] == ['/bin/sh', '-c'] and '--root /host' in script and '--format nfd' in script,
           'the container runs llmtune --root /host audit --format nfd')
-    # Run the container's script once, as the pod would, on a fixture root standing for /host.
-    bindir = os.path.join(tmp, 'bin')
-    os.mkdir(bindir)
-    os.symlink(os.path.abspath(a.llmtune), os.path.join(bindir, 'llmtune'))
-    fd = os.path.join(tmp, 'features-pod')
-    os.mkdir(fd)
-    host = os.path.join(a.roots, 'hgx-h100')
-    body = script.replace('--root /host', '--root ' + host).replace(feat[0]['mountPath'], fd)
-    r = subprocess.run(['/bin/sh', '-c', 'sleep() { exit 0; }\n' + body], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, env=dict(os.environ, PATH=bindir + ':' + os.environ['PATH']),
-                       timeout=60)
-    out = os.path.join(fd, 'llmtune')
-    check(r.returncode == 0 and os.path.exists(out), 'the DaemonSet script writes features.d/llmtune (%s)' %
-          r.stderr.decode()[:300])
-    if os.path.exists(out):
-        with open(out) as fh:
-            labels = parse_nfd(fh.read(), 'daemonset')
-        check(labels.get('llmtune-gpu-model') == 'H100-SXM5-80GB', 'the pod\'s file labels the H100s: %r' % labels)
-    print('ok: DaemonSet: yamllint, apps/v1 fields, read-only host mounts, its script writes the feature file')
+    for name in ROOTS:
+        host = os.path.join(tmp, 'host-' + name)
+        shutil.copytree(os.path.join(a.roots, name), host, symlinks=True)
+        view = os.path.join(tmp, 'view-' + name)
+        missing = container_view(pod, c, host, view)
+        check(not missing, '%s: every hostPath the pod mounts is in the tree (%s)' % (name, missing))
+        env = pod_env(a, tmp, c, view)
+        r = subprocess.run(['/bin/sh', '-c', 'sleep() { exit 0; }\n' + script], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, env=env, timeout=120)
+        with open(env['VIEW_LOG']) as fh:
+            argv = fh.read().split()
+        pod_file = view + feat[0]['mountPath'] + '/llmtune'
+        direct_file = os.path.join(tmp, 'direct-' + name)
+        d = run([a.llmtune] + [host if x == '/host' else direct_file if x.startswith(feat[0]['mountPath']) else x
+                               for x in argv])
+        same = os.path.exists(pod_file) and open(pod_file).read() == open(direct_file).read()
+        check(r.returncode == 0 and same, '%s: the pod writes the feature file a run on the host writes (%s)' %
+              (name, r.stderr.decode()[-300:]))
+        # The same arguments, as --json: every rule's status, values and reason.
+        args = [x for x in argv]
+        i = args.index('--format')
+        args[i:i + 2] = ['--json']
+        if '--output' in args:
+            j = args.index('--output')
+            del args[j:j + 2]
+        pv = run([a.llmtune] + [view + x if x == '/host' else x for x in args])
+        dv = run([a.llmtune] + [host if x == '/host' else x for x in args])
+        got, want = results(pv.stdout, view + '/host'), results(dv.stdout, host)
+        differ = sorted(k for k in want if got.get(k) != want[k])
+        check(pv.returncode == dv.returncode and got and not differ,
+              '%s: the audit through the pod\'s mounts gives the direct audit\'s results (exit %d/%d; %s)' %
+              (name, pv.returncode, dv.returncode,
+               ', '.join('%s %s/%s' % (k, got.get(k, ('-',))[0], want[k][0]) for k in differ[:6])))
+    print('ok: DaemonSet: yamllint, apps/v1 fields, the host\'s view, the same audit as on the host')
+
+
+HOST_VIEW = r"""
+set -e
+T=$1 OUT=$2 B=$3
+mount --make-rprivate /
+mount -t tmpfs tmpfs "$T"
+for e in /*; do
+  n=${e#/}
+  if [ -L "$e" ]; then cp -P "$e" "$T/$n"; continue; fi
+  [ -d "$e" ] || continue
+  mkdir "$T/$n"
+  case $n in proc|tmp) continue ;; esac
+  mount --rbind "$e" "$T/$n"
+done
+mount -t proc proc "$T/proc"
+"$B" audit --json --profile base > "$OUT/live" || true
+"$B" --root "$T" audit --json --profile base > "$OUT/tree" || true
+"""
+
+
+def test_host_view(a, tmp):
+    """This machine as the pod sees its host: a directory holding the host's own directories
+    (recursive binds of each one under /, a procfs of this kernel), in a private mount namespace,
+    audited with --root gives, rule by rule with the reasons, the audit of this machine without
+    --root: the kernel log from /dev/kmsg and NVML, not a fixture's captures."""
+    view, out = os.path.join(tmp, 'hostview'), os.path.join(tmp, 'hostview-out')
+    os.mkdir(view)
+    os.mkdir(out)
+    r = subprocess.run(['unshare', '-m', '/bin/sh', '-c', HOST_VIEW, 'host-view', view, out,
+                        os.path.abspath(a.llmtune)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+    if r.returncode != 0:
+        if os.environ.get('LLMTUNE_REQUIRE_ALL') == '1':
+            check(False, 'the host\'s view could not be built (%s)' % r.stderr.decode()[-200:])
+        else:
+            print('SKIP: the host\'s view needs root and a mount namespace (%s)' % r.stderr.decode()[-200:])
+        return
+    live = results(open(os.path.join(out, 'live')).read(), None)
+    tree = results(open(os.path.join(out, 'tree')).read(), view)
+    differ = sorted(k for k in live if tree.get(k) != live[k])
+    check(live and not differ, 'this machine audited through a pod\'s view of it gives the live audit, reasons '
+          'included (%s)' % '; '.join('%s: %s / %s' % (k, tree.get(k), live[k]) for k in differ[:3]))
+
+
+def test_npd(a, tmp):
+    """node-problem-detector's custom plugin: its configuration, and the script's exit statuses
+    (0 OK, 1 NonOK, 2 Unknown) and messages on fixture roots through the pod's mounts."""
+    path, docs = manifests(a, 'llmtune-npd.yaml')
+    yamllint_default(path)
+    kinds = {d['kind']: d for d in docs}
+    check(set(kinds) == {'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ConfigMap', 'DaemonSet'},
+          'NPD: service account, its role and binding, the plugin ConfigMap, the DaemonSet (%s)' % sorted(kinds))
+    pod, c = check_manifest_fields(kinds['DaemonSet'])
+    check(pod.get('serviceAccountName') == kinds['ServiceAccount']['metadata']['name'],
+          'the pod runs as the service account the role is bound to')
+    vol = {v['name']: v for v in pod['volumes']}
+    rw = [m for m in c['volumeMounts'] if not m.get('readOnly')]
+    check([m['mountPath'] for m in rw] == ['/host/var/lib/llmtune']
+          and vol[rw[0]['name']].get('hostPath', {}).get('path') == '/var/lib/llmtune',
+          'the one writable mount is the host\'s /var/lib/llmtune (the counters\' baseline): %s' %
+          [m['mountPath'] for m in rw])
+    verbs = {(r['resources'][0], v) for r in kinds['ClusterRole']['rules'] for v in r['verbs']}
+    check(('nodes/status', 'patch') in verbs and ('events', 'create') in verbs,
+          'NPD may patch the node\'s status and create events')
+    cm = kinds['ConfigMap']
+    vols = [v for v in pod['volumes'] if v.get('configMap', {}).get('name') == cm['metadata']['name']]
+    check(len(vols) == 1, 'the ConfigMap is a volume of the pod')
+    vols[0]['data'] = cm['data']
+    mount = [m for m in c['volumeMounts'] if m['name'] == vols[0]['name']][0]['mountPath']
+    flag = [x for x in c['command'] if x.startswith('--config.custom-plugin-monitor=')]
+    check(len(flag) == 1 and flag[0].split('=', 1)[1].startswith(mount + '/'),
+          'NPD reads the plugin configuration from the ConfigMap')
+    mon = json.loads(cm['data'][os.path.basename(flag[0].split('=', 1)[1])])
+    pc = mon['pluginConfig']
+    secs = lambda t: float(t.rstrip('s'))  # noqa: E731
+    conds = {x['type'] for x in mon['conditions']}
+    rules = mon['rules']
+    check(mon['plugin'] == 'custom' and rules and all(secs(r.get('timeout', pc['timeout'])) <= secs(pc['timeout'])
+                                                      for r in rules),
+          'a custom plugin; no rule\'s timeout above the plugin\'s (NPD refuses it)')
+    check(all(r['type'] == 'temporary' or r.get('condition') in conds for r in rules),
+          'every permanent rule sets a condition the config declares')
+    script_key = os.path.relpath(rules[0]['path'], mount)
+    script = cm['data'].get(script_key, '')
+    m = re.search(r'--timeout (\d+)', script)
+    check(m and int(m.group(1)) < secs(rules[0].get('timeout', pc['timeout'])),
+          'llmtune\'s own --timeout ends the check before NPD kills the plugin')
+    cases = [('hgx-h100', 0, None), ('dgx-a100', 1, 'driver-nvidia-loaded'), ('vm-nogpu', 2, None)]
+    for name, want, rule in cases:
+        host = os.path.join(tmp, 'npd-host-' + name)
+        shutil.copytree(os.path.join(a.roots, name), host, symlinks=True)
+        if want == 2:  # settings the check must not run without
+            os.makedirs(os.path.join(host, 'etc', 'llmtune'), exist_ok=True)
+            with open(os.path.join(host, 'etc', 'llmtune', 'health-check.conf'), 'w') as fh:
+                fh.write('[health-check]\nseverity = sometimes\n')
+        view = os.path.join(tmp, 'npd-view-' + name)
+        container_view(pod, c, host, view)
+        env = pod_env(a, os.path.join(tmp, 'npd'), c, view) if os.path.isdir(os.path.join(tmp, 'npd')) else None
+        if env is None:
+            os.mkdir(os.path.join(tmp, 'npd'))
+            env = pod_env(a, os.path.join(tmp, 'npd'), c, view)
+        env['LLMTUNE_HOST_ROOT'] = '/host'  # the default, as in the pod; the wrapper maps it into the view
+        r = subprocess.run([view + rules[0]['path']], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                           timeout=120)
+        msg = r.stdout.decode().strip()
+        check(r.returncode == want and msg and len(msg.splitlines()) == 1,
+              'NPD plugin on %s: exit %d (%s), one line for the condition: %r' %
+              (name, r.returncode, {0: 'OK', 1: 'NonOK', 2: 'Unknown'}[want], msg))
+        if want == 0:
+            check(os.path.isfile(view + '/host/var/lib/llmtune/counters.state'),
+                  '... the error counters recorded as on the host, in the host\'s /var/lib/llmtune')
+        if rule:
+            check(msg.startswith(rule + ' '), '... the message names the failing rule first (%r)' % msg)
+        if want == 2:
+            check('sometimes' in msg, '... and says why the check could not run (%r)' % msg)
+    print('ok: node-problem-detector: plugin configuration, exit statuses 0/1/2 and messages')
 
 
 def nfd(a):
@@ -502,6 +725,8 @@ def nfd(a):
         test_nfd_unreadable(a, tmp)
         test_nfd_output(a, tmp)
         test_daemonset(a, tmp)
+        test_host_view(a, tmp)
+        test_npd(a, tmp)
 
 
 def main():
