@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -56,9 +57,20 @@ char *xstrndup(const char *s, size_t n)
 
 char *xvasprintf(const char *fmt, va_list ap)
 {
-        char *r;
-        if (vasprintf(&r, fmt, ap) < 0)
+        /* Most results (fact names, sysfs paths) fit in a line: formatted once on the stack and
+         * copied, which costs less than vasprintf(3)'s growing buffer and final realloc. */
+        char line[256];
+        va_list again;
+        va_copy(again, ap);
+        int n = vsnprintf(line, sizeof(line), fmt, ap);
+        if (n < 0)
                 oom();
+        char *r = xmalloc((size_t)n + 1);
+        if ((size_t)n < sizeof(line))
+                memcpy(r, line, (size_t)n + 1);
+        else if (vsnprintf(r, (size_t)n + 1, fmt, again) != n)
+                oom();
+        va_end(again);
         return r;
 }
 
@@ -69,6 +81,38 @@ char *xasprintf(const char *fmt, ...)
         char *r = xvasprintf(fmt, ap);
         va_end(ap);
         return r;
+}
+
+bool glob_match(const char *pattern, const char *name)
+{
+        if (strpbrk(pattern, "[\\"))
+                return fnmatch(pattern, name, 0) == 0;
+        /* What follows the last wildcard ends the name: checked first, it turns most names away
+         * ("cpu.policy.*.governor" against the other attributes of 384 policies) in one compare. */
+        size_t pl = strlen(pattern), nl = strlen(name), tl = 0;
+        while (tl < pl && pattern[pl - tl - 1] != '*' && pattern[pl - tl - 1] != '?')
+                tl++;
+        if (tl > nl || memcmp(pattern + pl - tl, name + nl - tl, tl) != 0)
+                return false;
+        /* The classic single-backtrack match: on a mismatch after a '*', let that '*' take one
+         * byte more and retry from there; an earlier '*' never needs to move. */
+        const char *star = NULL, *resume = NULL;
+        while (*name) {
+                if (*pattern == '*') {
+                        star = ++pattern;
+                        resume = name;
+                } else if (*pattern == '?' || *pattern == *name) {
+                        pattern++;
+                        name++;
+                } else if (star) {
+                        pattern = star;
+                        name = ++resume;
+                } else
+                        return false;
+        }
+        while (*pattern == '*')
+                pattern++;
+        return *pattern == '\0';
 }
 
 bool endswith(const char *s, const char *suffix)

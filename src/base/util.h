@@ -51,6 +51,15 @@ static inline bool streq(const char *a, const char *b) { return a && b && strcmp
 static inline bool startswith(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
 bool endswith(const char *s, const char *suffix);
 
+/*
+ * fnmatch(PATTERN, NAME, 0) == 0, in the C locale llmtune runs in (it never calls setlocale):
+ * '*' matches any run of bytes ('/' and a leading '.' included), '?' any one byte. A pattern with
+ * a bracket expression or a backslash is handed to fnmatch(3) itself. glibc's fnmatch converts
+ * both strings to wide characters on every call; fact patterns are matched against thousands of
+ * names per audit.
+ */
+bool glob_match(const char *pattern, const char *name);
+
 /* A growable NULL-terminated list of owned strings. */
 struct strv {
         char **v;

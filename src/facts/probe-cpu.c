@@ -4,7 +4,6 @@
  * policies (Documentation/admin-guide/pm/cpufreq.rst) with the intel_pstate/amd_pstate mode.
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -299,17 +298,35 @@ static void stage_policies(struct facts *f, struct cpu_state *s)
         fact_file_str(f, CPU_DIR "/amd_pstate/status", "amd_pstate not in use", "cpu.amd_pstate.status");
 }
 
+/*
+ * Can PATTERN name attribute K of some policy? Every such name ends in "." + the attribute's fact
+ * name, so a pattern whose literal ending (after its last wildcard) is no longer than that and not
+ * its ending names none: "cpu.policy.*.governor" and the other four attributes are told apart
+ * without formatting and matching 384 names for each.
+ */
+static bool pattern_may_name_attr(const char *pattern, size_t k)
+{
+        if (strpbrk(pattern, "[\\"))
+                return true;
+        const char *tail = pattern + strlen(pattern);
+        while (tail > pattern && tail[-1] != '*' && tail[-1] != '?')
+                tail--;
+        char end[64];
+        snprintf(end, sizeof(end), ".%s", policy_attrs[k].fact);
+        return strlen(tail) > strlen(end) || endswith(end, tail);
+}
+
 /* Attribute K of every policy whose fact name PATTERN matches (NULL: of every policy). */
 static void stage_policy_attr(struct facts *f, struct cpu_state *s, size_t k, const char *pattern)
 {
         if (!s->policies)
                 stage_policies(f, s);
-        if (s->attr_read[k])
+        if (s->attr_read[k] || (pattern && !pattern_may_name_attr(pattern, k)))
                 return;
         bool all = true;
         for (size_t i = 0; i < s->policy_dirs.n; i++) {
                 _cleanup_free_ char *name = xasprintf("cpu.policy.%u.%s", s->policy_ids[i], policy_attrs[k].fact);
-                if (pattern && fnmatch(pattern, name, 0) != 0) {
+                if (pattern && !glob_match(pattern, name)) {
                         all = false;
                         continue;
                 }

@@ -14,7 +14,6 @@
  * stages that provide a name it matches (match); listing the prefix runs all of them.
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -998,7 +997,7 @@ static bool pattern_hits(const struct state *s, const char *pattern, const char 
                 for (size_t k = 0; k < n; k++) {
                         char name[128];
                         snprintf(name, sizeof(name), "gpu.%zu.%s", i, fields[k]);
-                        if (fnmatch(pattern, name, 0) == 0)
+                        if (glob_match(pattern, name))
                                 return true;
                 }
         return false;

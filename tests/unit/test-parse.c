@@ -2,6 +2,7 @@
 /* Parsers of untrusted sysfs/procfs text: values, and the exact errors for bad input. */
 #include <check.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +155,36 @@ START_TEST(user_file_bounded)
 }
 END_TEST
 
+/* glob_match is fnmatch(3) without flags: every pattern against every name, both ways of saying it
+ * agree, wildcards at either end, '*' across dots and slashes, backtracking, '?' at the end, and
+ * the bracket and escape forms fnmatch answers itself. A glob_match that missed the backtrack or
+ * the literal ending would disagree on one of these. */
+START_TEST(globs)
+{
+        static const char *const patterns[] = {
+                "", "*", "?", "**", "cpu.policy.*.governor", "cpu.policy.*.available_governors",
+                "cpu.policy.1*.governor", "cpu.policy.?.governor", "gpu.*", "gpu.*.device_id", "*.numa_node",
+                "a*b*c", "a*a*a", "*ab", "ab*", "a?c", "*.?", "gpu.[0-3].name", "sysctl.net\\.core", "*/x",
+                ".hidden*", "cpu.policy.*",
+        };
+        static const char *const names[] = {
+                "", "a", "ab", "abc", "aXbYc", "aaa", "aab", "xab", "abab", "cpu.policy.0.governor",
+                "cpu.policy.17.governor", "cpu.policy.17.available_governors", "cpu.policy.1.governor",
+                "cpu.policy.10.driver", "gpu.0.device_id", "gpu.2.name", "gpu.7.name", "gpu", "gpu.",
+                "pci.0000:00:01.0.numa_node", "sysctl.net.core", "sysctl.net\\.core", "a/b/x", ".hidden.x",
+                "x.y", "a.b.c.7",
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(patterns); i++)
+                for (size_t j = 0; j < ARRAY_SIZE(names); j++)
+                        ck_assert_msg(glob_match(patterns[i], names[j]) == (fnmatch(patterns[i], names[j], 0) == 0),
+                                      "glob_match(\"%s\", \"%s\") disagrees with fnmatch", patterns[i], names[j]);
+        ck_assert(glob_match("cpu.policy.*.governor", "cpu.policy.383.governor"));
+        ck_assert(!glob_match("cpu.policy.*.governor", "cpu.policy.383.available_governors"));
+        ck_assert(glob_match("a*a*a", "aaa"));
+        ck_assert(!glob_match("a*a*a", "aab"));
+}
+END_TEST
+
 int main(void)
 {
         Suite *s = suite_create("parse");
@@ -164,6 +195,7 @@ int main(void)
         tcase_add_test(tc, link_speeds);
         tcase_add_test(tc, sizes_and_escapes);
         tcase_add_test(tc, user_file_bounded);
+        tcase_add_test(tc, globs);
         suite_add_tcase(s, tc);
         SRunner *sr = srunner_create(s);
         srunner_run_all(sr, CK_NORMAL);
