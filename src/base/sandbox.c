@@ -367,6 +367,16 @@ static int died(int st, const struct rusage *ru, char **why)
         return -EIO;
 }
 
+/* What the children cost, for LLMTUNE_STATS (sandbox.h). */
+static unsigned children_run;
+static uint64_t children_cpu_us;
+
+void sandbox_children_used(unsigned *ret_n, uint64_t *ret_cpu_us)
+{
+        *ret_n = children_run;
+        *ret_cpu_us = children_cpu_us;
+}
+
 static int run_here(sandbox_fn fn, void *arg, char **ret, size_t *ret_len, char **ret_why)
 {
         struct sbuf out = {0};
@@ -413,6 +423,9 @@ static int run_child(struct root *r, enum confinement c, int keep_fd, sandbox_fn
         struct rusage ru = {0};
         int st = reap(pid, rc < 0, &ru);
         deadline_resume();
+        children_run++;
+        children_cpu_us += (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u +
+                           (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
         int32_t head = 0;
         if (rc == 0 && res.len < sizeof(head))
                 rc = st == -1 ? -EIO : died(st, &ru, ret_why);

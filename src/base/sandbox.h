@@ -24,6 +24,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "root.h"
 #include "util.h"
@@ -63,4 +64,9 @@ int sandbox_run(struct root *r, sandbox_fn fn, void *arg, char **ret, size_t *re
  * a descriptor already opened through the root handle (KEEP_FD, the one the child keeps), whose
  * read may never come back (a file on FUSE or NFS: root.c). ROOT_PATH is "". Returns as
  * sandbox_run. */
+/* The children run so far in this process (sandbox_run outside CONFINE_NONE, sandbox_apart) and
+ * the CPU time (user + system, microseconds) they used: for LLMTUNE_STATS, since a process's own
+ * CPU time leaves out the libraries' loads done in its children. */
+void sandbox_children_used(unsigned *ret_n, uint64_t *ret_cpu_us);
+
 int sandbox_apart(int keep_fd, sandbox_fn fn, void *arg, char **ret, size_t *ret_len, char **ret_why);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <stdnoreturn.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include "commands.h"
 #include "deadline.h"
 #include "facts.h"
+#include "sandbox.h"
 #include "topology-root.h"
 #include "site-config.h"
 #include "util.h"
@@ -335,6 +337,23 @@ static int give_up_status = EXIT_ERROR;
 
 void cli_set_give_up_status(int status) { give_up_status = status; }
 
+/* LLMTUNE_STATS (docs/PERFORMANCE.md): files read through the root handle, the library handles set up
+ * (libpci, hwloc, kmod, ...), and the CPU time of this process and of the library children it
+ * reaped (bench/run.py compares the audit's CPU time with lstopo's; this says where it went). */
+static void print_stats(const struct cli *cli)
+{
+        struct rusage self = {0};
+        getrusage(RUSAGE_SELF, &self);
+        unsigned children = 0;
+        uint64_t children_us = 0;
+        sandbox_children_used(&children, &children_us);
+        uint64_t self_us = (uint64_t)(self.ru_utime.tv_sec + self.ru_stime.tv_sec) * 1000000u +
+                           (uint64_t)(self.ru_utime.tv_usec + self.ru_stime.tv_usec);
+        fprintf(stderr, "llmtune-stats: files_opened=%u handles=%s self_cpu_ms=%.1f children=%u children_cpu_ms=%.1f\n",
+                cli->root ? root_files_opened(cli->root) : 0u, facts_handles_loaded(), self_us / 1000.0, children,
+                children_us / 1000.0);
+}
+
 /* A read of the tree that outlasted the deadline (deadline.h), from the guard's thread: the main
  * thread is in a wait only a fatal signal ends, so the run ends here, and the apply lock, a
  * descriptor of this process, goes with it. Nothing half-written is left: a change is replaced
@@ -391,12 +410,11 @@ int main(int argc, char **argv)
                 _cleanup_free_ char *name = xasprintf("llmtune %s", cmd->name);
                 argv[1] = name;
                 int rc = cmd->run(&cli, argc - 1, argv + 1);
-                /* For the benchmark (bench/README.md): files read through the root handle and the
+                /* For the benchmark (docs/PERFORMANCE.md): files read through the root handle and the
                  * library handles set up (libpci, hwloc, kmod, ...), one line on stderr. */
                 const char *st = getenv("LLMTUNE_STATS");
                 if (st && *st)
-                        fprintf(stderr, "llmtune-stats: files_opened=%u handles=%s\n",
-                                cli.root ? root_files_opened(cli.root) : 0u, facts_handles_loaded());
+                        print_stats(&cli);
                 if (cli.config)
                         site_config_done(cli.config);
                 free(cli.config);

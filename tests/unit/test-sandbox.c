@@ -246,8 +246,16 @@ START_TEST(cpu_is_limited_to_a_deadline)
         deadline_set_ms(1000);
         char *res = NULL, *why = NULL;
         size_t len;
+        unsigned n0, n1;
+        uint64_t us0, us1;
+        sandbox_children_used(&n0, &us0);
         ck_assert_int_eq(sandbox_run(r, spin, NULL, &res, &len, &why), -EFBIG);
         ck_assert_msg(strstr(why, "used more than 1 s of CPU"), "%s", why);
+        /* LLMTUNE_STATS's children_cpu_ms: the spinning child is counted, with its CPU time (rusage
+         * may say less than the RLIMIT_CPU second that ended it: the kernel samples the two apart) */
+        sandbox_children_used(&n1, &us1);
+        ck_assert_uint_eq(n1, n0 + 1);
+        ck_assert_msg(us1 - us0 >= 100000, "%llu us", (unsigned long long)(us1 - us0));
         free(why);
         root_free(r);
         tmptree_drop();
@@ -307,7 +315,12 @@ START_TEST(the_live_system_runs_in_the_process)
         ck_assert_str_eq(confinement_name(sandbox_confinement(r)), "none");
         char *res = NULL, *why = NULL;
         size_t len = 0;
+        unsigned n0, n1;
+        uint64_t us0, us1;
+        sandbox_children_used(&n0, &us0);
         ck_assert_int_eq(sandbox_run(r, report_pid, NULL, &res, &len, &why), 0);
+        sandbox_children_used(&n1, &us1);
+        ck_assert_uint_eq(n1, n0);
         _cleanup_free_ char *want = xasprintf("%d /", (int)getpid());
         ck_assert_str_eq(res, want);
         ck_assert_uint_eq(len, strlen(want));
