@@ -4,7 +4,7 @@
 The benchmark kept working (meson test --suite bench): generate the small synthetic root, run
 bench/run.py on it and on one fixture root with two runs each and --check (the structural
 targets: a sysfs-only rule sets up neither libpci nor hwloc, no file read twice through the root
-handle). Not a timed test: the figures are printed, never compared.
+handle), and bench/cpu.py with one run on the small root. Not a timed test: the figures are printed, never compared.
 
     test_bench.py --llmtune BIN --out DIR [--fixture-root DIR]
 """
@@ -15,6 +15,18 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def check_cpu(llmtune, root):
+    """bench/cpu.py runs, and llmtune's row splits its CPU time into its own and its children's."""
+    p = subprocess.run([sys.executable, os.path.join(HERE, 'cpu.py'), '--llmtune', 'audit=' + llmtune, '--root', root,
+                        '--runs', '1'], stdout=subprocess.PIPE, text=True)
+    print(p.stdout, end='')
+    rows = [l.split('|') for l in p.stdout.splitlines() if l.startswith('| audit |')]
+    if p.returncode != 0 or len(rows) != 1 or not rows[0][6].strip() or not rows[0][7].strip():
+        print('bench/cpu.py: no audit row with self and children CPU time (LLMTUNE_STATS)', file=sys.stderr)
+        return 1
+    return 0
 
 
 def main():
@@ -32,6 +44,8 @@ def main():
     for r in roots:
         argv += ['--root', r]
     rc = subprocess.run(argv).returncode
+    if rc == 0:
+        rc = check_cpu(a.llmtune, roots[0])
     if rc == 0:
         shutil.rmtree(os.path.join(a.out, 'bench-small'), ignore_errors=True)
     return rc
