@@ -31,6 +31,7 @@ struct hwlib {
         char *xml; /* the full export (hwloc_export_xml), else NULL */
         size_t xml_len;
         bool full; /* every object and attribute, not only what locality needs */
+        char *backends; /* of the lean load: hwloc's discovery components, "Linux,..." */
         int err;   /* 0, or why hwloc gave nothing (with why) */
         char *why;
 };
@@ -44,6 +45,7 @@ static void hwlib_free(void *ptr)
                 free(h->locs[i].nodes);
         free(h->locs);
         free(h->xml);
+        free(h->backends);
         free(h->why);
         free(h);
 }
@@ -79,6 +81,14 @@ static int lean(hwloc_topology_t t)
 #if HWLOC_API_VERSION >= 0x00020800
         flags = HWLOC_TOPOLOGY_FLAG_NO_DISTANCES | HWLOC_TOPOLOGY_FLAG_NO_MEMATTRS | HWLOC_TOPOLOGY_FLAG_NO_CPUKINDS;
 #endif
+#if HWLOC_API_VERSION >= 0x00020100
+        /* The x86 backend runs CPUID on every PU in turn, binding the thread to each (a VM traps
+         * every CPUID), for caches, cores and packages: caches and cores are dropped above, the
+         * packages are sysfs's too. Without it the live load reads what a --root load reads
+         * (HWLOC_COMPONENTS=linux,stop): the same facts from the same files. */
+        if (hwloc_topology_set_components(t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86") < 0)
+                return -1;
+#endif
         if (hwloc_topology_set_cache_types_filter(t, HWLOC_TYPE_FILTER_KEEP_NONE) < 0 ||
             hwloc_topology_set_icache_types_filter(t, HWLOC_TYPE_FILTER_KEEP_NONE) < 0 ||
             hwloc_topology_set_type_filter(t, HWLOC_OBJ_CORE, HWLOC_TYPE_FILTER_KEEP_NONE) < 0 ||
@@ -96,9 +106,16 @@ struct hwjob {
         size_t xml_len;
 };
 
-/* One line per PCI function: "DOM BUS DEV FN ON_MACHINE NUMA_NODE NODES" (NODES "-" for none). */
+/* "backends NAME,NAME..." (the root object's Backend infos: which discovery components ran), then
+ * one line per PCI function: "DOM BUS DEV FN ON_MACHINE NUMA_NODE NODES" (NODES "-" for none). */
 static void put_localities(hwloc_topology_t t, struct sbuf *out)
 {
+        hwloc_obj_t root = hwloc_get_root_obj(t);
+        sbuf_add(out, "backends ");
+        for (unsigned i = 0, n = 0; i < root->infos_count; i++)
+                if (streq(root->infos[i].name, "Backend"))
+                        sbuf_addf(out, "%s%s", n++ ? "," : "", root->infos[i].value);
+        sbuf_add(out, "\n");
         bool multi = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE) > 1;
         for (hwloc_obj_t o = hwloc_get_next_pcidev(t, NULL); o; o = hwloc_get_next_pcidev(t, o)) {
                 const struct hwloc_pcidev_attr_s *a = &o->attr->pcidev;
@@ -181,6 +198,11 @@ static void parse_localities(struct hwlib *h, char *text)
 {
         char *save = NULL;
         for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                if (startswith(line, "backends ")) {
+                        free(h->backends);
+                        h->backends = xstrdup(line + strlen("backends "));
+                        continue;
+                }
                 struct pciloc l = {0};
                 int on_machine = 0;
                 char nodes[512];
@@ -240,6 +262,12 @@ static struct hwlib *hwlib_get(struct facts *f, bool full)
 }
 
 bool hwloc_loaded(struct facts *f) { return facts_handle(f, HANDLE_KEY) != NULL; }
+
+const char *hwloc_backends(struct facts *f)
+{
+        const struct hwlib *h = facts_handle(f, HANDLE_KEY);
+        return h && !h->err ? h->backends : NULL;
+}
 
 int hwloc_pci_locality(struct facts *f, unsigned domain, unsigned bus, unsigned dev, unsigned func,
                        struct hwloc_locality *ret, const char **ret_err)

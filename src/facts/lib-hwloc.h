@@ -29,6 +29,11 @@ int hwloc_pci_locality(struct facts *f, unsigned domain, unsigned bus, unsigned 
 /* Whether the store has loaded hwloc (tests check that sysfs-only facts do not). */
 bool hwloc_loaded(struct facts *f);
 
+/* The discovery components of the store's locality load that name themselves in the root
+ * object's Backend infos ("Linux"; comma-separated), or NULL before a load or when it failed:
+ * tests check which component read a tree, and that the live load did load. */
+const char *hwloc_backends(struct facts *f);
+
 /* HWLOC_CAPTURE_XML (archive-root.h): where an archive root keeps hwloc's export of the topology. */
 
 /* The topology as hwloc XML (caller frees); -errno with *ret_err when hwloc could not load. */
