@@ -72,7 +72,10 @@ fuzz: skipped (no clang)"
         # point in the plain pass (200 kills, 200 audits); under ASan each run is several times
         # slower, so fewer look for memory errors there (CI has 60 minutes).
         # Likewise the hardening test kills apply and rollback at every third crash point there.
-        asan) LLMTUNE_KILL_RUNS=${LLMTUNE_KILL_RUNS_ASAN:-40} LLMTUNE_STORM_AUDITS=${LLMTUNE_STORM_AUDITS_ASAN:-10} \
+        # Check's cases get UNIT_TIMEOUT (tests/unit/unit-main.h), three times that here: ASan +
+        # UBSan on a loaded 2-core machine is 5-10x slower, and no case may fail on time alone.
+        asan) CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-3} \
+                LLMTUNE_KILL_RUNS=${LLMTUNE_KILL_RUNS_ASAN:-40} LLMTUNE_STORM_AUDITS=${LLMTUNE_STORM_AUDITS_ASAN:-10} \
                 LLMTUNE_CRASH_STRIDE=${LLMTUNE_CRASH_STRIDE_ASAN:-3} \
                 meson test -C "$dir" --print-errorlogs \
                 --num-processes 2 --no-suite packaging --no-suite ansible --no-suite bench --no-suite walk \

@@ -27,10 +27,13 @@ import re
 import shutil
 import signal
 import stat
-import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from checklib import check, finish  # noqa: E402  (tests/lib/checklib.py)
+from llmtunerun import LOG_DIR, Tool, wait_stopped  # noqa: E402  (tests/lib/llmtunerun.py)
 
 ROOT = 'dgx-a100'
 PROFILE = 'a100-8x'
@@ -38,48 +41,11 @@ PROFILE = 'a100-8x'
 # command on an image in the tree, a command skipped under --root, a remount, a swapoff.
 RULES = ['thp-enabled', 'nouveau-blacklisted', 'nccl-conf-keys', 'numa-balancing', 'raid-ext4-stride',
          'raid-noatime', 'swap-active', 'swap-fstab']
-LOG_DIR = os.path.join('var', 'lib', 'llmtune')
 TEMP_RE = re.compile(r'^\..+\.llmtune-\d+$')
 ERRNOS = {'ENOSPC': 'No space left on device', 'EROFS': 'Read-only file system',
           'EACCES': 'Permission denied', 'EIO': 'Input/output error'}
 
-failures = []
 figures = {}
-
-
-def check(cond, what):
-    print(('ok    ' if cond else 'FAIL  ') + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
-
-
-class Tool:
-    """Runs llmtune; a run given an LLMTUNE_TEST_* variable (a fault, a crash point) runs llmtune-test,
-    the same objects with the test hooks on, since the installed binary has none."""
-
-    def __init__(self, bin_, test_bin=None):
-        self.bin = bin_
-        self.test_bin = test_bin or bin_
-
-    def env(self, extra=None):
-        e = dict(os.environ, NO_COLOR='1', LC_ALL='C')
-        for k in list(e):
-            if k.startswith('LLMTUNE_TEST_'):
-                del e[k]
-        e.update(extra or {})
-        return e
-
-    def exe_for(self, extra):
-        return self.test_bin if any(k.startswith('LLMTUNE_TEST_') for k in (extra or {})) else self.bin
-
-    def run(self, root, *args, env=None):
-        p = subprocess.run([self.exe_for(env), '--root', root, *args], capture_output=True, text=True, env=self.env(env))
-        return p.returncode, p.stdout, p.stderr
-
-    def popen(self, root, *args, env=None):
-        return subprocess.Popen([self.exe_for(env), '--root', root, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, env=self.env(env))
 
 
 def walk(top):
@@ -419,19 +385,6 @@ def confine(fx):
     fx.fresh()
 
 
-def wait_stopped(pid, timeout=20):
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            with open(f'/proc/{pid}/stat') as f:
-                if f.read().rsplit(')', 1)[1].split()[0] == 'T':
-                    return True
-        except FileNotFoundError:
-            return False
-        time.sleep(0.02)
-    return False
-
-
 def concur(fx):
     tool = fx.tool
     w = fx.work
@@ -486,8 +439,7 @@ def main():
             figures[f'seconds ({part})'] = round(time.time() - t, 1)
     for k, v in figures.items():
         print(f'figure: {k}: {v}')
-    print(f'{len(failures)} failed ({time.time() - start:.0f} s)')
-    return 1 if failures else 0
+    return finish(f'{time.time() - start:.0f} s')
 
 
 if __name__ == '__main__':

@@ -9,26 +9,23 @@ The apply lifecycle on a copy of a fixture root, as an operator would run it:
   that record -> rollback --all -> the tree equals the original (contents and modes), apart from the
   change log itself. And: a write made to fail midway leaves the tree as before and the log valid.
 
-    lifecycle.py --llmtune BIN --roots DIR ROOT:PROFILE [ROOT:PROFILE...]
+    lifecycle.py --llmtune BIN --llmtune-test BIN --roots DIR [--part lifecycle|failed-write] ROOT:PROFILE...
+
+The failed write is a test of its own (lifecycle-NAME-failed-write), skipped (77) where the plan has
+fewer than two file changes: with nothing to break it would prove nothing.
 """
 import argparse
 import json
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
 
-LOG_DIR = os.path.join('var', 'lib', 'llmtune')
-failures = []
 
-
-def check(cond, what):
-    print(('ok    ' if cond else 'FAIL  ') + what)
-    if not cond:
-        failures.append(what)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from checklib import check, finish  # noqa: E402  (tests/lib/checklib.py)
+from llmtunerun import LOG_DIR, tree as tree_of  # noqa: E402  (tests/lib/llmtunerun.py)
 
 
 def run(bin_, root, *args, env=None):
@@ -39,25 +36,9 @@ def run(bin_, root, *args, env=None):
 
 
 def tree(top, skip_log=True):
-    """name -> (kind, mode, content or link target) for every entry, the change log excepted."""
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(top):
-        rel_dir = os.path.relpath(dirpath, top)
-        if skip_log and (rel_dir == LOG_DIR or rel_dir.startswith(LOG_DIR + os.sep)):
-            dirnames[:] = []
-            continue
-        for name in dirnames + filenames:
-            p = os.path.join(dirpath, name)
-            rel = os.path.relpath(p, top)
-            st = os.lstat(p)
-            if stat.S_ISLNK(st.st_mode):
-                out[rel] = ('link', None, os.readlink(p))
-            elif stat.S_ISDIR(st.st_mode):
-                out[rel] = ('dir', stat.S_IMODE(st.st_mode), None)
-            else:
-                with open(p, 'rb') as f:
-                    out[rel] = ('file', stat.S_IMODE(st.st_mode), f.read())
-    return out
+    """The tree with the change log's parents kept: those the original lacked are ignored by name
+    (created_log_parents), the others compared."""
+    return tree_of(top, skip_log, skip_log_parents=False)
 
 
 def tree_diff(a, b, ignore=()):
@@ -223,6 +204,9 @@ def lifecycle(bin_, roots, name, profile):
         check(rc == 0, f'{name}: verify is clean after rollback ({(out + err).strip()[:200]})')
 
 
+SKIP = 77  # meson's "skipped"
+
+
 def failed_write(bin_, test_bin, roots, name, profile):
     """The second file change fails like a full disk (LLMTUNE_TEST_FAIL_WRITE, so llmtune-test, the
     build with the test hooks): everything of the run is undone. The installed llmtune has no
@@ -236,8 +220,8 @@ def failed_write(bin_, test_bin, roots, name, profile):
         rc, out, err = run(bin_, root, 'plan', '--profile', profile, '--json')
         changes = [c for c in json.loads(out)['changes'] if c['type'] == 'file']
         if len(changes) < 2:
-            check(True, f'{name}: fewer than two file changes, nothing to break')
-            return
+            print(f'skipped: {name} with {profile} plans {len(changes)} file change(s): no second write to break')
+            return SKIP
         target = changes[1]['target']
         plain = os.path.join(tmp, name + '-installed')
         shutil.copytree(root, plain, symlinks=True)
@@ -262,14 +246,20 @@ def main():
     ap.add_argument('--llmtune', required=True)
     ap.add_argument('--llmtune-test', required=True, help='llmtune-test, the build with the test hooks')
     ap.add_argument('--roots', required=True)
+    ap.add_argument('--part', choices=['lifecycle', 'failed-write'], default='lifecycle',
+                    help='the lifecycle, or the write that fails midway (exits 77 when no case has two file changes)')
     ap.add_argument('cases', nargs='+', help='ROOT:PROFILE')
     a = ap.parse_args()
+    skipped = 0
     for case in a.cases:
         name, profile = case.split(':')
-        lifecycle(a.llmtune, a.roots, name, profile)
-        failed_write(a.llmtune, a.llmtune_test, a.roots, name, profile)
-    print(f'{len(failures)} failed')
-    return 1 if failures else 0
+        if a.part == 'lifecycle':
+            lifecycle(a.llmtune, a.roots, name, profile)
+        else:
+            skipped += failed_write(a.llmtune, a.llmtune_test, a.roots, name, profile) == SKIP
+    if skipped == len(a.cases):
+        return SKIP
+    return finish()
 
 
 if __name__ == '__main__':

@@ -66,10 +66,12 @@ import sys
 import tempfile
 import time
 
-LOG_DIR = os.path.join('var', 'lib', 'llmtune')
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from checklib import check, finish  # noqa: E402  (tests/lib/checklib.py)
+from llmtunerun import LOG_DIR, Tool, copy_root, tree, wait_stopped  # noqa: E402  (tests/lib/llmtunerun.py)
+
 FIXTURES = [('dgx-a100', 'a100-8x'), ('hgx-h100', 'h100-sxm-8x'), ('ws-4090', 'rtx4090-ws'), ('vm-nogpu', 'base')]
 
-failures = []
 figures = {}
 
 
@@ -78,79 +80,9 @@ def untimed(out):
     return re.sub(rb'\n  "time": "[^"]*",', b'', out, count=1)
 
 
-def check(cond, what):
-    print(('ok    ' if cond else 'FAIL  ') + what, flush=True)
-    if not cond:
-        failures.append(what)
-    return cond
-
-
-class Tool:
-    """Runs llmtune; a run given an LLMTUNE_TEST_* variable (a crash point, a stop) runs llmtune-test,
-    the same objects with the test hooks on, since the installed binary has none."""
-
-    def __init__(self, bin_, test_bin=None):
-        self.bin = bin_
-        self.test_bin = test_bin or bin_
-
-    def exe_for(self, extra):
-        return self.test_bin if any(k.startswith('LLMTUNE_TEST_') for k in (extra or {})) else self.bin
-
-    def env(self, extra=None):
-        e = dict(os.environ, NO_COLOR='1', LC_ALL='C')
-        for k in list(e):
-            if k.startswith('LLMTUNE_TEST_'):
-                del e[k]
-        e.update(extra or {})
-        return e
-
-    def run(self, root, *args, env=None, binary=False):
-        p = subprocess.run([self.exe_for(env), '--root', root, *args], capture_output=True, text=not binary,
-                           env=self.env(env))
-        return p.returncode, p.stdout, p.stderr
-
-    def popen(self, root, *args, env=None):
-        return subprocess.Popen([self.exe_for(env), '--root', root, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, env=self.env(env))
-
-
-def tree(top, skip_log=True):
-    """rel -> (kind, mode, content or link target) for every entry, the change log excepted."""
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(top):
-        rel_dir = os.path.relpath(dirpath, top)
-        if skip_log and (rel_dir == LOG_DIR or rel_dir.startswith(LOG_DIR + os.sep)):
-            dirnames[:] = []
-            continue
-        for name in dirnames + filenames:
-            p = os.path.join(dirpath, name)
-            rel = os.path.relpath(p, top)
-            st = os.lstat(p)
-            if skip_log and LOG_DIR.startswith(rel) and (rel == LOG_DIR or LOG_DIR[len(rel)] == os.sep):
-                continue  # the change log's directory and those above it (apply creates them)
-            if stat.S_ISLNK(st.st_mode):
-                out[rel] = ('link', None, os.readlink(p))
-            elif stat.S_ISDIR(st.st_mode):
-                out[rel] = ('dir', stat.S_IMODE(st.st_mode), None)
-            elif stat.S_ISREG(st.st_mode):
-                with open(p, 'rb') as f:
-                    out[rel] = ('file', stat.S_IMODE(st.st_mode), f.read())
-            else:
-                out[rel] = ('other', stat.S_IFMT(st.st_mode), None)
-    return out
-
-
 def tree_diff(a, b):
     ta, tb = tree(a), tree(b)
     return sorted(k for k in set(ta) | set(tb) if ta.get(k) != tb.get(k))
-
-
-def copy_root(roots, name, dest):
-    if os.path.exists(dest):
-        shutil.rmtree(dest)
-    # cp(1) copies the 11,000 entries of a fixture several times faster than shutil.copytree.
-    subprocess.run(['cp', '-a', os.path.join(roots, name), dest], check=True)
-    return dest
 
 
 # --- renames ----------------------------------------------------------------------------------------
@@ -225,19 +157,6 @@ def renames(tool, roots, tmp, args):
 
 
 # --- lost updates -----------------------------------------------------------------------------------
-
-def wait_stopped(pid, timeout=60):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        try:
-            with open(f'/proc/{pid}/stat') as f:
-                if f.read().rsplit(')', 1)[1].split()[0] == 'T':
-                    return True
-        except FileNotFoundError:
-            return False
-        time.sleep(0.02)
-    return False
-
 
 def stop_at(tool, root, args, what, target):
     """The crash-point number where an apply of ARGS reaches WHAT for TARGET (a dry copy finds it)."""
@@ -1362,10 +1281,7 @@ def main():
         PARTS[args.part](tool, roots, tmp, args)
     for k, v in figures.items():
         print(f'figure: {k}: {v}')
-    if failures:
-        print(f'{len(failures)} check(s) failed', file=sys.stderr)
-        return 1
-    return 0
+    return finish()
 
 
 if __name__ == '__main__':

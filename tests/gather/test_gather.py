@@ -45,6 +45,9 @@ import re
 import signal
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+from checklib import check, finish  # noqa: E402  (tests/lib/checklib.py)
+
 LLMTUNE, ROOTS = sys.argv[1], sys.argv[2]
 ONLY = sys.argv[3:]
 FIXTURES = ["dgx-a100", "hgx-h100", "ws-4090", "vm-nogpu"]
@@ -52,7 +55,6 @@ FIXTURES = ["dgx-a100", "hgx-h100", "ws-4090", "vm-nogpu"]
 # the root handle retries (issue 14), the comparisons read through the fallback walk so that a
 # transient error in one of the two runs cannot make them differ.
 ENV = dict(os.environ, LLMTUNE_NO_OPENAT2="1", NO_COLOR="1")
-failures = []
 
 
 def run(*args, rc=None):
@@ -60,12 +62,6 @@ def run(*args, rc=None):
     if rc is not None and p.returncode not in (rc if isinstance(rc, tuple) else (rc,)):
         raise AssertionError(f"llmtune {' '.join(args)}: exit {p.returncode}\n{p.stderr}")
     return p
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
 
 
 def without_root(out):
@@ -729,6 +725,4 @@ with tempfile.TemporaryDirectory(prefix="llmtune-gather-") as tmp:
             fn(tmp)
         except AssertionError as e:
             check(False, f"{n}: {e}")
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
+sys.exit(finish())

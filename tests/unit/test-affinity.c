@@ -86,6 +86,7 @@ START_TEST(dgx_a100_pairs_on_nodes_3_1_7_5)
         check_map("dgx-a100", e, ARRAY_SIZE(e));
 }
 END_TEST
+DEFINE_TEST(dgx_a100_pairs_on_nodes_3_1_7_5, .description = "dgx a100 pairs on nodes 3 1 7 5", .root = "dgx-a100");
 
 START_TEST(hgx_h100_four_per_socket)
 {
@@ -103,6 +104,7 @@ START_TEST(hgx_h100_four_per_socket)
         check_map("hgx-h100", e, ARRAY_SIZE(e));
 }
 END_TEST
+DEFINE_TEST(hgx_h100_four_per_socket, .description = "hgx h100 four per socket", .root = "hgx-h100");
 
 /* numa_node -1 on a machine with one NUMA node means node 0 (issue 13.10): no "-1 - - -" line. */
 START_TEST(ws_4090_single_node)
@@ -116,6 +118,7 @@ START_TEST(ws_4090_single_node)
         affinity_map_done(&m);
 }
 END_TEST
+DEFINE_TEST(ws_4090_single_node, .description = "ws 4090 single node", .root = "ws-4090");
 
 START_TEST(vm_no_gpu)
 {
@@ -127,6 +130,7 @@ START_TEST(vm_no_gpu)
         free(err);
 }
 END_TEST
+DEFINE_TEST(vm_no_gpu, .description = "vm no gpu", .root = "vm-nogpu");
 
 START_TEST(conf_round_trip)
 {
@@ -157,6 +161,7 @@ START_TEST(conf_round_trip)
         }
 }
 END_TEST
+DEFINE_TEST(conf_round_trip, .description = "conf round trip", .root = "dgx-a100, hgx-h100, ws-4090");
 
 START_TEST(conf_parse_errors)
 {
@@ -184,6 +189,7 @@ START_TEST(conf_parse_errors)
         affinity_map_done(&m);
 }
 END_TEST
+DEFINE_TEST(conf_parse_errors, .description = "conf parse errors", .root = "none");
 
 START_TEST(policy_names)
 {
@@ -194,6 +200,7 @@ START_TEST(policy_names)
         ck_assert_str_eq(affinity_policy_name(AFFINITY_NODE), "node");
 }
 END_TEST
+DEFINE_TEST(policy_names, .description = "policy names", .root = "none");
 
 /* --- binding on this machine ------------------------------------------------------------------ */
 
@@ -239,6 +246,7 @@ START_TEST(bind_cpus_in_child)
         ck_assert_int_eq(affinity_bind_cpus(&none), -EINVAL);
 }
 END_TEST
+DEFINE_TEST(bind_cpus_in_child, .description = "bind cpus in child", .root = "none");
 
 /* Run `llmtune ARGS...` with its CPU set narrowed to one CPU; return its stdout. */
 static char *run_narrowed(unsigned cpu, char *const argv[], int *status)
@@ -384,33 +392,6 @@ START_TEST(exec_binds_to_node)
                 free(err);
 }
 END_TEST
+DEFINE_TEST(exec_binds_to_node, .description = "exec binds to node", .root = "this machine", .live = true);
 
-/* The fixture cases, or (LIVE) the ones that bind on this machine (a test of their own,
- * affinity-live, skipped where this machine has no usable NUMA node). */
-static Suite *suite(bool live)
-{
-        Suite *s = suite_create("affinity");
-        TCase *tc = tcase_create(live ? "live" : "fixtures");
-        tcase_add_checked_fixture(tc, NULL, teardown);
-        if (live) {
-                tcase_set_timeout(tc, 60);
-                tcase_add_test(tc, exec_binds_to_node);
-        } else {
-                tcase_add_test(tc, dgx_a100_pairs_on_nodes_3_1_7_5);
-                tcase_add_test(tc, hgx_h100_four_per_socket);
-                tcase_add_test(tc, ws_4090_single_node);
-                tcase_add_test(tc, vm_no_gpu);
-                tcase_add_test(tc, conf_round_trip);
-                tcase_add_test(tc, conf_parse_errors);
-                tcase_add_test(tc, policy_names);
-                /* Binding a child to one allowed CPU needs no NUMA node: every machine has one. */
-                tcase_add_test(tc, bind_cpus_in_child);
-        }
-        suite_add_tcase(s, tc);
-        return s;
-}
-
-int main(int argc, char **argv)
-{
-        return unit_main(argc, argv, suite, live_missing);
-}
+UNIT_MAIN(.name = "affinity", .teardown = teardown, .live_missing = live_missing)

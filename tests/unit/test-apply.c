@@ -13,6 +13,7 @@
 #include "diff.h"
 #include "remedy.h"
 #include "tmptree.h"
+#include "unit-main.h"
 
 static void setup(void) { tmptree_new("apply"); }
 
@@ -35,6 +36,7 @@ START_TEST(diffs)
         free(d);
 }
 END_TEST
+DEFINE_TEST(diffs, .description = "diffs", .root = "tmptree");
 
 START_TEST(atomic_write_keeps_mode_and_refuses_links)
 {
@@ -65,6 +67,8 @@ START_TEST(atomic_write_keeps_mode_and_refuses_links)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(atomic_write_keeps_mode_and_refuses_links,
+            .description = "atomic write keeps mode and refuses links", .root = "tmptree");
 
 START_TEST(tree_values_read_like_the_kernel)
 {
@@ -93,6 +97,7 @@ START_TEST(tree_values_read_like_the_kernel)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(tree_values_read_like_the_kernel, .description = "tree values read like the kernel", .root = "tmptree");
 
 START_TEST(tree_swapoff_and_back)
 {
@@ -116,6 +121,7 @@ START_TEST(tree_swapoff_and_back)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(tree_swapoff_and_back, .description = "tree swapoff and back", .root = "tmptree");
 
 START_TEST(commands_never_run_on_this_machine_under_a_root)
 {
@@ -142,6 +148,8 @@ START_TEST(commands_never_run_on_this_machine_under_a_root)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(commands_never_run_on_this_machine_under_a_root,
+            .description = "commands never run on this machine under a root", .root = "tmptree");
 
 
 static struct strv words(const char *s)
@@ -219,6 +227,7 @@ START_TEST(commands_are_typed)
         ck_assert_int_eq(undo_ok("systemctl daemon-reload", "systemctl daemon-reload"), 0);
 }
 END_TEST
+DEFINE_TEST(commands_are_typed, .description = "commands are typed", .root = "tmptree");
 
 /* An image for a command under --root: reached without links, a regular file, one link, and a
  * FIFO in its place does not hang the open. */
@@ -259,6 +268,7 @@ START_TEST(images_through_the_root_handle)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(images_through_the_root_handle, .description = "images through the root handle", .root = "tmptree");
 
 /* A change log record is checked as llmtune would have made the change. */
 START_TEST(records_are_checked)
@@ -290,6 +300,7 @@ START_TEST(records_are_checked)
         free(why);
 }
 END_TEST
+DEFINE_TEST(records_are_checked, .description = "records are checked", .root = "tmptree");
 
 /* The remedy kinds: the planner's table (plan.c), the rule loader's (remedy.c) and the manual's
  * list in llmtune.rule(5) name the same kinds. */
@@ -359,25 +370,6 @@ START_TEST(remedy_kinds_agree)
         strv_done(&readme);
 }
 END_TEST
+DEFINE_TEST(remedy_kinds_agree, .description = "remedy kinds agree", .root = "tmptree");
 
-int main(void)
-{
-        Suite *s = suite_create("apply");
-        TCase *tc = tcase_create("apply");
-        tcase_add_checked_fixture(tc, setup, tmptree_drop);
-        tcase_add_test(tc, diffs);
-        tcase_add_test(tc, atomic_write_keeps_mode_and_refuses_links);
-        tcase_add_test(tc, tree_values_read_like_the_kernel);
-        tcase_add_test(tc, tree_swapoff_and_back);
-        tcase_add_test(tc, commands_never_run_on_this_machine_under_a_root);
-        tcase_add_test(tc, commands_are_typed);
-        tcase_add_test(tc, images_through_the_root_handle);
-        tcase_add_test(tc, records_are_checked);
-        tcase_add_test(tc, remedy_kinds_agree);
-        suite_add_tcase(s, tc);
-        SRunner *sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+UNIT_MAIN(.name = "apply", .setup = setup, .teardown = tmptree_drop)

@@ -16,6 +16,7 @@
 #include "ack.h"
 #include "changelog.h"
 #include "tmptree.h"
+#include "unit-main.h"
 
 static void setup(void)
 {
@@ -164,6 +165,7 @@ START_TEST(append_and_read)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(append_and_read, .description = "append and read", .root = "tmptree");
 
 START_TEST(edited_record)
 {
@@ -201,6 +203,7 @@ START_TEST(edited_record)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(edited_record, .description = "edited record", .root = "tmptree");
 
 START_TEST(removed_record)
 {
@@ -222,6 +225,7 @@ START_TEST(removed_record)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(removed_record, .description = "removed record", .root = "tmptree");
 
 START_TEST(reordered_records)
 {
@@ -243,6 +247,7 @@ START_TEST(reordered_records)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(reordered_records, .description = "reordered records", .root = "tmptree");
 
 /* A run killed inside write(2) leaves half a line that the head file never named: not a cut log.
  * verify notes it, the next writer removes it and the chain goes on from the last whole record. */
@@ -278,6 +283,7 @@ START_TEST(torn_append_is_not_a_cut)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(torn_append_is_not_a_cut, .description = "torn append is not a cut", .root = "tmptree");
 
 START_TEST(truncated_and_missing_backup)
 {
@@ -316,6 +322,7 @@ START_TEST(truncated_and_missing_backup)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(truncated_and_missing_backup, .description = "truncated and missing backup", .root = "tmptree");
 
 START_TEST(in_force_after_undo)
 {
@@ -350,6 +357,7 @@ START_TEST(in_force_after_undo)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(in_force_after_undo, .description = "in force after undo", .root = "tmptree");
 
 /* A write cut short (here by RLIMIT_FSIZE, as a full disk would) leaves no half record behind. */
 START_TEST(short_write)
@@ -386,6 +394,7 @@ START_TEST(short_write)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(short_write, .description = "short write", .root = "tmptree");
 
 /* Whole records cut off the end (the chain stays valid) and the log deleted: the head file names
  * the last record, so both are found, and apply does not continue a cut log. */
@@ -477,6 +486,7 @@ START_TEST(cut_log)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(cut_log, .description = "cut log", .root = "tmptree");
 
 /* Killed between the first record (run-begin) and the first head file: a run that stopped, not a
  * deleted head; the next writer writes it. */
@@ -501,6 +511,7 @@ START_TEST(killed_before_first_head)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(killed_before_first_head, .description = "killed before first head", .root = "tmptree");
 
 /* A log from before the head file: no problem; opening creates the head and says so. A log with
  * run-begin records (written by a version that keeps the head) without one: its head was deleted. */
@@ -537,6 +548,7 @@ START_TEST(old_log_without_head)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(old_log_without_head, .description = "old log without head", .root = "tmptree");
 
 /* The hash covers the line's bytes: a space added inside, a CR before the newline, a space after
  * the record are each an edit of that record, though the JSON still means the same. */
@@ -571,6 +583,7 @@ START_TEST(bytes_as_written)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(bytes_as_written, .description = "bytes as written", .root = "tmptree");
 
 /* A run-begin without its run-end is an unfinished run (killed between two changes: no open
  * step), and recovery closes it. */
@@ -611,6 +624,7 @@ START_TEST(run_records)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(run_records, .description = "run records", .root = "tmptree");
 
 /* Every event has one name, and a name reads back as its event; anything else is unknown. */
 START_TEST(event_names)
@@ -628,6 +642,7 @@ START_TEST(event_names)
         ck_assert_str_eq(log_event_name(LOG_EVENT_MAX), "unknown");
 }
 END_TEST
+DEFINE_TEST(event_names, .description = "event names", .root = "tmptree");
 
 START_TEST(missing_log)
 {
@@ -640,6 +655,7 @@ START_TEST(missing_log)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(missing_log, .description = "missing log", .root = "tmptree");
 
 START_TEST(lock)
 {
@@ -654,6 +670,7 @@ START_TEST(lock)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(lock, .description = "lock", .root = "tmptree");
 
 START_TEST(run_id)
 {
@@ -663,6 +680,7 @@ START_TEST(run_id)
         free(id);
 }
 END_TEST
+DEFINE_TEST(run_id, .description = "run id", .root = "tmptree");
 
 /* --- acknowledged findings (apply/ack.c) --------------------------------------------------------- */
 
@@ -780,6 +798,7 @@ START_TEST(ack_judged)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(ack_judged, .description = "ack judged", .root = "tmptree");
 
 /* An ack record without its fields is not one llmtune writes: a problem where it stands. */
 START_TEST(ack_record_checked)
@@ -814,6 +833,7 @@ START_TEST(ack_record_checked)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(ack_record_checked, .description = "ack record checked", .root = "tmptree");
 
 START_TEST(ack_items_and_dates)
 {
@@ -835,36 +855,6 @@ START_TEST(ack_items_and_dates)
         ck_assert_int_eq(ack_parse_date("tomorrow", &t), -EINVAL);
 }
 END_TEST
+DEFINE_TEST(ack_items_and_dates, .description = "ack items and dates", .root = "tmptree");
 
-int main(void)
-{
-        Suite *s = suite_create("changelog");
-        TCase *tc = tcase_create("changelog");
-        tcase_add_checked_fixture(tc, setup, tmptree_drop);
-        tcase_add_test(tc, append_and_read);
-        tcase_add_test(tc, edited_record);
-        tcase_add_test(tc, removed_record);
-        tcase_add_test(tc, reordered_records);
-        tcase_add_test(tc, torn_append_is_not_a_cut);
-        tcase_add_test(tc, killed_before_first_head);
-        tcase_add_test(tc, truncated_and_missing_backup);
-        tcase_add_test(tc, in_force_after_undo);
-        tcase_add_test(tc, short_write);
-        tcase_add_test(tc, missing_log);
-        tcase_add_test(tc, event_names);
-        tcase_add_test(tc, cut_log);
-        tcase_add_test(tc, old_log_without_head);
-        tcase_add_test(tc, bytes_as_written);
-        tcase_add_test(tc, run_records);
-        tcase_add_test(tc, lock);
-        tcase_add_test(tc, run_id);
-        tcase_add_test(tc, ack_judged);
-        tcase_add_test(tc, ack_record_checked);
-        tcase_add_test(tc, ack_items_and_dates);
-        suite_add_tcase(s, tc);
-        SRunner *sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+UNIT_MAIN(.name = "changelog", .setup = setup, .teardown = tmptree_drop)

@@ -8,6 +8,7 @@
 
 #include "site-config.h"
 #include "tmptree.h"
+#include "unit-main.h"
 
 static void setup(void) { tmptree_new("config"); }
 
@@ -34,6 +35,7 @@ START_TEST(missing_is_empty)
         site_config_done(&c);
 }
 END_TEST
+DEFINE_TEST(missing_is_empty, .description = "missing is empty", .root = "tmptree");
 
 START_TEST(values_and_sections)
 {
@@ -54,6 +56,7 @@ START_TEST(values_and_sections)
         site_config_done(&c);
 }
 END_TEST
+DEFINE_TEST(values_and_sections, .description = "values and sections", .root = "tmptree");
 
 START_TEST(errors_name_the_line)
 {
@@ -76,6 +79,7 @@ START_TEST(errors_name_the_line)
         site_config_done(&c);
 }
 END_TEST
+DEFINE_TEST(errors_name_the_line, .description = "errors name the line", .root = "tmptree");
 
 START_TEST(rewrite_keeps_other_lines)
 {
@@ -98,20 +102,6 @@ START_TEST(rewrite_keeps_other_lines)
         free(t);
 }
 END_TEST
+DEFINE_TEST(rewrite_keeps_other_lines, .description = "rewrite keeps other lines", .root = "tmptree");
 
-int main(void)
-{
-        Suite *s = suite_create("config");
-        TCase *tc = tcase_create("config");
-        tcase_add_checked_fixture(tc, setup, tmptree_drop);
-        tcase_add_test(tc, missing_is_empty);
-        tcase_add_test(tc, values_and_sections);
-        tcase_add_test(tc, errors_name_the_line);
-        tcase_add_test(tc, rewrite_keeps_other_lines);
-        suite_add_tcase(s, tc);
-        SRunner *sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+UNIT_MAIN(.name = "config", .setup = setup, .teardown = tmptree_drop)

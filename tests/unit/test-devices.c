@@ -21,6 +21,8 @@
 #include "facts.h"
 #include "lib-hwloc.h"
 #include "root.h"
+#include "factcheck.h"
+#include "unit-main.h"
 
 static char tmpl[] = "/tmp/llmtune-devices-XXXXXX";
 static char *top;
@@ -192,50 +194,6 @@ static const char *resource_large =
 
 /* --- reading facts ------------------------------------------------------------------------ */
 
-struct ctx {
-        struct root *r;
-        struct facts *f;
-};
-
-static struct ctx open_facts(const char *dir)
-{
-        struct ctx c = {0};
-        ck_assert_int_eq(root_new(dir, &c.r), 0);
-        c.f = facts_new(c.r);
-        return c;
-}
-
-static void close_facts(struct ctx *c)
-{
-        facts_free(c->f);
-        root_free(c->r);
-}
-
-static const struct fact *get(struct ctx *c, const char *name)
-{
-        const struct fact *fc = facts_get(c->f, name);
-        ck_assert_msg(fc != NULL, "no fact %s", name);
-        return fc;
-}
-
-static void expect_str(struct ctx *c, const char *name, const char *want)
-{
-        const struct fact *fc = get(c, name);
-        ck_assert_msg(fc->status == FACT_OK, "%s: not a value (%s)", name, fc->reason);
-        ck_assert_msg(streq(fc->str, want), "%s: \"%s\", want \"%s\"", name, fc->str, want);
-}
-
-static void expect_status(struct ctx *c, const char *name, enum fact_status st, const char *reason_part)
-{
-        const struct fact *fc = get(c, name);
-        ck_assert_msg(fc->status == st, "%s: status %d (%s), want %d", name, fc->status, fc->str ? fc->str : fc->reason,
-                      st);
-        if (reason_part)
-                ck_assert_msg(fc->reason && strstr(fc->reason, reason_part), "%s: reason \"%s\" lacks \"%s\"", name,
-                              fc->reason, reason_part);
-        ck_assert_msg(fc->source != NULL, "%s: no source", name);
-}
-
 /* --- synthetic: GPUs ---------------------------------------------------------------------- */
 
 static void three_gpus(void)
@@ -273,80 +231,82 @@ static void three_gpus(void)
 START_TEST(gpu_order_ids_numa)
 {
         three_gpus();
-        struct ctx c = open_facts(top);
-        expect_str(&c, "gpu.count", "3");
-        expect_str(&c, "gpu.nvidia_count", "2");
+        struct facts *c = open_facts(top);
+        eq(c, "gpu.count", "3");
+        eq(c, "gpu.nvidia_count", "2");
         /* NVIDIA first in bus order, then the others */
-        expect_str(&c, "gpu.0.address", "0000:07:00.0");
-        expect_str(&c, "gpu.1.address", "0000:41:00.0");
-        expect_str(&c, "gpu.2.address", "0000:03:00.0");
-        expect_str(&c, "gpu.0.vendor_id", "10de");
-        expect_str(&c, "gpu.0.device_id", "2330");
-        expect_str(&c, "gpu.0.class", "0302");
-        expect_str(&c, "gpu.2.class", "0300");
-        expect_str(&c, "gpu.0.driver", "nvidia");
-        expect_status(&c, "gpu.2.driver", FACT_ABSENT, "no driver bound");
-        expect_str(&c, "gpu.0.numa_node", "0");
-        expect_str(&c, "gpu.1.numa_node", "1");
-        expect_str(&c, "gpu.2.numa_node", "-1");
-        expect_str(&c, "gpu.2.local_cpus", "0-7");
-        expect_str(&c, "gpu.0.socket", "0");
-        expect_str(&c, "gpu.1.socket", "1");
-        expect_status(&c, "gpu.2.socket", FACT_ABSENT, "locality unknown");
-        expect_str(&c, "gpu.per_socket", "1,1");
-        expect_str(&c, "gpu.sockets_used", "2");
-        expect_str(&c, "gpu.balanced", "true");
-        expect_str(&c, "nvswitch.count", "1");
-        expect_str(&c, "nvswitch.0.address", "0000:c0:00.0");
+        eq(c, "gpu.0.address", "0000:07:00.0");
+        eq(c, "gpu.1.address", "0000:41:00.0");
+        eq(c, "gpu.2.address", "0000:03:00.0");
+        eq(c, "gpu.0.vendor_id", "10de");
+        eq(c, "gpu.0.device_id", "2330");
+        eq(c, "gpu.0.class", "0302");
+        eq(c, "gpu.2.class", "0300");
+        eq(c, "gpu.0.driver", "nvidia");
+        has_status(c, "gpu.2.driver", FACT_ABSENT, "no driver bound");
+        eq(c, "gpu.0.numa_node", "0");
+        eq(c, "gpu.1.numa_node", "1");
+        eq(c, "gpu.2.numa_node", "-1");
+        eq(c, "gpu.2.local_cpus", "0-7");
+        eq(c, "gpu.0.socket", "0");
+        eq(c, "gpu.1.socket", "1");
+        has_status(c, "gpu.2.socket", FACT_ABSENT, "locality unknown");
+        eq(c, "gpu.per_socket", "1,1");
+        eq(c, "gpu.sockets_used", "2");
+        eq(c, "gpu.balanced", "true");
+        eq(c, "nvswitch.count", "1");
+        eq(c, "nvswitch.0.address", "0000:c0:00.0");
         /* the BMC's VGA is named, not counted; the accelerator is accel.0 */
-        expect_str(&c, "gpu.excluded", "0000:02:00.0 (ASPEED BMC display)");
-        expect_str(&c, "accel.count", "1");
-        expect_str(&c, "accel.0.address", "0000:4d:00.0");
-        expect_str(&c, "accel.0.vendor_id", "1da3");
-        expect_str(&c, "accel.0.class", "1200");
-        expect_str(&c, "accel.0.numa_node", "1");
-        expect_status(&c, "accel.1.address", FACT_ABSENT, "no such accelerator");
+        eq(c, "gpu.excluded", "0000:02:00.0 (ASPEED BMC display)");
+        eq(c, "accel.count", "1");
+        eq(c, "accel.0.address", "0000:4d:00.0");
+        eq(c, "accel.0.vendor_id", "1da3");
+        eq(c, "accel.0.class", "1200");
+        eq(c, "accel.0.numa_node", "1");
+        has_status(c, "accel.1.address", FACT_ABSENT, "no such accelerator");
         /* BARs */
-        expect_str(&c, "gpu.0.bar.0.size", "16777216");
-        expect_str(&c, "gpu.0.bar.1.size", "68719476736");
-        expect_str(&c, "gpu.0.large_bar", "true");
-        expect_status(&c, "gpu.0.bar.2.size", FACT_ABSENT, "BAR not implemented");
-        expect_status(&c, "gpu.1.large_bar", FACT_ABSENT, "no resource file");
+        eq(c, "gpu.0.bar.0.size", "16777216");
+        eq(c, "gpu.0.bar.1.size", "68719476736");
+        eq(c, "gpu.0.large_bar", "true");
+        has_status(c, "gpu.0.bar.2.size", FACT_ABSENT, "BAR not implemented");
+        has_status(c, "gpu.1.large_bar", FACT_ABSENT, "no resource file");
         /* a GPU that does not exist is absent, not unknown to the store */
-        expect_status(&c, "gpu.7.numa_node", FACT_ABSENT, "no such GPU");
+        has_status(c, "gpu.7.numa_node", FACT_ABSENT, "no such GPU");
         /* none of that needed a library */
-        ck_assert_ptr_null(facts_handle(c.f, "libpci"));
-        ck_assert(!hwloc_loaded(c.f));
+        ck_assert_ptr_null(facts_handle(c, "libpci"));
+        ck_assert(!hwloc_loaded(c));
         /* an unknown name is unknown (after the whole probe ran) */
-        ck_assert_ptr_null(facts_get(c.f, "gpu.0.no_such_fact"));
-        close_facts(&c);
+        ck_assert_ptr_null(facts_get(c, "gpu.0.no_such_fact"));
+        close_facts(c);
 }
 END_TEST
+DEFINE_TEST(gpu_order_ids_numa, .description = "gpu order ids numa", .root = "none");
 
 START_TEST(gpu_links)
 {
         three_gpus();
-        struct ctx c = open_facts(top);
+        struct facts *c = open_facts(top);
         /* from the PCI Express capability */
-        expect_str(&c, "gpu.0.link.width", "8");
-        expect_str(&c, "gpu.0.link.max_width", "16");
-        expect_str(&c, "gpu.0.link.speed", "16000");
-        expect_str(&c, "gpu.0.link.max_speed", "32000");
-        expect_str(&c, "gpu.1.link.width", "16");
-        expect_str(&c, "gpu.1.link.speed", "16000");
+        eq(c, "gpu.0.link.width", "8");
+        eq(c, "gpu.0.link.max_width", "16");
+        eq(c, "gpu.0.link.speed", "16000");
+        eq(c, "gpu.0.link.max_speed", "32000");
+        eq(c, "gpu.1.link.width", "16");
+        eq(c, "gpu.1.link.speed", "16000");
         /* 64-byte config: sysfs attributes; width 255 means unknown */
-        expect_str(&c, "gpu.2.link.speed", "2500");
-        expect_str(&c, "gpu.2.link.width", "1");
-        expect_str(&c, "gpu.2.link.max_speed", "5000");
-        expect_status(&c, "gpu.2.link.max_width", FACT_ABSENT, "255");
-        ck_assert_ptr_nonnull(facts_handle(c.f, "libpci"));
-        ck_assert(!hwloc_loaded(c.f));
+        eq(c, "gpu.2.link.speed", "2500");
+        eq(c, "gpu.2.link.width", "1");
+        eq(c, "gpu.2.link.max_speed", "5000");
+        has_status(c, "gpu.2.link.max_width", FACT_ABSENT, "255");
+        ck_assert_ptr_nonnull(facts_handle(c, "libpci"));
+        ck_assert(!hwloc_loaded(c));
         /* names come from the host's pci.ids */
         if (access("/usr/share/misc/pci.ids", R_OK) == 0)
-                expect_str(&c, "gpu.0.vendor", "NVIDIA Corporation");
-        close_facts(&c);
+                eq(c, "gpu.0.vendor", "NVIDIA Corporation");
+        close_facts(c);
 }
 END_TEST
+DEFINE_TEST(gpu_links, .description = "gpu links", .root = "none");
 
 START_TEST(gpu_unknown_locality)
 {
@@ -354,16 +314,17 @@ START_TEST(gpu_unknown_locality)
         /* firmware gives no locality: numa_node -1, local_cpulist = every CPU */
         pci_dev("0000:3b:00.0", "0x10de\n", "0x1db4\n", "0x030200\n", "-1\n", "0-7\n");
         pci_dev("0000:d8:00.0", "0x10de\n", "0x1db4\n", "0x030200\n", "1\n", "4-7\n");
-        struct ctx c = open_facts(top);
-        expect_str(&c, "gpu.0.numa_node", "-1");
-        expect_str(&c, "gpu.0.local_cpus", "0-7");
-        expect_status(&c, "gpu.0.socket", FACT_ABSENT, "locality unknown");
-        expect_str(&c, "gpu.1.socket", "1");
-        expect_status(&c, "gpu.balanced", FACT_ABSENT, "socket of an NVIDIA GPU is unknown");
-        expect_status(&c, "gpu.per_socket", FACT_ABSENT, NULL);
-        close_facts(&c);
+        struct facts *c = open_facts(top);
+        eq(c, "gpu.0.numa_node", "-1");
+        eq(c, "gpu.0.local_cpus", "0-7");
+        has_status(c, "gpu.0.socket", FACT_ABSENT, "locality unknown");
+        eq(c, "gpu.1.socket", "1");
+        has_status(c, "gpu.balanced", FACT_ABSENT, "socket of an NVIDIA GPU is unknown");
+        has_status(c, "gpu.per_socket", FACT_ABSENT, NULL);
+        close_facts(c);
 }
 END_TEST
+DEFINE_TEST(gpu_unknown_locality, .description = "gpu unknown locality", .root = "none");
 
 START_TEST(gpu_unbalanced)
 {
@@ -374,13 +335,14 @@ START_TEST(gpu_unbalanced)
                 pci_dev(bdf, "0x10de\n", "0x20b0\n", "0x030200\n", i < 3 ? "0\n" : "1\n", i < 3 ? "0-3\n" : "4-7\n");
                 free(bdf);
         }
-        struct ctx c = open_facts(top);
-        expect_str(&c, "gpu.per_socket", "3,1");
-        expect_str(&c, "gpu.sockets_used", "2");
-        expect_str(&c, "gpu.balanced", "false");
-        close_facts(&c);
+        struct facts *c = open_facts(top);
+        eq(c, "gpu.per_socket", "3,1");
+        eq(c, "gpu.sockets_used", "2");
+        eq(c, "gpu.balanced", "false");
+        close_facts(c);
 }
 END_TEST
+DEFINE_TEST(gpu_unbalanced, .description = "gpu unbalanced", .root = "none");
 
 START_TEST(gpu_broken_files)
 {
@@ -405,23 +367,24 @@ START_TEST(gpu_broken_files)
         /* not a PCI address: ignored */
         put("sys/bus/pci/devices/garbage/class", "0x030000\n");
 
-        struct ctx x = open_facts(top);
-        expect_status(&x, "gpu.count", FACT_UNREADABLE, "0000:09:00.0/class: ENODATA");
-        expect_status(&x, "gpu.nvidia_count", FACT_UNREADABLE, "0000:09:00.0/class");
-        expect_str(&x, "gpu.2.address", "0000:0a:00.0");
-        expect_status(&x, "gpu.3.address", FACT_ABSENT, "no such GPU");
-        expect_status(&x, "gpu.0.device_id", FACT_UNREADABLE, "banana");
-        expect_status(&x, "gpu.0.numa_node", FACT_UNREADABLE, "ENODATA");
-        expect_status(&x, "gpu.0.large_bar", FACT_UNREADABLE, "truncated");
-        expect_str(&x, "gpu.0.bar.0.size", "16777216");
-        expect_status(&x, "gpu.0.link.width", FACT_ABSENT, "not a PCI Express function");
-        expect_status(&x, "gpu.1.numa_node", FACT_UNREADABLE, "not an integer");
-        expect_status(&x, "gpu.1.local_cpus", FACT_UNREADABLE, "zz");
-        expect_status(&x, "gpu.1.link.width", FACT_ABSENT, "truncated to 112 bytes");
-        expect_status(&x, "gpu.2.link.speed", FACT_ABSENT, "64-byte header");
-        close_facts(&x);
+        struct facts *x = open_facts(top);
+        has_status(x, "gpu.count", FACT_UNREADABLE, "0000:09:00.0/class: ENODATA");
+        has_status(x, "gpu.nvidia_count", FACT_UNREADABLE, "0000:09:00.0/class");
+        eq(x, "gpu.2.address", "0000:0a:00.0");
+        has_status(x, "gpu.3.address", FACT_ABSENT, "no such GPU");
+        has_status(x, "gpu.0.device_id", FACT_UNREADABLE, "banana");
+        has_status(x, "gpu.0.numa_node", FACT_UNREADABLE, "ENODATA");
+        has_status(x, "gpu.0.large_bar", FACT_UNREADABLE, "truncated");
+        eq(x, "gpu.0.bar.0.size", "16777216");
+        has_status(x, "gpu.0.link.width", FACT_ABSENT, "not a PCI Express function");
+        has_status(x, "gpu.1.numa_node", FACT_UNREADABLE, "not an integer");
+        has_status(x, "gpu.1.local_cpus", FACT_UNREADABLE, "zz");
+        has_status(x, "gpu.1.link.width", FACT_ABSENT, "truncated to 112 bytes");
+        has_status(x, "gpu.2.link.speed", FACT_ABSENT, "64-byte header");
+        close_facts(x);
 }
 END_TEST
+DEFINE_TEST(gpu_broken_files, .description = "gpu broken files", .root = "none");
 
 /* A root whose path is longer than libpci's 1024-byte name buffer makes libpci call its error
  * handler ("File name too long"): ours must come back with the message, not exit(). */
@@ -444,31 +407,33 @@ START_TEST(libpci_error_handler)
         config_pcie(&c, 0x10de, 0x2330, 5, 16, 4, 8);
         dev_config("0000:07:00.0", &c, 4096);
         dev_file("0000:07:00.0", "current_link_width", "16\n");
-        struct ctx x = open_facts(deep);
+        struct facts *x = open_facts(deep);
         /* lib-pci hands libpci the root handle's copy of config space (read relative to the root
          * descriptor, so no PATH_MAX limit): libpci opens nothing and config space answers. The
          * error callback's longjmp is no longer reached from here. */
-        expect_str(&x, "gpu.0.link.width", "8");
-        expect_str(&x, "gpu.0.link.max_width", "16");
-        expect_str(&x, "gpu.0.numa_node", "0");
-        close_facts(&x);
+        eq(x, "gpu.0.link.width", "8");
+        eq(x, "gpu.0.link.max_width", "16");
+        eq(x, "gpu.0.numa_node", "0");
+        close_facts(x);
         top = saved;
         free(deep);
 }
 END_TEST
+DEFINE_TEST(libpci_error_handler, .description = "libpci error handler", .root = "none");
 
 START_TEST(no_pci_at_all)
 {
         put("proc/cpuinfo", "");
-        struct ctx c = open_facts(top);
-        expect_status(&c, "gpu.count", FACT_ABSENT, "no /sys/bus/pci/devices");
-        expect_status(&c, "nvswitch.count", FACT_ABSENT, NULL);
-        expect_str(&c, "nvme.count", "0");
-        expect_str(&c, "ib.count", "0");
-        expect_status(&c, "net.count", FACT_ABSENT, NULL);
-        close_facts(&c);
+        struct facts *c = open_facts(top);
+        has_status(c, "gpu.count", FACT_ABSENT, "no /sys/bus/pci/devices");
+        has_status(c, "nvswitch.count", FACT_ABSENT, NULL);
+        eq(c, "nvme.count", "0");
+        eq(c, "ib.count", "0");
+        has_status(c, "net.count", FACT_ABSENT, NULL);
+        close_facts(c);
 }
 END_TEST
+DEFINE_TEST(no_pci_at_all, .description = "no pci at all", .root = "none");
 
 
 /* --- partial and unreadable trees (issue 13.2, 13.3, 13.4; 14.2) ---------------------------- */
@@ -484,46 +449,49 @@ START_TEST(pci_unreadable_is_not_nothing)
 {
         two_sockets();
         loop_at("sys/bus/pci/devices");
-        struct ctx c = open_facts(top);
-        expect_status(&c, "gpu.count", FACT_UNREADABLE, "ELOOP");
-        expect_status(&c, "gpu.nvidia_count", FACT_UNREADABLE, "listing failed");
-        close_facts(&c);
+        struct facts *c = open_facts(top);
+        has_status(c, "gpu.count", FACT_UNREADABLE, "ELOOP");
+        has_status(c, "gpu.nvidia_count", FACT_UNREADABLE, "listing failed");
+        close_facts(c);
 }
 END_TEST
+DEFINE_TEST(pci_unreadable_is_not_nothing, .description = "pci unreadable is not nothing", .root = "none");
 
 START_TEST(pci_unreadable_class)
 {
         three_gpus();
         pci_dev("0000:e1:00.0", "0x10de\n", "0x2330\n", NULL, "1\n", "4-7\n");
         loop_at("sys/devices/pci0000:00/0000:e1:00.0/class");
-        struct ctx c = open_facts(top);
-        expect_status(&c, "gpu.count", FACT_UNREADABLE, "0000:e1:00.0/class");
-        expect_status(&c, "gpu.nvidia_count", FACT_UNREADABLE, "ELOOP");
+        struct facts *c = open_facts(top);
+        has_status(c, "gpu.count", FACT_UNREADABLE, "0000:e1:00.0/class");
+        has_status(c, "gpu.nvidia_count", FACT_UNREADABLE, "ELOOP");
         /* the GPUs that could be read are still there */
-        expect_str(&c, "gpu.0.address", "0000:07:00.0");
-        close_facts(&c);
+        eq(c, "gpu.0.address", "0000:07:00.0");
+        close_facts(c);
 }
 END_TEST
+DEFINE_TEST(pci_unreadable_class, .description = "pci unreadable class", .root = "none");
 
 START_TEST(ib_class_missing_with_hcas_on_pci)
 {
         pci_dev("0000:82:00.0", "0x15b3\n", "0x101b\n", "0x020700\n", "1\n", "4-7\n");
         pci_dev("0000:83:00.0", "0x15b3\n", "0x101b\n", "0x020700\n", "1\n", "4-7\n");
         link_to("sys/devices/pci0000:00/0000:82:00.0/driver", "../../../bus/pci/drivers/mlx5_core");
-        struct ctx c = open_facts(top);
-        expect_status(&c, "ib.count", FACT_ABSENT, "RDMA devices present on PCI but not in /sys/class/infiniband");
-        expect_status(&c, "ib.count", FACT_ABSENT, "2 InfiniBand controllers");
-        expect_status(&c, "ib.active_ports", FACT_ABSENT, "rdma drivers not loaded");
-        close_facts(&c);
+        struct facts *c = open_facts(top);
+        has_status(c, "ib.count", FACT_ABSENT, "RDMA devices present on PCI but not in /sys/class/infiniband");
+        has_status(c, "ib.count", FACT_ABSENT, "2 InfiniBand controllers");
+        has_status(c, "ib.active_ports", FACT_ABSENT, "rdma drivers not loaded");
+        close_facts(c);
         /* an Ethernet NIC (class 0x0200) is no HCA: the count is 0 */
         teardown();
         setup();
         pci_dev("0000:82:00.0", "0x8086\n", "0x37d2\n", "0x020000\n", "0\n", "0-3\n");
         c = open_facts(top);
-        expect_str(&c, "ib.count", "0");
-        close_facts(&c);
+        eq(c, "ib.count", "0");
+        close_facts(c);
 }
 END_TEST
+DEFINE_TEST(ib_class_missing_with_hcas_on_pci, .description = "ib class missing with hcas on pci", .root = "none");
 
 /* Without cpu/online the CPUs come from the cpuN directories, for the PCI probe too. */
 START_TEST(topology_without_online)
@@ -532,19 +500,20 @@ START_TEST(topology_without_online)
         char *p = xasprintf("%s/sys/devices/system/cpu/online", top);
         ck_assert_int_eq(unlink(p), 0);
         free(p);
-        struct ctx c = open_facts(top);
-        expect_str(&c, "cpu.online", "0-7");
-        const struct fact *fc = get(&c, "cpu.online");
+        struct facts *c = open_facts(top);
+        eq(c, "cpu.online", "0-7");
+        const struct fact *fc = get(c, "cpu.online");
         ck_assert_str_eq(fc->source, "/sys/devices/system/cpu/cpu*");
-        expect_str(&c, "cpu.sockets", "2");
-        expect_str(&c, "gpu.0.socket", "0");
-        expect_str(&c, "gpu.1.socket", "1");
-        expect_str(&c, "gpu.per_socket", "1,1");
-        expect_str(&c, "gpu.sockets_used", "2");
-        expect_str(&c, "gpu.balanced", "true");
-        close_facts(&c);
+        eq(c, "cpu.sockets", "2");
+        eq(c, "gpu.0.socket", "0");
+        eq(c, "gpu.1.socket", "1");
+        eq(c, "gpu.per_socket", "1,1");
+        eq(c, "gpu.sockets_used", "2");
+        eq(c, "gpu.balanced", "true");
+        close_facts(c);
 }
 END_TEST
+DEFINE_TEST(topology_without_online, .description = "topology without online", .root = "none");
 
 /* numa_node -1 with one NUMA node means node 0; with several it stays unknown (13.10). */
 START_TEST(numa_minus_one_single_node)
@@ -557,20 +526,21 @@ START_TEST(numa_minus_one_single_node)
         }
         put("sys/devices/system/node/node0/cpulist", "0-3\n");
         pci_dev("0000:04:00.0", "0x10de\n", "0x15f8\n", "0x030200\n", "-1\n", "0-3\n");
-        struct ctx c = open_facts(top);
-        expect_str(&c, "gpu.0.numa_node", "0");
-        ck_assert_ptr_nonnull(strstr(get(&c, "gpu.0.numa_node")->source, "one NUMA node"));
-        expect_str(&c, "gpu.0.socket", "0");
-        close_facts(&c);
+        struct facts *c = open_facts(top);
+        eq(c, "gpu.0.numa_node", "0");
+        ck_assert_ptr_nonnull(strstr(get(c, "gpu.0.numa_node")->source, "one NUMA node"));
+        eq(c, "gpu.0.socket", "0");
+        close_facts(c);
         teardown();
         setup();
         two_sockets();
         pci_dev("0000:04:00.0", "0x10de\n", "0x15f8\n", "0x030200\n", "-1\n", "0-7\n");
         c = open_facts(top);
-        expect_str(&c, "gpu.0.numa_node", "-1");
-        close_facts(&c);
+        eq(c, "gpu.0.numa_node", "-1");
+        close_facts(c);
 }
 END_TEST
+DEFINE_TEST(numa_minus_one_single_node, .description = "numa minus one single node", .root = "none");
 
 /* One package of DIES dies x CORES cores x THREADS threads; CPU numbering as Linux gives it on
  * AMD (the second threads after all first threads). SIBLINGS: write thread_siblings_list. */
@@ -613,11 +583,11 @@ static void multi_die(int dies, int cores, int threads, bool siblings, const cha
 
 static void expect_cores(const char *cores, const char *tpc)
 {
-        struct ctx c = open_facts(top);
-        expect_str(&c, "cpu.sockets", "1");
-        expect_str(&c, "cpu.cores", cores);
-        expect_str(&c, "cpu.threads_per_core", tpc);
-        close_facts(&c);
+        struct facts *c = open_facts(top);
+        eq(c, "cpu.sockets", "1");
+        eq(c, "cpu.cores", cores);
+        eq(c, "cpu.threads_per_core", tpc);
+        close_facts(c);
         teardown();
         setup();
 }
@@ -638,6 +608,7 @@ START_TEST(multi_die_cores)
         expect_cores("32", "1");
 }
 END_TEST
+DEFINE_TEST(multi_die_cores, .description = "multi die cores", .root = "none");
 
 /* --- synthetic: NVMe, InfiniBand, net ------------------------------------------------------ */
 
@@ -653,19 +624,20 @@ START_TEST(nvme_controllers)
         link_to("sys/class/nvme/nvme0", "../../devices/pci0000:00/0000:5e:00.0/nvme/nvme0");
         /* NVMe over fabrics: no device link */
         mkdir_rel("sys/class/nvme/nvme2");
-        struct ctx c = open_facts(top);
-        expect_str(&c, "nvme.count", "3");
-        expect_str(&c, "nvme.0.name", "nvme0");
-        expect_str(&c, "nvme.0.address", "0000:5e:00.0");
-        expect_str(&c, "nvme.0.numa_node", "1");
-        expect_str(&c, "nvme.1.name", "nvme2");
-        expect_status(&c, "nvme.1.address", FACT_ABSENT, "fabrics");
-        expect_str(&c, "nvme.2.name", "nvme10");
-        expect_str(&c, "nvme.2.numa_node", "-1");
-        expect_status(&c, "nvme.9.name", FACT_ABSENT, "no such NVMe");
-        close_facts(&c);
+        struct facts *c = open_facts(top);
+        eq(c, "nvme.count", "3");
+        eq(c, "nvme.0.name", "nvme0");
+        eq(c, "nvme.0.address", "0000:5e:00.0");
+        eq(c, "nvme.0.numa_node", "1");
+        eq(c, "nvme.1.name", "nvme2");
+        has_status(c, "nvme.1.address", FACT_ABSENT, "fabrics");
+        eq(c, "nvme.2.name", "nvme10");
+        eq(c, "nvme.2.numa_node", "-1");
+        has_status(c, "nvme.9.name", FACT_ABSENT, "no such NVMe");
+        close_facts(c);
 }
 END_TEST
+DEFINE_TEST(nvme_controllers, .description = "nvme controllers", .root = "none");
 
 /* A rule's cpu.policy.*.governor reads each policy's governor and no other attribute (five per
  * policy before: 1920 files on a 384-CPU host); asking for the rest later reads only the rest, and
@@ -691,28 +663,29 @@ START_TEST(cpufreq_attributes_on_demand)
                 free(f);
                 free(d);
         }
-        struct ctx c = open_facts(top);
-        expect_str(&c, "cpu.cpufreq.driver", "acpi-cpufreq");
-        expect_str(&c, "cpu.cpufreq.policies", "4");
-        unsigned before = root_files_opened(c.r);
+        struct facts *c = open_facts(top);
+        eq(c, "cpu.cpufreq.driver", "acpi-cpufreq");
+        eq(c, "cpu.cpufreq.policies", "4");
+        unsigned before = root_files_opened(facts_root(c));
         const struct fact **m = NULL;
-        ck_assert_uint_eq(facts_match(c.f, "cpu.policy.*.governor", &m), 4);
+        ck_assert_uint_eq(facts_match(c, "cpu.policy.*.governor", &m), 4);
         ck_assert_str_eq(m[3]->name, "cpu.policy.6.governor");
         ck_assert_str_eq(m[3]->str, "powersave");
         free(m);
-        ck_assert_uint_eq(root_files_opened(c.r), before + 4);
+        ck_assert_uint_eq(root_files_opened(facts_root(c)), before + 4);
         const struct fact **all = NULL;
-        size_t n = facts_match(c.f, "cpu.policy.*", &all);
+        size_t n = facts_match(c, "cpu.policy.*", &all);
         free(all);
         ck_assert_uint_eq(n, 4 * 5);
         /* the rest: available_governors, cpus and epp (absent: a missing file is not opened) of
          * each policy, and the drivers of the three policies after the first */
-        ck_assert_uint_eq(root_files_opened(c.r), before + 4 + 4 + 4 + 3);
-        expect_status(&c, "cpu.policy.2.epp", FACT_ABSENT, "no EPP");
-        expect_str(&c, "cpu.policy.4.cpus", "4 5");
-        close_facts(&c);
+        ck_assert_uint_eq(root_files_opened(facts_root(c)), before + 4 + 4 + 4 + 3);
+        has_status(c, "cpu.policy.2.epp", FACT_ABSENT, "no EPP");
+        eq(c, "cpu.policy.4.cpus", "4 5");
+        close_facts(c);
 }
 END_TEST
+DEFINE_TEST(cpufreq_attributes_on_demand, .description = "cpufreq attributes on demand", .root = "none");
 
 START_TEST(ib_ports)
 {
@@ -739,26 +712,27 @@ START_TEST(ib_ports)
         /* a software device whose class link dangles */
         link_to("sys/class/infiniband/rxe0", "../../devices/virtual/infiniband/rxe0");
 
-        struct ctx c = open_facts(top);
-        expect_str(&c, "ib.count", "2");
-        expect_str(&c, "ib.mlx5_0.address", "0000:82:00.0");
-        expect_str(&c, "ib.mlx5_0.numa_node", "1");
-        expect_str(&c, "ib.mlx5_0.ports", "2");
-        expect_str(&c, "ib.mlx5_0.port.1.state", "ACTIVE");
-        expect_str(&c, "ib.mlx5_0.port.1.state_code", "4");
-        expect_str(&c, "ib.mlx5_0.port.1.phys_state", "LinkUp");
-        expect_str(&c, "ib.mlx5_0.port.1.rate", "200 Gb/sec (4X HDR)");
-        expect_str(&c, "ib.mlx5_0.port.1.rate_gbps", "200");
-        expect_str(&c, "ib.mlx5_0.port.1.link_layer", "InfiniBand");
-        expect_status(&c, "ib.mlx5_0.port.2.state", FACT_UNREADABLE, "ACTIVE");
-        expect_status(&c, "ib.mlx5_0.port.2.phys_state", FACT_UNREADABLE, "ENODATA");
-        expect_str(&c, "ib.mlx5_0.port.2.rate_gbps", "2.5");
-        expect_status(&c, "ib.mlx5_0.port.2.link_layer", FACT_ABSENT, NULL);
-        expect_status(&c, "ib.rxe0.address", FACT_ABSENT, NULL);
-        expect_status(&c, "ib.rxe0.ports", FACT_ABSENT, NULL);
-        close_facts(&c);
+        struct facts *c = open_facts(top);
+        eq(c, "ib.count", "2");
+        eq(c, "ib.mlx5_0.address", "0000:82:00.0");
+        eq(c, "ib.mlx5_0.numa_node", "1");
+        eq(c, "ib.mlx5_0.ports", "2");
+        eq(c, "ib.mlx5_0.port.1.state", "ACTIVE");
+        eq(c, "ib.mlx5_0.port.1.state_code", "4");
+        eq(c, "ib.mlx5_0.port.1.phys_state", "LinkUp");
+        eq(c, "ib.mlx5_0.port.1.rate", "200 Gb/sec (4X HDR)");
+        eq(c, "ib.mlx5_0.port.1.rate_gbps", "200");
+        eq(c, "ib.mlx5_0.port.1.link_layer", "InfiniBand");
+        has_status(c, "ib.mlx5_0.port.2.state", FACT_UNREADABLE, "ACTIVE");
+        has_status(c, "ib.mlx5_0.port.2.phys_state", FACT_UNREADABLE, "ENODATA");
+        eq(c, "ib.mlx5_0.port.2.rate_gbps", "2.5");
+        has_status(c, "ib.mlx5_0.port.2.link_layer", FACT_ABSENT, NULL);
+        has_status(c, "ib.rxe0.address", FACT_ABSENT, NULL);
+        has_status(c, "ib.rxe0.ports", FACT_ABSENT, NULL);
+        close_facts(c);
 }
 END_TEST
+DEFINE_TEST(ib_ports, .description = "ib ports", .root = "none");
 
 /* A PCI function at PATH below pci0000:00 (bridges first: "0000:00:01.0/0000:01:00.0/0000:02:00.0"),
  * linked from /sys/bus/pci/devices as the kernel links it; the bridges themselves are not listed. */
@@ -808,12 +782,13 @@ START_TEST(ib_role_from_switch)
         pci_at("0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0", "0x10de\n", "0x030200\n", "0\n");
         hca_at("mlx5_0", "0000:00:01.0/0000:01:00.0/0000:02:01.0/0000:04:00.0", "0\n");
         hca_at("mlx5_1", "0000:00:02.0/0000:05:00.0", "0\n");
-        struct ctx c = open_facts(top);
-        expect_str(&c, "ib.mlx5_0.port.1.role", "compute");
-        expect_str(&c, "ib.mlx5_1.port.1.role", "storage");
-        close_facts(&c);
+        struct facts *c = open_facts(top);
+        eq(c, "ib.mlx5_0.port.1.role", "compute");
+        eq(c, "ib.mlx5_1.port.1.role", "storage");
+        close_facts(c);
 }
 END_TEST
+DEFINE_TEST(ib_role_from_switch, .description = "an HCA behind a GPU's switch is compute, one on a root port of its own storage", .root = "none");
 
 /* Where the tree pairs no HCA with a GPU (all on root ports) the NUMA node decides; an HCA whose
  * place and node are unknown stays compute. */
@@ -824,13 +799,14 @@ START_TEST(ib_role_from_numa)
         hca_at("mlx5_0", "0000:00:02.0/0000:02:00.0", "0\n");
         hca_at("mlx5_1", "0000:00:03.0/0000:03:00.0", "1\n");
         hca_at("mlx5_2", "0000:00:04.0/0000:04:00.0", "-1\n");
-        struct ctx c = open_facts(top);
-        expect_str(&c, "ib.mlx5_0.port.1.role", "compute");
-        expect_str(&c, "ib.mlx5_1.port.1.role", "storage");
-        expect_str(&c, "ib.mlx5_2.port.1.role", "compute");
-        close_facts(&c);
+        struct facts *c = open_facts(top);
+        eq(c, "ib.mlx5_0.port.1.role", "compute");
+        eq(c, "ib.mlx5_1.port.1.role", "storage");
+        eq(c, "ib.mlx5_2.port.1.role", "compute");
+        close_facts(c);
 }
 END_TEST
+DEFINE_TEST(ib_role_from_numa, .description = "with no switch pairing the NUMA node decides an HCA's role; unknown stays compute", .root = "none");
 
 START_TEST(net_foreign_root)
 {
@@ -847,22 +823,23 @@ START_TEST(net_foreign_root)
                                  "short line\n");
         put("proc/net/route", "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
                               "eth0.1015\t0002000A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n");
-        struct ctx c = open_facts(top);
-        expect_str(&c, "net.count", "4");
-        expect_str(&c, "net.eth0.operstate", "up");
-        expect_str(&c, "net.eth0.up", "true");
-        expect_str(&c, "net.eth0.has_address", "true");
-        expect_str(&c, "net.eth0.addresses", "2001:db8::1");
-        expect_str(&c, "net.eth0.1015.up", "false");
-        expect_str(&c, "net.eth0.1015.has_address", "true");
-        expect_status(&c, "net.eth0.1015.addresses", FACT_ABSENT, "procfs");
-        expect_str(&c, "net.eth1.has_address", "false"); /* link-local only */
-        expect_status(&c, "net.eth1.operstate", FACT_UNREADABLE, "ENODATA");
-        expect_status(&c, "net.eth1.up", FACT_ABSENT, NULL);
-        expect_status(&c, "net.ib0.up", FACT_UNREADABLE, NULL);
-        close_facts(&c);
+        struct facts *c = open_facts(top);
+        eq(c, "net.count", "4");
+        eq(c, "net.eth0.operstate", "up");
+        eq(c, "net.eth0.up", "true");
+        eq(c, "net.eth0.has_address", "true");
+        eq(c, "net.eth0.addresses", "2001:db8::1");
+        eq(c, "net.eth0.1015.up", "false");
+        eq(c, "net.eth0.1015.has_address", "true");
+        has_status(c, "net.eth0.1015.addresses", FACT_ABSENT, "procfs");
+        eq(c, "net.eth1.has_address", "false"); /* link-local only */
+        has_status(c, "net.eth1.operstate", FACT_UNREADABLE, "ENODATA");
+        has_status(c, "net.eth1.up", FACT_ABSENT, NULL);
+        has_status(c, "net.ib0.up", FACT_UNREADABLE, NULL);
+        close_facts(c);
 }
 END_TEST
+DEFINE_TEST(net_foreign_root, .description = "net foreign root", .root = "none");
 
 /* --- corpus --------------------------------------------------------------------------------- */
 
@@ -900,49 +877,50 @@ START_TEST(corpus_32em64t)
                               "32em64t-2n8c+1mic");
         if (!r)
                 return;
-        struct ctx c = open_facts(r);
+        struct facts *c = open_facts(r);
         /* ConnectX-3 on NUMA node 1, port ACTIVE at FDR */
-        expect_str(&c, "ib.mlx4_0.address", "0000:82:00.0");
-        expect_str(&c, "ib.mlx4_0.numa_node", "1");
-        expect_str(&c, "ib.mlx4_0.port.1.state", "ACTIVE");
-        expect_str(&c, "ib.mlx4_0.port.1.phys_state", "LinkUp");
-        expect_str(&c, "ib.mlx4_0.port.1.rate_gbps", "56");
-        expect_str(&c, "ib.mlx4_0.port.1.link_layer", "InfiniBand");
+        eq(c, "ib.mlx4_0.address", "0000:82:00.0");
+        eq(c, "ib.mlx4_0.numa_node", "1");
+        eq(c, "ib.mlx4_0.port.1.state", "ACTIVE");
+        eq(c, "ib.mlx4_0.port.1.phys_state", "LinkUp");
+        eq(c, "ib.mlx4_0.port.1.rate_gbps", "56");
+        eq(c, "ib.mlx4_0.port.1.link_layer", "InfiniBand");
         /* NVMe whose numa_node is -1 (no /sys/class/nvme in this old snapshot) */
-        expect_str(&c, "nvme.count", "1");
-        expect_str(&c, "nvme.0.address", "0000:00:02.0");
-        expect_str(&c, "nvme.0.numa_node", "-1");
+        eq(c, "nvme.count", "1");
+        eq(c, "nvme.0.address", "0000:00:02.0");
+        eq(c, "nvme.0.numa_node", "-1");
         /* the only display device is the ASPEED BMC VGA, on node 0: not a GPU */
-        expect_str(&c, "gpu.count", "0");
-        expect_str(&c, "gpu.excluded", "0000:05:00.0 (ASPEED BMC display)");
+        eq(c, "gpu.count", "0");
+        eq(c, "gpu.excluded", "0000:05:00.0 (ASPEED BMC display)");
         /* the Xeon Phi (class 0x0b40) is an accelerator */
-        expect_str(&c, "accel.count", "1");
-        expect_str(&c, "accel.0.address", "0000:83:00.0");
-        close_facts(&c);
+        eq(c, "accel.count", "1");
+        eq(c, "accel.0.address", "0000:83:00.0");
+        close_facts(c);
 
         /* The same device given NVIDIA's vendor ID: the GPU locality code on a real 2-node tree. */
         set_vendor(r, "0000:05:00.0", "0x10de\n");
         c = open_facts(r);
-        expect_str(&c, "gpu.count", "1");
-        expect_str(&c, "gpu.nvidia_count", "1");
-        expect_str(&c, "gpu.0.numa_node", "0");
-        expect_str(&c, "gpu.0.socket", "0");
+        eq(c, "gpu.count", "1");
+        eq(c, "gpu.nvidia_count", "1");
+        eq(c, "gpu.0.numa_node", "0");
+        eq(c, "gpu.0.socket", "0");
         /* 64-byte config and no sysfs link files: no link facts */
-        expect_status(&c, "gpu.0.link.width", FACT_ABSENT, "64-byte");
-        ck_assert(!hwloc_loaded(c.f));
-        expect_str(&c, "gpu.0.hwloc_numa_node", "0");
-        expect_str(&c, "gpu.0.locality_agrees", "true");
-        ck_assert(hwloc_loaded(c.f));
-        ck_assert_str_eq(hwloc_backends(c.f), "Linux"); /* a tree: the Linux component alone */
+        has_status(c, "gpu.0.link.width", FACT_ABSENT, "64-byte");
+        ck_assert(!hwloc_loaded(c));
+        eq(c, "gpu.0.hwloc_numa_node", "0");
+        eq(c, "gpu.0.locality_agrees", "true");
+        ck_assert(hwloc_loaded(c));
+        ck_assert_str_eq(hwloc_backends(c), "Linux"); /* a tree: the Linux component alone */
         /* interfaces with a dot in the name, snapshot without /proc/net */
-        expect_str(&c, "net.eth0.up", "true");
-        expect_str(&c, "net.eth1.operstate", "down");
-        expect_status(&c, "net.eth0.1015.operstate", FACT_ABSENT, NULL);
-        expect_status(&c, "net.eth0.has_address", FACT_ABSENT, "/proc/net");
-        close_facts(&c);
+        eq(c, "net.eth0.up", "true");
+        eq(c, "net.eth1.operstate", "down");
+        has_status(c, "net.eth0.1015.operstate", FACT_ABSENT, NULL);
+        has_status(c, "net.eth0.has_address", FACT_ABSENT, "/proc/net");
+        close_facts(c);
         free(r);
 }
 END_TEST
+DEFINE_TEST(corpus_32em64t, .description = "corpus 32em64t", .root = "corpus");
 
 START_TEST(corpus_r910)
 {
@@ -950,27 +928,28 @@ START_TEST(corpus_r910)
                               "40intel64-2g2n4c+pci");
         if (!r)
                 return;
-        struct ctx c = open_facts(r);
-        expect_str(&c, "ib.qib0.address", "0000:43:00.0");
-        expect_str(&c, "ib.qib0.numa_node", "2");
-        expect_str(&c, "ib.qib0.port.1.state", "ACTIVE");
-        expect_str(&c, "ib.qib0.port.1.rate_gbps", "40");
+        struct facts *c = open_facts(r);
+        eq(c, "ib.qib0.address", "0000:43:00.0");
+        eq(c, "ib.qib0.numa_node", "2");
+        eq(c, "ib.qib0.port.1.state", "ACTIVE");
+        eq(c, "ib.qib0.port.1.rate_gbps", "40");
         /* the Matrox BMC VGA is not a GPU */
-        expect_str(&c, "gpu.count", "0");
-        expect_str(&c, "gpu.excluded", "0000:09:03.0 (Matrox BMC display)");
-        close_facts(&c);
+        eq(c, "gpu.count", "0");
+        eq(c, "gpu.excluded", "0000:09:03.0 (Matrox BMC display)");
+        close_facts(c);
         /* Given NVIDIA's vendor ID, a GPU with numa_node -1 on a real 4-node box: unknown everywhere */
         set_vendor(r, "0000:09:03.0", "0x10de\n");
         c = open_facts(r);
-        expect_str(&c, "gpu.count", "1");
-        expect_str(&c, "gpu.0.numa_node", "-1");
-        expect_status(&c, "gpu.0.socket", FACT_ABSENT, "locality unknown");
-        expect_status(&c, "gpu.0.hwloc_numa_node", FACT_ABSENT, "whole Machine");
-        expect_status(&c, "gpu.0.locality_agrees", FACT_ABSENT, "neither");
-        close_facts(&c);
+        eq(c, "gpu.count", "1");
+        eq(c, "gpu.0.numa_node", "-1");
+        has_status(c, "gpu.0.socket", FACT_ABSENT, "locality unknown");
+        has_status(c, "gpu.0.hwloc_numa_node", FACT_ABSENT, "whole Machine");
+        has_status(c, "gpu.0.locality_agrees", FACT_ABSENT, "neither");
+        close_facts(c);
         free(r);
 }
 END_TEST
+DEFINE_TEST(corpus_r910, .description = "corpus r910", .root = "corpus");
 
 START_TEST(corpus_power9)
 {
@@ -978,25 +957,26 @@ START_TEST(corpus_power9)
                               "nvidiagpunumanodes");
         if (!r)
                 return;
-        struct ctx c = open_facts(r);
+        struct facts *c = open_facts(r);
         /* PCI directories hold only class and local_cpus; the NVIDIA driver's directory says NVIDIA */
-        expect_str(&c, "gpu.count", "6");
-        expect_str(&c, "gpu.nvidia_count", "6");
-        expect_str(&c, "gpu.0.address", "0004:05:00.0");
-        expect_str(&c, "gpu.0.vendor_id", "10de");
-        expect_status(&c, "gpu.0.device_id", FACT_ABSENT, NULL);
-        expect_status(&c, "gpu.0.numa_node", FACT_ABSENT, NULL);
+        eq(c, "gpu.count", "6");
+        eq(c, "gpu.nvidia_count", "6");
+        eq(c, "gpu.0.address", "0004:05:00.0");
+        eq(c, "gpu.0.vendor_id", "10de");
+        has_status(c, "gpu.0.device_id", FACT_ABSENT, NULL);
+        has_status(c, "gpu.0.numa_node", FACT_ABSENT, NULL);
         /* socket from local_cpus masks: three GPUs per POWER9 chip */
-        expect_str(&c, "gpu.0.local_cpus", "0-15");
-        expect_str(&c, "gpu.3.local_cpus", "88-103");
-        expect_str(&c, "gpu.0.socket", "0");
-        expect_str(&c, "gpu.5.socket", "1");
-        expect_str(&c, "gpu.per_socket", "3,3");
-        expect_str(&c, "gpu.balanced", "true");
-        close_facts(&c);
+        eq(c, "gpu.0.local_cpus", "0-15");
+        eq(c, "gpu.3.local_cpus", "88-103");
+        eq(c, "gpu.0.socket", "0");
+        eq(c, "gpu.5.socket", "1");
+        eq(c, "gpu.per_socket", "3,3");
+        eq(c, "gpu.balanced", "true");
+        close_facts(c);
         free(r);
 }
 END_TEST
+DEFINE_TEST(corpus_power9, .description = "corpus power9", .root = "corpus");
 
 
 /* hwloc's x86 backend moves the calling thread to each PU in turn (to run CPUID there): counted
@@ -1021,63 +1001,20 @@ int pthread_setaffinity_np(pthread_t thread, size_t size, const cpu_set_t *set)
 START_TEST(live_hwloc_leaves_cpuid_out)
 {
         unsigned moves = affinity_moves;
-        struct ctx c = open_facts("/");
+        struct facts *c = open_facts("/");
         struct hwloc_locality loc = {0};
         const char *err = NULL;
         /* no such function: the answer is "not found", the load happens all the same */
-        ck_assert_int_eq(hwloc_pci_locality(c.f, 0xffff, 0xff, 0x1f, 7, &loc, &err), 0);
+        ck_assert_int_eq(hwloc_pci_locality(c, 0xffff, 0xff, 0x1f, 7, &loc, &err), 0);
         ck_assert(!loc.found);
-        const char *b = hwloc_backends(c.f);
+        const char *b = hwloc_backends(c);
         ck_assert_msg(b && strstr(b, "Linux"), "%s", b ? b : "(none)"); /* it did load, from sysfs */
         ck_assert_uint_eq(affinity_moves, moves); /* 3 on a 2-CPU VM with the x86 backend */
-        close_facts(&c);
+        close_facts(c);
 }
 END_TEST
+DEFINE_TEST(live_hwloc_leaves_cpuid_out,
+            .description = "the live locality load leaves hwloc's x86 CPUID backend out (no thread moved to each PU)",
+            .root = "this machine");
 
-static Suite *suite(void)
-{
-        Suite *s = suite_create("devices");
-        TCase *t = tcase_create("synthetic");
-        tcase_add_checked_fixture(t, setup, teardown);
-        /* multi_die_cores writes four 32-64 CPU trees: more than Check's 4 s on a loaded machine (a test
-         * timed out at 30 s with a load average of 12 on the 2-core machine) */
-        tcase_set_timeout(t, 100);
-        tcase_add_test(t, gpu_order_ids_numa);
-        tcase_add_test(t, gpu_links);
-        tcase_add_test(t, gpu_unknown_locality);
-        tcase_add_test(t, gpu_unbalanced);
-        tcase_add_test(t, gpu_broken_files);
-        tcase_add_test(t, libpci_error_handler);
-        tcase_add_test(t, no_pci_at_all);
-        tcase_add_test(t, nvme_controllers);
-        tcase_add_test(t, cpufreq_attributes_on_demand);
-        tcase_add_test(t, ib_ports);
-        tcase_add_test(t, ib_role_from_switch);
-        tcase_add_test(t, ib_role_from_numa);
-        tcase_add_test(t, net_foreign_root);
-        tcase_add_test(t, pci_unreadable_is_not_nothing);
-        tcase_add_test(t, pci_unreadable_class);
-        tcase_add_test(t, ib_class_missing_with_hcas_on_pci);
-        tcase_add_test(t, topology_without_online);
-        tcase_add_test(t, multi_die_cores);
-        tcase_add_test(t, numa_minus_one_single_node);
-        tcase_add_test(t, live_hwloc_leaves_cpuid_out);
-        suite_add_tcase(s, t);
-        TCase *k = tcase_create("corpus");
-        tcase_add_checked_fixture(k, setup, teardown);
-        tcase_set_timeout(k, 100);
-        tcase_add_test(k, corpus_32em64t);
-        tcase_add_test(k, corpus_r910);
-        tcase_add_test(k, corpus_power9);
-        suite_add_tcase(s, k);
-        return s;
-}
-
-int main(void)
-{
-        SRunner *sr = srunner_create(suite());
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+UNIT_MAIN(.name = "devices", .setup = setup, .teardown = teardown)

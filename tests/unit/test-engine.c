@@ -14,6 +14,7 @@
 #include "profiles.h"
 #include "rules.h"
 #include "tmptree.h"
+#include "unit-main.h"
 
 static void setup(void) { tmptree_new("engine"); }
 
@@ -84,6 +85,7 @@ START_TEST(parse_errors)
         expr_done(&e);
 }
 END_TEST
+DEFINE_TEST(parse_errors, .description = "parse errors", .root = "tmptree");
 
 START_TEST(modern_shmmax_passes_minimum)
 {
@@ -100,6 +102,7 @@ START_TEST(modern_shmmax_passes_minimum)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(modern_shmmax_passes_minimum, .description = "modern shmmax passes minimum", .root = "tmptree");
 
 START_TEST(quantifiers_and_where)
 {
@@ -151,6 +154,7 @@ START_TEST(quantifiers_and_where)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(quantifiers_and_where, .description = "quantifiers and where", .root = "tmptree");
 
 START_TEST(absent_unreadable_and_types)
 {
@@ -173,6 +177,7 @@ START_TEST(absent_unreadable_and_types)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(absent_unreadable_and_types, .description = "absent unreadable and types", .root = "tmptree");
 
 /* A wildcard over a collection that could not be read is not "nothing there" (issue 13.2, 14.2). */
 START_TEST(empty_versus_unknown_collection)
@@ -214,6 +219,7 @@ START_TEST(empty_versus_unknown_collection)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(empty_versus_unknown_collection, .description = "empty versus unknown collection", .root = "tmptree");
 
 /* Hardware health rules: driver versions, "unlimited" limits, products of parameters. */
 START_TEST(versions_unlimited_products)
@@ -272,6 +278,7 @@ START_TEST(versions_unlimited_products)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(versions_unlimited_products, .description = "versions unlimited products", .root = "tmptree");
 
 static bool has_msg(const struct diags *d, const char *needle)
 {
@@ -333,6 +340,7 @@ START_TEST(rule_file_errors)
         free(p);
 }
 END_TEST
+DEFINE_TEST(rule_file_errors, .description = "rule file errors", .root = "tmptree");
 
 static const char *rules_text = "[gov]\n"
                                 "title = governor\n"
@@ -414,6 +422,7 @@ START_TEST(param_types)
         }
 }
 END_TEST
+DEFINE_TEST(param_types, .description = "param types", .root = "tmptree");
 
 /* Types are declared once, where parameters are defined: an inheriting profile may not declare
  * one, a defining profile must declare every parameter and nothing else. */
@@ -442,6 +451,7 @@ START_TEST(param_types_declared_once)
         free(c);
 }
 END_TEST
+DEFINE_TEST(param_types_declared_once, .description = "param types declared once", .root = "tmptree");
 
 START_TEST(profiles_inheritance_and_errors)
 {
@@ -495,6 +505,7 @@ START_TEST(profiles_inheritance_and_errors)
         free(rp);
 }
 END_TEST
+DEFINE_TEST(profiles_inheritance_and_errors, .description = "profiles inheritance and errors", .root = "tmptree");
 
 START_TEST(profile_param_errors)
 {
@@ -530,6 +541,7 @@ START_TEST(profile_param_errors)
         free(tp);
 }
 END_TEST
+DEFINE_TEST(profile_param_errors, .description = "profile param errors", .root = "tmptree");
 
 START_TEST(engine_results)
 {
@@ -575,6 +587,7 @@ START_TEST(engine_results)
         free(bp);
 }
 END_TEST
+DEFINE_TEST(engine_results, .description = "engine results", .root = "tmptree");
 
 /* The DSL of issue 17 item 7: "${x} set", severity from a profile parameter (checked where the
  * profile sets it), areas as data, site rules in ROOT/etc/llmtune/rules.d with profiles.d's trust
@@ -621,6 +634,7 @@ START_TEST(dsl_set_sentinel)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(dsl_set_sentinel, .description = "dsl set sentinel", .root = "tmptree");
 
 static const char *sev_rules = "[link]\n"
                                "title = t\n"
@@ -702,6 +716,7 @@ START_TEST(dsl_severity_parameter)
         free(op);
 }
 END_TEST
+DEFINE_TEST(dsl_severity_parameter, .description = "dsl severity parameter", .root = "tmptree");
 
 START_TEST(dsl_site_rules)
 {
@@ -747,6 +762,7 @@ START_TEST(dsl_site_rules)
         free(rootdir);
 }
 END_TEST
+DEFINE_TEST(dsl_site_rules, .description = "dsl site rules", .root = "tmptree");
 
 START_TEST(dsl_long_values)
 {
@@ -781,6 +797,7 @@ START_TEST(dsl_long_values)
         free(sbuf_steal(&b));
 }
 END_TEST
+DEFINE_TEST(dsl_long_values, .description = "dsl long values", .root = "tmptree");
 
 START_TEST(nccl_seed_file)
 {
@@ -813,6 +830,7 @@ START_TEST(nccl_seed_file)
         nccl_catalog_done(&c);
 }
 END_TEST
+DEFINE_TEST(nccl_seed_file, .description = "nccl seed file", .root = "tmptree");
 
 /* The full Levenshtein table, as a reference for the banded one in nccl-lint.c. */
 static size_t full_edit_distance(const char *a, const char *b)
@@ -872,37 +890,6 @@ START_TEST(nccl_suggest_matches_full_table)
         nccl_catalog_done(&c);
 }
 END_TEST
+DEFINE_TEST(nccl_suggest_matches_full_table, .description = "nccl suggest matches full table", .root = "tmptree");
 
-int main(void)
-{
-        Suite *s = suite_create("engine");
-        TCase *tc = tcase_create("engine");
-        tcase_add_checked_fixture(tc, setup, tmptree_drop);
-        /* Check's default is 4 s a test: nccl_suggest_matches_full_table took longer under ASan on
-         * the loaded 2-core machine. */
-        tcase_set_timeout(tc, 120);
-        tcase_add_test(tc, parse_errors);
-        tcase_add_test(tc, modern_shmmax_passes_minimum);
-        tcase_add_test(tc, quantifiers_and_where);
-        tcase_add_test(tc, absent_unreadable_and_types);
-        tcase_add_test(tc, empty_versus_unknown_collection);
-        tcase_add_test(tc, versions_unlimited_products);
-        tcase_add_test(tc, rule_file_errors);
-        tcase_add_test(tc, param_types);
-        tcase_add_test(tc, param_types_declared_once);
-        tcase_add_test(tc, profiles_inheritance_and_errors);
-        tcase_add_test(tc, profile_param_errors);
-        tcase_add_test(tc, engine_results);
-        tcase_add_test(tc, nccl_seed_file);
-        tcase_add_test(tc, dsl_set_sentinel);
-        tcase_add_test(tc, dsl_severity_parameter);
-        tcase_add_test(tc, dsl_site_rules);
-        tcase_add_test(tc, dsl_long_values);
-        tcase_add_test(tc, nccl_suggest_matches_full_table);
-        suite_add_tcase(s, tc);
-        SRunner *sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+UNIT_MAIN(.name = "engine", .setup = setup, .teardown = tmptree_drop)

@@ -17,6 +17,7 @@
 #include "gather.h"
 #include "root.h"
 #include "tmptree.h"
+#include "unit-main.h"
 
 static void setup(void) { tmptree_new("gather"); }
 
@@ -53,6 +54,7 @@ START_TEST(records_every_kind_of_access)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(records_every_kind_of_access, .description = "records every kind of access", .root = "tmptree");
 
 START_TEST(deny_list)
 {
@@ -70,6 +72,7 @@ START_TEST(deny_list)
         ck_assert_ptr_null(gather_denied("/sys/class/net/eth0/address"));
 }
 END_TEST
+DEFINE_TEST(deny_list, .description = "deny list", .root = "tmptree", .no_fixture = true);
 
 static void confined(const char *rel, const char *target, const char *want)
 {
@@ -101,6 +104,7 @@ START_TEST(links_are_confined)
         confined("a", "", NULL);
 }
 END_TEST
+DEFINE_TEST(links_are_confined, .description = "links are confined", .root = "tmptree", .no_fixture = true);
 
 static const unsigned char key[32] = {1, 2, 3};
 
@@ -220,6 +224,7 @@ START_TEST(anonymizer)
         anonymizer_free(b);
 }
 END_TEST
+DEFINE_TEST(anonymizer, .description = "anonymizer", .root = "tmptree", .no_fixture = true);
 
 /* libarchive is opened at first use, not at start (src/base/lazy-lib.h): not mapped before an
  * archive is written, mapped after. First in the suite, so that it holds without a fork per test. */
@@ -242,6 +247,7 @@ START_TEST(libarchive_opened_at_first_use)
         ck_assert_msg(mapped("/" LIBARCHIVE_SONAME), "%s not mapped after gather_have_zstd()", LIBARCHIVE_SONAME);
 }
 END_TEST
+DEFINE_TEST(libarchive_opened_at_first_use, .description = "libarchive opened at first use", .root = "tmptree");
 
 START_TEST(gather_and_read_back)
 {
@@ -292,24 +298,6 @@ START_TEST(gather_and_read_back)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(gather_and_read_back, .description = "gather and read back", .root = "tmptree");
 
-int main(void)
-{
-        Suite *s = suite_create("gather");
-        TCase *tc = tcase_create("gather");
-        tcase_add_checked_fixture(tc, setup, NULL);
-        tcase_add_test(tc, libarchive_opened_at_first_use);
-        tcase_add_test(tc, records_every_kind_of_access);
-        tcase_add_test(tc, gather_and_read_back);
-        suite_add_tcase(s, tc);
-        TCase *pure = tcase_create("pure");
-        tcase_add_test(pure, deny_list);
-        tcase_add_test(pure, links_are_confined);
-        tcase_add_test(pure, anonymizer);
-        suite_add_tcase(s, pure);
-        SRunner *sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+UNIT_MAIN(.name = "gather", .setup = setup)

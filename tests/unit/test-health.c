@@ -14,39 +14,13 @@
 #include "facts.h"
 #include "root.h"
 #include "tmptree.h"
+#include "factcheck.h"
+#include "unit-main.h"
 
 static void setup(void) { tmptree_new("health"); }
 
 static void put(const char *rel, const char *text) { tmptree_write(rel, text, strlen(text)); }
 
-static struct root *r;
-
-static struct facts *open_facts(void)
-{
-        ck_assert_int_eq(root_new(tmptree_path(), &r), 0);
-        return facts_new(r);
-}
-
-static void close_facts(struct facts *f)
-{
-        facts_free(f);
-        root_free(r);
-}
-
-static const struct fact *get(struct facts *f, const char *name, enum fact_status st)
-{
-        const struct fact *fc = facts_get(f, name);
-        ck_assert_msg(fc != NULL, "%s: no fact", name);
-        ck_assert_msg(fc->status == st, "%s: status %d, expected %d (%s)", name, fc->status, st,
-                      fc->status == FACT_OK ? fc->str : fc->reason);
-        return fc;
-}
-
-static void eq(struct facts *f, const char *name, const char *value)
-{
-        const struct fact *fc = get(f, name, FACT_OK);
-        ck_assert_msg(streq(fc->str, value), "%s = %s, expected %s", name, fc->str, value);
-}
 
 START_TEST(memlock_precedence)
 {
@@ -63,34 +37,36 @@ START_TEST(memlock_precedence)
         put("usr/lib/systemd/system.conf.d/50-x.conf", "[Manager]\nDefaultLimitMEMLOCK=1G:2G\n");
         put("usr/lib/systemd/system.conf.d/60-y.conf", "[Manager]\nDefaultLimitMEMLOCK = 16G:32G\n");
         put("etc/systemd/system.conf.d/50-x.conf", "[Manager]\nDefaultLimitMEMLOCK=infinity\n"); /* hides usr/lib's */
-        struct facts *f = open_facts();
+        struct facts *f = open_facts(NULL);
         eq(f, "limits.memlock.login.soft", "unlimited");
         eq(f, "limits.memlock.login.hard", "4194304");
-        ck_assert_str_eq(get(f, "limits.memlock.login.hard", FACT_OK)->source, "/etc/security/limits.d/20-b.conf:1");
+        ck_assert_str_eq(get_as(f, "limits.memlock.login.hard", FACT_OK)->source, "/etc/security/limits.d/20-b.conf:1");
         /* 50-x (etc: infinity), then 60-y: 16G soft, 32G hard */
         eq(f, "limits.memlock.service.soft", "17179869184");
         eq(f, "limits.memlock.service.hard", "34359738368");
         close_facts(f);
 }
 END_TEST
+DEFINE_TEST(memlock_precedence, .description = "memlock precedence", .root = "tmptree");
 
 START_TEST(memlock_defaults)
 {
         /* systemd without a setting: 8M; logins without a "*" line inherit it */
         put("etc/systemd/system.conf", "[Manager]\n#DefaultLimitMEMLOCK=\n");
         put("etc/security/limits.conf", "# nothing\n");
-        struct facts *f = open_facts();
+        struct facts *f = open_facts(NULL);
         eq(f, "limits.memlock.service.soft", "8388608");
         eq(f, "limits.memlock.login.soft", "8388608");
-        ck_assert_ptr_nonnull(strstr(get(f, "limits.memlock.login.hard", FACT_OK)->source, "inherited"));
+        ck_assert_ptr_nonnull(strstr(get_as(f, "limits.memlock.login.hard", FACT_OK)->source, "inherited"));
         close_facts(f);
 }
 END_TEST
+DEFINE_TEST(memlock_defaults, .description = "memlock defaults", .root = "tmptree");
 
 START_TEST(memlock_no_systemd)
 {
         put("etc/security/limits.conf", "* hard memlock 65536\n");
-        struct facts *f = open_facts();
+        struct facts *f = open_facts(NULL);
         /* no systemd and no kernel release: the kernel's default, at most 8 MiB (issue 12 item 11) */
         eq(f, "limits.memlock.service.soft", "8388608");
         eq(f, "limits.memlock.login.soft", "8388608");
@@ -99,6 +75,7 @@ START_TEST(memlock_no_systemd)
         close_facts(f);
 }
 END_TEST
+DEFINE_TEST(memlock_no_systemd, .description = "memlock no systemd", .root = "tmptree");
 
 START_TEST(edac_counters)
 {
@@ -107,24 +84,26 @@ START_TEST(edac_counters)
         put("sys/devices/system/edac/mc/mc1/ce_count", "three\n");
         put("sys/devices/system/edac/mc/mc1/ue_count", "2\n");
         tmptree_mkdir("sys/devices/system/edac/mc/power");
-        struct facts *f = open_facts();
+        struct facts *f = open_facts(NULL);
         eq(f, "edac.count", "2");
         eq(f, "edac.mc0.ce_count", "3");
-        get(f, "edac.mc1.ce_count", FACT_UNREADABLE);
-        get(f, "edac.ce_count", FACT_UNREADABLE);
+        get_as(f, "edac.mc1.ce_count", FACT_UNREADABLE);
+        get_as(f, "edac.ce_count", FACT_UNREADABLE);
         eq(f, "edac.ue_count", "2");
         close_facts(f);
 }
 END_TEST
+DEFINE_TEST(edac_counters, .description = "edac counters", .root = "tmptree");
 
 START_TEST(edac_absent)
 {
         tmptree_mkdir("sys/devices/system");
-        struct facts *f = open_facts();
-        get(f, "edac.ue_count", FACT_ABSENT);
+        struct facts *f = open_facts(NULL);
+        get_as(f, "edac.ue_count", FACT_ABSENT);
         close_facts(f);
 }
 END_TEST
+DEFINE_TEST(edac_absent, .description = "edac absent", .root = "tmptree");
 
 START_TEST(iommu_modes)
 {
@@ -132,22 +111,23 @@ START_TEST(iommu_modes)
         put("sys/kernel/iommu_groups/0/type", "identity\n");
         put("sys/kernel/iommu_groups/1/type", "unmanaged\n");
         put("proc/cmdline", "root=/dev/sda1 intel_iommu=on\n");
-        struct facts *f = open_facts();
+        struct facts *f = open_facts(NULL);
         eq(f, "iommu.mode", "passthrough");
         eq(f, "iommu.units", "1");
         close_facts(f);
 
         put("sys/kernel/iommu_groups/2/type", "DMA-FQ\n");
-        f = open_facts();
+        f = open_facts(NULL);
         eq(f, "iommu.mode", "translated");
         close_facts(f);
 }
 END_TEST
+DEFINE_TEST(iommu_modes, .description = "iommu modes", .root = "tmptree");
 
 START_TEST(iommu_off_and_cmdline)
 {
         tmptree_mkdir("sys/class/iommu");
-        struct facts *f = open_facts();
+        struct facts *f = open_facts(NULL);
         eq(f, "iommu.mode", "off");
         close_facts(f);
 
@@ -156,9 +136,9 @@ START_TEST(iommu_off_and_cmdline)
         ck_assert_int_eq(rmdir(cls), 0);
         free(cls);
         put("proc/cmdline", "quiet amd_iommu=off\n");
-        f = open_facts();
+        f = open_facts(NULL);
         eq(f, "iommu.mode", "off");
-        get(f, "iommu.units", FACT_ABSENT);
+        get_as(f, "iommu.units", FACT_ABSENT);
         close_facts(f);
 
         /* a foreign tree without /sys/class/iommu: the mode comes from its command line (13.5) */
@@ -171,17 +151,18 @@ START_TEST(iommu_off_and_cmdline)
         };
         for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
                 put("proc/cmdline", cases[i][0]);
-                f = open_facts();
+                f = open_facts(NULL);
                 eq(f, "iommu.mode", cases[i][1]);
                 ck_assert_str_eq(facts_get(f, "iommu.mode")->source, "/proc/cmdline");
                 close_facts(f);
         }
         put("proc/cmdline", "quiet\n");
-        f = open_facts();
-        get(f, "iommu.mode", FACT_ABSENT);
+        f = open_facts(NULL);
+        get_as(f, "iommu.mode", FACT_ABSENT);
         close_facts(f);
 }
 END_TEST
+DEFINE_TEST(iommu_off_and_cmdline, .description = "iommu off and cmdline", .root = "tmptree");
 
 START_TEST(services)
 {
@@ -192,7 +173,7 @@ START_TEST(services)
         tmptree_link("etc/systemd/system/multi-user.target.wants/nvidia-fabricmanager.service",
                      "/usr/lib/systemd/system/nvidia-fabricmanager.service");
         tmptree_link("etc/systemd/system/nvidia-fabricmanager.service", "/dev/null"); /* masked */
-        struct facts *f = open_facts();
+        struct facts *f = open_facts(NULL);
         eq(f, "service.nvidia-persistenced.enabled", "true");
         eq(f, "service.nvidia-persistenced.installed", "true");
         eq(f, "service.nvidia-fabricmanager.enabled", "false");
@@ -202,41 +183,23 @@ START_TEST(services)
         close_facts(f);
 }
 END_TEST
+DEFINE_TEST(services, .description = "services", .root = "tmptree");
 
 START_TEST(services_absent_and_peermem)
 {
         put("proc/modules", "nv_peer_mem 16384 0 - Live 0x0000000000000000 (OE)\n"
                             "nvidia 56487936 1 nv_peer_mem, Live 0x0000000000000000 (POE)\n");
-        struct facts *f = open_facts();
-        get(f, "service.nvidia-persistenced.enabled", FACT_ABSENT);
+        struct facts *f = open_facts(NULL);
+        get_as(f, "service.nvidia-persistenced.enabled", FACT_ABSENT);
         eq(f, "gpudirect.peermem", "nv_peer_mem");
         close_facts(f);
 
         put("proc/modules", "nvidia 56487936 1 - Live 0x0000000000000000 (POE)\n");
-        f = open_facts();
+        f = open_facts(NULL);
         eq(f, "gpudirect.peermem", "none");
         close_facts(f);
 }
 END_TEST
+DEFINE_TEST(services_absent_and_peermem, .description = "services absent and peermem", .root = "tmptree");
 
-int main(void)
-{
-        Suite *s = suite_create("health");
-        TCase *tc = tcase_create("probes");
-        tcase_add_checked_fixture(tc, setup, tmptree_drop);
-        tcase_add_test(tc, memlock_precedence);
-        tcase_add_test(tc, memlock_defaults);
-        tcase_add_test(tc, memlock_no_systemd);
-        tcase_add_test(tc, edac_counters);
-        tcase_add_test(tc, edac_absent);
-        tcase_add_test(tc, iommu_modes);
-        tcase_add_test(tc, iommu_off_and_cmdline);
-        tcase_add_test(tc, services);
-        tcase_add_test(tc, services_absent_and_peermem);
-        suite_add_tcase(s, tc);
-        SRunner *sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+UNIT_MAIN(.name = "health", .setup = setup, .teardown = tmptree_drop)

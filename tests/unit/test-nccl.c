@@ -16,6 +16,7 @@
 #include "nccl-gen.h"
 #include "nccl-lint.h"
 #include "tmptree.h"
+#include "unit-main.h"
 
 static struct nccl_catalog cat;
 static struct root *root;
@@ -82,6 +83,7 @@ START_TEST(seed_file)
         nccl_lint_done(&l);
 }
 END_TEST
+DEFINE_TEST(seed_file, .description = "seed file", .root = "none");
 
 START_TEST(each_problem_with_its_line)
 {
@@ -125,6 +127,7 @@ START_TEST(each_problem_with_its_line)
         nccl_lint_done(&l);
 }
 END_TEST
+DEFINE_TEST(each_problem_with_its_line, .description = "each problem with its line", .root = "none");
 
 /* NCCL 2.30's own reading of the tuning lists and level names, and what does not belong in a
  * persistent file (issue 12 item 10). */
@@ -170,6 +173,7 @@ START_TEST(nccl_230_values)
         nccl_lint_done(&l);
 }
 END_TEST
+DEFINE_TEST(nccl_230_values, .description = "nccl 230 values", .root = "none");
 
 /* A resolved profile with just a name and [nccl] keys (key, value pairs, NULL-terminated). */
 static struct resolved profile_with(const char *name, const char *const *kv)
@@ -261,6 +265,7 @@ START_TEST(dgx_a100_generated)
         profile_done(&p);
 }
 END_TEST
+DEFINE_TEST(dgx_a100_generated, .description = "dgx a100 generated", .root = "dgx-a100");
 
 START_TEST(hgx_h100_generated)
 {
@@ -292,6 +297,7 @@ START_TEST(hgx_h100_generated)
         profile_done(&q);
 }
 END_TEST
+DEFINE_TEST(hgx_h100_generated, .description = "hgx h100 generated", .root = "hgx-h100");
 
 START_TEST(ws_4090_and_vm)
 {
@@ -305,6 +311,7 @@ START_TEST(ws_4090_and_vm)
         ck_assert_ptr_nonnull(strstr(vm, "\nNCCL_SOCKET_IFNAME==eth0\n"));
 }
 END_TEST
+DEFINE_TEST(ws_4090_and_vm, .description = "ws 4090 and vm", .root = "ws-4090, vm-nogpu");
 
 START_TEST(existing_blocks)
 {
@@ -320,6 +327,7 @@ START_TEST(existing_blocks)
                          "NCCL_CROSS_NIC=1\nNCCL_NTHREADS=256\n" NCCL_GEN_BEGIN "\nNCCL_ALGO=Ring\n");
 }
 END_TEST
+DEFINE_TEST(existing_blocks, .description = "existing blocks", .root = "vm-nogpu");
 
 START_TEST(env_lines)
 {
@@ -335,6 +343,7 @@ START_TEST(env_lines)
         profile_done(&p);
 }
 END_TEST
+DEFINE_TEST(env_lines, .description = "env lines", .root = "dgx-a100");
 
 /* Interfaces up whose addresses the tree does not hold: "unknown", never "no interface" (13.2). */
 START_TEST(socket_ifname_unknown_addresses)
@@ -375,6 +384,7 @@ START_TEST(socket_ifname_unknown_addresses)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(socket_ifname_unknown_addresses, .description = "socket ifname unknown addresses", .root = "tmptree");
 
 /* A NIC and the interface stacked on it as the kernel shows them: the class link into the device's
  * directory, or under /sys/devices/virtual/net with lower_NAME links to what it runs over. */
@@ -449,6 +459,7 @@ START_TEST(socket_ifname_hardware_only)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(socket_ifname_hardware_only, .description = "socket ifname hardware only", .root = "tmptree");
 
 /* The names rules/consistency.conf leaves out of the fleet's socket-ifname check are the names the
  * generator screens out of NCCL_SOCKET_IFNAME: one list of container, overlay and VPN interfaces. */
@@ -486,6 +497,8 @@ START_TEST(socket_ifname_screen_matches_consistency)
         ck_assert_uint_ge(seen, 10);
 }
 END_TEST
+DEFINE_TEST(socket_ifname_screen_matches_consistency,
+            .description = "socket ifname screen matches consistency", .root = "none");
 
 /* A home that cannot be searched (a non-root audit of /root) hides whether ~/.nccl.conf exists:
  * that is not a problem in a file (14.2). As root the check runs in a child that drops to nobody. */
@@ -525,34 +538,6 @@ START_TEST(user_conf_unsearchable_home)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(user_conf_unsearchable_home, .description = "user conf unsearchable home", .root = "tmptree");
 
-static Suite *suite(void)
-{
-        Suite *s = suite_create("nccl");
-        TCase *tc = tcase_create("nccl");
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, seed_file);
-        tcase_add_test(tc, each_problem_with_its_line);
-        tcase_add_test(tc, nccl_230_values);
-        tcase_add_test(tc, dgx_a100_generated);
-        tcase_add_test(tc, hgx_h100_generated);
-        tcase_add_test(tc, ws_4090_and_vm);
-        tcase_add_test(tc, existing_blocks);
-        tcase_add_test(tc, env_lines);
-        tcase_add_test(tc, socket_ifname_unknown_addresses);
-        tcase_add_test(tc, socket_ifname_hardware_only);
-        tcase_add_test(tc, socket_ifname_screen_matches_consistency);
-        tcase_add_test(tc, user_conf_unsearchable_home);
-        suite_add_tcase(s, tc);
-        return s;
-}
-
-int main(void)
-{
-        SRunner *sr = srunner_create(suite());
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+UNIT_MAIN(.name = "nccl", .setup = setup, .teardown = teardown)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "test-hooks.h"
+#include "unit-main.h"
 
 START_TEST(hooks_are_ignored)
 {
@@ -32,6 +33,7 @@ START_TEST(hooks_are_ignored)
         ck_assert_int_ne(access(trace, F_OK), 0);
 }
 END_TEST
+DEFINE_TEST(hooks_are_ignored, .description = "hooks are ignored", .root = "none");
 
 /* How many of the hooks' variable names the file PATH holds (as strings(1) would find them). */
 static int hook_names_in(const char *path)
@@ -64,18 +66,6 @@ START_TEST(installed_binary_has_no_hooks)
         ck_assert_int_eq(hook_names_in(test_bin), 6);
 }
 END_TEST
+DEFINE_TEST(installed_binary_has_no_hooks, .description = "installed binary has no hooks", .root = "none");
 
-int main(void)
-{
-        Suite *s = suite_create("nohooks");
-        TCase *tc = tcase_create("nohooks");
-        tcase_set_timeout(tc, 60);
-        tcase_add_test(tc, hooks_are_ignored);
-        tcase_add_test(tc, installed_binary_has_no_hooks);
-        suite_add_tcase(s, tc);
-        SRunner *sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+UNIT_MAIN(.name = "nohooks")

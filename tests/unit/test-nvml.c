@@ -18,12 +18,13 @@
 #include "nvgpu.h"
 #include "root.h"
 #include "tmptree.h"
+#include "factcheck.h"
+#include "unit-main.h"
 
 static void setup(void) { tmptree_new("nvml"); }
 
 static void put(const char *rel, const char *text) { tmptree_write(rel, text, strlen(text)); }
 
-static struct root *r;
 static struct facts *f;
 
 static char *lib(const char *variant)
@@ -37,8 +38,7 @@ static int nvml(const char *variant, const char *desc)
         put("nvml.desc", desc);
         _cleanup_free_ char *d = xasprintf("%s/nvml.desc", tmptree_path());
         setenv("LLMTUNE_NVML_DOUBLE", d, 1);
-        ck_assert_int_eq(root_new(tmptree_path(), &r), 0);
-        f = facts_new(r);
+        f = open_facts(NULL);
         _cleanup_free_ char *so = lib(variant);
         int n = nvml_live_facts(f, so);
         nvgpu_unlisted(f, n);
@@ -46,38 +46,7 @@ static int nvml(const char *variant, const char *desc)
         return n;
 }
 
-static void done(void)
-{
-        facts_free(f);
-        root_free(r);
-}
-
-static const struct fact *get(const char *name, enum fact_status st)
-{
-        const struct fact *fc = facts_get(f, name);
-        ck_assert_msg(fc != NULL, "%s: no fact", name);
-        ck_assert_msg(fc->status == st, "%s: status %d, expected %d (%s)", name, fc->status, st,
-                      fc->status == FACT_OK ? fc->str : fc->reason);
-        return fc;
-}
-
-static void eq(const char *name, const char *value)
-{
-        const struct fact *fc = get(name, FACT_OK);
-        ck_assert_msg(streq(fc->str, value), "%s = %s, expected %s", name, fc->str, value);
-}
-
-static void absent(const char *name, const char *why)
-{
-        const struct fact *fc = get(name, FACT_ABSENT);
-        ck_assert_msg(strstr(fc->reason, why), "%s: reason \"%s\" lacks \"%s\"", name, fc->reason, why);
-}
-
-static void unreadable(const char *name, const char *why)
-{
-        const struct fact *fc = get(name, FACT_UNREADABLE);
-        ck_assert_msg(strstr(fc->reason, why), "%s: reason \"%s\" lacks \"%s\"", name, fc->reason, why);
-}
+static void done(void) { close_facts(f); }
 
 /* An HGX H100 node as NVML describes it; NVML's index order differs from bus order on purpose. */
 static char *h100(const char *extra)
@@ -104,44 +73,45 @@ START_TEST(healthy_h100)
 {
         _cleanup_free_ char *d = h100("");
         ck_assert_int_eq(nvml("full", d), 8);
-        eq("nvml.count", "8");
-        eq("nvml.attached", "8");
-        eq("nvml.lost", "none");
-        eq("nvml.driver_version", "550.54.15");
-        eq("nvml.0.address", "0000:18:00.0"); /* bus order */
-        eq("nvml.7.address", "0000:db:00.0");
-        eq("nvml.0.uuid", "GPU-00000000-0000-0000-0000-000000000000");
-        eq("nvml.0.name", "NVIDIA H100 80GB HBM3");
-        eq("nvml.3.persistence_mode", "true");
-        eq("nvml.3.ecc.current", "true");
-        eq("nvml.3.ecc.aggregate.corrected", "2");
-        eq("nvml.3.ecc.volatile.uncorrected", "0");
-        eq("nvml.3.remap.pending", "false");
-        eq("nvml.3.mig.current", "false");
-        eq("nvml.3.compute_mode", "Default");
-        eq("nvml.3.clock_events.active", "idle");
-        eq("nvml.3.clock_event.hw_slowdown", "false");
-        eq("nvml.3.power.limit_mw", "700000");
-        eq("nvml.3.power.min_limit_mw", "200000");
-        eq("nvml.3.clocks.app_graphics_mhz", "1755");
-        eq("nvml.3.clocks.max_graphics_mhz", "1980");
-        eq("nvml.3.clocks.default_app_memory_mhz", "2619");
-        eq("nvml.3.clocks.app_below_default", "false");
-        eq("nvml.3.pcie.gen", "5");
-        eq("nvml.3.pcie.width", "16");
-        eq("nvml.3.nvlink.count", "18");
-        eq("nvml.3.nvlink.up", "18");
-        eq("nvml.3.nvlink.down", "0");
-        eq("nvml.3.nvlink.errors", "0");
-        eq("nvml.3.nvlink.17.state", "up");
-        absent("nvml.3.retired.dbe", "Not Supported"); /* Hopper: no page retirement */
-        absent("nvml.3.mig.instances", "captures only");
-        get("nvml.3.address", FACT_OK);
+        eq(f, "nvml.count", "8");
+        eq(f, "nvml.attached", "8");
+        eq(f, "nvml.lost", "none");
+        eq(f, "nvml.driver_version", "550.54.15");
+        eq(f, "nvml.0.address", "0000:18:00.0"); /* bus order */
+        eq(f, "nvml.7.address", "0000:db:00.0");
+        eq(f, "nvml.0.uuid", "GPU-00000000-0000-0000-0000-000000000000");
+        eq(f, "nvml.0.name", "NVIDIA H100 80GB HBM3");
+        eq(f, "nvml.3.persistence_mode", "true");
+        eq(f, "nvml.3.ecc.current", "true");
+        eq(f, "nvml.3.ecc.aggregate.corrected", "2");
+        eq(f, "nvml.3.ecc.volatile.uncorrected", "0");
+        eq(f, "nvml.3.remap.pending", "false");
+        eq(f, "nvml.3.mig.current", "false");
+        eq(f, "nvml.3.compute_mode", "Default");
+        eq(f, "nvml.3.clock_events.active", "idle");
+        eq(f, "nvml.3.clock_event.hw_slowdown", "false");
+        eq(f, "nvml.3.power.limit_mw", "700000");
+        eq(f, "nvml.3.power.min_limit_mw", "200000");
+        eq(f, "nvml.3.clocks.app_graphics_mhz", "1755");
+        eq(f, "nvml.3.clocks.max_graphics_mhz", "1980");
+        eq(f, "nvml.3.clocks.default_app_memory_mhz", "2619");
+        eq(f, "nvml.3.clocks.app_below_default", "false");
+        eq(f, "nvml.3.pcie.gen", "5");
+        eq(f, "nvml.3.pcie.width", "16");
+        eq(f, "nvml.3.nvlink.count", "18");
+        eq(f, "nvml.3.nvlink.up", "18");
+        eq(f, "nvml.3.nvlink.down", "0");
+        eq(f, "nvml.3.nvlink.errors", "0");
+        eq(f, "nvml.3.nvlink.17.state", "up");
+        absent(f, "nvml.3.retired.dbe", "Not Supported"); /* Hopper: no page retirement */
+        absent(f, "nvml.3.mig.instances", "captures only");
+        get_as(f, "nvml.3.address", FACT_OK);
         /* no PCI tree under this root: the cross-check says so */
-        absent("nvml.unlisted", "/sys/bus/pci/devices");
+        absent(f, "nvml.unlisted", "/sys/bus/pci/devices");
         done();
 }
 END_TEST
+DEFINE_TEST(healthy_h100, .description = "healthy h100", .root = "tmptree");
 
 START_TEST(faults)
 {
@@ -155,36 +125,37 @@ START_TEST(faults)
                                       "gpu.2.clocks = 1200,2619,1755,2619,1980,2619\n" /* nvidia-smi -ac 2619,1200 */
                                       "gpu.1.ecc_volatile = 0,4\ngpu.1.ecc = 1,0\n"); /* ba:00.0 = nvml.6 */
         nvml("full", d);
-        eq("nvml.0.mig.current", "true");
-        eq("nvml.0.mig.pending", "true");
-        eq("nvml.1.remap.correctable", "3");
-        eq("nvml.1.remap.uncorrectable", "1");
-        eq("nvml.1.remap.pending", "true");
-        eq("nvml.1.remap.failure", "false");
-        eq("nvml.2.remap.failure", "true");
-        eq("nvml.3.nvlink.count", "18");
-        eq("nvml.3.nvlink.up", "16");
-        eq("nvml.3.nvlink.down", "2");
-        eq("nvml.3.nvlink.3.state", "down");
-        eq("nvml.3.nvlink.11.state", "down");
-        eq("nvml.3.nvlink.2.replay", "5");
-        eq("nvml.3.nvlink.2.recovery", "1");
-        eq("nvml.3.nvlink.2.crc", "8");
-        eq("nvml.3.nvlink.errors", "14");
-        eq("nvml.4.clock_events.active", "hw_slowdown,hw_thermal_slowdown");
-        eq("nvml.4.clock_event.hw_thermal_slowdown", "true");
-        eq("nvml.5.power.limit_mw", "500000");
-        eq("nvml.5.power.default_limit_mw", "700000");
-        eq("nvml.5.power.below_default", "true");
-        eq("nvml.4.power.below_default", "false");
-        eq("nvml.5.clocks.app_graphics_mhz", "1200");
-        eq("nvml.5.clocks.app_below_default", "true");
-        eq("nvml.4.clocks.app_below_default", "false");
-        eq("nvml.6.ecc.volatile.uncorrected", "4");
-        eq("nvml.6.ecc.pending", "false");
+        eq(f, "nvml.0.mig.current", "true");
+        eq(f, "nvml.0.mig.pending", "true");
+        eq(f, "nvml.1.remap.correctable", "3");
+        eq(f, "nvml.1.remap.uncorrectable", "1");
+        eq(f, "nvml.1.remap.pending", "true");
+        eq(f, "nvml.1.remap.failure", "false");
+        eq(f, "nvml.2.remap.failure", "true");
+        eq(f, "nvml.3.nvlink.count", "18");
+        eq(f, "nvml.3.nvlink.up", "16");
+        eq(f, "nvml.3.nvlink.down", "2");
+        eq(f, "nvml.3.nvlink.3.state", "down");
+        eq(f, "nvml.3.nvlink.11.state", "down");
+        eq(f, "nvml.3.nvlink.2.replay", "5");
+        eq(f, "nvml.3.nvlink.2.recovery", "1");
+        eq(f, "nvml.3.nvlink.2.crc", "8");
+        eq(f, "nvml.3.nvlink.errors", "14");
+        eq(f, "nvml.4.clock_events.active", "hw_slowdown,hw_thermal_slowdown");
+        eq(f, "nvml.4.clock_event.hw_thermal_slowdown", "true");
+        eq(f, "nvml.5.power.limit_mw", "500000");
+        eq(f, "nvml.5.power.default_limit_mw", "700000");
+        eq(f, "nvml.5.power.below_default", "true");
+        eq(f, "nvml.4.power.below_default", "false");
+        eq(f, "nvml.5.clocks.app_graphics_mhz", "1200");
+        eq(f, "nvml.5.clocks.app_below_default", "true");
+        eq(f, "nvml.4.clocks.app_below_default", "false");
+        eq(f, "nvml.6.ecc.volatile.uncorrected", "4");
+        eq(f, "nvml.6.ecc.pending", "false");
         done();
 }
 END_TEST
+DEFINE_TEST(faults, .description = "faults", .root = "tmptree");
 
 /* What a job would find: memory in use and the processes, named from the root's /proc (health-check
  * --prolog); the old driver's _v2 entry points give the same. */
@@ -197,65 +168,67 @@ START_TEST(usage_and_processes)
                                               "gpu.6.memory = 85899345920,21474836480\n"
                                               "gpu.6.procs = 4242:21474836480,999:1048576\ngpu.6.gprocs = 77:4194304\n");
                 nvml(variants[v], d);
-                eq("nvml.0.memory.used", "44040192");
-                eq("nvml.0.memory.total", "85899345920");
-                eq("nvml.0.processes.compute", "0");
-                eq("nvml.0.processes.list", "none");
-                eq("nvml.1.processes.compute", "2");
-                eq("nvml.1.processes.graphics", "1");
-                eq("nvml.1.processes.list", "4242 python 20480 MiB, 999 ? 1 MiB"); /* 999 has no /proc entry */
-                absent("nvml.2.processes.compute", "Not Supported");
+                eq(f, "nvml.0.memory.used", "44040192");
+                eq(f, "nvml.0.memory.total", "85899345920");
+                eq(f, "nvml.0.processes.compute", "0");
+                eq(f, "nvml.0.processes.list", "none");
+                eq(f, "nvml.1.processes.compute", "2");
+                eq(f, "nvml.1.processes.graphics", "1");
+                eq(f, "nvml.1.processes.list", "4242 python 20480 MiB, 999 ? 1 MiB"); /* 999 has no /proc entry */
+                absent(f, "nvml.2.processes.compute", "Not Supported");
                 done();
         }
 }
 END_TEST
+DEFINE_TEST(usage_and_processes, .description = "memory in use and the processes, named from the root's /proc, from the full and the old driver",
+            .root = "tmptree");
 
 START_TEST(nvml_errors)
 {
         nvml("full", "init = 18\n");
-        unreadable("nvml.count", "nvmlInit_v2: RM has detected an NVML/RM version mismatch. (18)");
-        unreadable("nvml.unlisted", "nvmlInit_v2");
+        unreadable(f, "nvml.count", "nvmlInit_v2: RM has detected an NVML/RM version mismatch. (18)");
+        unreadable(f, "nvml.unlisted", "nvmlInit_v2");
         done();
 
         _cleanup_free_ char *d = h100("gpu.0.fail = nvmlDeviceGetEccMode:15\n"   /* db:00.0 = nvml.7 */
                                       "gpu.0.fail = nvmlDeviceGetNvLinkState:999\n"
                                       "gpu.1.fail = nvmlDeviceGetTotalEccErrors:4\n");
         nvml("full", d);
-        eq("nvml.count", "8");
-        unreadable("nvml.7.ecc.current", "nvmlDeviceGetEccMode: GPU is lost (15)");
-        unreadable("nvml.7.ecc.pending", "GPU is lost");
-        unreadable("nvml.7.nvlink.count", "Unknown Error");
-        unreadable("nvml.6.ecc.volatile.corrected", "Insufficient Permissions");
-        eq("nvml.7.persistence_mode", "true"); /* one failing call spoils only its facts */
+        eq(f, "nvml.count", "8");
+        unreadable(f, "nvml.7.ecc.current", "nvmlDeviceGetEccMode: GPU is lost (15)");
+        unreadable(f, "nvml.7.ecc.pending", "GPU is lost");
+        unreadable(f, "nvml.7.nvlink.count", "Unknown Error");
+        unreadable(f, "nvml.6.ecc.volatile.corrected", "Insufficient Permissions");
+        eq(f, "nvml.7.persistence_mode", "true"); /* one failing call spoils only its facts */
         done();
 }
 END_TEST
+DEFINE_TEST(nvml_errors, .description = "nvml errors", .root = "tmptree");
 
 START_TEST(missing_library_and_symbols)
 {
-        ck_assert_int_eq(root_new(tmptree_path(), &r), 0);
-        f = facts_new(r);
+        f = open_facts(NULL);
         ck_assert_int_eq(nvml_live_facts(f, "/nonexistent/libnvidia-ml.so.1"), -1);
-        absent("nvml.count", "NVML not available");
-        absent("nvml.count", "/nonexistent/libnvidia-ml.so.1");
+        absent(f, "nvml.count", "NVML not available");
+        absent(f, "nvml.count", "/nonexistent/libnvidia-ml.so.1");
         done();
 
         /* a library that is not NVML at all: no nvmlInit_v2 */
-        ck_assert_int_eq(root_new(tmptree_path(), &r), 0);
-        f = facts_new(r);
+        f = open_facts(NULL);
         ck_assert_int_eq(nvml_live_facts(f, "libm.so.6"), -1);
-        absent("nvml.count", "libm.so.6 has no nvmlInit_v2");
+        absent(f, "nvml.count", "libm.so.6 has no nvmlInit_v2");
         done();
 
         /* an older driver: no row remapping entry point, throttle reasons under the old name */
         _cleanup_free_ char *d = h100("gpu.3.reasons = 0x80\n");
         ck_assert_int_eq(nvml("old", d), 8);
-        absent("nvml.0.remap.pending", "has no nvmlDeviceGetRemappedRows");
-        eq("nvml.4.clock_event.hw_power_brake_slowdown", "true");
-        eq("nvml.4.clock_events.active", "hw_power_brake_slowdown");
+        absent(f, "nvml.0.remap.pending", "has no nvmlDeviceGetRemappedRows");
+        eq(f, "nvml.4.clock_event.hw_power_brake_slowdown", "true");
+        eq(f, "nvml.4.clock_events.active", "hw_power_brake_slowdown");
         done();
 }
 END_TEST
+DEFINE_TEST(missing_library_and_symbols, .description = "missing library and symbols", .root = "tmptree");
 
 static void pci_gpu(const char *addr)
 {
@@ -277,20 +250,21 @@ START_TEST(gpu_missing_from_nvml)
         /* NVML counts 8, but index 2 (bus 5d) is lost, and only 8 of the PCI GPUs... */
         _cleanup_free_ char *d = h100("gpu.4.fail = nvmlDeviceGetHandleByIndex_v2:15\n");
         ck_assert_int_eq(nvml("full", d), 7);
-        eq("nvml.count", "7");
-        eq("nvml.lost", "index 4: nvmlDeviceGetHandleByIndex_v2: GPU is lost");
-        eq("nvml.unlisted", "0000:5d:00.0");
-        eq("nvml.unlisted_count", "1");
+        eq(f, "nvml.count", "7");
+        eq(f, "nvml.lost", "index 4: nvmlDeviceGetHandleByIndex_v2: GPU is lost");
+        eq(f, "nvml.unlisted", "0000:5d:00.0");
+        eq(f, "nvml.unlisted_count", "1");
         done();
 
         /* every PCI GPU listed */
         _cleanup_free_ char *ok = h100("");
         nvml("full", ok);
-        eq("nvml.unlisted", "none");
-        eq("nvml.unlisted_count", "0");
+        eq(f, "nvml.unlisted", "none");
+        eq(f, "nvml.unlisted_count", "0");
         done();
 }
 END_TEST
+DEFINE_TEST(gpu_missing_from_nvml, .description = "gpu missing from nvml", .root = "tmptree");
 
 /* --- through the binary ------------------------------------------------------------------------- */
 
@@ -338,28 +312,15 @@ START_TEST(cli_live_and_root)
         ck_assert_msg(strstr(out, "llmtune-stats:") && !strstr(out, "nvml"), "%s", out);
 }
 END_TEST
+DEFINE_TEST(cli_live_and_root, .description = "cli live and root", .root = "tmptree");
 
-int main(void)
+static int prepare(void)
 {
         if (!getenv("LLMTUNE_NVML_DOUBLE_DIR")) {
                 fprintf(stderr, "LLMTUNE_NVML_DOUBLE_DIR not set\n");
                 return 1;
         }
-        Suite *s = suite_create("nvml");
-        TCase *tc = tcase_create("double");
-        tcase_add_checked_fixture(tc, setup, tmptree_drop);
-        tcase_set_timeout(tc, 60); /* a loaded CI machine or a sanitizer build */
-        tcase_add_test(tc, healthy_h100);
-        tcase_add_test(tc, faults);
-        tcase_add_test(tc, usage_and_processes);
-        tcase_add_test(tc, nvml_errors);
-        tcase_add_test(tc, missing_library_and_symbols);
-        tcase_add_test(tc, gpu_missing_from_nvml);
-        tcase_add_test(tc, cli_live_and_root);
-        suite_add_tcase(s, tc);
-        SRunner *sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
+        return 0;
 }
+
+UNIT_MAIN(.name = "nvml", .setup = setup, .teardown = tmptree_drop, .prepare = prepare)

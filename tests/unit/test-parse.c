@@ -11,6 +11,7 @@
 
 #include "parse.h"
 #include "util.h"
+#include "unit-main.h"
 
 START_TEST(integers)
 {
@@ -37,6 +38,7 @@ START_TEST(integers)
         ck_assert_int_eq(parse_u64("-3", &u), -ERANGE);
 }
 END_TEST
+DEFINE_TEST(integers, .description = "integers", .root = "none");
 
 START_TEST(cpulists)
 {
@@ -67,6 +69,7 @@ START_TEST(cpulists)
         free(v);
 }
 END_TEST
+DEFINE_TEST(cpulists, .description = "cpulists", .root = "none");
 
 START_TEST(brackets)
 {
@@ -83,6 +86,7 @@ START_TEST(brackets)
         ck_assert_int_eq(parse_bracketed("", &active, NULL), -ENODATA);
 }
 END_TEST
+DEFINE_TEST(brackets, .description = "brackets", .root = "none");
 
 START_TEST(link_speeds)
 {
@@ -97,6 +101,7 @@ START_TEST(link_speeds)
         ck_assert_int_eq(parse_link_speed("fast", &mts), -EINVAL);
 }
 END_TEST
+DEFINE_TEST(link_speeds, .description = "link speeds", .root = "none");
 
 START_TEST(sizes_and_escapes)
 {
@@ -110,6 +115,7 @@ START_TEST(sizes_and_escapes)
         ck_assert_str_eq(unescape_octal(s), "/swap file\tx");
 }
 END_TEST
+DEFINE_TEST(sizes_and_escapes, .description = "sizes and escapes", .root = "none");
 
 /* A report input named on the command line: read whole up to the bound; a FIFO is refused at
  * once (opened without blocking: before, `llmtune report` waited forever on one); one byte over
@@ -154,6 +160,7 @@ START_TEST(user_file_bounded)
         rmdir(dir);
 }
 END_TEST
+DEFINE_TEST(user_file_bounded, .description = "user file bounded", .root = "none");
 
 /* glob_match is fnmatch(3) without flags: every pattern against every name, both ways of saying it
  * agree, wildcards at either end, '*' across dots and slashes, backtracking, '?' at the end, and
@@ -184,22 +191,6 @@ START_TEST(globs)
         ck_assert(!glob_match("a*a*a", "aab"));
 }
 END_TEST
+DEFINE_TEST(globs, .description = "glob_match agrees with fnmatch(3) on every pattern and name", .root = "none");
 
-int main(void)
-{
-        Suite *s = suite_create("parse");
-        TCase *tc = tcase_create("parse");
-        tcase_add_test(tc, integers);
-        tcase_add_test(tc, cpulists);
-        tcase_add_test(tc, brackets);
-        tcase_add_test(tc, link_speeds);
-        tcase_add_test(tc, sizes_and_escapes);
-        tcase_add_test(tc, user_file_bounded);
-        tcase_add_test(tc, globs);
-        suite_add_tcase(s, tc);
-        SRunner *sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+UNIT_MAIN(.name = "parse")

@@ -20,6 +20,7 @@
 #include "root.h"
 #include "tmptree.h"
 #include "util.h"
+#include "unit-main.h"
 
 static const char *const mode_name[] = {"openat2", "walk"};
 
@@ -85,6 +86,7 @@ START_TEST(dotdot_is_clamped_at_the_root)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(dotdot_is_clamped_at_the_root, .description = "dotdot is clamped at the root", .root = "tmptree");
 
 START_TEST(absolute_links_resolve_inside)
 {
@@ -104,6 +106,7 @@ START_TEST(absolute_links_resolve_inside)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(absolute_links_resolve_inside, .description = "absolute links resolve inside", .root = "tmptree");
 
 START_TEST(relative_links_cannot_climb_out)
 {
@@ -123,6 +126,7 @@ START_TEST(relative_links_cannot_climb_out)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(relative_links_cannot_climb_out, .description = "relative links cannot climb out", .root = "tmptree");
 
 START_TEST(link_loops_end_in_eloop)
 {
@@ -142,6 +146,7 @@ START_TEST(link_loops_end_in_eloop)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(link_loops_end_in_eloop, .description = "link loops end in eloop", .root = "tmptree");
 
 START_TEST(long_and_deep_paths)
 {
@@ -174,6 +179,7 @@ START_TEST(long_and_deep_paths)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(long_and_deep_paths, .description = "long and deep paths", .root = "tmptree");
 
 START_TEST(nolinks_refuses_any_link_on_the_way)
 {
@@ -194,6 +200,8 @@ START_TEST(nolinks_refuses_any_link_on_the_way)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(nolinks_refuses_any_link_on_the_way,
+            .description = "nolinks refuses any link on the way", .root = "tmptree");
 
 START_TEST(create_through_a_dangling_link_stays_inside)
 {
@@ -213,6 +221,8 @@ START_TEST(create_through_a_dangling_link_stays_inside)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(create_through_a_dangling_link_stays_inside,
+            .description = "create through a dangling link stays inside", .root = "tmptree");
 
 /* root_write_file replaces a file atomically, keeping its mode, and refuses a link at the path. */
 START_TEST(write_file_replaces_and_refuses_links)
@@ -236,6 +246,8 @@ START_TEST(write_file_replaces_and_refuses_links)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(write_file_replaces_and_refuses_links,
+            .description = "write file replaces and refuses links", .root = "tmptree");
 
 /* The temporary-file sweep removes exactly PREFIX followed by digits: not the prefix alone, not a
  * name with more after the digits, not another file's temporaries. */
@@ -262,6 +274,7 @@ START_TEST(sweep_removes_only_pid_temporaries)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(sweep_removes_only_pid_temporaries, .description = "sweep removes only pid temporaries", .root = "tmptree");
 
 /* Links and entries of one directory read in a row look the directory up once (a 384-CPU audit
  * looked up /sys/bus/pci/devices 100 times, once per PCI function's link); a directory replaced
@@ -311,25 +324,7 @@ START_TEST(entries_of_one_directory_resolve_it_once)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(entries_of_one_directory_resolve_it_once,
+            .description = "entries of one directory resolve it once", .root = "tmptree", .loop_end = 2);
 
-int main(void)
-{
-        Suite *s = suite_create("root");
-        TCase *tc = tcase_create("confinement");
-        tcase_add_test(tc, dotdot_is_clamped_at_the_root);
-        tcase_add_test(tc, absolute_links_resolve_inside);
-        tcase_add_test(tc, relative_links_cannot_climb_out);
-        tcase_add_test(tc, link_loops_end_in_eloop);
-        tcase_add_test(tc, long_and_deep_paths);
-        tcase_add_test(tc, nolinks_refuses_any_link_on_the_way);
-        tcase_add_test(tc, create_through_a_dangling_link_stays_inside);
-        tcase_add_test(tc, write_file_replaces_and_refuses_links);
-        tcase_add_test(tc, sweep_removes_only_pid_temporaries);
-        tcase_add_loop_test(tc, entries_of_one_directory_resolve_it_once, 0, 2);
-        suite_add_tcase(s, tc);
-        SRunner *sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+UNIT_MAIN(.name = "root")

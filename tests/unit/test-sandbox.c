@@ -119,6 +119,8 @@ START_TEST(landlock_refuses_links_out_with_eacces)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(landlock_refuses_links_out_with_eacces,
+            .description = "landlock refuses links out with eacces", .root = "this machine", .live = true);
 
 /* A FIFO outside, reached through esc: refused by Landlock before the open could block. */
 START_TEST(landlock_refuses_a_host_fifo_without_waiting)
@@ -134,6 +136,8 @@ START_TEST(landlock_refuses_a_host_fifo_without_waiting)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(landlock_refuses_a_host_fifo_without_waiting,
+            .description = "landlock refuses a host fifo without waiting", .root = "this machine", .live = true);
 
 /* What the child may do besides reading: create a file in the tree, use a descriptor of the
  * parent's (the apply lock, the change log). */
@@ -166,6 +170,12 @@ START_TEST(the_child_writes_nothing_and_holds_nothing_of_the_parent)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(the_child_writes_nothing_and_holds_nothing_of_the_parent,
+            .description = "the child writes nothing and holds nothing of the parent", .root = "this machine",
+            .live = true);
+
+/* Without root, a chroot needs a user namespace of one's own, which a machine may disable. */
+static bool is_root(void) { return geteuid() == 0; }
 
 /* Forced fallbacks (LLMTUNE_TEST_CONFINEMENT), one per process: Check forks per test. */
 START_TEST(chroot_keeps_links_inside)
@@ -179,6 +189,7 @@ START_TEST(chroot_keeps_links_inside)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(chroot_keeps_links_inside, .description = "chroot keeps links inside", .root = "tmptree", .when = is_root);
 
 START_TEST(vet_refuses_a_tree_with_a_link_out_and_runs_on_a_fit_one)
 {
@@ -202,6 +213,8 @@ START_TEST(vet_refuses_a_tree_with_a_link_out_and_runs_on_a_fit_one)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(vet_refuses_a_tree_with_a_link_out_and_runs_on_a_fit_one,
+            .description = "vet refuses a tree with a link out and runs on a fit one", .root = "tmptree");
 
 /* --- the deadline and the limits ------------------------------------------------------------- */
 
@@ -230,6 +243,7 @@ START_TEST(a_fifo_in_the_tree_times_out)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(a_fifo_in_the_tree_times_out, .description = "a fifo in the tree times out", .root = "tmptree");
 
 static int spin(void *arg, const char *root_path, struct sbuf *out)
 {
@@ -261,6 +275,7 @@ START_TEST(cpu_is_limited_to_a_deadline)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(cpu_is_limited_to_a_deadline, .description = "cpu is limited to a deadline", .root = "tmptree");
 
 static int die(void *arg, const char *root_path, struct sbuf *out)
 {
@@ -300,6 +315,8 @@ START_TEST(errors_deaths_and_results_come_back)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(errors_deaths_and_results_come_back,
+            .description = "errors deaths and results come back", .root = "tmptree");
 
 static int report_pid(void *arg, const char *root_path, struct sbuf *out)
 {
@@ -328,6 +345,7 @@ START_TEST(the_live_system_runs_in_the_process)
         root_free(r);
 }
 END_TEST
+DEFINE_TEST(the_live_system_runs_in_the_process, .description = "the live system runs in the process", .root = "none");
 
 /* llmtune's own reads: a FIFO, a socket or a device node is "not a regular file", never read,
  * never waited on. */
@@ -346,6 +364,7 @@ START_TEST(own_reads_never_read_special_files)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(own_reads_never_read_special_files, .description = "own reads never read special files", .root = "tmptree");
 
 /* The guard of llmtune's own reads: an operation on the tree that lasts a deadline ends the
  * process through the expiry handler (exit status 42 here; the command line's says why, exit 1). */
@@ -365,6 +384,8 @@ START_TEST(a_read_that_outlasts_the_deadline_ends_the_run)
         deadline_leave();
 }
 END_TEST
+DEFINE_TEST(a_read_that_outlasts_the_deadline_ends_the_run,
+            .description = "a read that outlasts the deadline ends the run", .root = "none", .exit_status = 42);
 
 /* Reads that each end in time are not one long read, however long the run. */
 START_TEST(many_quick_reads_are_not_a_hung_one)
@@ -378,6 +399,7 @@ START_TEST(many_quick_reads_are_not_a_hung_one)
         }
 }
 END_TEST
+DEFINE_TEST(many_quick_reads_are_not_a_hung_one, .description = "many quick reads are not a hung one", .root = "none");
 
 /* A budget (--timeout, --rule-timeout) that has ended: no read of the tree is begun (-ETIME), each
  * refusal counts as a cut, and nothing is cached, so a read with time of its own succeeds. */
@@ -402,6 +424,8 @@ START_TEST(a_spent_budget_refuses_reads_and_caches_nothing)
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(a_spent_budget_refuses_reads_and_caches_nothing,
+            .description = "a spent budget refuses reads of the tree, counts each as a cut and caches nothing", .root = "none");
 
 /* An operation under way when the budget ends is given DEADLINE_FLOOR_MS, not the read deadline
  * (60 s here), and the give-up names what the run was doing (the rule). */
@@ -421,33 +445,9 @@ START_TEST(a_budget_bounds_a_hung_read_and_names_the_rule)
         deadline_leave();
 }
 END_TEST
+DEFINE_TEST(a_budget_bounds_a_hung_read_and_names_the_rule,
+            .description = "a budget bounds a hung read at the floor and names the rule", .root = "none", .exit_status = 42);
 
-static Suite *suite(bool live)
-{
-        Suite *s = suite_create("sandbox");
-        TCase *tc = tcase_create(live ? "landlock" : "sandbox");
-        tcase_set_timeout(tc, 120);
-        if (live) {
-                tcase_add_test(tc, landlock_refuses_links_out_with_eacces);
-                tcase_add_test(tc, landlock_refuses_a_host_fifo_without_waiting);
-                tcase_add_test(tc, the_child_writes_nothing_and_holds_nothing_of_the_parent);
-        } else {
-                if (geteuid() == 0) /* else only with user namespaces, which a machine may disable */
-                        tcase_add_test(tc, chroot_keeps_links_inside);
-                tcase_add_test(tc, vet_refuses_a_tree_with_a_link_out_and_runs_on_a_fit_one);
-                tcase_add_test(tc, a_fifo_in_the_tree_times_out);
-                tcase_add_test(tc, cpu_is_limited_to_a_deadline);
-                tcase_add_test(tc, errors_deaths_and_results_come_back);
-                tcase_add_test(tc, the_live_system_runs_in_the_process);
-                tcase_add_test(tc, own_reads_never_read_special_files);
-                tcase_add_exit_test(tc, a_read_that_outlasts_the_deadline_ends_the_run, 42);
-                tcase_add_test(tc, many_quick_reads_are_not_a_hung_one);
-                tcase_add_test(tc, a_spent_budget_refuses_reads_and_caches_nothing);
-                tcase_add_exit_test(tc, a_budget_bounds_a_hung_read_and_names_the_rule, 42);
-        }
-        suite_add_tcase(s, tc);
-        return s;
-}
 
 static char *live_missing(void)
 {
@@ -460,4 +460,4 @@ static char *live_missing(void)
                                      : xasprintf("no Landlock here (the libraries are confined by %s)", confinement_name(c));
 }
 
-int main(int argc, char **argv) { return unit_main(argc, argv, suite, live_missing); }
+UNIT_MAIN(.name = "sandbox", .live_missing = live_missing)

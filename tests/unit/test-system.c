@@ -19,45 +19,11 @@
 #include "superblock.h"
 #include "swaps.h"
 #include "tmptree.h"
+#include "factcheck.h"
 #include "unit-main.h"
 
 static void puts_(const char *rel, const char *text) { tmptree_write(rel, text, strlen(text)); }
 
-static struct root *root;
-static struct facts *open_facts(void)
-{
-        ck_assert_int_eq(root_new(tmptree_path(), &root), 0);
-        return facts_new(root);
-}
-
-static void close_facts(struct facts *f)
-{
-        facts_free(f);
-        root = root_free(root);
-}
-
-static const struct fact *get(struct facts *f, const char *name)
-{
-        const struct fact *fc = facts_get(f, name);
-        ck_assert_msg(fc != NULL, "no fact %s", name);
-        return fc;
-}
-
-static void assert_str(struct facts *f, const char *name, const char *want)
-{
-        const struct fact *fc = get(f, name);
-        ck_assert_msg(fc->status == FACT_OK, "%s: not ok (%s)", name, fc->reason ? fc->reason : "");
-        ck_assert_msg(streq(fc->str, want), "%s: \"%s\" != \"%s\"", name, fc->str, want);
-}
-
-static void assert_status(struct facts *f, const char *name, enum fact_status st, const char *reason_part)
-{
-        const struct fact *fc = get(f, name);
-        ck_assert_msg(fc->status == st, "%s: status %d != %d (%s)", name, fc->status, st, fc->str ? fc->str : "");
-        if (reason_part)
-                ck_assert_msg(fc->reason && strstr(fc->reason, reason_part), "%s: reason \"%s\" lacks \"%s\"", name,
-                              fc->reason, reason_part);
-}
 
 /* --- swap -------------------------------------------------------------------------------------- */
 
@@ -75,67 +41,69 @@ START_TEST(swap_active_and_boot_sources)
         puts_("etc/systemd/system/dev-sdc1.swap", "[Swap]\nWhat=/dev/sdc1\n");
         tmptree_link("etc/systemd/system/swapfile.swap", "/dev/null");
         puts_("etc/systemd/system/foo.service", "");
-        struct facts *f = open_facts();
-        assert_str(f, "swap.total", "9663148032");
-        assert_str(f, "swap.active.count", "2");
-        assert_str(f, "swap.active.0.path", "/swap file");
-        assert_str(f, "swap.active.0.type", "file");
-        assert_str(f, "swap.active.0.size", "1073741824");
-        assert_str(f, "swap.active.0.priority", "-2");
-        assert_str(f, "swap.active.1.used", "77824");
-        assert_str(f, "swap.zram.active", "1");
-        assert_str(f, "swap.fstab.count", "2");
-        assert_str(f, "swap.fstab.0.spec", "/swap.img");
-        assert_str(f, "swap.fstab.0.line", "3");
-        assert_str(f, "swap.fstab.1.spec", "/dev/sdb2");
-        assert_str(f, "swap.fstab.1.line", "5");
+        struct facts *f = open_facts(NULL);
+        eq(f, "swap.total", "9663148032");
+        eq(f, "swap.active.count", "2");
+        eq(f, "swap.active.0.path", "/swap file");
+        eq(f, "swap.active.0.type", "file");
+        eq(f, "swap.active.0.size", "1073741824");
+        eq(f, "swap.active.0.priority", "-2");
+        eq(f, "swap.active.1.used", "77824");
+        eq(f, "swap.zram.active", "1");
+        eq(f, "swap.fstab.count", "2");
+        eq(f, "swap.fstab.0.spec", "/swap.img");
+        eq(f, "swap.fstab.0.line", "3");
+        eq(f, "swap.fstab.1.spec", "/dev/sdb2");
+        eq(f, "swap.fstab.1.line", "5");
         /* /etc's /dev/null link masks the /usr/lib configuration */
-        assert_status(f, "swap.zram.generator", FACT_ABSENT, "masked");
-        assert_str(f, "swap.units.count", "1");
-        assert_str(f, "swap.units.names", "dev-sdc1.swap");
+        has_status(f, "swap.zram.generator", FACT_ABSENT, "masked");
+        eq(f, "swap.units.count", "1");
+        eq(f, "swap.units.names", "dev-sdc1.swap");
         close_facts(f);
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(swap_active_and_boot_sources, .description = "swap active and boot sources", .root = "tmptree");
 
 START_TEST(swap_generators)
 {
         tmptree_new("system");
         puts_("proc/swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n");
         puts_("etc/default/zramswap", "ALGO=lz4\n");
-        struct facts *f = open_facts();
-        assert_str(f, "swap.active.count", "0");
-        assert_str(f, "swap.zram.active", "0");
-        assert_str(f, "swap.zram.generator", "/etc/default/zramswap");
-        assert_str(f, "swap.fstab.count", "0");
-        assert_str(f, "swap.units.count", "0");
-        assert_status(f, "swap.total", FACT_ABSENT, NULL);
+        struct facts *f = open_facts(NULL);
+        eq(f, "swap.active.count", "0");
+        eq(f, "swap.zram.active", "0");
+        eq(f, "swap.zram.generator", "/etc/default/zramswap");
+        eq(f, "swap.fstab.count", "0");
+        eq(f, "swap.units.count", "0");
+        has_status(f, "swap.total", FACT_ABSENT, NULL);
         close_facts(f);
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(swap_generators, .description = "swap generators", .root = "tmptree");
 
 START_TEST(swap_garbage)
 {
         tmptree_new("system");
-        struct facts *f = open_facts();
-        assert_status(f, "swap.active.count", FACT_ABSENT, "no /proc/swaps");
+        struct facts *f = open_facts(NULL);
+        has_status(f, "swap.active.count", FACT_ABSENT, "no /proc/swaps");
         close_facts(f);
 
         puts_("proc/swaps", "/dev/sda2 partition 10 0 -2\n");
-        f = open_facts();
-        assert_status(f, "swap.active.count", FACT_UNREADABLE, "header");
+        f = open_facts(NULL);
+        has_status(f, "swap.active.count", FACT_UNREADABLE, "header");
         close_facts(f);
 
         puts_("proc/swaps", "Filename Type Size Used Priority\n/dev/sda2 partition 1x0 0 -2\n/dev/sda3 partition\n"
                             "/dev/sda4 partition 4 0 high\n");
         puts_("proc/meminfo", "SwapTotal: lots kB\n");
-        f = open_facts();
-        assert_str(f, "swap.active.count", "3");
-        assert_status(f, "swap.active.0.size", FACT_UNREADABLE, "malformed line 2");
-        assert_status(f, "swap.active.1.path", FACT_UNREADABLE, "malformed line 3");
-        assert_status(f, "swap.active.2.priority", FACT_UNREADABLE, "EINVAL");
-        assert_status(f, "swap.total", FACT_UNREADABLE, NULL);
+        f = open_facts(NULL);
+        eq(f, "swap.active.count", "3");
+        has_status(f, "swap.active.0.size", FACT_UNREADABLE, "malformed line 2");
+        has_status(f, "swap.active.1.path", FACT_UNREADABLE, "malformed line 3");
+        has_status(f, "swap.active.2.priority", FACT_UNREADABLE, "EINVAL");
+        has_status(f, "swap.total", FACT_UNREADABLE, NULL);
         close_facts(f);
 
         /* MAX_SWAPFILES (32) areas at most: 32 lines are read, 33 are not a kernel's. */
@@ -144,20 +112,21 @@ START_TEST(swap_garbage)
         for (int i = 0; i < SWAPS_MAX; i++)
                 sbuf_addf(&b, "/swap%d file 1024 0 -%d\n", i, i + 2);
         puts_("proc/swaps", b.s);
-        f = open_facts();
-        assert_str(f, "swap.active.count", "32");
-        assert_str(f, "swap.active.31.path", "/swap31");
+        f = open_facts(NULL);
+        eq(f, "swap.active.count", "32");
+        eq(f, "swap.active.31.path", "/swap31");
         close_facts(f);
         sbuf_add(&b, "/swap32 file 1024 0 -34\n");
         puts_("proc/swaps", b.s);
-        f = open_facts();
-        assert_status(f, "swap.active.count", FACT_UNREADABLE, "more than 32 swap areas listed");
-        assert_status(f, "swap.active", FACT_UNREADABLE, "the kernel allows at most 32");
+        f = open_facts(NULL);
+        has_status(f, "swap.active.count", FACT_UNREADABLE, "more than 32 swap areas listed");
+        has_status(f, "swap.active", FACT_UNREADABLE, "the kernel allows at most 32");
         close_facts(f);
         free(sbuf_steal(&b));
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(swap_garbage, .description = "swap garbage", .root = "tmptree");
 
 /* --- kernel, modules, modprobe.d ---------------------------------------------------------------- */
 
@@ -184,24 +153,25 @@ static void kernel_tree(void)
 START_TEST(kernel_and_modules)
 {
         kernel_tree();
-        struct facts *f = open_facts();
-        assert_str(f, "kernel.release", "6.8.0-45-generic");
-        assert_str(f, "kernel.cmdline.module_blacklist", "nvidiafb,nouveau,foo_bar");
-        assert_str(f, "nvidia.driver.version", "535.104.05");
-        assert_str(f, "module.loaded", "mlx5_core nvidia nvidia_drm nvidia_uvm");
-        assert_str(f, "module.nvidia.loaded", "true");
-        assert_str(f, "module.nvidia.state", "live");
-        assert_str(f, "module.mlx5_core.state", "loading");
-        assert_str(f, "module.nouveau.loaded", "false");
-        assert_status(f, "module.nouveau.state", FACT_ABSENT, "not loaded");
+        struct facts *f = open_facts(NULL);
+        eq(f, "kernel.release", "6.8.0-45-generic");
+        eq(f, "kernel.cmdline.module_blacklist", "nvidiafb,nouveau,foo_bar");
+        eq(f, "nvidia.driver.version", "535.104.05");
+        eq(f, "module.loaded", "mlx5_core nvidia nvidia_drm nvidia_uvm");
+        eq(f, "module.nvidia.loaded", "true");
+        eq(f, "module.nvidia.state", "live");
+        eq(f, "module.mlx5_core.state", "loading");
+        eq(f, "module.nouveau.loaded", "false");
+        has_status(f, "module.nouveau.state", FACT_ABSENT, "not loaded");
         /* on demand, either spelling */
-        assert_str(f, "module.nvidia-uvm.loaded", "true");
-        assert_str(f, "module.ext4.loaded", "false");
+        eq(f, "module.nvidia-uvm.loaded", "true");
+        eq(f, "module.ext4.loaded", "false");
         ck_assert_ptr_null(facts_get(f, "module.bad/name.loaded"));
         close_facts(f);
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(kernel_and_modules, .description = "kernel and modules", .root = "tmptree");
 
 START_TEST(modprobe_config)
 {
@@ -211,7 +181,7 @@ START_TEST(modprobe_config)
         int saved = dup(2);
         FILE *err = tmpfile();
         dup2(fileno(err), 2);
-        struct facts *f = open_facts();
+        struct facts *f = open_facts(NULL);
         const struct fact *bl = facts_get(f, "modprobe.blacklist");
         fflush(stderr);
         dup2(saved, 2);
@@ -221,27 +191,28 @@ START_TEST(modprobe_config)
 
         ck_assert_ptr_nonnull(bl);
         ck_assert_str_eq(bl->str, "foo_bar nouveau nvidiafb");
-        assert_str(f, "modprobe.nouveau.blacklisted", "true");
-        assert_str(f, "modprobe.nouveau.options", "modeset=0");
-        assert_status(f, "modprobe.nouveau.install", FACT_ABSENT, NULL);
-        assert_str(f, "modprobe.nvidia.blacklisted", "false");
-        assert_str(f, "modprobe.nvidia.options", "NVreg_X=1");
-        assert_str(f, "modprobe.nv_peer_mem.install", "/bin/false");
+        eq(f, "modprobe.nouveau.blacklisted", "true");
+        eq(f, "modprobe.nouveau.options", "modeset=0");
+        has_status(f, "modprobe.nouveau.install", FACT_ABSENT, NULL);
+        eq(f, "modprobe.nvidia.blacklisted", "false");
+        eq(f, "modprobe.nvidia.options", "NVreg_X=1");
+        eq(f, "modprobe.nv_peer_mem.install", "/bin/false");
         /* from ROOT's command line, asked for in either spelling */
-        assert_str(f, "modprobe.nvidia-drm.options", "modeset=1");
+        eq(f, "modprobe.nvidia-drm.options", "modeset=1");
         ck_assert_str_eq(get(f, "modprobe.nvidia-drm.options")->source, "/proc/cmdline");
-        assert_str(f, "modprobe.foo-bar.blacklisted", "true");
-        assert_str(f, "modprobe.snd_hda_intel.options", "index=-2");
+        eq(f, "modprobe.foo-bar.blacklisted", "true");
+        eq(f, "modprobe.snd_hda_intel.options", "index=-2");
         /* "--" ends the kernel's words: x.y=1 belongs to init */
-        assert_status(f, "modprobe.x.options", FACT_ABSENT, NULL);
+        has_status(f, "modprobe.x.options", FACT_ABSENT, NULL);
         /* nothing of the build machine's own /proc/cmdline (random.trust_cpu=1 and the like) */
-        assert_status(f, "modprobe.random.options", FACT_ABSENT, NULL);
-        assert_status(f, "modprobe.rcupdate.options", FACT_ABSENT, NULL);
+        has_status(f, "modprobe.random.options", FACT_ABSENT, NULL);
+        has_status(f, "modprobe.rcupdate.options", FACT_ABSENT, NULL);
         ck_assert_ptr_nonnull(facts_handle(f, "kmod"));
         close_facts(f);
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(modprobe_config, .description = "modprobe config", .root = "tmptree");
 
 START_TEST(modules_without_proc_modules)
 {
@@ -249,22 +220,23 @@ START_TEST(modules_without_proc_modules)
         puts_("proc/version", "Linux version 5.15.0-91-generic (buildd@lcy02) (gcc 11.4.0) #101-Ubuntu SMP\n");
         puts_("sys/module/nvidia/initstate", "live\n");
         tmptree_mkdir("sys/module/nouveau/parameters");
-        struct facts *f = open_facts();
-        assert_str(f, "kernel.release", "5.15.0-91-generic");
-        assert_status(f, "kernel.cmdline", FACT_ABSENT, NULL);
-        assert_str(f, "module.nvidia.loaded", "true");
-        assert_str(f, "module.nvidia.state", "live");
-        assert_str(f, "module.nouveau.loaded", "true");
-        assert_str(f, "module.nouveau.state", "builtin");
-        assert_status(f, "module.ib_core.loaded", FACT_ABSENT, "no /proc/modules in this tree");
-        assert_str(f, "module.loaded", "nvidia");
-        assert_status(f, "nvidia.driver.version", FACT_ABSENT, "no NVIDIA driver loaded");
-        assert_status(f, "kernel.cmdline.module_blacklist", FACT_ABSENT, NULL);
-        assert_str(f, "modprobe.blacklist", "");
+        struct facts *f = open_facts(NULL);
+        eq(f, "kernel.release", "5.15.0-91-generic");
+        has_status(f, "kernel.cmdline", FACT_ABSENT, NULL);
+        eq(f, "module.nvidia.loaded", "true");
+        eq(f, "module.nvidia.state", "live");
+        eq(f, "module.nouveau.loaded", "true");
+        eq(f, "module.nouveau.state", "builtin");
+        has_status(f, "module.ib_core.loaded", FACT_ABSENT, "no /proc/modules in this tree");
+        eq(f, "module.loaded", "nvidia");
+        has_status(f, "nvidia.driver.version", FACT_ABSENT, "no NVIDIA driver loaded");
+        has_status(f, "kernel.cmdline.module_blacklist", FACT_ABSENT, NULL);
+        eq(f, "modprobe.blacklist", "");
         close_facts(f);
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(modules_without_proc_modules, .description = "modules without proc modules", .root = "tmptree");
 
 START_TEST(modules_garbage)
 {
@@ -272,15 +244,16 @@ START_TEST(modules_garbage)
         puts_("proc/modules", "nvidia 56512512 45 - Live 0x0\nthis is not a module line\n");
         puts_("proc/driver/nvidia/version", "NVRM version: something odd\n");
         puts_("proc/sys/kernel/osrelease", "");
-        struct facts *f = open_facts();
-        assert_status(f, "module.loaded", FACT_UNREADABLE, "malformed line 2");
-        assert_status(f, "module.nvidia.loaded", FACT_UNREADABLE, "malformed line 2");
-        assert_status(f, "nvidia.driver.version", FACT_UNREADABLE, "NVRM version");
-        assert_status(f, "kernel.release", FACT_ABSENT, NULL);
+        struct facts *f = open_facts(NULL);
+        has_status(f, "module.loaded", FACT_UNREADABLE, "malformed line 2");
+        has_status(f, "module.nvidia.loaded", FACT_UNREADABLE, "malformed line 2");
+        has_status(f, "nvidia.driver.version", FACT_UNREADABLE, "NVRM version");
+        has_status(f, "kernel.release", FACT_ABSENT, NULL);
         close_facts(f);
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(modules_garbage, .description = "modules garbage", .root = "tmptree");
 
 /* --- md, filesystems, mounts ---------------------------------------------------------------------- */
 
@@ -355,22 +328,23 @@ START_TEST(mounts_fallback_and_unreadable)
 {
         tmptree_new("system");
         puts_("proc/self/mounts", "/dev/md0 /data ext4 rw,nobarrier 0 0\ntmpfs /dev/shm tmpfs rw,size=1024k 0 0\n");
-        struct facts *f = open_facts();
-        assert_str(f, "mount.count", "2");
+        struct facts *f = open_facts(NULL);
+        eq(f, "mount.count", "2");
         ck_assert_str_eq(get(f, "mount.0.options")->source, "/proc/self/mounts");
-        assert_str(f, "mem.shm.size", "1048576");
+        eq(f, "mem.shm.size", "1048576");
         close_facts(f);
         tmptree_drop();
 
         tmptree_new("system");
         tmptree_link("proc/mounts", "mounts"); /* ELOOP, for root too */
-        f = open_facts();
-        assert_status(f, "mount.count", FACT_UNREADABLE, "ELOOP");
-        assert_status(f, "mem.shm.size", FACT_UNREADABLE, "ELOOP");
+        f = open_facts(NULL);
+        has_status(f, "mount.count", FACT_UNREADABLE, "ELOOP");
+        has_status(f, "mem.shm.size", FACT_UNREADABLE, "ELOOP");
         close_facts(f);
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(mounts_fallback_and_unreadable, .description = "mounts fallback and unreadable", .root = "tmptree");
 
 /* A tree without /proc/swaps, /proc/modules, the THP directory or /proc/sys: the second source where
  * there is one (meminfo), else a reason that names what the tree lacks (13.1, 13.6). */
@@ -380,14 +354,14 @@ START_TEST(partial_tree_second_sources)
         puts_("proc/meminfo", "MemTotal:       3742148 kB\nSwapTotal:       8388604 kB\nSwapFree:        8388604 kB\n"
                               "AnonHugePages:     26624 kB\nHugePages_Total:    4096\nHugePages_Free:     4096\n");
         puts_("proc/sys/vm/swappiness", "60\n");
-        struct facts *f = open_facts();
-        assert_str(f, "swap.active", "true");
+        struct facts *f = open_facts(NULL);
+        eq(f, "swap.active", "true");
         ck_assert_str_eq(get(f, "swap.active")->source, "/proc/meminfo");
-        assert_status(f, "swap.active.count", FACT_ABSENT, "no /proc/swaps in this tree (/proc/meminfo SwapTotal: 8388604 kB)");
-        assert_status(f, "module.loaded", FACT_ABSENT, "no /proc/modules in this tree");
-        assert_status(f, "module.nvidia.loaded", FACT_ABSENT, "no /proc/modules in this tree");
-        assert_status(f, "thp.enabled", FACT_ABSENT, "AnonHugePages");
-        assert_str(f, "sysctl.vm.nr_hugepages", "4096");
+        has_status(f, "swap.active.count", FACT_ABSENT, "no /proc/swaps in this tree (/proc/meminfo SwapTotal: 8388604 kB)");
+        has_status(f, "module.loaded", FACT_ABSENT, "no /proc/modules in this tree");
+        has_status(f, "module.nvidia.loaded", FACT_ABSENT, "no /proc/modules in this tree");
+        has_status(f, "thp.enabled", FACT_ABSENT, "AnonHugePages");
+        eq(f, "sysctl.vm.nr_hugepages", "4096");
         ck_assert_str_eq(get(f, "sysctl.vm.nr_hugepages")->source, "/proc/meminfo");
         close_facts(f);
         tmptree_drop();
@@ -395,10 +369,10 @@ START_TEST(partial_tree_second_sources)
         /* no swap by meminfo, and no /proc/sys at all */
         tmptree_new("system");
         puts_("proc/meminfo", "MemTotal:       3742148 kB\nSwapTotal:             0 kB\n");
-        f = open_facts();
-        assert_str(f, "swap.active", "false");
-        assert_status(f, "sysctl.vm.swappiness", FACT_ABSENT, "no /proc/sys in this tree");
-        assert_status(f, "thp.enabled", FACT_ABSENT, "no /sys/kernel/mm/transparent_hugepage in this tree");
+        f = open_facts(NULL);
+        eq(f, "swap.active", "false");
+        has_status(f, "sysctl.vm.swappiness", FACT_ABSENT, "no /proc/sys in this tree");
+        has_status(f, "thp.enabled", FACT_ABSENT, "no /sys/kernel/mm/transparent_hugepage in this tree");
         close_facts(f);
         tmptree_drop();
 
@@ -406,13 +380,14 @@ START_TEST(partial_tree_second_sources)
         tmptree_new("system");
         puts_("proc/swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n");
         puts_("proc/meminfo", "SwapTotal:       8388604 kB\n");
-        f = open_facts();
-        assert_str(f, "swap.active", "false");
-        assert_str(f, "swap.active.count", "0");
+        f = open_facts(NULL);
+        eq(f, "swap.active", "false");
+        eq(f, "swap.active.count", "0");
         close_facts(f);
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(partial_tree_second_sources, .description = "partial tree second sources", .root = "tmptree");
 
 /* aarch64: cpu.model from the implementer/part fields, as lscpu names them (13.11). */
 START_TEST(arm_cpu_model)
@@ -427,28 +402,29 @@ START_TEST(arm_cpu_model)
                           i, i < 2 ? "0xd85" : "0xd87");
         puts_("proc/cpuinfo", b.s);
         free(sbuf_steal(&b));
-        struct facts *f = open_facts();
-        assert_str(f, "cpu.model", "ARM Cortex-X925 + ARM Cortex-A725");
+        struct facts *f = open_facts(NULL);
+        eq(f, "cpu.model", "ARM Cortex-X925 + ARM Cortex-A725");
         close_facts(f);
         /* Grace (Neoverse-V2), and a part not in the table */
         puts_("proc/cpuinfo", "processor\t: 0\nCPU implementer\t: 0x41\nCPU part\t: 0xd4f\n\n"
                               "processor\t: 1\nCPU implementer\t: 0x41\nCPU part\t: 0xd4f\n");
-        f = open_facts();
-        assert_str(f, "cpu.model", "ARM Neoverse-V2");
+        f = open_facts(NULL);
+        eq(f, "cpu.model", "ARM Neoverse-V2");
         close_facts(f);
         puts_("proc/cpuinfo", "processor\t: 0\nCPU implementer\t: 0x4e\nCPU part\t: 0x0ff\n");
-        f = open_facts();
-        assert_str(f, "cpu.model", "NVIDIA part 0x0ff");
+        f = open_facts(NULL);
+        eq(f, "cpu.model", "NVIDIA part 0x0ff");
         close_facts(f);
         /* no MIDR fields: the device-tree model */
         puts_("proc/cpuinfo", "processor\t: 0\nBogoMIPS\t: 50.00\n");
         tmptree_write("proc/device-tree/model", "NVIDIA Jetson AGX Orin Developer Kit", 37);
-        f = open_facts();
-        assert_str(f, "cpu.model", "NVIDIA Jetson AGX Orin Developer Kit");
+        f = open_facts(NULL);
+        eq(f, "cpu.model", "NVIDIA Jetson AGX Orin Developer Kit");
         close_facts(f);
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(arm_cpu_model, .description = "arm cpu model", .root = "tmptree");
 
 START_TEST(md_alignment)
 {
@@ -481,68 +457,69 @@ START_TEST(md_alignment)
                              "/dev/md6 /m6 ext4 rw 0 0\n"
                              "/dev/md0 /data/bind ext4 rw,noatime 0 0\n");
 
-        struct facts *f = open_facts();
-        assert_str(f, "md.count", "9");
-        assert_str(f, "md.md0.level", "raid0");
-        assert_str(f, "md.md0.chunk_size", "524288");
-        assert_str(f, "md.md0.raid_disks", "4");
-        assert_str(f, "md.md0.data_disks", "4");
-        assert_str(f, "md.md0.members", "sda sdb sdc sdd");
-        assert_str(f, "md.md0.state", "clean");
-        assert_str(f, "md.md0.fs.type", "ext4");
-        assert_str(f, "md.md0.fs.block_size", "4096");
-        assert_str(f, "md.md0.fs.stride", "16");
-        assert_str(f, "md.md0.fs.stripe_width", "64");
-        assert_str(f, "md.md0.fs.expected_stride", "128");
-        assert_str(f, "md.md0.fs.expected_stripe_width", "512");
-        assert_str(f, "md.md0.fs.aligned", "false");
-        assert_str(f, "md.md0.mount.point", "/data");
-        assert_str(f, "md.md0.mount.noatime", "false"); /* relatime is not noatime */
-        assert_str(f, "md.md0.mount.nobarrier", "false");
-        assert_str(f, "md.md0.mount.stripe", "64");
+        struct facts *f = open_facts(NULL);
+        eq(f, "md.count", "9");
+        eq(f, "md.md0.level", "raid0");
+        eq(f, "md.md0.chunk_size", "524288");
+        eq(f, "md.md0.raid_disks", "4");
+        eq(f, "md.md0.data_disks", "4");
+        eq(f, "md.md0.members", "sda sdb sdc sdd");
+        eq(f, "md.md0.state", "clean");
+        eq(f, "md.md0.fs.type", "ext4");
+        eq(f, "md.md0.fs.block_size", "4096");
+        eq(f, "md.md0.fs.stride", "16");
+        eq(f, "md.md0.fs.stripe_width", "64");
+        eq(f, "md.md0.fs.expected_stride", "128");
+        eq(f, "md.md0.fs.expected_stripe_width", "512");
+        eq(f, "md.md0.fs.aligned", "false");
+        eq(f, "md.md0.mount.point", "/data");
+        eq(f, "md.md0.mount.noatime", "false"); /* relatime is not noatime */
+        eq(f, "md.md0.mount.nobarrier", "false");
+        eq(f, "md.md0.mount.stripe", "64");
 
-        assert_str(f, "md.md1.data_disks", "2");
-        assert_str(f, "md.md1.fs.type", "xfs");
-        assert_str(f, "md.md1.fs.stride", "128");
-        assert_str(f, "md.md1.fs.stripe_width", "256");
-        assert_str(f, "md.md1.fs.aligned", "true");
-        assert_str(f, "md.md1.mount.point", "/scratch space");
-        assert_str(f, "md.md1.mount.noatime", "true");
-        assert_str(f, "md.md1.mount.nobarrier", "true");
+        eq(f, "md.md1.data_disks", "2");
+        eq(f, "md.md1.fs.type", "xfs");
+        eq(f, "md.md1.fs.stride", "128");
+        eq(f, "md.md1.fs.stripe_width", "256");
+        eq(f, "md.md1.fs.aligned", "true");
+        eq(f, "md.md1.mount.point", "/scratch space");
+        eq(f, "md.md1.mount.noatime", "true");
+        eq(f, "md.md1.mount.nobarrier", "true");
 
-        assert_status(f, "md.md2.chunk_size", FACT_UNREADABLE, "big");
-        assert_status(f, "md.md2.fs.expected_stride", FACT_UNREADABLE, NULL);
-        assert_str(f, "md.md2.fs.stride", "128");
-        assert_str(f, "md.md2.mount.nobarrier", "true");
+        has_status(f, "md.md2.chunk_size", FACT_UNREADABLE, "big");
+        has_status(f, "md.md2.fs.expected_stride", FACT_UNREADABLE, NULL);
+        eq(f, "md.md2.fs.stride", "128");
+        eq(f, "md.md2.mount.nobarrier", "true");
 
-        assert_status(f, "md.md3.fs.type", FACT_UNREADABLE, "truncated");
-        assert_status(f, "md.md3.mount.point", FACT_ABSENT, "not mounted");
-        assert_status(f, "md.md4.fs.stride", FACT_UNREADABLE, "s_log_block_size");
-        assert_str(f, "md.md4.data_disks", "4");
+        has_status(f, "md.md3.fs.type", FACT_UNREADABLE, "truncated");
+        has_status(f, "md.md3.mount.point", FACT_ABSENT, "not mounted");
+        has_status(f, "md.md4.fs.stride", FACT_UNREADABLE, "s_log_block_size");
+        eq(f, "md.md4.data_disks", "4");
         /* raid1: nothing on it, no striping */
-        assert_str(f, "md.md5.data_disks", "1");
-        assert_status(f, "md.md5.fs.type", FACT_ABSENT, "no ext2/3/4 or XFS superblock");
+        eq(f, "md.md5.data_disks", "1");
+        has_status(f, "md.md5.fs.type", FACT_ABSENT, "no ext2/3/4 or XFS superblock");
         /* mounted as ext4 but no superblock there: unreadable, not absent */
-        assert_str(f, "md.md6.data_disks", "2");
-        assert_status(f, "md.md6.fs.type", FACT_UNREADABLE, "no ext2/3/4 or XFS superblock");
+        eq(f, "md.md6.data_disks", "2");
+        has_status(f, "md.md6.fs.type", FACT_UNREADABLE, "no ext2/3/4 or XFS superblock");
 
-        assert_str(f, "md.md7.raid_disks", "5");
-        assert_str(f, "md.md7.reshape_from.raid_disks", "4");
-        assert_str(f, "md.md7.chunk_size", "1048576");
-        assert_str(f, "md.md7.reshape_from.chunk_size", "524288");
-        assert_str(f, "md.md7.data_disks", "4");
-        assert_status(f, "md.md8.raid_disks", FACT_UNREADABLE, "EINVAL");
-        assert_status(f, "md.md8.data_disks", FACT_UNREADABLE, NULL);
+        eq(f, "md.md7.raid_disks", "5");
+        eq(f, "md.md7.reshape_from.raid_disks", "4");
+        eq(f, "md.md7.chunk_size", "1048576");
+        eq(f, "md.md7.reshape_from.chunk_size", "524288");
+        eq(f, "md.md7.data_disks", "4");
+        has_status(f, "md.md8.raid_disks", FACT_UNREADABLE, "EINVAL");
+        has_status(f, "md.md8.data_disks", FACT_UNREADABLE, NULL);
 
-        assert_str(f, "mount.count", "6");
-        assert_str(f, "mount.1.source", "/dev/md0");
-        assert_str(f, "mount.2.target", "/scratch space");
-        assert_str(f, "mount.2.fstype", "xfs");
-        assert_str(f, "mount.0.options", "rw,nosuid");
+        eq(f, "mount.count", "6");
+        eq(f, "mount.1.source", "/dev/md0");
+        eq(f, "mount.2.target", "/scratch space");
+        eq(f, "mount.2.fstype", "xfs");
+        eq(f, "mount.0.options", "rw,nosuid");
         close_facts(f);
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(md_alignment, .description = "md alignment", .root = "tmptree");
 
 START_TEST(md_from_mdstat_only)
 {
@@ -558,30 +535,31 @@ START_TEST(md_from_mdstat_only)
                              "unused devices: <none>\n");
         ext4_image("dev/md127", 2, 128, 256);
         puts_("proc/mounts", "/dev/md127 /data ext4 rw,noatime 0 0\n");
-        struct facts *f = open_facts();
-        assert_str(f, "md.count", "3");
-        assert_str(f, "md.md127.level", "raid0");
-        assert_str(f, "md.md127.chunk_size", "524288");
-        assert_str(f, "md.md127.raid_disks", "2");
-        assert_str(f, "md.md127.members", "nvme1n1 nvme0n1");
-        assert_str(f, "md.md127.fs.aligned", "true");
-        assert_str(f, "md.md127.mount.noatime", "true");
-        assert_str(f, "md.md1.raid_disks", "4");
-        assert_str(f, "md.md1.degraded", "1");
-        assert_str(f, "md.md1.data_disks", "2");
-        assert_str(f, "md.md1.sync_action", "recover");
-        assert_status(f, "md.md9.level", FACT_UNREADABLE, "malformed member");
-        assert_status(f, "md.md9.data_disks", FACT_ABSENT, NULL);
+        struct facts *f = open_facts(NULL);
+        eq(f, "md.count", "3");
+        eq(f, "md.md127.level", "raid0");
+        eq(f, "md.md127.chunk_size", "524288");
+        eq(f, "md.md127.raid_disks", "2");
+        eq(f, "md.md127.members", "nvme1n1 nvme0n1");
+        eq(f, "md.md127.fs.aligned", "true");
+        eq(f, "md.md127.mount.noatime", "true");
+        eq(f, "md.md1.raid_disks", "4");
+        eq(f, "md.md1.degraded", "1");
+        eq(f, "md.md1.data_disks", "2");
+        eq(f, "md.md1.sync_action", "recover");
+        has_status(f, "md.md9.level", FACT_UNREADABLE, "malformed member");
+        has_status(f, "md.md9.data_disks", FACT_ABSENT, NULL);
         close_facts(f);
 
         puts_("proc/mdstat", "garbage\n");
-        f = open_facts();
-        assert_status(f, "md.count", FACT_UNREADABLE, "EBADMSG");
-        assert_status(f, "md.mdstat", FACT_UNREADABLE, "Personalities");
+        f = open_facts(NULL);
+        has_status(f, "md.count", FACT_UNREADABLE, "EBADMSG");
+        has_status(f, "md.mdstat", FACT_UNREADABLE, "Personalities");
         close_facts(f);
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(md_from_mdstat_only, .description = "md from mdstat only", .root = "tmptree");
 
 /* A device node in a foreign tree is this machine's disk: never opened. */
 START_TEST(md_device_node_in_foreign_root)
@@ -593,13 +571,15 @@ START_TEST(md_device_node_in_foreign_root)
         /* main() ran this case only where mknod works (else the test system-live is skipped). */
         ck_assert_msg(mknod(p, S_IFBLK | 0600, makedev(9, 0)) == 0, "mknod: %s", strerror(errno));
         free(p);
-        struct facts *f = open_facts();
-        assert_status(f, "md.md0.fs.type", FACT_ABSENT, "foreign root");
-        assert_status(f, "md.md0.fs.aligned", FACT_ABSENT, NULL);
+        struct facts *f = open_facts(NULL);
+        has_status(f, "md.md0.fs.type", FACT_ABSENT, "foreign root");
+        has_status(f, "md.md0.fs.aligned", FACT_ABSENT, NULL);
         close_facts(f);
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(md_device_node_in_foreign_root,
+            .description = "md device node in foreign root", .root = "this machine", .live = true);
 
 START_TEST(superblocks)
 {
@@ -627,6 +607,7 @@ START_TEST(superblocks)
         ck_assert_uint_eq(sb.stride, 16);
 }
 END_TEST
+DEFINE_TEST(superblocks, .description = "superblocks", .root = "none");
 
 /* --- the corpus ------------------------------------------------------------------------------------ */
 
@@ -716,6 +697,7 @@ START_TEST(corpus_mdstat)
         free(path);
 }
 END_TEST
+DEFINE_TEST(corpus_mdstat, .description = "corpus mdstat", .root = "corpus");
 
 START_TEST(corpus_swaps)
 {
@@ -732,19 +714,20 @@ START_TEST(corpus_swaps)
         path = corpus_file("node_exporter-collector-fixtures/proc/meminfo");
         text = slurp(path);
         puts_("proc/meminfo", text);
-        struct facts *f = open_facts();
-        assert_str(f, "swap.active.count", "1");
-        assert_str(f, "swap.active.0.path", "/dev/zram0");
-        assert_str(f, "swap.active.0.size", "8589930496");
-        assert_str(f, "swap.active.0.priority", "100");
-        assert_str(f, "swap.zram.active", "1");
-        assert_str(f, "swap.total", "4294963200"); /* SwapTotal 4194300 kB: the composite disagrees */
+        struct facts *f = open_facts(NULL);
+        eq(f, "swap.active.count", "1");
+        eq(f, "swap.active.0.path", "/dev/zram0");
+        eq(f, "swap.active.0.size", "8589930496");
+        eq(f, "swap.active.0.priority", "100");
+        eq(f, "swap.zram.active", "1");
+        eq(f, "swap.total", "4294963200"); /* SwapTotal 4194300 kB: the composite disagrees */
         close_facts(f);
         free(text);
         free(path);
         tmptree_drop();
 }
 END_TEST
+DEFINE_TEST(corpus_swaps, .description = "corpus swaps", .root = "corpus");
 
 /* Whether this process may make a block device node (root, outside a restricted container). */
 static char *live_missing(void)
@@ -761,36 +744,4 @@ static char *live_missing(void)
         return r < 0 ? xasprintf("mknod of a block device node: %s", strerror(e)) : NULL;
 }
 
-/* The tree cases, or (LIVE) the one that needs mknod (the test system-live). */
-static Suite *suite(bool live)
-{
-        Suite *s = suite_create("system");
-        TCase *tc = tcase_create(live ? "live" : "system");
-        if (live) {
-                tcase_add_test(tc, md_device_node_in_foreign_root);
-                suite_add_tcase(s, tc);
-                return s;
-        }
-        tcase_add_test(tc, swap_active_and_boot_sources);
-        tcase_add_test(tc, swap_generators);
-        tcase_add_test(tc, swap_garbage);
-        tcase_add_test(tc, kernel_and_modules);
-        tcase_add_test(tc, modprobe_config);
-        tcase_add_test(tc, modules_without_proc_modules);
-        tcase_add_test(tc, modules_garbage);
-        tcase_add_test(tc, mounts_fallback_and_unreadable);
-        tcase_add_test(tc, partial_tree_second_sources);
-        tcase_add_test(tc, arm_cpu_model);
-        tcase_add_test(tc, md_alignment);
-        tcase_add_test(tc, md_from_mdstat_only);
-        tcase_add_test(tc, superblocks);
-        tcase_add_test(tc, corpus_mdstat);
-        tcase_add_test(tc, corpus_swaps);
-        suite_add_tcase(s, tc);
-        return s;
-}
-
-int main(int argc, char **argv)
-{
-        return unit_main(argc, argv, suite, live_missing);
-}
+UNIT_MAIN(.name = "system", .live_missing = live_missing)

@@ -12,6 +12,7 @@
 
 #include "tmptree.h"
 #include "txn.h"
+#include "unit-main.h"
 
 #define SWAPPINESS "proc/sys/vm/swappiness"
 #define DIRTY "proc/sys/vm/dirty_ratio"
@@ -146,6 +147,7 @@ START_TEST(apply_then_rollback_by_scope)
         plan_done(&b);
 }
 END_TEST
+DEFINE_TEST(apply_then_rollback_by_scope, .description = "apply then rollback by scope", .root = "tmptree");
 
 /* The second change may not be made (a runtime value outside /sys and /proc/sys): the first is
  * undone, with its undo-intent logged before. */
@@ -175,6 +177,7 @@ START_TEST(failed_run_is_undone)
         plan_done(&p);
 }
 END_TEST
+DEFINE_TEST(failed_run_is_undone, .description = "failed run is undone", .root = "tmptree");
 
 /* A target changed by someone else refuses the whole rollback, touching nothing; forced, the
  * before state comes back. */
@@ -208,6 +211,7 @@ START_TEST(changed_target_is_refused)
         plan_done(&p);
 }
 END_TEST
+DEFINE_TEST(changed_target_is_refused, .description = "changed target is refused", .root = "tmptree");
 
 /* A run killed after its intent and its write: the next transaction closes the step as done (the
  * target shows the after state), ends the run, names it for apply to complete, and rollback
@@ -243,6 +247,7 @@ START_TEST(interrupted_run_is_recovered)
         plan_done(&p);
 }
 END_TEST
+DEFINE_TEST(interrupted_run_is_recovered, .description = "interrupted run is recovered", .root = "tmptree");
 
 /* The log cannot take more than a run-begin (RLIMIT_FSIZE, as a full disk): rollback writes no
  * undo without its undo-intent, so nothing is undone, and the error says why. */
@@ -300,21 +305,6 @@ START_TEST(rollback_stops_when_the_log_fails)
         plan_done(&p);
 }
 END_TEST
+DEFINE_TEST(rollback_stops_when_the_log_fails, .description = "rollback stops when the log fails", .root = "tmptree");
 
-int main(void)
-{
-        Suite *s = suite_create("txn");
-        TCase *tc = tcase_create("txn");
-        tcase_add_checked_fixture(tc, setup, teardown);
-        tcase_add_test(tc, apply_then_rollback_by_scope);
-        tcase_add_test(tc, failed_run_is_undone);
-        tcase_add_test(tc, changed_target_is_refused);
-        tcase_add_test(tc, interrupted_run_is_recovered);
-        tcase_add_test(tc, rollback_stops_when_the_log_fails);
-        suite_add_tcase(s, tc);
-        SRunner *sr = srunner_create(s);
-        srunner_run_all(sr, CK_NORMAL);
-        int failed = srunner_ntests_failed(sr);
-        srunner_free(sr);
-        return failed ? 1 : 0;
-}
+UNIT_MAIN(.name = "txn", .setup = setup, .teardown = teardown)
