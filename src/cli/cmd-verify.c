@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * llmtune verify: is the change log intact, did every apply and rollback finish, and is every
- * change still in force still true on the machine? Like tuned's verify (re-read and compare each
- * tunable), but against the log on disk rather than a daemon's memory, and per target.
+ * change still in force still true on the machine? The judgement is verify_run's (apply/verify.c);
+ * this file takes the options and prints what it found.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,79 +18,9 @@
 #include "digest.h"
 #include "facts.h"
 #include "json-out.h"
-#include "verify-state.h"
+#include "verify.h"
 
 #define DIFF_LINES_SHOWN 20
-
-enum check_status { CHECK_OK, CHECK_DRIFT, CHECK_UNCHECKABLE, CHECK_ERROR };
-static const char *const check_names[] = {"ok", "drift", "not-checkable", "error"};
-
-struct check {
-        const struct log_record *rec;
-        enum check_status status;
-        char *found;   /* current state (NULL: absent) */
-        char *message; /* one line */
-        char *diff;    /* files: expected -> found */
-};
-
-static char *describe_file(const char *content)
-{
-        if (!content)
-                return xstrdup("absent");
-        char h[65];
-        sha256_hex(content, strlen(content), h);
-        return xasprintf("%zu bytes, sha256 %.12s", strlen(content), h);
-}
-
-static char *quote(const char *v) { return v ? xasprintf("'%s'", v) : xstrdup("absent"); }
-
-static void check_one(struct root *root, const struct log_record *rec, struct check *ck)
-{
-        const struct change *c = &rec->change;
-        ck->rec = rec;
-        int rc = action_current(root, c, &ck->found);
-        if (rc == -EOPNOTSUPP) {
-                ck->status = CHECK_UNCHECKABLE;
-                ck->message = xasprintf("not checkable (%s): %s", change_type_name(c->type), c->target);
-                return;
-        }
-        if (rc < 0) {
-                /* Something is there that cannot be read: not "absent", not "removed". */
-                ck->status = CHECK_ERROR;
-                ck->message = xasprintf("unreadable: %s is there but cannot be read (%s), so whether it is "
-                                        "still as change %ld left it is not known",
-                                        c->target, errno_name(-rc), rec->seq);
-                return;
-        }
-        /* apply's own test (a mount's options compare as sets: the kernel orders them) */
-        if (action_state_equal(c, ck->found, c->after)) {
-                ck->status = CHECK_OK;
-                ck->message = xasprintf("ok: %s", c->target);
-                return;
-        }
-        ck->status = CHECK_DRIFT;
-        if (c->type == CHANGE_FILE) {
-                _cleanup_free_ char *e = describe_file(c->after), *f = describe_file(ck->found);
-                ck->message = xasprintf("drift: %s: expected %s (written by change %ld), found %s", c->target, e,
-                                        rec->seq, f);
-                ck->diff = unified_diff(c->target, c->after, ck->found);
-        } else {
-                _cleanup_free_ char *e = quote(c->after), *f = quote(ck->found);
-                ck->message = xasprintf("drift: %s: expected %s (set by change %ld), found %s", c->target, e, rec->seq, f);
-        }
-}
-
-static char *unfinished_message(const struct log_record *rec)
-{
-        if (rec->event == LOG_RUN_BEGIN)
-                return xasprintf("%s of run %s did not finish: it began at record %ld and has no run-end (killed "
-                                 "or stopped, possibly between two changes)",
-                                 rec->change.target ? rec->change.target : "run", rec->run ? rec->run : "?", rec->seq);
-        bool undo = rec->event == LOG_UNDO_INTENT;
-        return xasprintf("%s of run %s did not finish: change %ld (%s) is in an unknown state",
-                         undo ? "rollback" : "apply", rec->run ? rec->run : "?", undo && rec->ref ? rec->ref : rec->seq,
-                         rec->change.target ? rec->change.target : "?");
-}
 
 static void print_diff(const char *diff)
 {
@@ -118,15 +48,6 @@ static json_object *state_json(const struct change *c, const char *v)
         return json_object_new_string(buf);
 }
 
-/* --expect-head SEQ:HASH, parsed, and what the log says about it. */
-struct expect_head {
-        bool set;
-        long seq;
-        char hash[65];
-        bool found;    /* the log holds record SEQ with hash HASH */
-        char *message; /* why not */
-};
-
 static json_object *head_file_json(const struct log_read *lr)
 {
         json_object *o = json_object_new_object();
@@ -138,10 +59,15 @@ static json_object *head_file_json(const struct log_read *lr)
         return o;
 }
 
-static void print_json(struct cli *cli, const struct log_read *lr, const struct check *ck, size_t n_ck,
-                       const struct strv *unfinished, const size_t *unf_idx, const char *status,
-                       const struct expect_head *eh)
+static void print_json(struct cli *cli, const struct verify_result *v)
 {
+        const struct log_read *lr = &v->lr;
+        const struct verify_check *ck = v->ck;
+        size_t n_ck = v->n_ck;
+        const struct strv *unfinished = &v->unfinished;
+        const size_t *unf_idx = v->unf_idx;
+        const char *status = v->status;
+        const struct expect_head *eh = &v->eh;
         json_object *top = json_object_new_object();
         json_object_object_add(top, "format", json_object_new_int(1));
         json_object_object_add(top, "root", json_object_new_string(root_path(cli->root)));
@@ -190,7 +116,7 @@ static void print_json(struct cli *cli, const struct log_read *lr, const struct 
                 json_object_object_add(o, "rule", str_or_null(c->rule));
                 json_object_object_add(o, "type", json_object_new_string(change_type_name(c->type)));
                 json_object_object_add(o, "target", str_or_null(c->target));
-                json_object_object_add(o, "status", json_object_new_string(check_names[ck[i].status]));
+                json_object_object_add(o, "status", json_object_new_string(verify_check_name(ck[i].status)));
                 bool checked = ck[i].status == CHECK_OK || ck[i].status == CHECK_DRIFT;
                 json_object_object_add(o, "expected", checked ? state_json(c, c->after) : NULL);
                 json_object_object_add(o, "found", checked ? state_json(c, ck[i].found) : NULL);
@@ -201,83 +127,6 @@ static void print_json(struct cli *cli, const struct log_read *lr, const struct 
         json_object_object_add(top, "changes", changes);
         json_print(stdout, top);
         json_object_put(top);
-}
-
-/* SEQ:HASH as the "anchor" of verify/apply/rollback --json prints it. */
-static bool parse_anchor(const char *s, struct expect_head *eh)
-{
-        const char *colon = strchr(s, ':');
-        if (!colon || colon == s || strspn(s, "0123456789") != (size_t)(colon - s) || strlen(colon + 1) != 64)
-                return false;
-        errno = 0;
-        eh->seq = strtol(s, NULL, 10);
-        if (errno || eh->seq <= 0)
-                return false;
-        for (const char *p = colon + 1; *p; p++)
-                if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-                        return false;
-        memcpy(eh->hash, colon + 1, 65);
-        eh->set = true;
-        return true;
-}
-
-/* Does the log hold record SEQ with hash HASH? Its chain (checked apart) links every later record
- * to it, so a log that does was not cut before SEQ, whatever the files on the machine say. */
-static void check_expected_head(const struct log_read *lr, struct expect_head *eh)
-{
-        const struct log_record *rec = NULL;
-        for (size_t i = lr->n; i-- > 0 && !rec;)
-                if (lr->v[i].seq == eh->seq)
-                        rec = &lr->v[i];
-        if (rec && streq(rec->hash, eh->hash)) {
-                eh->found = true;
-                return;
-        }
-        if (rec)
-                eh->message = xasprintf("record %ld of the log has hash %.16s..., not the expected %.16s...: the "
-                                        "log was rewritten from there on",
-                                        eh->seq, rec->hash, eh->hash);
-        else if (lr->n == 0)
-                eh->message = xasprintf("the log holds no records, but record %ld (hash %.16s...) was expected: the "
-                                        "log was deleted or emptied",
-                                        eh->seq, eh->hash);
-        else if (eh->seq > lr->end_seq)
-                eh->message = xasprintf("the log ends at record %ld, but record %ld (hash %.16s...) was expected: "
-                                        "records %ld to %ld were cut off",
-                                        lr->end_seq, eh->seq, eh->hash, lr->end_seq + 1, eh->seq);
-        else
-                eh->message = xasprintf("the log holds no record %ld (hash %.16s...): it was cut or rewritten",
-                                        eh->seq, eh->hash);
-}
-
-/* Everything verify found: the log read, the steps left unfinished, the check of each change in
- * force, and the --expect-head comparison. */
-struct verify_result {
-        struct log_read lr;
-        struct strv unfinished; /* one message per unfinished step ... */
-        size_t *unf_idx;        /* ... and its record's index in lr */
-        size_t *idx;            /* the records in force, by index in lr */
-        struct check *ck;       /* their checks */
-        size_t n_ck;
-        size_t count[4]; /* checks per enum check_status */
-        struct expect_head eh;
-        bool cut;         /* --expect-head names a record the log does not hold */
-        const char *status; /* one of verify_state_names */
-};
-
-static void verify_result_done(struct verify_result *v)
-{
-        for (size_t i = 0; i < v->n_ck; i++) {
-                free(v->ck[i].found);
-                free(v->ck[i].message);
-                free(v->ck[i].diff);
-        }
-        free(v->ck);
-        free(v->idx);
-        free(v->unf_idx);
-        free(v->eh.message);
-        strv_done(&v->unfinished);
-        log_read_done(&v->lr);
 }
 
 /* The options into *JSON, *VERBOSE and EH. Returns -1 to go on, else the exit code. */
@@ -295,7 +144,7 @@ static int parse_verify_opts(int argc, char **argv, bool *json, bool *verbose, s
                 case 'j': *json = true; break;
                 case 'v': *verbose = true; break;
                 case 'E':
-                        if (!parse_anchor(optarg, eh))
+                        if (!expect_head_parse(optarg, eh))
                                 return cli_error("--expect-head takes SEQ:HASH (the \"anchor\" of verify, apply "
                                                  "or rollback --json: a sequence number, ':', 64 lowercase hex "
                                                  "digits), not '%s'",
@@ -306,47 +155,6 @@ static int parse_verify_opts(int argc, char **argv, bool *json, bool *verbose, s
         if (optind < argc)
                 return cli_error("unexpected argument '%s' (see llmtune verify --help)", argv[optind]);
         return -1;
-}
-
-/* The log into LR under a shared lock: a running apply or rollback is waited for, so its steps in
- * progress are never reported as unfinished and the log is read whole. Returns -1 on success,
- * else the exit code (the error said). */
-static int read_log_shared(struct root *root, struct log_read *lr)
-{
-        int lock_fd = -1;
-        int rc = changelog_lock_shared(root, true, &lock_fd);
-        if (rc < 0)
-                return cli_error("cannot take the lock %s under %s: %s", CHANGELOG_LOCK, root_path(root), changelog_strerror(rc));
-        rc = changelog_read(root, lr);
-        if (lock_fd >= 0)
-                close(lock_fd);
-        if (rc < 0)
-                return cli_error("cannot read %s under %s: %s", CHANGELOG_PATH, root_path(root), changelog_strerror(rc));
-        return -1;
-}
-
-/* The unfinished steps, the check of every change in force against ROOT, and the status. */
-static void verify_judge(struct root *root, struct verify_result *v)
-{
-        const struct log_read *lr = &v->lr;
-        v->unf_idx = xcalloc(lr->n + 1, sizeof(size_t));
-        for (size_t i = 0; i < lr->n; i++)
-                if (!changelog_step_finished(lr, i)) {
-                        v->unf_idx[v->unfinished.n] = i;
-                        strv_push(&v->unfinished, unfinished_message(&lr->v[i]));
-                }
-        v->n_ck = changelog_in_force(lr, &v->idx);
-        v->ck = xcalloc(v->n_ck + 1, sizeof(*v->ck));
-        for (size_t i = 0; i < v->n_ck; i++) {
-                check_one(root, &lr->v[v->idx[i]], &v->ck[i]);
-                v->count[v->ck[i].status]++;
-        }
-        if (v->eh.set)
-                check_expected_head(lr, &v->eh);
-        v->cut = v->eh.set && !v->eh.found;
-        bool findings = lr->n_problems || v->cut || v->unfinished.n || v->count[CHECK_DRIFT];
-        v->status = findings ? (lr->n_problems || v->cut ? "tampered" : v->unfinished.n ? "unfinished" : "drift")
-                             : v->count[CHECK_ERROR] ? "error" : "clean";
 }
 
 /* The chain, the expected head and the head file's note, as text. */
@@ -385,7 +193,7 @@ static void print_text(struct cli *cli, const struct verify_result *v, bool verb
         for (size_t i = 0; i < v->unfinished.n; i++)
                 printf("%sunfinished%s: %s\n", red, off, v->unfinished.v[i]);
         for (size_t i = 0; i < v->n_ck; i++) {
-                const struct check *ck = &v->ck[i];
+                const struct verify_check *ck = &v->ck[i];
                 if (ck->status == CHECK_OK && !verbose)
                         continue;
                 const char *col = ck->status == CHECK_OK ? green : ck->status == CHECK_DRIFT ? red : "";
@@ -408,77 +216,18 @@ static int verify_cmd(struct cli *cli, int argc, char **argv)
         struct root *root = cli_root(cli);
         if (!root)
                 return EXIT_ERROR;
-        rc = read_log_shared(root, &v.lr);
-        if (rc >= 0)
-                return rc;
-        verify_judge(root, &v);
+        const char *what;
+        rc = verify_run(root, &v, &what);
+        if (rc < 0)
+                return cli_error("cannot %s %s under %s: %s", streq(what, "lock") ? "take the lock" : "read",
+                                 streq(what, "lock") ? CHANGELOG_LOCK : CHANGELOG_PATH, root_path(root),
+                                 changelog_strerror(rc));
         if (json)
-                print_json(cli, &v.lr, v.ck, v.n_ck, &v.unfinished, v.unf_idx, v.status, &v.eh);
+                print_json(cli, &v);
         else
                 print_text(cli, &v, verbose);
         bool findings = !streq(v.status, "clean") && !streq(v.status, "error");
         return findings ? EXIT_FINDINGS : v.count[CHECK_ERROR] ? EXIT_ERROR : EXIT_OK;
-}
-
-const char *const verify_state_names[] = {"clean", "drift", "unfinished", "tampered", "error", NULL};
-
-/* "2026-11-30T07:47:32Z" (the log's time format) as seconds since the epoch; 0 when malformed. */
-static time_t log_time(const char *s)
-{
-        struct tm tm = {0};
-        const char *end = s ? strptime(s, "%Y-%m-%dT%H:%M:%SZ", &tm) : NULL;
-        if (!end || *end)
-                return 0;
-        time_t t = timegm(&tm);
-        return t < 0 ? 0 : t;
-}
-
-int verify_state_read(struct root *root, struct verify_state *ret)
-{
-        *ret = (struct verify_state){.status = "error"};
-        int lock_fd = -1;
-        int rc = changelog_lock_shared(root, true, &lock_fd);
-        if (rc < 0)
-                return rc;
-        struct log_read lr;
-        rc = changelog_read(root, &lr);
-        if (lock_fd >= 0)
-                close(lock_fd);
-        if (rc < 0)
-                return rc;
-        ret->records = lr.n;
-        ret->chain_problems = lr.n_problems;
-        for (size_t i = 0; i < lr.n; i++) {
-                if (!changelog_step_finished(&lr, i))
-                        ret->unfinished++;
-                if (lr.v[i].event == LOG_DONE) {
-                        time_t t = log_time(lr.v[i].time);
-                        if (t > ret->last_apply)
-                                ret->last_apply = t;
-                }
-        }
-        size_t *idx;
-        size_t n_ck = changelog_in_force(&lr, &idx);
-        ret->in_force = n_ck;
-        for (size_t i = 0; i < n_ck; i++) {
-                struct check ck = {0};
-                check_one(root, &lr.v[idx[i]], &ck);
-                ret->drifted += ck.status == CHECK_DRIFT;
-                ret->uncheckable += ck.status == CHECK_UNCHECKABLE;
-                ret->check_errors += ck.status == CHECK_ERROR;
-                free(ck.found);
-                free(ck.message);
-                free(ck.diff);
-        }
-        free(idx);
-        log_read_done(&lr);
-        /* The same precedence as verify's "status". */
-        ret->status = ret->chain_problems ? "tampered"
-                      : ret->unfinished   ? "unfinished"
-                      : ret->drifted      ? "drift"
-                      : ret->check_errors ? "error"
-                                          : "clean";
-        return 0;
 }
 
 const struct command cmd_verify = {

@@ -22,9 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifndef LLMTUNE_VERSION
-#define LLMTUNE_VERSION "unknown"
-#endif
+#include "config.h"
 
 /* Length of the well-formed UTF-8 sequence at s (1..4), or 0 when it is not one (overlong
  * forms, surrogates and code points above U+10FFFF included). */

@@ -11,7 +11,7 @@
 
 #include "engine.h"
 #include "facts.h"
-#include "verify-state.h"
+#include "verify.h"
 
 struct audit_export {
         const char *profile;          /* resolved profile name */

@@ -13,6 +13,7 @@
 #include "tmptree.h"
 #include "txn.h"
 #include "unit-main.h"
+#include "verify.h"
 
 #define SWAPPINESS "proc/sys/vm/swappiness"
 #define DIRTY "proc/sys/vm/dirty_ratio"
@@ -306,5 +307,74 @@ START_TEST(rollback_stops_when_the_log_fails)
 }
 END_TEST
 DEFINE_TEST(rollback_stops_when_the_log_fails, .description = "rollback stops when the log fails", .root = "tmptree");
+
+/* verify as a library (apply/verify.c): clean after apply, drift when a value moved, the expected
+ * head judged, and the exporters' summary (verify_state_read) the same judgement as verify_run. */
+START_TEST(verify_judges_the_log_once)
+{
+        struct plan a = {0};
+        add_value(&a, "/" SWAPPINESS, "60", "10");
+        add_value(&a, "/" DIRTY, "20", "5");
+        struct txn_apply_result res;
+        ck_assert_int_eq(apply_plan(&a, &res), 0);
+        txn_apply_result_done(&res);
+        plan_done(&a);
+
+        struct verify_result v = {0};
+        const char *what;
+        ck_assert_int_eq(verify_run(root, &v, &what), 0);
+        ck_assert_str_eq(v.status, "clean");
+        ck_assert_uint_eq(v.n_ck, 2);
+        ck_assert_uint_eq(v.count[CHECK_OK], 2);
+        verify_result_done(&v);
+
+        tmptree_put(DIRTY, "30\n", 0644);
+        ck_assert_int_eq(verify_run(root, &v, &what), 0);
+        ck_assert_str_eq(v.status, "drift");
+        ck_assert_uint_eq(v.count[CHECK_DRIFT], 1);
+        bool named = false;
+        for (size_t i = 0; i < v.n_ck; i++)
+                named |= v.ck[i].status == CHECK_DRIFT && strstr(v.ck[i].message, "expected '5'") &&
+                         strstr(v.ck[i].message, "found '30'");
+        ck_assert_msg(named, "the drifted value is named with what was expected and found");
+        char anchor[128];
+        snprintf(anchor, sizeof(anchor), "%ld:%s", v.lr.end_seq + 5, v.lr.end_hash);
+        verify_result_done(&v);
+
+        struct verify_state st;
+        ck_assert_int_eq(verify_state_read(root, &st), 0);
+        ck_assert_str_eq(st.status, "drift");
+        ck_assert_uint_eq(st.in_force, 2);
+        ck_assert_uint_eq(st.drifted, 1);
+
+        /* An anchor past the log's end: records were cut, which outranks drift. */
+        ck_assert(expect_head_parse(anchor, &v.eh));
+        ck_assert_int_eq(verify_run(root, &v, &what), 0);
+        ck_assert_str_eq(v.status, "tampered");
+        ck_assert(v.cut);
+        ck_assert_ptr_nonnull(strstr(v.eh.message, "were cut off"));
+        verify_result_done(&v);
+        ck_assert(!expect_head_parse("12:abc", &v.eh));
+}
+END_TEST
+DEFINE_TEST(verify_judges_the_log_once,
+            .description = "verify_run judges the log and verify_state_read gives the exporters the same status",
+            .root = "tmptree");
+
+/* The one precedence: a broken or cut chain, then unfinished steps, then drift, then errors. */
+START_TEST(verify_status_precedence)
+{
+        ck_assert_str_eq(verify_status(true, 1, 1, 1), "tampered");
+        ck_assert_str_eq(verify_status(false, 1, 1, 1), "unfinished");
+        ck_assert_str_eq(verify_status(false, 0, 1, 1), "drift");
+        ck_assert_str_eq(verify_status(false, 0, 0, 1), "error");
+        ck_assert_str_eq(verify_status(false, 0, 0, 0), "clean");
+        size_t n = 0;
+        for (; verify_state_names[n]; n++)
+                ;
+        ck_assert_uint_eq(n, 5);
+}
+END_TEST
+DEFINE_TEST(verify_status_precedence, .description = "verify's statuses in their one order", .root = "none");
 
 UNIT_MAIN(.name = "txn", .setup = setup, .teardown = teardown)
