@@ -31,6 +31,23 @@
 static inline void freep(void *p) { free(*(void **)p); }
 #define _cleanup_free_ _cleanup_(freep)
 
+/* Hand a value out of a variable that a cleanup attribute would release: the variable is left
+ * NULL (-1 for a descriptor), so the cleanup does nothing (systemd's TAKE_PTR / TAKE_FD). */
+#define TAKE_PTR(p)                                                                                       \
+        ({                                                                                                \
+                __typeof__(p) *_pp = &(p);                                                                \
+                __typeof__(p) _v = *_pp;                                                                  \
+                *_pp = NULL;                                                                              \
+                _v;                                                                                       \
+        })
+#define TAKE_FD(fd)                                                                                       \
+        ({                                                                                                \
+                int *_pfd = &(fd);                                                                        \
+                int _v = *_pfd;                                                                           \
+                *_pfd = -1;                                                                               \
+                _v;                                                                                       \
+        })
+
 /* Out-of-memory is not an error llmtune can report sensibly: abort with a message. */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t m);
@@ -48,6 +65,8 @@ static inline void qsort_safe(void *base, size_t n, size_t size, int (*cmp)(cons
                 qsort(base, n, size, cmp);
 }
 static inline bool streq(const char *a, const char *b) { return a && b && strcmp(a, b) == 0; }
+/* Equal strings, or both NULL. */
+static inline bool streq_ptr(const char *a, const char *b) { return a == b || streq(a, b); }
 static inline bool startswith(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
 bool endswith(const char *s, const char *suffix);
 

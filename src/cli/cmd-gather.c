@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "gather.h"
 #include "lib-hwloc.h"
+#include "subprocess.h"
 
 extern char **environ;
 
@@ -77,59 +78,20 @@ static void run_readers(struct cli *cli, struct facts *f)
         root_read(cli->root, "/etc/hostname", &data, NULL);
 }
 
-/* Output of ARGV (searched in PATH), at most CAPTURE_MAX bytes, within TIMEOUT_S seconds. */
+/* Output of ARGV (searched in PATH), at most CAPTURE_MAX bytes, within TIMEOUT_S seconds. -EIO when
+ * it does not exit 0. */
 static int run_capture(char *const argv[], int timeout_s, char **ret, size_t *ret_len)
 {
-        int pfd[2];
-        if (pipe2(pfd, O_CLOEXEC) < 0)
-                return -errno;
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_adddup2(&fa, pfd[1], STDOUT_FILENO);
-        posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-        posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-        pid_t pid;
-        int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-        posix_spawn_file_actions_destroy(&fa);
-        close(pfd[1]);
-        if (rc != 0) {
-                close(pfd[0]);
-                return -rc;
-        }
-        struct sbuf b = {0};
-        time_t end = time(NULL) + timeout_s;
-        bool timed_out = false, big = false;
-        for (;;) {
-                struct pollfd p = {.fd = pfd[0], .events = POLLIN};
-                int left = (int)(end - time(NULL));
-                if (left <= 0 || poll(&p, 1, left * 1000) == 0) {
-                        timed_out = true;
-                        break;
-                }
-                char buf[65536];
-                ssize_t n = read(pfd[0], buf, sizeof(buf));
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        break;
-                if (b.len + (size_t)n > CAPTURE_MAX) {
-                        big = true;
-                        break;
-                }
-                sbuf_addn(&b, buf, (size_t)n);
-        }
-        close(pfd[0]);
-        if (timed_out || big)
-                kill(pid, SIGKILL);
-        int status = 0;
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                ;
-        if (timed_out || big || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-                free(sbuf_steal(&b));
-                return timed_out ? -ETIMEDOUT : big ? -EFBIG : -EIO;
-        }
-        *ret_len = b.len;
-        *ret = b.len ? sbuf_steal(&b) : xstrdup("");
+        struct spawn_opts o = {.argv = argv, .timeout_ms = (unsigned)timeout_s * 1000u, .cap = CAPTURE_MAX,
+                               .cap_kills = true, .err = SPAWN_STDERR_NULL};
+        _cleanup_(spawn_result_done) struct spawn_result r = {0};
+        int rc = spawn_capture(&o, &r);
+        if (rc < 0)
+                return rc;
+        if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
+                return -EIO;
+        *ret_len = r.out_len;
+        *ret = TAKE_PTR(r.out);
         return 0;
 }
 

@@ -40,6 +40,7 @@
 #include "cli-data.h"
 #include "commands.h"
 #include "deadline.h"
+#include "subprocess.h"
 
 #define HC_CONFIG "/etc/llmtune/health-check.conf"
 #define REASON_LEADER "llmtune:"
@@ -154,65 +155,14 @@ static const char *node_name_problem(const char *name)
  * Returns the exit status, or -errno / -ETIMEDOUT. */
 static int run_capture(char *const argv[], char **out)
 {
-        int pfd[2];
+        struct spawn_opts o = {.argv = argv, .timeout_ms = SCONTROL_TIMEOUT_MS, .err = SPAWN_STDERR_INHERIT};
+        _cleanup_(spawn_result_done) struct spawn_result r = {0};
         *out = NULL;
-        if (pipe2(pfd, O_CLOEXEC) < 0)
-                return -errno;
-        pid_t pid = fork();
-        if (pid < 0) {
-                int e = errno;
-                close(pfd[0]);
-                close(pfd[1]);
-                return -e;
-        }
-        if (pid == 0) {
-                dup2(pfd[1], STDOUT_FILENO);
-                int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-                if (null >= 0)
-                        dup2(null, STDIN_FILENO);
-                execvp(argv[0], argv);
-                fprintf(stderr, "llmtune: cannot run %s: %s\n", argv[0], strerror(errno));
-                _exit(127);
-        }
-        close(pfd[1]);
-        struct sbuf b = {0};
-        sbuf_add(&b, "");
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        bool timed_out = false;
-        for (;;) {
-                clock_gettime(CLOCK_MONOTONIC, &t1);
-                long left = SCONTROL_TIMEOUT_MS - ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
-                if (left <= 0) {
-                        timed_out = true;
-                        break;
-                }
-                struct pollfd p = {.fd = pfd[0], .events = POLLIN};
-                int k = poll(&p, 1, (int)left);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0) {
-                        timed_out = k == 0;
-                        break;
-                }
-                char buf[4096];
-                ssize_t n = read(pfd[0], buf, sizeof(buf));
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        break;
-                sbuf_addn(&b, buf, (size_t)n);
-        }
-        close(pfd[0]);
-        if (timed_out)
-                kill(pid, SIGKILL);
-        int status;
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                ;
-        *out = sbuf_steal(&b);
-        if (timed_out)
-                return -ETIMEDOUT;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+        int rc = spawn_capture(&o, &r);
+        if (rc < 0)
+                return rc;
+        *out = TAKE_PTR(r.out);
+        return WIFEXITED(r.status) ? WEXITSTATUS(r.status) : 128 + (WIFSIGNALED(r.status) ? WTERMSIG(r.status) : 0);
 }
 
 struct node_state {

@@ -3,8 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <poll.h>
-#include <spawn.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +12,7 @@
 #include "consistency.h"
 #include "report-render.h"
 #include "report.h"
+#include "subprocess.h"
 
 enum format { FMT_TABLE, FMT_CSV, FMT_JSON, FMT_HTML };
 
@@ -26,6 +25,45 @@ static int parse_format(const char *s, enum format *f)
                         return 0;
                 }
         return -EINVAL;
+}
+
+/* Every file into FL; one that cannot be read is skipped with KEEP_GOING, else the end. */
+static int consistency_add(struct cons_fleet *fl, char **files, int nfiles, bool keep_going)
+{
+        size_t skipped = 0;
+        for (int i = 0; i < nfiles; i++) {
+                _cleanup_free_ char *err = NULL;
+                if (cons_add_file(fl, files[i], &err) == 0)
+                        continue;
+                if (!keep_going)
+                        return cli_error("%s", err);
+                fprintf(stderr, "llmtune: skipped %s\n", err);
+                skipped++;
+        }
+        if (fl->nhosts == 0)
+                return cli_error("no facts file could be read (%zu skipped)", skipped);
+        _cleanup_free_ char *err = NULL;
+        if (cons_finish(fl, &err) < 0)
+                return cli_error("%s", err);
+        return EXIT_OK;
+}
+
+/* The report as FMT into OUTPUT (NULL: standard output). */
+static int consistency_write(const struct cons_fleet *fl, enum format fmt, const char *output)
+{
+        FILE *out = stdout;
+        if (output && !(out = fopen(output, "we")))
+                return cli_error("cannot write %s: %s", output, strerror(errno));
+        if (fmt == FMT_JSON)
+                cons_print_json(out, fl);
+        else
+                cons_print_table(out, fl);
+        int rc = EXIT_OK;
+        if (fflush(out) != 0 || ferror(out))
+                rc = cli_error("cannot write %s: %s", output ? output : "standard output", strerror(errno));
+        if (output && fclose(out) != 0 && rc == EXIT_OK)
+                rc = cli_error("cannot write %s: %s", output, strerror(errno));
+        return rc;
 }
 
 /* --consistency: which hosts differ in facts that must agree (rules/consistency.conf). */
@@ -43,46 +81,15 @@ static int consistency_run(char **files, int nfiles, enum format fmt, const char
                 return EXIT_ERROR;
         }
         struct cons_fleet fl = {.rules = &rules};
-        size_t skipped = 0;
-        int rc = EXIT_OK;
-        for (int i = 0; i < nfiles && rc == EXIT_OK; i++) {
-                char *err = NULL;
-                if (cons_add_file(&fl, files[i], &err) < 0) {
-                        if (keep_going) {
-                                fprintf(stderr, "llmtune: skipped %s\n", err);
-                                skipped++;
-                        } else
-                                rc = cli_error("%s", err);
-                }
-                free(err);
-        }
-        char *err = NULL;
-        if (rc == EXIT_OK && fl.nhosts == 0)
-                rc = cli_error("no facts file could be read (%zu skipped)", skipped);
-        else if (rc == EXIT_OK && cons_finish(&fl, &err) < 0)
-                rc = cli_error("%s", err);
-        free(err);
-        FILE *out = stdout;
-        if (rc == EXIT_OK && output && !(out = fopen(output, "we")))
-                rc = cli_error("cannot write %s: %s", output, strerror(errno));
-        if (rc == EXIT_OK) {
-                if (fmt == FMT_JSON)
-                        cons_print_json(out, &fl);
-                else
-                        cons_print_table(out, &fl);
-                if (fflush(out) != 0 || ferror(out))
-                        rc = cli_error("cannot write %s: %s", output ? output : "standard output", strerror(errno));
-                if (output && fclose(out) != 0 && rc == EXIT_OK)
-                        rc = cli_error("cannot write %s: %s", output, strerror(errno));
-                if (rc == EXIT_OK && cons_not_uniform(&fl))
-                        rc = EXIT_FINDINGS;
-        }
+        int rc = consistency_add(&fl, files, nfiles, keep_going);
+        if (rc == EXIT_OK)
+                rc = consistency_write(&fl, fmt, output);
+        if (rc == EXIT_OK && cons_not_uniform(&fl))
+                rc = EXIT_FINDINGS;
         cons_fleet_done(&fl);
         cons_rules_done(&rules);
         return rc;
 }
-
-extern char **environ;
 
 /* An archive made by `llmtune gather` (by name: what gather writes). */
 static bool is_archive(const char *file)
@@ -98,77 +105,25 @@ static bool is_archive(const char *file)
  */
 static int audit_archive(const char *file, const char *profile, char **ret, size_t *ret_len, char **err)
 {
-        int out[2], errp[2];
-        if (pipe2(out, O_CLOEXEC) < 0)
-                return -errno;
-        if (pipe2(errp, O_CLOEXEC) < 0) {
-                close(out[0]);
-                close(out[1]);
-                return -errno;
-        }
         char *argv[] = {(char *)"llmtune", (char *)"--root", (char *)file, (char *)"audit", (char *)"--json",
                         profile ? (char *)"--profile" : NULL, (char *)profile, NULL};
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-        posix_spawn_file_actions_adddup2(&fa, errp[1], STDERR_FILENO);
-        pid_t pid;
-        int rc = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ);
-        posix_spawn_file_actions_destroy(&fa);
-        close(out[1]);
-        close(errp[1]);
-        if (rc != 0) {
-                close(out[0]);
-                close(errp[0]);
-                *err = xasprintf("%s: cannot run the audit: %s", file, strerror(rc));
-                return -rc;
+        struct spawn_opts o = {.path = "/proc/self/exe", .argv = argv, .cap = REPORT_FILE_MAX,
+                               .err = SPAWN_STDERR_CAPTURE};
+        _cleanup_(spawn_result_done) struct spawn_result r = {0};
+        int rc = spawn_capture(&o, &r);
+        if (rc < 0) {
+                *err = xasprintf("%s: cannot run the audit: %s", file, strerror(-rc));
+                return rc;
         }
-        struct sbuf so = {0}, se = {0};
-        struct pollfd p[2] = {{.fd = out[0], .events = POLLIN}, {.fd = errp[0], .events = POLLIN}};
-        int open_fds = 2;
-        while (open_fds > 0) {
-                if (poll(p, 2, -1) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        break;
-                }
-                for (int i = 0; i < 2; i++) {
-                        if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
-                                continue;
-                        char buf[65536];
-                        ssize_t n = read(p[i].fd, buf, sizeof(buf));
-                        if (n < 0 && errno == EINTR)
-                                continue;
-                        if (n <= 0) {
-                                close(p[i].fd);
-                                p[i].fd = -1;
-                                open_fds--;
-                                continue;
-                        }
-                        struct sbuf *b = i == 0 ? &so : &se;
-                        if (b->len < REPORT_FILE_MAX)
-                                sbuf_addn(b, buf, (size_t)n);
-                }
-        }
-        for (int i = 0; i < 2; i++)
-                if (p[i].fd >= 0)
-                        close(p[i].fd);
-        int status = 0;
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                ;
-        char *o = so.len ? sbuf_steal(&so) : xstrdup("");
-        char *e = se.len ? sbuf_steal(&se) : xstrdup("");
         /* audit: 0 all passed, 2 findings; anything else is a failure to audit */
-        if (!WIFEXITED(status) || (WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 2) || !*o) {
-                strip_trailing(e);
-                *err = xasprintf("%s: audit of the archive failed: %s", file, *e ? e : "no output");
-                free(o);
-                free(e);
+        int st = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
+        if ((st != 0 && st != 2) || !*r.out) {
+                strip_trailing(r.err);
+                *err = xasprintf("%s: audit of the archive failed: %s", file, *r.err ? r.err : "no output");
                 return -EINVAL;
         }
-        free(e);
-        *ret = o;
-        *ret_len = strlen(o);
+        *ret_len = strlen(r.out);
+        *ret = TAKE_PTR(r.out);
         return 0;
 }
 

@@ -7,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "parse.h"
+#include "subprocess.h"
 #include "util.h"
 #include "unit-main.h"
 
@@ -192,5 +194,53 @@ START_TEST(globs)
 }
 END_TEST
 DEFINE_TEST(globs, .description = "glob_match agrees with fnmatch(3) on every pattern and name", .root = "none");
+
+/* The one spawn-and-capture (base/subprocess.c): both streams kept apart, the exit status as it was,
+ * a program that is not there said as such (not "exit status 127"), a deadline and a cap that kill,
+ * and a cap that only drops what is past it. */
+START_TEST(spawn_capture_streams_and_limits)
+{
+        char *both[] = {"sh", "-c", "printf out; printf err >&2; exit 3", NULL};
+        struct spawn_result r;
+        struct spawn_opts o = {.argv = both, .err = SPAWN_STDERR_CAPTURE};
+        ck_assert_int_eq(spawn_capture(&o, &r), 0);
+        ck_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 3);
+        ck_assert_str_eq(r.out, "out");
+        ck_assert_uint_eq(r.out_len, 3);
+        ck_assert_str_eq(r.err, "err");
+        spawn_result_done(&r);
+
+        o.err = SPAWN_STDERR_NULL;
+        ck_assert_int_eq(spawn_capture(&o, &r), 0);
+        ck_assert_ptr_null(r.err);
+        spawn_result_done(&r);
+
+        char *silent[] = {"true", NULL};
+        o = (struct spawn_opts){.argv = silent, .err = SPAWN_STDERR_NULL};
+        ck_assert_int_eq(spawn_capture(&o, &r), 0);
+        ck_assert_str_eq(r.out, ""); /* no output is an empty string, never NULL */
+        spawn_result_done(&r);
+
+        char *missing[] = {"llmtune-no-such-program", NULL};
+        o.argv = missing;
+        ck_assert_int_eq(spawn_capture(&o, &r), -ENOENT);
+
+        char *slow[] = {"sleep", "30", NULL};
+        o = (struct spawn_opts){.argv = slow, .timeout_ms = 200, .err = SPAWN_STDERR_NULL};
+        ck_assert_int_eq(spawn_capture(&o, &r), -ETIMEDOUT);
+        ck_assert_ptr_null(r.out);
+
+        char *big[] = {"sh", "-c", "head -c 100000 /dev/zero | tr '\\0' x", NULL};
+        o = (struct spawn_opts){.argv = big, .cap = 1000, .cap_kills = true, .err = SPAWN_STDERR_NULL};
+        ck_assert_int_eq(spawn_capture(&o, &r), -EFBIG);
+        o.cap_kills = false;
+        ck_assert_int_eq(spawn_capture(&o, &r), 0);
+        ck_assert_uint_eq(r.out_len, 1000);
+        ck_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0); /* read to its end, not killed */
+        spawn_result_done(&r);
+}
+END_TEST
+DEFINE_TEST(spawn_capture_streams_and_limits, .description = "spawn_capture keeps both streams, reports a missing program, kills at its deadline and cap",
+            .root = "none");
 
 UNIT_MAIN(.name = "parse")
