@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "digest.h"
+#include "json-doc.h"
 #include "lazy-archive.h"
 #include "private-tmp.h"
 #include "root.h"
@@ -77,55 +78,47 @@ static const char *jstr(json_object *o, const char *key)
         return json_object_get_string(v);
 }
 
-static int parse_manifest(struct unpack *u, const char *data, size_t len)
+static bool mentry_type_known(const char *type)
 {
-        json_tokener *tok = json_tokener_new_ex(64);
-        if (!tok)
-                return -ENOMEM;
-        u->manifest = json_tokener_parse_ex(tok, data, (int)len);
-        enum json_tokener_error jerr = json_tokener_get_error(tok);
-        json_tokener_free(tok);
-        if (!u->manifest || jerr != json_tokener_success)
-                return fail(u, -EINVAL, "MANIFEST is not valid JSON (%s)", json_tokener_error_desc(jerr));
-        json_object *files;
-        if (!json_object_is_type(u->manifest, json_type_object) ||
-            !json_object_object_get_ex(u->manifest, "files", &files) || !json_object_is_type(files, json_type_array))
-                return fail(u, -EINVAL, "MANIFEST has no \"files\" list");
-        size_t n = json_object_array_length(files);
-        if (n > ARCHIVE_MAX_MEMBERS)
-                return fail(u, -EINVAL, "MANIFEST lists %zu files, more than the %u an archive root may have", n,
-                            ARCHIVE_MAX_MEMBERS);
-        u->v = xcalloc(n ? n : 1, sizeof(*u->v));
-        for (size_t i = 0; i < n; i++) {
-                json_object *o = json_object_array_get_idx(files, i), *sz;
-                struct mentry *m = &u->v[u->n];
-                m->path = jstr(o, "path");
-                m->type = jstr(o, "type");
-                if (!m->path || !m->type)
-                        return fail(u, -EINVAL, "MANIFEST file entry %zu lacks \"path\" or \"type\"", i);
-                if (!streq(m->type, "file") && !streq(m->type, "dir") && !streq(m->type, "link") &&
-                    !streq(m->type, "unread") && !streq(m->type, "unlisted"))
-                        return fail(u, -EINVAL, "MANIFEST entry %s has unknown type \"%s\"", m->path, m->type);
-                m->sha256 = jstr(o, "sha256");
-                m->target = jstr(o, "target");
-                m->size = json_object_object_get_ex(o, "size", &sz) ? json_object_get_int64(sz) : -1;
-                json_object *en;
-                m->err = json_object_object_get_ex(o, "errno", &en) ? json_object_get_int(en) : ENODATA;
-                if (m->err <= 0 || m->err > 4095)
-                        m->err = ENODATA;
-                /* An "unread" or "unlisted" entry is there by definition (gather records nothing it
-                 * found gone): an errno that means "not there" would make it read as absent. */
-                if ((streq(m->type, "unread") || streq(m->type, "unlisted")) && (m->err == ENOENT || m->err == ENOTDIR))
-                        return fail(u, -EINVAL, "MANIFEST entry %s is \"%s\" with errno %d, which would read as absent",
-                                    m->path, m->type, m->err);
-                if (streq(m->type, "file") && (!m->sha256 || m->size < 0))
-                        return fail(u, -EINVAL, "MANIFEST entry %s lacks size or sha256", m->path);
-                if (streq(m->type, "link") && !m->target)
-                        return fail(u, -EINVAL, "MANIFEST entry %s lacks its link target", m->path);
-                u->n++;
-        }
-        /* A decompression bomb with an honest MANIFEST is refused before anything is unpacked; one
-         * with a lying MANIFEST at the first member larger than it says (one_member). */
+        static const char *const types[] = {"file", "dir", "link", "unread", "unlisted"};
+        for (size_t i = 0; i < ARRAY_SIZE(types); i++)
+                if (streq(type, types[i]))
+                        return true;
+        return false;
+}
+
+/* Entry I of the MANIFEST's files, O, into M. */
+static int parse_entry(struct unpack *u, json_object *o, size_t i, struct mentry *m)
+{
+        json_object *sz, *en;
+        m->path = jstr(o, "path");
+        m->type = jstr(o, "type");
+        if (!m->path || !m->type)
+                return fail(u, -EINVAL, "MANIFEST file entry %zu lacks \"path\" or \"type\"", i);
+        if (!mentry_type_known(m->type))
+                return fail(u, -EINVAL, "MANIFEST entry %s has unknown type \"%s\"", m->path, m->type);
+        m->sha256 = jstr(o, "sha256");
+        m->target = jstr(o, "target");
+        m->size = json_object_object_get_ex(o, "size", &sz) ? json_object_get_int64(sz) : -1;
+        m->err = json_object_object_get_ex(o, "errno", &en) ? json_object_get_int(en) : ENODATA;
+        if (m->err <= 0 || m->err > 4095)
+                m->err = ENODATA;
+        /* An "unread" or "unlisted" entry is there by definition (gather records nothing it
+         * found gone): an errno that means "not there" would make it read as absent. */
+        if ((streq(m->type, "unread") || streq(m->type, "unlisted")) && (m->err == ENOENT || m->err == ENOTDIR))
+                return fail(u, -EINVAL, "MANIFEST entry %s is \"%s\" with errno %d, which would read as absent",
+                            m->path, m->type, m->err);
+        if (streq(m->type, "file") && (!m->sha256 || m->size < 0))
+                return fail(u, -EINVAL, "MANIFEST entry %s lacks size or sha256", m->path);
+        if (streq(m->type, "link") && !m->target)
+                return fail(u, -EINVAL, "MANIFEST entry %s lacks its link target", m->path);
+        return 0;
+}
+
+/* A decompression bomb with an honest MANIFEST is refused before anything is unpacked; one
+ * with a lying MANIFEST at the first member larger than it says (one_member). */
+static int check_sizes(struct unpack *u)
+{
         unsigned long long total = 0;
         for (size_t i = 0; i < u->n; i++)
                 if (streq(u->v[i].type, "file")) {
@@ -137,6 +130,32 @@ static int parse_manifest(struct unpack *u, const char *data, size_t len)
         if (total > ARCHIVE_MAX_TOTAL)
                 return fail(u, -EFBIG, "the MANIFEST's files add up to %llu MiB, more than the %llu MiB an archive root may "
                             "unpack to (a decompression bomb?)", total >> 20, ARCHIVE_MAX_TOTAL >> 20);
+        return 0;
+}
+
+static int parse_manifest(struct unpack *u, const char *data, size_t len)
+{
+        const char *why;
+        if (json_doc_parse(data, len, &u->manifest, &why) < 0)
+                return fail(u, -EINVAL, "MANIFEST is not valid JSON (%s)", why);
+        json_object *files;
+        if (!json_object_is_type(u->manifest, json_type_object) ||
+            !json_object_object_get_ex(u->manifest, "files", &files) || !json_object_is_type(files, json_type_array))
+                return fail(u, -EINVAL, "MANIFEST has no \"files\" list");
+        size_t n = json_object_array_length(files);
+        if (n > ARCHIVE_MAX_MEMBERS)
+                return fail(u, -EINVAL, "MANIFEST lists %zu files, more than the %u an archive root may have", n,
+                            ARCHIVE_MAX_MEMBERS);
+        u->v = xcalloc(n ? n : 1, sizeof(*u->v));
+        for (size_t i = 0; i < n; i++) {
+                int rc = parse_entry(u, json_object_array_get_idx(files, i), i, &u->v[u->n]);
+                if (rc < 0)
+                        return rc;
+                u->n++;
+        }
+        int rc = check_sizes(u);
+        if (rc < 0)
+                return rc;
         qsort_safe(u->v, u->n, sizeof(*u->v), mentry_cmp);
         for (size_t i = 1; i < u->n; i++)
                 if (streq(u->v[i - 1].path, u->v[i].path))
@@ -367,11 +386,53 @@ static int copy_data(struct unpack *u, const char *member, int fd, size_t cap, c
         return 0;
 }
 
+/* A relative TARGET already confined as written from a directory DEPTH deep: "../" at most DEPTH
+ * times, then only downward names. */
+static bool confined_as_written(const char *target, size_t depth)
+{
+        size_t ups = 0;
+        const char *p = target;
+        while (startswith(p, "../")) {
+                ups++;
+                p += 3;
+        }
+        static const char *const inner[] = {"/./", "/../", "//"};
+        for (size_t i = 0; i < ARRAY_SIZE(inner); i++)
+                if (strstr(p, inner[i]))
+                        return false;
+        return ups <= depth && !streq(p, "..") && !streq(p, ".") && !startswith(p, "./") && !endswith(p, "/..") &&
+               !endswith(p, "/.");
+}
+
+/* TARGET's components applied to NORM (the directory it is resolved from); false when a relative
+ * target climbs out of the root (an absolute target's ".." stays at "/", like RESOLVE_IN_ROOT). */
+static bool resolve_lexically(const char *target, struct strv *norm)
+{
+        _cleanup_free_ char *tcopy = xstrdup(target);
+        char *save = NULL;
+        for (char *c = strtok_r(tcopy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+                if (streq(c, "."))
+                        continue;
+                if (!streq(c, "..")) {
+                        strv_add(norm, c);
+                        continue;
+                }
+                if (norm->n == 0) {
+                        if (target[0] != '/')
+                                return false;
+                        continue;
+                }
+                free(norm->v[--norm->n]);
+                norm->v[norm->n] = NULL;
+        }
+        return true;
+}
+
 char *archive_confine_link(const char *rel, const char *target)
 {
         if (!*target)
                 return NULL;
-        struct strv dir = {0}, norm = {0};
+        _cleanup_(strv_done) struct strv dir = {0}, norm = {0};
         _cleanup_free_ char *rcopy = xstrdup(rel);
         char *save = NULL;
         for (char *c = strtok_r(rcopy, "/", &save); c; c = strtok_r(NULL, "/", &save))
@@ -380,61 +441,25 @@ char *archive_confine_link(const char *rel, const char *target)
                 free(dir.v[--dir.n]); /* the link's own name */
                 dir.v[dir.n] = NULL;
         }
-        /* Already confined as written: "../" at most as often as the link is deep, then only
-         * downward names. Kept byte for byte (sysfs links are all of this form). */
-        if (target[0] != '/') {
-                size_t ups = 0;
-                const char *p = target;
-                while (startswith(p, "../")) {
-                        ups++;
-                        p += 3;
-                }
-                bool plain = !streq(p, "..") && !startswith(p, "./") && !strstr(p, "/./") && !strstr(p, "/../") &&
-                             !strstr(p, "//") && !endswith(p, "/..") && !endswith(p, "/.") && !streq(p, ".");
-                if (plain && ups <= dir.n) {
-                        strv_done(&dir);
-                        return xstrdup(target);
-                }
-        }
+        /* Kept byte for byte when already confined (sysfs links are all of this form). */
+        if (target[0] != '/' && confined_as_written(target, dir.n))
+                return xstrdup(target);
         /* Otherwise: resolve lexically from the link's directory (or from the root for an
          * absolute target), then write it as "../" x depth + the path from the root. */
         if (target[0] != '/')
                 for (size_t i = 0; i < dir.n; i++)
                         strv_add(&norm, dir.v[i]);
-        _cleanup_free_ char *tcopy = xstrdup(target);
-        bool escapes = false;
-        save = NULL;
-        for (char *c = strtok_r(tcopy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-                if (streq(c, "."))
-                        continue;
-                if (streq(c, "..")) {
-                        if (norm.n == 0) {
-                                /* an absolute target's ".." stays at "/", like RESOLVE_IN_ROOT */
-                                if (target[0] != '/')
-                                        escapes = true;
-                                continue;
-                        }
-                        free(norm.v[--norm.n]);
-                        norm.v[norm.n] = NULL;
-                        continue;
-                }
-                strv_add(&norm, c);
+        if (!resolve_lexically(target, &norm))
+                return NULL;
+        struct sbuf b = {0};
+        for (size_t i = 0; i < dir.n; i++)
+                sbuf_add(&b, i ? "/.." : "..");
+        for (size_t i = 0; i < norm.n; i++) {
+                if (b.len)
+                        sbuf_add(&b, "/");
+                sbuf_add(&b, norm.v[i]);
         }
-        char *out = NULL;
-        if (!escapes) {
-                struct sbuf b = {0};
-                for (size_t i = 0; i < dir.n; i++)
-                        sbuf_add(&b, i ? "/.." : "..");
-                for (size_t i = 0; i < norm.n; i++) {
-                        if (b.len)
-                                sbuf_add(&b, "/");
-                        sbuf_add(&b, norm.v[i]);
-                }
-                out = b.len ? sbuf_steal(&b) : xstrdup(".");
-        }
-        strv_done(&dir);
-        strv_done(&norm);
-        return out;
+        return b.len ? sbuf_steal(&b) : xstrdup(".");
 }
 
 static const char *type_name(mode_t t)

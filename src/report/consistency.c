@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "facts.h"
+#include "json-doc.h"
 #include "json-out.h"
 
 /* Largest input file: a facts --json of a 384-CPU machine is well under 2 MiB. */
@@ -227,69 +228,75 @@ static struct cons_host *find_host(struct cons_fleet *fl, const char *name)
         return NULL;
 }
 
-int cons_add_json(struct cons_fleet *fl, const char *file, const char *text, size_t len, char **err)
+static struct cons_entry *entries_free(struct cons_entry *v, size_t n)
 {
-        *err = NULL;
-        json_tokener *tok = json_tokener_new();
-        json_object *top = json_tokener_parse_ex(tok, text, (int)len);
-        enum json_tokener_error jerr = json_tokener_get_error(tok);
-        size_t used = tok->char_offset;
-        json_tokener_free(tok);
-        while (top && used < len && isspace((unsigned char)text[used]))
-                used++;
-        json_object *facts = NULL, *results = NULL, *format = NULL, *prof = NULL;
-        if (!top || jerr != json_tokener_success || used < len) {
-                *err = xasprintf("%s: not JSON (%s)", file,
-                                 !top || jerr != json_tokener_success ? json_tokener_error_desc(jerr)
-                                                                      : "text after the document");
-                json_object_put(top);
+        for (size_t i = 0; i < n; i++)
+                entry_done(&v[i]);
+        free(v);
+        return NULL;
+}
+
+/* TEXT as the output of facts --json (*FACTS: its "facts") or audit --json (*FACTS NULL). */
+static int parse_input(const char *file, const char *text, size_t len, json_object **ret, json_object **facts,
+                       char **err)
+{
+        const char *why;
+        json_object *top, *format, *results;
+        if (json_doc_parse(text, len, &top, &why) < 0) {
+                *err = xasprintf("%s: not JSON (%s)", file, why);
                 return -EINVAL;
         }
+        *facts = NULL;
+        bool is_facts = json_object_object_get_ex(top, "facts", facts) && json_object_is_type(*facts, json_type_object);
+        if (!is_facts)
+                *facts = NULL;
+        bool is_audit = json_object_object_get_ex(top, "results", &results) && json_object_is_type(results, json_type_array);
         if (!json_object_is_type(top, json_type_object) || !json_object_object_get_ex(top, "format", &format) ||
-            json_object_get_int(format) != 1 ||
-            (!(json_object_object_get_ex(top, "facts", &facts) && json_object_is_type(facts, json_type_object)) &&
-             !(json_object_object_get_ex(top, "results", &results) && json_object_is_type(results, json_type_array)))) {
+            json_object_get_int(format) != 1 || (!is_facts && !is_audit)) {
                 *err = xasprintf("%s: not the output of `llmtune facts --json` or `llmtune audit --json` (format 1)", file);
                 json_object_put(top);
                 return -EINVAL;
         }
-        const char *hn = get_str(top, "host");
-        _cleanup_free_ char *name = hn && *hn ? clean(hn) : name_from_file(file);
-        struct cons_entry *v = NULL;
-        size_t n = 0;
-        if (facts) {
-                json_object_object_foreach(facts, key, val)
-                {
-                        if (!any_wants(fl->rules, key))
-                                continue;
-                        enum cons_state st;
-                        const char *value;
-                        if (!fact_entry(val, &st, &value)) {
-                                *err = xasprintf("%s: fact %s is neither a value nor absent/unreadable", file, key);
-                                for (size_t i = 0; i < n; i++)
-                                        entry_done(&v[i]);
-                                free(v);
-                                json_object_put(top);
-                                return -EINVAL;
-                        }
-                        add_entry(&v, &n, key, st, value);
-                }
-        } else {
-                /* An audit: the profile it used is the host's "profile" fact. */
-                if (json_object_object_get_ex(top, "profile", &prof) && get_str(prof, "name"))
-                        add_entry(&v, &n, "profile", CONS_OK, get_str(prof, "name"));
-                else
-                        add_entry(&v, &n, "profile", CONS_UNREADABLE, "the audit names no profile");
-        }
-        json_object_put(top);
+        *ret = top;
+        return 0;
+}
 
+/* The entries the rules want from FACTS, or of an audit (TOP): the profile it used is the host's
+ * "profile" fact. */
+static int collect(struct cons_fleet *fl, const char *file, json_object *top, json_object *facts,
+                   struct cons_entry **v, size_t *n, char **err)
+{
+        if (!facts) {
+                json_object *prof;
+                if (json_object_object_get_ex(top, "profile", &prof) && get_str(prof, "name"))
+                        add_entry(v, n, "profile", CONS_OK, get_str(prof, "name"));
+                else
+                        add_entry(v, n, "profile", CONS_UNREADABLE, "the audit names no profile");
+                return 0;
+        }
+        json_object_object_foreach(facts, key, val)
+        {
+                if (!any_wants(fl->rules, key))
+                        continue;
+                enum cons_state st;
+                const char *value;
+                if (!fact_entry(val, &st, &value)) {
+                        *err = xasprintf("%s: fact %s is neither a value nor absent/unreadable", file, key);
+                        return -EINVAL;
+                }
+                add_entry(v, n, key, st, value);
+        }
+        return 0;
+}
+
+/* The host NAME, new or known from the other kind of file (one facts and one audit file per host). */
+static int host_for(struct cons_fleet *fl, const char *name, const char *file, bool facts, struct cons_host **ret,
+                    char **err)
+{
         struct cons_host *h = find_host(fl, name);
         if (h && ((facts && h->facts_file) || (!facts && h->audit_file))) {
                 *err = xasprintf("host %s is in both %s and %s (one %s file per host)", name,
                                  facts ? h->facts_file : h->audit_file, file, facts ? "facts" : "audit");
-                for (size_t i = 0; i < n; i++)
-                        entry_done(&v[i]);
-                free(v);
                 return -EEXIST;
         }
         if (!h) {
@@ -301,6 +308,31 @@ int cons_add_json(struct cons_fleet *fl, const char *file, const char *text, siz
                 h->facts_file = xstrdup(file);
         else
                 h->audit_file = xstrdup(file);
+        *ret = h;
+        return 0;
+}
+
+int cons_add_json(struct cons_fleet *fl, const char *file, const char *text, size_t len, char **err)
+{
+        *err = NULL;
+        json_object *top, *facts;
+        int rc = parse_input(file, text, len, &top, &facts, err);
+        if (rc < 0)
+                return rc;
+        const char *hn = get_str(top, "host");
+        _cleanup_free_ char *name = hn && *hn ? clean(hn) : name_from_file(file);
+        struct cons_entry *v = NULL;
+        size_t n = 0;
+        bool is_facts = facts != NULL;
+        rc = collect(fl, file, top, facts, &v, &n, err);
+        json_object_put(top);
+        struct cons_host *h = NULL;
+        if (rc == 0)
+                rc = host_for(fl, name, file, is_facts, &h, err);
+        if (rc < 0) {
+                v = entries_free(v, n);
+                return rc;
+        }
         h->v = xrealloc(h->v, (h->n + n + 1) * sizeof(*h->v));
         memcpy(h->v + h->n, v, n * sizeof(*v));
         h->n += n;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "json-doc.h"
 #include "json-out.h"
 
 const char *cell_name(enum cell c)
@@ -95,21 +96,12 @@ static void host_done(struct report_host *h)
 static int parse_audit_json(const char *file, const char *text, size_t len, json_object **top,
                             json_object **results, char **err)
 {
-        json_tokener *tok = json_tokener_new();
-        *top = json_tokener_parse_ex(tok, text, (int)len);
-        enum json_tokener_error jerr = json_tokener_get_error(tok);
-        size_t used = tok->char_offset;
-        json_tokener_free(tok);
-        if (!*top || jerr != json_tokener_success) {
-                *err = xasprintf("%s: not JSON (%s)", file,
-                                 jerr == json_tokener_continue ? "truncated" : json_tokener_error_desc(jerr));
+        const char *why;
+        if (json_doc_parse(text, len, top, &why) < 0) {
+                *err = xasprintf("%s: not JSON (%s)", file, why);
                 return -EINVAL;
         }
-        while (used < len && isspace((unsigned char)text[used]))
-                used++;
         json_object *format;
-        if (used < len)
-                return fail(err, file, "text after the JSON document");
         if (!json_object_is_type(*top, json_type_object))
                 return fail(err, file, "not an llmtune audit --json document (not an object)");
         if (!json_object_object_get_ex(*top, "format", &format) || !json_object_is_type(format, json_type_int) ||

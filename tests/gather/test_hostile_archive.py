@@ -31,7 +31,7 @@ def entry(path, typ, data=b"", target=None):
     return e
 
 
-def build(path, members, manifest=None, mode="w:gz", first=None):
+def build(path, members, manifest=None, mode="w:gz", first=None, after_manifest=b""):
     """members: (name, kind, data_or_target[, manifest_override]); manifest: list of entries or None
     for one derived from the members under root/."""
     if manifest is None:
@@ -45,7 +45,7 @@ def build(path, members, manifest=None, mode="w:gz", first=None):
                 continue
             manifest.append(entry(rel, "file" if kind == "file" else kind, payload if kind == "file" else b"",
                                   payload if kind == "link" else None))
-    mdata = json.dumps({"format": 1, "files": manifest, "left_out": []}).encode()
+    mdata = json.dumps({"format": 1, "files": manifest, "left_out": []}).encode() + after_manifest
     with tarfile.open(path, mode, format=tarfile.PAX_FORMAT, **({"compresslevel": 1} if "gz" in mode else {})) as t:
         if first is None:
             ti = tarfile.TarInfo("MANIFEST")
@@ -167,6 +167,16 @@ with tempfile.TemporaryDirectory(prefix="llmtune-hostile-archive-") as tmp:
             os.makedirs(SEEDS, exist_ok=True)
             with open(arch, "rb") as src, open(os.path.join(SEEDS, name + ".tar.gz"), "wb") as dst:
                 dst.write(src.read())
+    # A MANIFEST is one JSON document: text after it is refused, white space is not.
+    for name, tail, ok_wanted in (("manifest-trailing", b' {"files": []}', False), ("manifest-space", b"\n \n", True)):
+        arch = os.path.join(tmp, name + ".tar.gz")
+        build(arch, GOOD, after_manifest=tail)
+        p = run(arch, unpack_dir)
+        ok = (p.returncode == 0 and '"6.1.0"' in p.stdout) if ok_wanted else \
+            (p.returncode == 1 and "MANIFEST is not valid JSON (text after the JSON document)" in p.stderr)
+        print(("ok  " if ok else "FAIL") + f" {name}: {p.stderr.strip()}")
+        if not ok:
+            failures.append(f"{name}: exit {p.returncode}: {p.stderr.strip()}")
     # no manifest at all; a plain tar of a tree; a truncated archive; garbage
     plain = os.path.join(tmp, "plain.tar.gz")
     with tarfile.open(plain, "w:gz") as t:
