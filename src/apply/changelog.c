@@ -1505,6 +1505,73 @@ static enum log_event recovered_outcome(bool undo, bool unknown, bool unreadable
         return event;
 }
 
+static struct log_context record_context(const struct log_record *rec)
+{
+        return (struct log_context){.run = rec->run, .profile = rec->profile, .profile_hash = rec->profile_hash,
+                                    .host = rec->host};
+}
+
+static void set_run(char **ret_run, const char *run)
+{
+        if (!ret_run || !run)
+                return;
+        free(*ret_run);
+        *ret_run = xstrdup(run);
+}
+
+/* Close the unfinished step REC by the state its target is in now. Returns 1 or -errno. */
+static int recover_step(struct changelog *l, const struct log_record *rec, struct strv *messages, char **ret_run)
+{
+        const struct change *c = &rec->change;
+        bool undo = rec->event == LOG_UNDO_INTENT;
+        struct log_context ctx = record_context(rec);
+        /* A crash inside a file replacement leaves only its temporary file: remove it. */
+        action_remove_leftovers(l->root, c);
+        char *cur = NULL;
+        int st = action_current(l->root, c, &cur);
+        /* -EOPNOTSUPP: a command, whose state cannot be read at all; another error: a
+         * target that is there but unreadable now. */
+        bool unknown = st < 0, unreadable = st < 0 && st != -EOPNOTSUPP,
+             at_after = !unknown && action_state_equal(c, cur, c->after),
+             at_before = !unknown && action_state_equal(c, cur, c->before);
+        free(cur);
+        const char *detail;
+        enum log_event event = recovered_outcome(undo, unknown, unreadable, at_before, at_after, c->undo.n > 0, &detail);
+        if (!unknown && at_before && !at_after)
+                action_remove_created_dirs(l->root, c); /* made before the write that never came */
+        long s = changelog_append(l, &ctx, event, c, undo ? rec->ref : rec->seq, detail);
+        if (s < 0)
+                return (int)s;
+        if (messages)
+                strv_push(messages, xasprintf("%s of run %s, change %ld (%s): %s -> %s", undo ? "rollback" : "apply",
+                                              rec->run ? rec->run : "?", undo && rec->ref ? rec->ref : rec->seq,
+                                              c->target ? c->target : "?", detail + strlen(RECOVERED),
+                                              log_event_name(event)));
+        if (!undo)
+                set_run(ret_run, rec->run);
+        return 1;
+}
+
+/* A run killed between two changes has no open step, only a run-begin (REC) without its run-end.
+ * Its steps are closed first; the run gets its end. An apply's run id goes to *ret_run, so the
+ * apply that recovers it completes that run. Returns 1 or -errno. */
+static int recover_run(struct changelog *l, const struct log_record *rec, struct strv *messages, char **ret_run)
+{
+        const char *kind = rec->change.target ? rec->change.target : "run";
+        struct log_context ctx = record_context(rec);
+        const char *detail = RECOVERED "the run stopped before its end (its changes are each done, failed "
+                                       "or closed above)";
+        long s = changelog_run_end(l, &ctx, kind, rec->seq, detail);
+        if (s < 0)
+                return (int)s;
+        if (messages)
+                strv_push(messages, xasprintf("%s of run %s (run-begin %ld): %s -> run-end", kind,
+                                              rec->run ? rec->run : "?", rec->seq, detail + strlen(RECOVERED)));
+        if (streq(kind, "apply"))
+                set_run(ret_run, rec->run);
+        return 1;
+}
+
 int changelog_recover(struct changelog *l, const struct log_read *lr, struct strv *messages, char **ret_run)
 {
         size_t *idx;
@@ -1512,71 +1579,15 @@ int changelog_recover(struct changelog *l, const struct log_read *lr, struct str
         if (ret_run)
                 *ret_run = NULL;
         int rc = 0;
-        for (size_t k = 0; k < n && rc >= 0; k++) {
-                const struct log_record *rec = &lr->v[idx[k]];
-                const struct change *c = &rec->change;
-                if (rec->event == LOG_RUN_BEGIN)
-                        continue; /* closed below, after its steps */
-                bool undo = rec->event == LOG_UNDO_INTENT;
-                struct log_context ctx = {.run = rec->run, .profile = rec->profile, .profile_hash = rec->profile_hash,
-                                          .host = rec->host};
-                /* A crash inside a file replacement leaves only its temporary file: remove it. */
-                action_remove_leftovers(l->root, c);
-                char *cur = NULL;
-                int st = action_current(l->root, c, &cur);
-                /* -EOPNOTSUPP: a command, whose state cannot be read at all; another error: a
-                 * target that is there but unreadable now. */
-                bool unknown = st < 0, unreadable = st < 0 && st != -EOPNOTSUPP,
-                     at_after = !unknown && action_state_equal(c, cur, c->after),
-                     at_before = !unknown && action_state_equal(c, cur, c->before);
-                free(cur);
-                const char *detail;
-                enum log_event event =
-                        recovered_outcome(undo, unknown, unreadable, at_before, at_after, c->undo.n > 0, &detail);
-                if (!unknown && at_before && !at_after)
-                        action_remove_created_dirs(l->root, c); /* made before the write that never came */
-                long s = changelog_append(l, &ctx, event, c, undo ? rec->ref : rec->seq, detail);
-                if (s < 0) {
-                        rc = (int)s;
-                        break;
+        /* The steps first, then the runs they belong to. */
+        for (int runs = 0; runs <= 1; runs++)
+                for (size_t k = 0; k < n && rc >= 0; k++) {
+                        const struct log_record *rec = &lr->v[idx[k]];
+                        if ((rec->event == LOG_RUN_BEGIN) != runs)
+                                continue;
+                        int r = runs ? recover_run(l, rec, messages, ret_run) : recover_step(l, rec, messages, ret_run);
+                        rc = r < 0 ? r : rc + r;
                 }
-                if (messages)
-                        strv_push(messages, xasprintf("%s of run %s, change %ld (%s): %s -> %s",
-                                                      undo ? "rollback" : "apply", rec->run ? rec->run : "?",
-                                                      undo && rec->ref ? rec->ref : rec->seq,
-                                                      c->target ? c->target : "?", detail + strlen(RECOVERED), log_event_name(event)));
-                if (!undo && ret_run && rec->run) {
-                        free(*ret_run);
-                        *ret_run = xstrdup(rec->run);
-                }
-                rc++;
-        }
-        /* Then the runs themselves: a run killed between two changes has no open step, only a
-         * run-begin without its run-end. Its steps are closed (above); the run gets its end. An
-         * apply's run id goes to *ret_run, so the apply that recovers it completes that run. */
-        for (size_t k = 0; k < n && rc >= 0; k++) {
-                const struct log_record *rec = &lr->v[idx[k]];
-                if (rec->event != LOG_RUN_BEGIN)
-                        continue;
-                const char *kind = rec->change.target ? rec->change.target : "run";
-                struct log_context ctx = {.run = rec->run, .profile = rec->profile, .profile_hash = rec->profile_hash,
-                                          .host = rec->host};
-                const char *detail = RECOVERED "the run stopped before its end (its changes are each done, failed "
-                                               "or closed above)";
-                long s = changelog_run_end(l, &ctx, kind, rec->seq, detail);
-                if (s < 0) {
-                        rc = (int)s;
-                        break;
-                }
-                if (messages)
-                        strv_push(messages, xasprintf("%s of run %s (run-begin %ld): %s -> run-end", kind,
-                                                      rec->run ? rec->run : "?", rec->seq, detail + strlen(RECOVERED)));
-                if (ret_run && rec->run && streq(kind, "apply")) {
-                        free(*ret_run);
-                        *ret_run = xstrdup(rec->run);
-                }
-                rc++;
-        }
         free(idx);
         return rc;
 }

@@ -1086,6 +1086,35 @@ static int open_temp_at(int dfd, const char *tmp)
         return fd < 0 ? -errno : fd;
 }
 
+/* The new content into the temporary file FD: chattr flags, the data, and the mode, owner and extended
+ * attributes of the file it replaces (ST, when EXISTS), flushed to disk. */
+static int fill_temp(int fd, int dfd, const char *base, const struct stat *st, bool exists, unsigned flags,
+                     const char *data, size_t len, mode_t mode_if_new)
+{
+        int rc = flags ? fileattr_keep(fd, flags) : 0;
+        if (rc == 0)
+                rc = write_all(fd, data, len);
+        /* keep the mode and owner of the file being replaced */
+        if (rc == 0 && fchmod(fd, exists ? st->st_mode & 07777 : mode_if_new) < 0)
+                rc = -errno;
+        if (rc == 0 && exists && fchown(fd, st->st_uid, st->st_gid) < 0 && errno != EPERM)
+                rc = -errno;
+        if (rc == 0 && exists)
+                rc = copy_xattrs(dfd, base, fd);
+        if (rc == 0 && fsync(fd) < 0)
+                rc = -errno;
+        return rc;
+}
+
+/* Does BASE still hold EXPECT right before the rename? -ESTALE when not (a read error in *ret_read_err). */
+static int still_holds(int dfd, const char *base, const char *expect, int *ret_read_err)
+{
+        int holds = file_at_holds(dfd, base, expect);
+        if (holds < 0 && ret_read_err)
+                *ret_read_err = -holds;
+        return holds > 0 ? 0 : -ESTALE;
+}
+
 int replace_file_at(int dfd, const char *base, const char *path, const char *data, size_t len, mode_t mode_if_new,
                     bool expect_set, const char *expect, int *ret_read_err)
 {
@@ -1106,29 +1135,13 @@ int replace_file_at(int dfd, const char *base, const char *path, const char *dat
         int fd = open_temp_at(dfd, tmp);
         if (fd < 0)
                 return fd;
-        rc = flags ? fileattr_keep(fd, flags) : 0;
-        if (rc == 0)
-                rc = write_all(fd, data, len);
-        /* keep the mode and owner of the file being replaced */
-        if (rc == 0 && fchmod(fd, exists ? st.st_mode & 07777 : mode_if_new) < 0)
-                rc = -errno;
-        if (rc == 0 && exists && fchown(fd, st.st_uid, st.st_gid) < 0 && errno != EPERM)
-                rc = -errno;
-        if (rc == 0 && exists)
-                rc = copy_xattrs(dfd, base, fd);
-        if (rc == 0 && fsync(fd) < 0)
-                rc = -errno;
+        rc = fill_temp(fd, dfd, base, &st, exists, flags, data, len, mode_if_new);
         if (close(fd) < 0 && rc == 0)
                 rc = -errno;
         if (rc == 0 && test_points_active())
                 test_point("before-rename", path); /* a crash here leaves the temporary file only */
-        if (rc == 0 && expect_set) {
-                int holds = file_at_holds(dfd, base, expect);
-                if (holds < 0 && ret_read_err)
-                        *ret_read_err = -holds;
-                if (holds <= 0)
-                        rc = -ESTALE;
-        }
+        if (rc == 0 && expect_set)
+                rc = still_holds(dfd, base, expect, ret_read_err);
         if (rc == 0 && renameat(dfd, tmp, dfd, base) < 0)
                 rc = -errno;
         if (rc < 0)

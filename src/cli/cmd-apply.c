@@ -25,10 +25,10 @@ struct apply_opts {
         bool dry_run, json, wait, reapply, exit_code, pinned;
 };
 
-static void print_plan_human(const struct plan *p)
+/* Files: one diff per file from its first before to its last after. */
+static void print_file_diffs(const struct plan *p)
 {
-        /* Files: one diff per file from its first before to its last after. */
-        struct strv seen = {0};
+        _cleanup_(strv_done) struct strv seen = {0};
         for (size_t i = 0; i < p->n; i++) {
                 const struct change *c = &p->v[i];
                 if (c->type != CHANGE_FILE || strv_contains(&seen, c->target))
@@ -41,7 +41,60 @@ static void print_plan_human(const struct plan *p)
                 _cleanup_free_ char *d = unified_diff(c->target, c->before, last);
                 fputs(d, stdout);
         }
-        strv_done(&seen);
+}
+
+/* How many changes from I on are values alike (a governor per CPU): same rule, before and after. */
+static size_t values_alike(const struct plan *p, size_t i)
+{
+        const struct change *c = &p->v[i];
+        size_t same = 1;
+        while (c->type == CHANGE_VALUE && i + same < p->n) {
+                const struct change *d = &p->v[i + same];
+                if (d->type != CHANGE_VALUE || !streq(d->rule, c->rule) || !streq(d->after, c->after) ||
+                    !streq_ptr(d->before, c->before))
+                        break;
+                same++;
+        }
+        return same;
+}
+
+static void print_change_line(const struct change *c)
+{
+        if (c->type == CHANGE_COMMAND) {
+                _cleanup_free_ char *cmd = strv_join(&c->argv, " ");
+                printf("  %s   (%s)\n", cmd, c->rule);
+        } else if (c->type == CHANGE_SWAP)
+                printf("  swapoff %s   (%s)\n", c->target, c->rule);
+        else
+                printf("  %s: %s -> %s   (%s)\n", c->target, c->before ? c->before : "(none)",
+                       c->after ? c->after : "(removed)", c->rule);
+}
+
+/* The changes of type T under TITLE; many values alike as one line with the first and last target. */
+static void print_group(const struct plan *p, enum change_type t, const char *title)
+{
+        bool head = false;
+        for (size_t i = 0; i < p->n; i++) {
+                const struct change *c = &p->v[i];
+                if (c->type != t)
+                        continue;
+                if (!head)
+                        printf("%s:\n", title);
+                head = true;
+                size_t same = values_alike(p, i);
+                if (same > 3) {
+                        printf("  %s ... %s (%zu files): %s -> %s   (%s)\n", c->target, p->v[i + same - 1].target, same,
+                               c->before ? c->before : "(none)", c->after, c->rule);
+                        i += same - 1;
+                        continue;
+                }
+                print_change_line(c);
+        }
+}
+
+static void print_plan_human(const struct plan *p)
+{
+        print_file_diffs(p);
         static const struct {
                 enum change_type t;
                 const char *title;
@@ -49,38 +102,8 @@ static void print_plan_human(const struct plan *p)
                 {CHANGE_SYMLINK, "Links"},   {CHANGE_VALUE, "Runtime values"}, {CHANGE_SWAP, "Swap"},
                 {CHANGE_MOUNTOPT, "Remounts"}, {CHANGE_COMMAND, "Commands"},
         };
-        for (size_t g = 0; g < ARRAY_SIZE(groups); g++) {
-                bool head = false;
-                for (size_t i = 0; i < p->n; i++) {
-                        const struct change *c = &p->v[i];
-                        if (c->type != groups[g].t)
-                                continue;
-                        if (!head)
-                                printf("%s:\n", groups[g].title);
-                        head = true;
-                        /* Many values alike (a governor per CPU): one line with the first and last target. */
-                        size_t same = 1;
-                        while (c->type == CHANGE_VALUE && i + same < p->n && p->v[i + same].type == CHANGE_VALUE &&
-                               streq(p->v[i + same].rule, c->rule) && streq(p->v[i + same].after, c->after) &&
-                               ((!p->v[i + same].before && !c->before) ||
-                                (p->v[i + same].before && c->before && streq(p->v[i + same].before, c->before))))
-                                same++;
-                        if (same > 3) {
-                                printf("  %s ... %s (%zu files): %s -> %s   (%s)\n", c->target, p->v[i + same - 1].target, same,
-                                       c->before ? c->before : "(none)", c->after, c->rule);
-                                i += same - 1;
-                                continue;
-                        }
-                        if (c->type == CHANGE_COMMAND) {
-                                _cleanup_free_ char *cmd = strv_join(&c->argv, " ");
-                                printf("  %s   (%s)\n", cmd, c->rule);
-                        } else if (c->type == CHANGE_SWAP)
-                                printf("  swapoff %s   (%s)\n", c->target, c->rule);
-                        else
-                                printf("  %s: %s -> %s   (%s)\n", c->target, c->before ? c->before : "(none)",
-                                       c->after ? c->after : "(removed)", c->rule);
-                }
-        }
+        for (size_t g = 0; g < ARRAY_SIZE(groups); g++)
+                print_group(p, groups[g].t, groups[g].title);
         for (int reboot = 1; reboot >= 0; reboot--) {
                 bool head = false;
                 for (size_t i = 0; i < p->n; i++) {

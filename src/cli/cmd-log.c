@@ -115,10 +115,55 @@ static void print_table(struct cli *cli, const struct log_read *lr, const char *
                 printf("no records of run %s\n", run);
 }
 
+/* What one run did: its first and last record, the outcomes counted. */
+struct run_summary {
+        const struct log_record *first, *last;
+        size_t done, undone, failed;
+        bool undo, unfinished;
+        const char *kind;
+};
+
+static bool undo_event(enum log_event e) { return e == LOG_UNDO_INTENT || e == LOG_UNDONE || e == LOG_UNDO_FAILED; }
+
+static struct run_summary summarise_run(const struct log_read *lr, const char *run)
+{
+        struct run_summary s = {0};
+        for (size_t i = 0; i < lr->n; i++) {
+                const struct log_record *r = &lr->v[i];
+                if (!streq(r->run, run))
+                        continue;
+                s.first = s.first ? s.first : r;
+                s.last = r;
+                s.unfinished |= !changelog_step_finished(lr, i);
+                s.done += r->event == LOG_DONE;
+                s.undone += r->event == LOG_UNDONE;
+                s.failed += r->event == LOG_FAILED || r->event == LOG_UNDO_FAILED;
+                s.undo |= undo_event(r->event) && (!r->detail || !strstr(r->detail, "failed run"));
+        }
+        s.kind = s.done ? "apply" : s.undo ? "rollback" : "other";
+        return s;
+}
+
+static json_object *run_json(const char *run, const struct run_summary *s)
+{
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "run", json_object_new_string(run));
+        json_object_object_add(o, "first", json_object_new_string(s->first->time ? s->first->time : ""));
+        json_object_object_add(o, "last", json_object_new_string(s->last->time ? s->last->time : ""));
+        json_object_object_add(o, "kind", json_object_new_string(s->kind));
+        json_object_object_add(o, "profile", s->first->profile ? json_object_new_string(s->first->profile) : NULL);
+        json_object_object_add(o, "host", s->first->host ? json_object_new_string(s->first->host) : NULL);
+        json_object_object_add(o, "done", json_object_new_int64((int64_t)s->done));
+        json_object_object_add(o, "undone", json_object_new_int64((int64_t)s->undone));
+        json_object_object_add(o, "failed", json_object_new_int64((int64_t)s->failed));
+        json_object_object_add(o, "finished", json_object_new_boolean(!s->unfinished));
+        return o;
+}
+
 /* One line per run (an apply or rollback): id, when, profile, host, what it did. */
 static void print_runs(const struct log_read *lr, bool json)
 {
-        struct strv runs = {0};
+        _cleanup_(strv_done) struct strv runs = {0};
         for (size_t i = 0; i < lr->n; i++)
                 if (lr->v[i].run && !strv_contains(&runs, lr->v[i].run))
                         strv_add(&runs, lr->v[i].run);
@@ -127,47 +172,20 @@ static void print_runs(const struct log_read *lr, bool json)
                 printf("%-36s  %-20s  %-20s  %-8s  %5s  %6s  %6s  %s\n", "RUN", "FIRST (UTC)", "LAST (UTC)", "KIND", "DONE",
                        "UNDONE", "FAILED", "PROFILE (HOST)");
         for (size_t k = 0; k < runs.n; k++) {
-                const struct log_record *first = NULL, *last = NULL;
-                size_t done = 0, undone = 0, failed = 0;
-                bool undo = false, unfinished = false;
-                for (size_t i = 0; i < lr->n; i++) {
-                        const struct log_record *r = &lr->v[i];
-                        if (!streq(r->run, runs.v[k]))
-                                continue;
-                        first = first ? first : r;
-                        last = r;
-                        unfinished |= !changelog_step_finished(lr, i);
-                        done += r->event == LOG_DONE;
-                        undone += r->event == LOG_UNDONE;
-                        failed += r->event == LOG_FAILED || r->event == LOG_UNDO_FAILED;
-                        undo |= (r->event == LOG_UNDO_INTENT || r->event == LOG_UNDONE || r->event == LOG_UNDO_FAILED) && (!r->detail || !strstr(r->detail, "failed run"));
-                }
-                const char *kind = done ? "apply" : undo ? "rollback" : "other";
-                if (json) {
-                        json_object *o = json_object_new_object();
-                        json_object_object_add(o, "run", json_object_new_string(runs.v[k]));
-                        json_object_object_add(o, "first", json_object_new_string(first->time ? first->time : ""));
-                        json_object_object_add(o, "last", json_object_new_string(last->time ? last->time : ""));
-                        json_object_object_add(o, "kind", json_object_new_string(kind));
-                        json_object_object_add(o, "profile", first->profile ? json_object_new_string(first->profile) : NULL);
-                        json_object_object_add(o, "host", first->host ? json_object_new_string(first->host) : NULL);
-                        json_object_object_add(o, "done", json_object_new_int64((int64_t)done));
-                        json_object_object_add(o, "undone", json_object_new_int64((int64_t)undone));
-                        json_object_object_add(o, "failed", json_object_new_int64((int64_t)failed));
-                        json_object_object_add(o, "finished", json_object_new_boolean(!unfinished));
-                        json_object_array_add(arr, o);
-                } else
+                struct run_summary s = summarise_run(lr, runs.v[k]);
+                if (json)
+                        json_object_array_add(arr, run_json(runs.v[k], &s));
+                else
                         printf("%-36s  %-20s  %-20s  %-8s  %5zu  %6zu  %6zu  %s (%s)%s\n", runs.v[k],
-                               first->time ? first->time : "?", last->time ? last->time : "?", kind, done, undone, failed,
-                               first->profile ? first->profile : "?", first->host ? first->host : "?",
-                               unfinished ? "  UNFINISHED" : "");
+                               s.first->time ? s.first->time : "?", s.last->time ? s.last->time : "?", s.kind, s.done,
+                               s.undone, s.failed, s.first->profile ? s.first->profile : "?",
+                               s.first->host ? s.first->host : "?", s.unfinished ? "  UNFINISHED" : "");
         }
         if (json) {
                 json_print(stdout, arr);
                 json_object_put(arr);
         } else if (!runs.n)
                 printf("no changes recorded\n");
-        strv_done(&runs);
 }
 
 static int log_cmd(struct cli *cli, int argc, char **argv)

@@ -95,6 +95,51 @@ static int nccl_lint_cmd(struct cli *cli, struct facts *f, const struct nccl_cat
         return rc != EXIT_OK ? rc : findings ? EXIT_FINDINGS : EXIT_OK;
 }
 
+/* env or conf: the settings for the profile the command line picks, as export lines or the file. */
+static int nccl_render_cmd(struct cli *cli, struct facts *f, const struct nccl_catalog *cat, const char *sub,
+                           const char *profile)
+{
+        _cleanup_(rule_env_done) struct rule_env env = {0};
+        int rc = cli_load_env(cli, &env);
+        if (rc == EXIT_OK)
+                rc = cli_pick_profile(cli, &env, profile, f);
+        if (rc != EXIT_OK)
+                return rc;
+        _cleanup_free_ char *out = NULL;
+        if (streq(sub, "env")) {
+                struct nccl_settings s;
+                nccl_settings_build(f, &env.profile, cat, &s);
+                out = nccl_env_render(&s);
+                nccl_settings_done(&s);
+        } else {
+                const char *data = NULL;
+                int r = root_read(facts_root(f), "/etc/nccl.conf", &data, NULL);
+                if (r < 0 && r != -ENOENT)
+                        return cli_error("/etc/nccl.conf: %s", strerror(-r));
+                out = nccl_conf_render(f, &env.profile, cat, r < 0 ? NULL : data);
+        }
+        if (out)
+                fputs(out, stdout);
+        return EXIT_OK;
+}
+
+/* Options may also follow the subcommand: nccl env --profile a100-8x. Returns the index of the
+ * first argument that is not one, or -1 (a usage error, said). */
+static int profile_after(int argc, char **argv, int rest, const char **profile)
+{
+        for (; rest < argc; rest++) {
+                if (streq(argv[rest], "--profile") || streq(argv[rest], "-p")) {
+                        if (rest + 1 >= argc)
+                                return cli_error("--profile needs a name or file"), -1;
+                        *profile = argv[++rest];
+                } else if (startswith(argv[rest], "--profile="))
+                        *profile = argv[rest] + strlen("--profile=");
+                else
+                        break;
+        }
+        return rest;
+}
+
 static int nccl_cmd(struct cli *cli, int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -111,61 +156,27 @@ static int nccl_cmd(struct cli *cli, int argc, char **argv)
         if (optind >= argc)
                 return cli_error("nccl needs a subcommand: lint, env or conf (see llmtune nccl --help)");
         const char *sub = argv[optind++];
-        /* Options may also follow the subcommand: nccl env --profile a100-8x */
-        int rest = optind;
-        for (; rest < argc; rest++) {
-                if (streq(argv[rest], "--profile") || streq(argv[rest], "-p")) {
-                        if (rest + 1 >= argc)
-                                return cli_error("--profile needs a name or file");
-                        profile = argv[++rest];
-                } else if (startswith(argv[rest], "--profile="))
-                        profile = argv[rest] + strlen("--profile=");
-                else
-                        break;
-        }
-        if (!streq(sub, "lint") && !streq(sub, "env") && !streq(sub, "conf"))
+        int rest = profile_after(argc, argv, optind, &profile);
+        if (rest < 0)
+                return EXIT_ERROR;
+        bool lint = streq(sub, "lint");
+        if (!lint && !streq(sub, "env") && !streq(sub, "conf"))
                 return cli_error("unknown nccl subcommand '%s' (lint, env, conf)", sub);
-        if (!streq(sub, "lint") && rest < argc)
+        if (!lint && rest < argc)
                 return cli_error("unexpected argument '%s'", argv[rest]);
-        if (streq(sub, "lint") && profile)
+        if (lint && profile)
                 return cli_error("lint takes no --profile");
-        struct root *root = cli_root(cli);
-        if (!root)
+        if (!cli_root(cli))
                 return EXIT_ERROR;
         struct facts *f = cli_facts_new(cli);
         const struct nccl_catalog *cat = facts_nccl_catalog(f);
         int rc;
         if (!cat)
                 rc = cli_error("the NCCL catalog (rules/nccl-catalog.tsv under %s) cannot be read", cli_data_dir());
-        else if (streq(sub, "lint"))
+        else if (lint)
                 rc = nccl_lint_cmd(cli, f, cat, argc - rest, argv + rest);
-        else {
-                struct rule_env env = {0};
-                rc = cli_load_env(cli, &env);
-                if (rc == EXIT_OK)
-                        rc = cli_pick_profile(cli, &env, profile, f);
-                if (rc == EXIT_OK) {
-                        char *out;
-                        if (streq(sub, "env")) {
-                                struct nccl_settings s;
-                                nccl_settings_build(f, &env.profile, cat, &s);
-                                out = nccl_env_render(&s);
-                                nccl_settings_done(&s);
-                        } else {
-                                const char *data = NULL;
-                                int r = root_read(root, "/etc/nccl.conf", &data, NULL);
-                                if (r < 0 && r != -ENOENT) {
-                                        rc = cli_error("/etc/nccl.conf: %s", strerror(-r));
-                                        data = NULL;
-                                }
-                                out = rc == EXIT_OK ? nccl_conf_render(f, &env.profile, cat, r < 0 ? NULL : data) : NULL;
-                        }
-                        if (out)
-                                fputs(out, stdout);
-                        free(out);
-                }
-                rule_env_done(&env);
-        }
+        else
+                rc = nccl_render_cmd(cli, f, cat, sub, profile);
         facts_free(f);
         return rc;
 }

@@ -256,6 +256,33 @@ static int take_read_timeout(int argc, char **argv, int *i)
         return 1;
 }
 
+/* Is argv[*i] --root DIR, --root=DIR, --topology FILE or --topology=FILE? 1 (*opt, *val; *i past a
+ * separate value), 0 (another argument) or -1 (no value). */
+static int root_option(int argc, char **argv, int *i, const char **opt, const char **val)
+{
+        static const char *const names[] = {"--root", "--topology"};
+        for (size_t k = 0; k < ARRAY_SIZE(names); k++) {
+                size_t n = strlen(names[k]);
+                *opt = names[k];
+                if (streq(argv[*i], names[k])) {
+                        if (*i + 1 >= argc)
+                                return -1;
+                        *val = argv[++*i];
+                        return 1;
+                }
+                if (strncmp(argv[*i], names[k], n) == 0 && argv[*i][n] == '=') {
+                        *val = argv[*i] + n + 1;
+                        return 1;
+                }
+        }
+        return 0;
+}
+
+static int root_needs(const char *opt)
+{
+        return cli_error("%s needs %s", opt, streq(opt, "--root") ? "a directory" : "a file");
+}
+
 /* Take the global --root DIR, --topology FILE.xml, --root-force and --read-timeout SECONDS out of
  * argv wherever they stand (before a "--"). --topology is --root for an lstopo XML export, said
  * explicitly: the file must be XML. */
@@ -265,40 +292,29 @@ static int take_root(int *argc, char **argv, const char **ret, bool *force)
         bool rest = false;
         const char *root = NULL, *topology = NULL;
         for (int i = 1; i < *argc; i++) {
-                if (!rest && streq(argv[i], "--"))
-                        rest = true;
-                if (!rest && streq(argv[i], "--root-force")) {
+                rest |= streq(argv[i], "--");
+                if (rest) {
+                        argv[w++] = argv[i];
+                        continue;
+                }
+                if (streq(argv[i], "--root-force")) {
                         *force = true;
                         continue;
                 }
-                int t = rest ? 0 : take_read_timeout(*argc, argv, &i);
+                int t = take_read_timeout(*argc, argv, &i);
                 if (t < 0)
                         return -1;
                 if (t > 0)
                         continue;
                 const char *opt = NULL, *val = NULL;
-                if (!rest && (streq(argv[i], "--root") || streq(argv[i], "--topology"))) {
-                        opt = argv[i];
-                        if (i + 1 >= *argc)
-                                return cli_error("%s needs %s", opt, streq(opt, "--root") ? "a directory" : "a file");
-                        val = argv[++i];
-                } else if (!rest && startswith(argv[i], "--root=")) {
-                        opt = "--root";
-                        val = argv[i] + strlen("--root=");
-                } else if (!rest && startswith(argv[i], "--topology=")) {
-                        opt = "--topology";
-                        val = argv[i] + strlen("--topology=");
-                }
-                if (!opt) {
+                t = root_option(*argc, argv, &i, &opt, &val);
+                if (t == 0) {
                         argv[w++] = argv[i];
                         continue;
                 }
-                if (!*val)
-                        return cli_error("%s needs %s", opt, streq(opt, "--root") ? "a directory" : "a file");
-                if (streq(opt, "--root"))
-                        root = val;
-                else
-                        topology = val;
+                if (t < 0 || !*val)
+                        return root_needs(opt);
+                *(streq(opt, "--root") ? &root : &topology) = val;
         }
         *argc = w;
         argv[w] = NULL;

@@ -248,62 +248,68 @@ void expr_params(const struct expr *e, struct strv *ret)
                 collect_params(e->where[i].value, ret);
 }
 
+/* A product of non-negative numbers, "40G*2": a profile parameter times another (saturates). 1 when
+ * S is not a product. */
+static int parse_product(const char *s, uint64_t *mag)
+{
+        const char *star = strchr(s, '*');
+        if (!star || star == s || !star[1])
+                return 1;
+        _cleanup_free_ char *left = xstrndup(s, (size_t)(star - s));
+        bool ln, rn;
+        uint64_t lm, rm;
+        if (parse_rule_number(left, &ln, &lm) < 0 || parse_rule_number(star + 1, &rn, &rm) < 0 || ln || rn)
+                return -EINVAL;
+        *mag = lm && rm > UINT64_MAX / lm ? UINT64_MAX : lm * rm;
+        return 0;
+}
+
+/* V followed by UNIT: durations in seconds (30s, 10min, 24h, 7d, 2w: lower case, "M" is a size),
+ * sizes in binary units as memory is counted (64G, 64GiB, 512K, 1T). */
+static int apply_unit(unsigned long long v, const char *unit, uint64_t *mag)
+{
+        static const struct { const char *unit; uint64_t seconds; } durations[] = {
+                {"s", 1}, {"min", 60}, {"h", 3600}, {"d", 86400}, {"w", 604800},
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(durations); i++)
+                if (streq(unit, durations[i].unit)) {
+                        if (v > UINT64_MAX / durations[i].seconds)
+                                return -EINVAL;
+                        *mag = v * durations[i].seconds;
+                        return 0;
+                }
+        const char *p = strchr("KMGT", toupper((unsigned char)*unit));
+        if (!*unit || !p)
+                return -EINVAL;
+        unsigned shift = 10 * (unsigned)(p - "KMGT" + 1);
+        unit++;
+        if (streq(unit, "iB") || streq(unit, "B"))
+                unit += strlen(unit);
+        if (*unit || v > (UINT64_MAX >> shift))
+                return -EINVAL;
+        *mag = (uint64_t)v << shift;
+        return 0;
+}
+
 int parse_rule_number(const char *s, bool *neg, uint64_t *mag)
 {
         if (parse_integer(s, neg, mag) == 0)
                 return 0;
+        *neg = false;
         /* "unlimited" / "infinity": the largest value, as limits.conf(5) and systemd write RLIM_INFINITY. */
         if (strcasecmp(s, "unlimited") == 0 || strcasecmp(s, "infinity") == 0) {
-                *neg = false;
                 *mag = UINT64_MAX;
                 return 0;
         }
-        /* A product of non-negative numbers, "40G*2": a profile parameter times another (saturates). */
-        const char *star = strchr(s, '*');
-        if (star && star != s && star[1]) {
-                _cleanup_free_ char *left = xstrndup(s, (size_t)(star - s));
-                bool ln, rn;
-                uint64_t lm, rm;
-                if (parse_rule_number(left, &ln, &lm) < 0 || parse_rule_number(star + 1, &rn, &rm) < 0 || ln || rn)
-                        return -EINVAL;
-                *neg = false;
-                *mag = lm && rm > UINT64_MAX / lm ? UINT64_MAX : lm * rm;
-                return 0;
-        }
-        /* Sizes: 64G, 64GiB, 512K, 1T (binary units, as memory is counted). */
+        int rc = parse_product(s, mag);
+        if (rc <= 0)
+                return rc;
         char *end;
         errno = 0;
         unsigned long long v = strtoull(s, &end, 10);
         if (errno || end == s || !isdigit((unsigned char)*s))
                 return -EINVAL;
-        /* Durations in seconds: 30s, 10min, 24h, 7d, 2w (lower case: "M" is a size). */
-        static const struct { const char *unit; uint64_t seconds; } durations[] = {
-                {"s", 1}, {"min", 60}, {"h", 3600}, {"d", 86400}, {"w", 604800},
-        };
-        for (size_t i = 0; i < ARRAY_SIZE(durations); i++)
-                if (streq(end, durations[i].unit)) {
-                        if (v > UINT64_MAX / durations[i].seconds)
-                                return -EINVAL;
-                        *neg = false;
-                        *mag = v * durations[i].seconds;
-                        return 0;
-                }
-        unsigned shift;
-        switch (toupper((unsigned char)*end)) {
-        case 'K': shift = 10; break;
-        case 'M': shift = 20; break;
-        case 'G': shift = 30; break;
-        case 'T': shift = 40; break;
-        default: return -EINVAL;
-        }
-        end++;
-        if (streq(end, "iB") || streq(end, "B"))
-                end += strlen(end);
-        if (*end || v > (UINT64_MAX >> shift))
-                return -EINVAL;
-        *neg = false;
-        *mag = (uint64_t)v << shift;
-        return 0;
+        return apply_unit(v, end, mag);
 }
 
 static int bool_word(const char *s)
@@ -346,6 +352,22 @@ static bool has_word(const char *list, const char *word)
         return false;
 }
 
+/* Two runs of digits (LA and LB long) as numbers: leading zeros do not count. */
+static int digits_cmp(const char *x, size_t lx, const char *y, size_t ly)
+{
+        while (lx > 1 && *x == '0')
+                x++, lx--;
+        while (ly > 1 && *y == '0')
+                y++, ly--;
+        return lx != ly ? (lx < ly ? -1 : 1) : strncmp(x, y, lx);
+}
+
+static int text_cmp(const char *a, size_t la, const char *b, size_t lb)
+{
+        int c = strncmp(a, b, la < lb ? la : lb);
+        return c || la == lb ? c : la < lb ? -1 : 1;
+}
+
 /*
  * Versions compare component by component ("535.104.05" >= "535.86.10"): runs of digits as
  * numbers, anything else (letters, "-rc1") as text; '.', '-', '_' and '+' only separate. A missing
@@ -354,10 +376,8 @@ static bool has_word(const char *list, const char *word)
 static int version_cmp(const char *a, const char *b)
 {
         for (;;) {
-                while (*a && strchr(".-_+", *a))
-                        a++;
-                while (*b && strchr(".-_+", *b))
-                        b++;
+                a += strspn(a, ".-_+");
+                b += strspn(b, ".-_+");
                 if (!*a || !*b)
                         return *a ? 1 : *b ? -1 : 0;
                 bool da = isdigit((unsigned char)*a), db = isdigit((unsigned char)*b);
@@ -365,20 +385,7 @@ static int version_cmp(const char *a, const char *b)
                         return da ? 1 : -1; /* a number beats a suffix: "1.0" > "1.rc" */
                 size_t la = da ? strspn(a, "0123456789") : strcspn(a, ".-_+0123456789");
                 size_t lb = db ? strspn(b, "0123456789") : strcspn(b, ".-_+0123456789");
-                int c;
-                if (da) {
-                        const char *x = a, *y = b;
-                        size_t lx = la, ly = lb;
-                        while (lx > 1 && *x == '0')
-                                x++, lx--;
-                        while (ly > 1 && *y == '0')
-                                y++, ly--;
-                        c = lx != ly ? (lx < ly ? -1 : 1) : strncmp(x, y, lx);
-                } else {
-                        c = strncmp(a, b, la < lb ? la : lb);
-                        if (!c && la != lb)
-                                c = la < lb ? -1 : 1;
-                }
+                int c = da ? digits_cmp(a, la, b, lb) : text_cmp(a, la, b, lb);
                 if (c)
                         return c;
                 a += la;
@@ -399,57 +406,71 @@ static bool fact_number_or_unlimited(const struct fact *fc, bool *neg, uint64_t 
         return false;
 }
 
+static int test_order(const struct fact *fc, enum expr_op op, const char *want, char **err)
+{
+        bool an, bn;
+        uint64_t am, bm;
+        if (!fact_number_or_unlimited(fc, &an, &am)) {
+                *err = xasprintf("%s = \"%s\" is not a number", fc->name, fc->str);
+                return -1;
+        }
+        if (parse_rule_number(want, &bn, &bm) < 0) {
+                *err = xasprintf("expected value \"%s\" is not a number", want);
+                return -1;
+        }
+        int c = num_cmp(an, am, bn, bm);
+        return op == OP_GE ? c >= 0 : op == OP_LE ? c <= 0 : op == OP_GT ? c > 0 : c < 0;
+}
+
+/* Is the fact one of the comma-separated values WANT? */
+static bool in_list(const struct fact *fc, const char *want)
+{
+        _cleanup_free_ char *copy = xstrdup(want);
+        char *save = NULL;
+        for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                _cleanup_free_ char *w = trimmed(t, strlen(t));
+                if (values_equal(fc, w))
+                        return true;
+        }
+        return false;
+}
+
+/* contains: every listed word present; !contains: none of them. */
+static int test_words(const struct fact *fc, enum expr_op op, const char *want)
+{
+        _cleanup_free_ char *copy = xstrdup(want);
+        char *save = NULL;
+        bool all = true, any = false;
+        for (char *t = strtok_r(copy, ", \t", &save); t; t = strtok_r(NULL, ", \t", &save)) {
+                bool h = has_word(fc->str, t);
+                all &= h;
+                any |= h;
+        }
+        return op == OP_CONTAINS ? all : !any;
+}
+
+static int test_version(const struct fact *fc, enum expr_op op, const char *want, char **err)
+{
+        if (!isdigit((unsigned char)*fc->str) || !isdigit((unsigned char)*want)) {
+                *err = xasprintf("version comparison needs versions: %s = \"%s\", expected \"%s\"", fc->name, fc->str,
+                                 want);
+                return -1;
+        }
+        int c = version_cmp(fc->str, want);
+        return op == OP_VERSION_GE ? c >= 0 : c < 0;
+}
+
 /* 1 true, 0 false, -1 error (message in *err). */
 static int test_fact(const struct fact *fc, enum expr_op op, const char *want, char **err)
 {
         switch (op) {
         case OP_EQ: return values_equal(fc, want);
         case OP_NE: return !values_equal(fc, want);
-        case OP_GE: case OP_LE: case OP_GT: case OP_LT: {
-                bool an, bn;
-                uint64_t am, bm;
-                if (!fact_number_or_unlimited(fc, &an, &am)) {
-                        *err = xasprintf("%s = \"%s\" is not a number", fc->name, fc->str);
-                        return -1;
-                }
-                if (parse_rule_number(want, &bn, &bm) < 0) {
-                        *err = xasprintf("expected value \"%s\" is not a number", want);
-                        return -1;
-                }
-                int c = num_cmp(an, am, bn, bm);
-                return op == OP_GE ? c >= 0 : op == OP_LE ? c <= 0 : op == OP_GT ? c > 0 : c < 0;
-        }
-        case OP_IN: case OP_NOT_IN: {
-                bool found = false;
-                _cleanup_free_ char *copy = xstrdup(want);
-                char *save = NULL;
-                for (char *t = strtok_r(copy, ",", &save); t && !found; t = strtok_r(NULL, ",", &save)) {
-                        _cleanup_free_ char *w = trimmed(t, strlen(t));
-                        found = values_equal(fc, w);
-                }
-                return op == OP_IN ? found : !found;
-        }
-        case OP_CONTAINS: case OP_NOT_CONTAINS: {
-                /* contains: every listed word present; !contains: none of them. */
-                _cleanup_free_ char *copy = xstrdup(want);
-                char *save = NULL;
-                bool all = true, any = false;
-                for (char *t = strtok_r(copy, ", \t", &save); t; t = strtok_r(NULL, ", \t", &save)) {
-                        bool h = has_word(fc->str, t);
-                        all &= h;
-                        any |= h;
-                }
-                return op == OP_CONTAINS ? all : !any;
-        }
-        case OP_VERSION_GE: case OP_VERSION_LT: {
-                if (!isdigit((unsigned char)*fc->str) || !isdigit((unsigned char)*want)) {
-                        *err = xasprintf("version comparison needs versions: %s = \"%s\", expected \"%s\"", fc->name,
-                                         fc->str, want);
-                        return -1;
-                }
-                int c = version_cmp(fc->str, want);
-                return op == OP_VERSION_GE ? c >= 0 : c < 0;
-        }
+        case OP_GE: case OP_LE: case OP_GT: case OP_LT: return test_order(fc, op, want, err);
+        case OP_IN: return in_list(fc, want);
+        case OP_NOT_IN: return !in_list(fc, want);
+        case OP_CONTAINS: case OP_NOT_CONTAINS: return test_words(fc, op, want);
+        case OP_VERSION_GE: case OP_VERSION_LT: return test_version(fc, op, want, err);
         case OP_PRESENT: return 1;
         case OP_ABSENT: return 0;
         case OP_SET: return *fc->str && !streq(fc->str, PARAM_UNSET);

@@ -104,11 +104,101 @@ static bool valid_name(const char *s)
         return true;
 }
 
+/* One key of a section: KEY = VALUE at LINE (ORIGIN "file:line"); SECTION_LINE where the section starts. */
+struct pkey {
+        struct ploader *l;
+        unsigned section_line, line;
+        const char *key, *value, *origin;
+};
+
+static void key_profile(const struct pkey *k)
+{
+        struct profile *p = k->l->p;
+        char **slot = streq(k->key, "name") ? &p->name : streq(k->key, "description") ? &p->description
+                    : streq(k->key, "inherits") ? &p->inherits : NULL;
+        if (!slot)
+                diag_add(k->l->d, k->l->file, k->line, "unknown key '%s' in [profile] (name, description, inherits)",
+                         k->key);
+        else if (*slot)
+                diag_add(k->l->d, k->l->file, k->line, "'%s' given twice", k->key);
+        else if (slot != &p->description && !valid_name(k->value))
+                diag_add(k->l->d, k->l->file, k->line, "%s '%s': use lowercase letters, digits, '-' and '_'", k->key,
+                         k->value);
+        else {
+                *slot = xstrdup(k->value);
+                if (slot == &p->name)
+                        p->line = k->section_line;
+        }
+}
+
+static void key_match(const struct pkey *k)
+{
+        struct profile *p = k->l->p;
+        if (!streq(k->key, "require")) {
+                diag_add(k->l->d, k->l->file, k->line, "unknown key '%s' in [match] (require)", k->key);
+                return;
+        }
+        struct expr e;
+        _cleanup_free_ char *err = NULL;
+        if (expr_parse(k->value, &e, &err) < 0) {
+                diag_add(k->l->d, k->l->file, k->line, "%s", err);
+                return;
+        }
+        p->match = xrealloc(p->match, (p->n_match + 1) * sizeof(*p->match));
+        p->match[p->n_match++] = e;
+}
+
+static void key_params(const struct pkey *k)
+{
+        struct profile *p = k->l->p;
+        if (settings_get(&p->params, k->key))
+                diag_add(k->l->d, k->l->file, k->line, "parameter '%s' given twice", k->key);
+        settings_set(&p->params, k->key, k->value, k->origin);
+}
+
+static void key_types(const struct pkey *k)
+{
+        struct profile *p = k->l->p;
+        struct param_type t;
+        _cleanup_free_ char *err = NULL;
+        if (settings_get(&p->types, k->key))
+                diag_add(k->l->d, k->l->file, k->line, "type of '%s' given twice", k->key);
+        else if (param_type_parse(k->value, &t, &err) < 0)
+                diag_add(k->l->d, k->l->file, k->line, "type of '%s': %s", k->key, err);
+        else {
+                param_type_done(&t);
+                settings_set(&p->types, k->key, k->value, k->origin);
+        }
+}
+
+static void key_rules(const struct pkey *k)
+{
+        enum severity sev;
+        if (!streq(k->value, "on") && !streq(k->value, "off") && severity_parse(k->value, &sev) < 0)
+                diag_add(k->l->d, k->l->file, k->line, "rule '%s': expected on, off, critical, warning or info, not '%s'",
+                         k->key, k->value);
+        settings_set(&k->l->p->rules, k->key, k->value, k->origin);
+}
+
+static void key_nccl(const struct pkey *k)
+{
+        if (!startswith(k->key, "NCCL_"))
+                diag_add(k->l->d, k->l->file, k->line, "[nccl] holds NCCL_* keys only, not '%s'", k->key);
+        settings_set(&k->l->p->nccl, k->key, k->value, k->origin);
+}
+
+static const struct {
+        const char *name;
+        void (*key)(const struct pkey *k);
+} profile_sections[] = {
+        {"profile", key_profile}, {"match", key_match}, {"params", key_params},
+        {"types", key_types},     {"rules", key_rules}, {"nccl", key_nccl},
+};
+
 static void on_key(void *user, const char *section, unsigned section_line, const char *key, const char *value,
                    unsigned line)
 {
         struct ploader *l = user;
-        struct profile *p = l->p;
         _cleanup_free_ char *origin = xasprintf("%s:%u", l->file, line);
         /* Values are data: a CR or any other control character would become syntax in the files
          * remedies write (a tmpfiles.d line split in two by systemd-tmpfiles). */
@@ -120,63 +210,13 @@ static void on_key(void *user, const char *section, unsigned section_line, const
                                  key, (unsigned)(unsigned char)*c);
                         return;
                 }
-        if (streq(section, "profile")) {
-                char **slot = streq(key, "name") ? &p->name : streq(key, "description") ? &p->description
-                            : streq(key, "inherits") ? &p->inherits : NULL;
-                if (!slot) {
-                        diag_add(l->d, l->file, line, "unknown key '%s' in [profile] (name, description, inherits)", key);
+        const struct pkey k = {l, section_line, line, key, value, origin};
+        for (size_t i = 0; i < ARRAY_SIZE(profile_sections); i++)
+                if (streq(section, profile_sections[i].name)) {
+                        profile_sections[i].key(&k);
                         return;
                 }
-                if (*slot)
-                        diag_add(l->d, l->file, line, "'%s' given twice", key);
-                else if (slot != &p->description && !valid_name(value))
-                        diag_add(l->d, l->file, line, "%s '%s': use lowercase letters, digits, '-' and '_'", key, value);
-                else {
-                        *slot = xstrdup(value);
-                        if (slot == &p->name)
-                                p->line = section_line;
-                }
-        } else if (streq(section, "match")) {
-                if (!streq(key, "require")) {
-                        diag_add(l->d, l->file, line, "unknown key '%s' in [match] (require)", key);
-                        return;
-                }
-                struct expr e;
-                char *err = NULL;
-                if (expr_parse(value, &e, &err) < 0) {
-                        diag_add(l->d, l->file, line, "%s", err);
-                        free(err);
-                        return;
-                }
-                p->match = xrealloc(p->match, (p->n_match + 1) * sizeof(*p->match));
-                p->match[p->n_match++] = e;
-        } else if (streq(section, "params")) {
-                if (settings_get(&p->params, key))
-                        diag_add(l->d, l->file, line, "parameter '%s' given twice", key);
-                settings_set(&p->params, key, value, origin);
-        } else if (streq(section, "types")) {
-                struct param_type t;
-                _cleanup_free_ char *err = NULL;
-                if (settings_get(&p->types, key))
-                        diag_add(l->d, l->file, line, "type of '%s' given twice", key);
-                else if (param_type_parse(value, &t, &err) < 0)
-                        diag_add(l->d, l->file, line, "type of '%s': %s", key, err);
-                else {
-                        param_type_done(&t);
-                        settings_set(&p->types, key, value, origin);
-                }
-        } else if (streq(section, "rules")) {
-                enum severity sev;
-                if (!streq(value, "on") && !streq(value, "off") && severity_parse(value, &sev) < 0)
-                        diag_add(l->d, l->file, line, "rule '%s': expected on, off, critical, warning or info, not '%s'",
-                                 key, value);
-                settings_set(&p->rules, key, value, origin);
-        } else if (streq(section, "nccl")) {
-                if (!startswith(key, "NCCL_"))
-                        diag_add(l->d, l->file, line, "[nccl] holds NCCL_* keys only, not '%s'", key);
-                settings_set(&p->nccl, key, value, origin);
-        } else
-                diag_add(l->d, l->file, line, "unknown section [%s] (profile, match, params, types, rules, nccl)", section);
+        diag_add(l->d, l->file, line, "unknown section [%s] (profile, match, params, types, rules, nccl)", section);
 }
 
 /* The parameters and their types are declared together, once: by a profile that inherits nothing

@@ -36,60 +36,54 @@ static const char *cmdline_mode(const char *cmdline)
         return mode;
 }
 
-static int iommu_run(struct facts *f)
-{
-        struct root *r = facts_root(f);
-        struct strv units = {0}, groups = {0};
-        int urc = root_list(r, CLASS_DIR, &units);
-        int grc = root_list(r, GROUPS_DIR, &groups);
-        if (urc == 0)
-                fact_int(f, CLASS_DIR, (int64_t)units.n, "iommu.units");
-        else if (urc == -ENOENT)
-                fact_absent(f, CLASS_DIR, "no " CLASS_DIR " (kernel without IOMMU support, or a trimmed tree)",
-                            "iommu.units");
-        else
-                fact_unreadable(f, CLASS_DIR, urc, NULL, "iommu.units");
+/* The groups' default domain types: how many are identity and DMA, the first file that said so
+ * (*src), and the first that could not be read (*bad, *bad_rc; a group's type unknown). */
+struct domains {
+        unsigned identity, dma;
+        char *src, *bad;
+        int bad_rc;
+};
 
-        unsigned identity = 0, dma = 0;
-        _cleanup_free_ char *src = NULL, *gbad = NULL;
-        int gbad_rc = grc;
+static void count_domains(struct root *r, const struct strv *groups, int grc, struct domains *d)
+{
+        d->bad_rc = grc;
         if (grc < 0 && !root_gone(grc))
-                gbad = xstrdup(GROUPS_DIR);
-        for (size_t i = 0; grc == 0 && i < groups.n; i++) {
-                _cleanup_free_ char *p = xasprintf(GROUPS_DIR "/%s/type", groups.v[i]);
+                d->bad = xstrdup(GROUPS_DIR);
+        for (size_t i = 0; grc == 0 && i < groups->n; i++) {
+                _cleanup_free_ char *p = xasprintf(GROUPS_DIR "/%s/type", groups->v[i]);
                 _cleanup_free_ char *t = NULL;
                 int rc = root_read_line(r, p, &t);
-                if (rc < 0 && !root_gone(rc) && !gbad) {
-                        gbad = xstrdup(p); /* that group's default domain is unknown */
-                        gbad_rc = rc;
+                if (rc < 0 && !root_gone(rc) && !d->bad) {
+                        d->bad = xstrdup(p); /* that group's default domain is unknown */
+                        d->bad_rc = rc;
                 }
                 if (rc < 0)
                         continue;
                 if (streq(t, "identity"))
-                        identity++;
+                        d->identity++;
                 else if (startswith(t, "DMA"))
-                        dma++;
+                        d->dma++;
                 else
                         continue; /* "unmanaged" (VFIO), "blocked": not the default domain */
-                if (!src)
-                        src = xstrdup(p);
+                if (!d->src)
+                        d->src = xstrdup(p);
         }
+}
+
+/* iommu.mode when neither the domains nor the absence of every unit decide: the command line, or
+ * why it cannot be known. */
+static void mode_otherwise(struct facts *f, int urc, const struct domains *d)
+{
+        struct root *r = facts_root(f);
         const struct fact *cl = facts_get(f, "kernel.cmdline");
         const char *cmd = cl && cl->status == FACT_OK ? cmdline_mode(cl->str) : NULL;
-
-        if (dma)
-                fact_str(f, src, "translated", "iommu.mode");
-        else if (identity)
-                fact_str(f, src, "passthrough", "iommu.mode");
-        else if (urc == 0 && units.n == 0 && (grc < 0 || groups.n == 0))
-                fact_str(f, CLASS_DIR, "off", "iommu.mode");
         /* A foreign tree without /sys/class/iommu (not copied) still has the command line the
          * machine booted with; on the live system a missing class directory means no IOMMU driver,
          * whatever the command line asks for. */
-        else if (cmd && (urc == 0 || streq(cmd, "off") || (urc == -ENOENT && !root_runs_here(r))))
+        if (cmd && (urc == 0 || streq(cmd, "off") || (urc == -ENOENT && !root_runs_here(r))))
                 fact_str(f, "/proc/cmdline", cmd, "iommu.mode");
-        else if (urc == 0 && gbad)
-                fact_unreadable(f, gbad, gbad_rc, NULL, "iommu.mode");
+        else if (urc == 0 && d->bad)
+                fact_unreadable(f, d->bad, d->bad_rc, NULL, "iommu.mode");
         else if (urc == 0)
                 fact_absent(f, GROUPS_DIR,
                             "an IOMMU is registered but the groups' default domain type is not exported (kernel "
@@ -100,8 +94,34 @@ static int iommu_run(struct facts *f)
                             "iommu.mode");
         else
                 fact_unreadable(f, CLASS_DIR, urc, NULL, "iommu.mode");
-        strv_done(&units);
-        strv_done(&groups);
+}
+
+static int iommu_run(struct facts *f)
+{
+        struct root *r = facts_root(f);
+        _cleanup_(strv_done) struct strv units = {0}, groups = {0};
+        int urc = root_list(r, CLASS_DIR, &units);
+        int grc = root_list(r, GROUPS_DIR, &groups);
+        if (urc == 0)
+                fact_int(f, CLASS_DIR, (int64_t)units.n, "iommu.units");
+        else if (urc == -ENOENT)
+                fact_absent(f, CLASS_DIR, "no " CLASS_DIR " (kernel without IOMMU support, or a trimmed tree)",
+                            "iommu.units");
+        else
+                fact_unreadable(f, CLASS_DIR, urc, NULL, "iommu.units");
+
+        struct domains d = {0};
+        count_domains(r, &groups, grc, &d);
+        if (d.dma)
+                fact_str(f, d.src, "translated", "iommu.mode");
+        else if (d.identity)
+                fact_str(f, d.src, "passthrough", "iommu.mode");
+        else if (urc == 0 && units.n == 0 && (grc < 0 || groups.n == 0))
+                fact_str(f, CLASS_DIR, "off", "iommu.mode");
+        else
+                mode_otherwise(f, urc, &d);
+        free(d.src);
+        free(d.bad);
         return 0;
 }
 

@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "cpu-topo.h"
@@ -618,79 +619,82 @@ static void accel_sysfs(struct facts *f, const struct pdev *d, size_t n)
         fact_file_int(f, np, "no numa_node attribute (kernel without NUMA, or trimmed tree)", "%s.numa_node", prefix);
 }
 
-static void stage_sysfs(struct facts *f, struct state *s)
+/* NAMES when the listing of PCI_DEVS is gone (absent) or failed (LRC < 0) or a class could not be
+ * read (BAD): unreadable is never "no GPU". */
+static void mark_unknown(struct facts *f, int lrc, const char *bad, const char *const *names, size_t n)
 {
-        s->sysfs = true;
-        _cleanup_free_ char *bad = NULL;
-        int lrc = scan_devices(f, s, &bad);
-        if (root_gone(lrc)) {
-                const char *why = "no " PCI_DEVS " under the root";
-                fact_absent(f, PCI_DEVS, why, "gpu.count");
-                fact_absent(f, PCI_DEVS, why, "gpu.nvidia_count");
-                fact_absent(f, PCI_DEVS, why, "nvswitch.count");
-                fact_absent(f, PCI_DEVS, why, "accel.count");
-                fact_absent(f, PCI_DEVS, why, "gpu.excluded");
-        } else if (lrc < 0 || bad) {
-                /* Unreadable is never "no GPU": a listing that fails, or a function whose class
-                 * cannot be read, leaves the counts unknown. */
-                _cleanup_free_ char *why = lrc < 0 ? xasprintf("listing failed") : xasprintf("class of %s", bad);
-                fact_unreadable(f, PCI_DEVS, lrc < 0 ? lrc : 0, why, "gpu.count");
-                fact_unreadable(f, PCI_DEVS, lrc < 0 ? lrc : 0, why, "gpu.nvidia_count");
-                fact_unreadable(f, PCI_DEVS, lrc < 0 ? lrc : 0, why, "nvswitch.count");
-                fact_unreadable(f, PCI_DEVS, lrc < 0 ? lrc : 0, why, "accel.count");
-                fact_unreadable(f, PCI_DEVS, lrc < 0 ? lrc : 0, why, "gpu.excluded");
+        _cleanup_free_ char *unread = lrc < 0 ? xstrdup("listing failed") : bad ? xasprintf("class of %s", bad) : NULL;
+        for (size_t i = 0; i < n; i++) {
+                if (root_gone(lrc))
+                        fact_absent(f, PCI_DEVS, "no " PCI_DEVS " under the root", "%s", names[i]);
+                else if (unread)
+                        fact_unreadable(f, PCI_DEVS, lrc < 0 ? lrc : 0, unread, "%s", names[i]);
         }
-        s->topo = cpu_topo_get(f);
-        s->nsockets = s->topo->nsockets;
+}
 
+struct pci_counts {
+        size_t nvidia, nvswitch, accel;
+        struct strv excluded;
+};
+
+/* Each function by its class: a GPU (not a BMC's display adapter), an accelerator, an NVSwitch. */
+static void classify(struct facts *f, struct state *s, struct pci_counts *c)
+{
         s->gpus = xcalloc(s->ndevs + 1, sizeof(*s->gpus));
-        size_t nvidia = 0, nvswitch = 0, accel = 0;
-        struct strv excluded = {0};
         for (size_t i = 0; i < s->ndevs; i++) {
                 struct pdev *d = &s->devs[i];
                 if (!d->has_class)
                         continue;
                 const char *bmc = (d->cls >> 16) == 0x03 ? not_a_gpu(d) : NULL;
                 if (bmc)
-                        strv_push(&excluded, xasprintf("%s (%s)", d->addr, bmc));
+                        strv_push(&c->excluded, xasprintf("%s (%s)", d->addr, bmc));
                 else if ((d->cls >> 16) == 0x03) {
                         s->gpus[s->ngpus++] = (struct gpu){.d = d, .numa_node = -1, .socket = -1};
-                        nvidia += d->vendor == VENDOR_NVIDIA;
+                        c->nvidia += d->vendor == VENDOR_NVIDIA;
                 }
                 if (is_accel(d))
-                        accel_sysfs(f, d, accel++);
+                        accel_sysfs(f, d, c->accel++);
                 /* NVSwitch: NVIDIA "bridge, other" (A100 systems 1af1, H100 22a3) */
                 if ((d->cls >> 8) == 0x0680 && d->vendor == VENDOR_NVIDIA) {
                         _cleanup_free_ char *dir = xasprintf(PCI_DEVS "/%s", d->addr);
-                        fact_str(f, dir, d->addr, "nvswitch.%zu.address", nvswitch++);
+                        fact_str(f, dir, d->addr, "nvswitch.%zu.address", c->nvswitch++);
                 }
         }
+}
+
+static void stage_sysfs(struct facts *f, struct state *s)
+{
+        s->sysfs = true;
+        _cleanup_free_ char *bad = NULL;
+        int lrc = scan_devices(f, s, &bad);
+        static const char *const counts[] = {"gpu.count", "gpu.nvidia_count", "nvswitch.count", "accel.count",
+                                             "gpu.excluded"};
+        mark_unknown(f, lrc, bad, counts, ARRAY_SIZE(counts));
+        s->topo = cpu_topo_get(f);
+        s->nsockets = s->topo->nsockets;
+
+        struct pci_counts c = {0};
+        classify(f, s, &c);
         qsort_safe(s->gpus, s->ngpus, sizeof(*s->gpus), cmp_gpu);
         for (size_t i = 0; i < s->ngpus; i++)
                 gpu_sysfs(f, s, i);
         fact_int(f, PCI_DEVS, (int64_t)s->ngpus, "gpu.count");
-        fact_int(f, PCI_DEVS, (int64_t)nvidia, "gpu.nvidia_count");
-        fact_int(f, PCI_DEVS, (int64_t)nvswitch, "nvswitch.count");
-        fact_int(f, PCI_DEVS, (int64_t)accel, "accel.count");
-        if (excluded.n) {
-                _cleanup_free_ char *list = strv_join(&excluded, ", ");
+        fact_int(f, PCI_DEVS, (int64_t)c.nvidia, "gpu.nvidia_count");
+        fact_int(f, PCI_DEVS, (int64_t)c.nvswitch, "nvswitch.count");
+        fact_int(f, PCI_DEVS, (int64_t)c.accel, "accel.count");
+        if (c.excluded.n) {
+                _cleanup_free_ char *list = strv_join(&c.excluded, ", ");
                 fact_str(f, PCI_DEVS, list, "gpu.excluded");
         } else
                 fact_absent(f, PCI_DEVS, "no BMC or virtual display adapter", "gpu.excluded");
-        strv_done(&excluded);
+        strv_done(&c.excluded);
         /* Placement and RAM per GPU are about the GPUs found: with no PCI listing (or one that
          * failed) they are as unknown as gpu.count, not "no NVIDIA GPU". */
         static const char *const derived[] = {"gpu.per_socket", "gpu.sockets_used", "gpu.balanced",
                                               "gpu.ram_per_gpu"};
-        _cleanup_free_ char *unread = lrc < 0 ? xstrdup("listing failed") : bad ? xasprintf("class of %s", bad) : NULL;
-        for (size_t i = 0; i < ARRAY_SIZE(derived); i++) {
-                if (root_gone(lrc))
-                        fact_absent(f, PCI_DEVS, "no " PCI_DEVS " under the root", "%s", derived[i]);
-                else if (unread)
-                        fact_unreadable(f, PCI_DEVS, lrc < 0 ? lrc : 0, unread, "%s", derived[i]);
-        }
+        mark_unknown(f, lrc, bad, derived, ARRAY_SIZE(derived));
         gpu_balance(f, s);
-        gpu_ram(f, nvidia);
+        gpu_ram(f, c.nvidia);
         nvme_sysfs(f, s);
 }
 
@@ -941,6 +945,54 @@ static const char *const gpu_libpci_facts[] = {
 static const char *const gpu_hwloc_facts[] = {"hwloc_numa_node", "locality_agrees"};
 static const char *const gpu_ib_facts[] = {"local_hca"};
 
+/* The stages after sysfs, each with the GPU facts it provides and whether it has run. */
+static const struct gpu_stage {
+        const char *const *facts;
+        size_t n;
+        void (*run)(struct facts *f, struct state *s);
+        size_t done; /* offset of its flag in struct state */
+} gpu_stages[] = {
+        {gpu_names_facts, ARRAY_SIZE(gpu_names_facts), stage_names, offsetof(struct state, names)},
+        {gpu_libpci_facts, ARRAY_SIZE(gpu_libpci_facts), stage_libpci, offsetof(struct state, libpci)},
+        {gpu_hwloc_facts, ARRAY_SIZE(gpu_hwloc_facts), stage_hwloc, offsetof(struct state, hwloc)},
+        {gpu_ib_facts, ARRAY_SIZE(gpu_ib_facts), stage_ib, offsetof(struct state, ib)},
+};
+
+static bool stage_done(const struct state *s, const struct gpu_stage *g) { return *(const bool *)((const char *)s + g->done); }
+
+/* GPU IDX's fact REST (NAME in full): the stage that provides it; absent for a GPU or BAR that is
+ * not there. */
+static void gpu_lookup(struct facts *f, struct state *s, size_t idx, const char *rest, const char *name)
+{
+        unsigned bar;
+        char tail;
+        bool is_bar = sscanf(rest, "bar.%u.siz%c", &bar, &tail) == 2 && tail == 'e' && endswith(rest, ".size") &&
+                      bar < 6;
+        bool known = is_bar || in_list(rest, gpu_sysfs_facts, ARRAY_SIZE(gpu_sysfs_facts));
+        for (size_t k = 0; k < ARRAY_SIZE(gpu_stages); k++) {
+                const struct gpu_stage *g = &gpu_stages[k];
+                if (!in_list(rest, g->facts, g->n))
+                        continue;
+                known = true;
+                if (!stage_done(s, g))
+                        g->run(f, s);
+        }
+        if (known && idx < s->ngpus && is_bar)
+                fact_absent(f, PCI_DEVS, "BAR not implemented (no size in resource)", "%s", name);
+        if (known && idx >= s->ngpus)
+                fact_absent(f, PCI_DEVS, "no such GPU", "%s", name);
+}
+
+/* The other items: a well-formed name of one that is not there is absent. */
+static const struct item_kind {
+        const char *prefix, *dir, *reason;
+        const char *const facts[6];
+} item_kinds[] = {
+        {"nvme.", NVME_DIR, "no such NVMe controller", {"name", "address", "numa_node"}},
+        {"accel.", PCI_DEVS, "no such accelerator", {"address", "vendor_id", "device_id", "class", "numa_node"}},
+        {"nvswitch.", PCI_DEVS, "no such NVSwitch", {"address"}},
+};
+
 /*
  * One name on demand: only the stage that provides it runs. A well-formed name for an item that
  * does not exist (gpu.7.numa_node on a 4-GPU host, an unused BAR) is recorded as absent, so that
@@ -951,40 +1003,17 @@ static int pci_lookup(struct facts *f, const char *name)
         struct state *s = get_state(f);
         const char *rest = NULL;
         long idx = item_index(name, "gpu.", &rest);
-        bool known = false;
         if (idx >= 0) {
-                unsigned bar;
-                char tail;
-                bool is_bar = sscanf(rest, "bar.%u.siz%c", &bar, &tail) == 2 && tail == 'e' &&
-                              endswith(rest, ".size") && bar < 6;
-                if (!s->names && in_list(rest, gpu_names_facts, ARRAY_SIZE(gpu_names_facts)))
-                        stage_names(f, s);
-                if (!s->libpci && in_list(rest, gpu_libpci_facts, ARRAY_SIZE(gpu_libpci_facts)))
-                        stage_libpci(f, s);
-                if (!s->hwloc && in_list(rest, gpu_hwloc_facts, ARRAY_SIZE(gpu_hwloc_facts)))
-                        stage_hwloc(f, s);
-                if (!s->ib && in_list(rest, gpu_ib_facts, ARRAY_SIZE(gpu_ib_facts)))
-                        stage_ib(f, s);
-                known = is_bar || in_list(rest, gpu_sysfs_facts, ARRAY_SIZE(gpu_sysfs_facts)) ||
-                        in_list(rest, gpu_names_facts, ARRAY_SIZE(gpu_names_facts)) ||
-                        in_list(rest, gpu_libpci_facts, ARRAY_SIZE(gpu_libpci_facts)) ||
-                        in_list(rest, gpu_hwloc_facts, ARRAY_SIZE(gpu_hwloc_facts)) ||
-                        in_list(rest, gpu_ib_facts, ARRAY_SIZE(gpu_ib_facts));
-                if (known && (size_t)idx < s->ngpus && is_bar)
-                        fact_absent(f, PCI_DEVS, "BAR not implemented (no size in resource)", "%s", name);
-                if (known && (size_t)idx >= s->ngpus)
-                        fact_absent(f, PCI_DEVS, "no such GPU", "%s", name);
-        } else if ((idx = item_index(name, "nvme.", &rest)) >= 0) {
-                static const char *const nvme_facts[] = {"name", "address", "numa_node"};
-                if (in_list(rest, nvme_facts, ARRAY_SIZE(nvme_facts)))
-                        fact_absent(f, NVME_DIR, "no such NVMe controller", "%s", name);
-        } else if ((idx = item_index(name, "accel.", &rest)) >= 0) {
-                static const char *const accel_facts[] = {"address", "vendor_id", "device_id", "class", "numa_node"};
-                if (in_list(rest, accel_facts, ARRAY_SIZE(accel_facts)))
-                        fact_absent(f, PCI_DEVS, "no such accelerator", "%s", name);
-        } else if ((idx = item_index(name, "nvswitch.", &rest)) >= 0) {
-                if (streq(rest, "address"))
-                        fact_absent(f, PCI_DEVS, "no such NVSwitch", "%s", name);
+                gpu_lookup(f, s, (size_t)idx, rest, name);
+                return 0;
+        }
+        for (size_t k = 0; k < ARRAY_SIZE(item_kinds); k++) {
+                const struct item_kind *ik = &item_kinds[k];
+                size_t n = 0;
+                while (n < ARRAY_SIZE(ik->facts) && ik->facts[n])
+                        n++;
+                if (item_index(name, ik->prefix, &rest) >= 0 && in_list(rest, ik->facts, n))
+                        fact_absent(f, ik->dir, ik->reason, "%s", name);
         }
         /* first writer wins: the absent records above never replace a real fact */
         return 0;
@@ -1011,14 +1040,11 @@ static bool pattern_hits(const struct state *s, const char *pattern, const char 
 static int pci_match(struct facts *f, const char *pattern)
 {
         struct state *s = get_state(f);
-        if (!s->names && pattern_hits(s, pattern, gpu_names_facts, ARRAY_SIZE(gpu_names_facts)))
-                stage_names(f, s);
-        if (!s->libpci && pattern_hits(s, pattern, gpu_libpci_facts, ARRAY_SIZE(gpu_libpci_facts)))
-                stage_libpci(f, s);
-        if (!s->hwloc && pattern_hits(s, pattern, gpu_hwloc_facts, ARRAY_SIZE(gpu_hwloc_facts)))
-                stage_hwloc(f, s);
-        if (!s->ib && pattern_hits(s, pattern, gpu_ib_facts, ARRAY_SIZE(gpu_ib_facts)))
-                stage_ib(f, s);
+        for (size_t k = 0; k < ARRAY_SIZE(gpu_stages); k++) {
+                const struct gpu_stage *g = &gpu_stages[k];
+                if (!stage_done(s, g) && pattern_hits(s, pattern, g->facts, g->n))
+                        g->run(f, s);
+        }
         return 0;
 }
 

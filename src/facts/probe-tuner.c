@@ -135,68 +135,79 @@ static const char *const tuned_dirs[] = {"/etc/tuned/profiles", "/etc/tuned", "/
 
 static void tuned_load(struct root *r, const char *name, unsigned depth, struct tuned_vals *t);
 
+/* One line of tuned.conf (modified in place): 1 a section header (*k its name), 2 a key (*k = *v),
+ * 0 a comment, a blank or anything else. */
+static int conf_line(char *l, char **k, char **v)
+{
+        while (isspace((unsigned char)*l))
+                l++;
+        strip_trailing(l);
+        if (*l == '#' || *l == ';' || !*l)
+                return 0;
+        if (*l == '[') {
+                char *end = strchr(l, ']');
+                if (!end)
+                        return 0;
+                *end = '\0';
+                *k = l + 1;
+                return 1;
+        }
+        char *eq = strchr(l, '=');
+        if (!eq)
+                return 0;
+        *eq = '\0';
+        *k = l;
+        *v = eq + 1;
+        strip_trailing(*k);
+        while (isspace((unsigned char)**v))
+                (*v)++;
+        return 2;
+}
+
+/* K = V in section NAME of plugin PLUGIN. */
+static void tuned_value(struct root *r, const char *path, unsigned depth, struct tuned_vals *t, const char *name,
+                        const char *plugin, const char *k, const char *v)
+{
+        if (streq(name, "main") && streq(k, "include")) {
+                /* included profiles first, this one's values override them */
+                _cleanup_free_ char *list = xstrdup(v);
+                char *save = NULL;
+                for (char *n = strtok_r(list, ", \t", &save); n; n = strtok_r(NULL, ", \t", &save))
+                        tuned_load(r, n, depth + 1, t);
+        } else if (streq(plugin, "cpu") && streq(k, "governor"))
+                tv_set(&t->governor, &t->governor_src, v, path);
+        else if (streq(plugin, "vm") && (streq(k, "transparent_hugepages") || streq(k, "transparent_hugepage")))
+                tv_set(&t->thp, &t->thp_src, v, path);
+        else if (streq(plugin, "vm") && streq(k, "transparent_hugepage.defrag"))
+                tv_set(&t->defrag, &t->defrag_src, v, path);
+}
+
 static void tuned_apply(struct root *r, const char *path, const char *data, unsigned depth, struct tuned_vals *t)
 {
         /* The section's plugin is its name unless a type= line says otherwise (tuned.conf(5)): find
          * the types first, then take the values. */
-        struct strv sect = {0}, type = {0};
+        _cleanup_(strv_done) struct strv sect = {0}, type = {0};
         for (int pass = 0; pass < 2; pass++) {
                 size_t idx = 0;
                 bool in = false;
                 _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(data);
                 while (line_next(&it)) {
-                        char *l = it.line;
-                        while (isspace((unsigned char)*l))
-                                l++;
-                        strip_trailing(l);
-                        if (*l == '#' || *l == ';' || !*l)
-                                continue;
-                        if (*l == '[') {
-                                char *end = strchr(l, ']');
-                                if (!end)
-                                        continue;
-                                *end = '\0';
+                        char *k = NULL, *v = NULL;
+                        int kind = conf_line(it.line, &k, &v);
+                        if (kind == 1) {
                                 if (pass == 0) {
-                                        strv_add(&sect, l + 1);
-                                        strv_add(&type, l + 1);
+                                        strv_add(&sect, k);
+                                        strv_add(&type, k);
                                 }
                                 idx = in ? idx + 1 : 0;
                                 in = true;
-                                continue;
-                        }
-                        char *eq = strchr(l, '=');
-                        if (!eq || !in)
-                                continue;
-                        *eq = '\0';
-                        char *k = l, *v = eq + 1;
-                        strip_trailing(k);
-                        while (isspace((unsigned char)*v))
-                                v++;
-                        if (pass == 0) {
-                                if (streq(k, "type")) {
-                                        free(type.v[idx]);
-                                        type.v[idx] = xstrdup(v);
-                                }
-                                continue;
-                        }
-                        const char *plugin = type.v[idx], *name = sect.v[idx];
-                        if (streq(name, "main") && streq(k, "include")) {
-                                /* included profiles first, this one's values override them */
-                                _cleanup_free_ char *list = xstrdup(v);
-                                char *save = NULL;
-                                for (char *n = strtok_r(list, ", \t", &save); n; n = strtok_r(NULL, ", \t", &save))
-                                        tuned_load(r, n, depth + 1, t);
-                        } else if (streq(plugin, "cpu") && streq(k, "governor"))
-                                tv_set(&t->governor, &t->governor_src, v, path);
-                        else if (streq(plugin, "vm") && (streq(k, "transparent_hugepages") ||
-                                                         streq(k, "transparent_hugepage")))
-                                tv_set(&t->thp, &t->thp_src, v, path);
-                        else if (streq(plugin, "vm") && streq(k, "transparent_hugepage.defrag"))
-                                tv_set(&t->defrag, &t->defrag_src, v, path);
+                        } else if (kind == 2 && in && pass == 0 && streq(k, "type")) {
+                                free(type.v[idx]);
+                                type.v[idx] = xstrdup(v);
+                        } else if (kind == 2 && in && pass == 1)
+                                tuned_value(r, path, depth, t, sect.v[idx], type.v[idx], k, v);
                 }
         }
-        strv_done(&sect);
-        strv_done(&type);
 }
 
 static void tuned_load(struct root *r, const char *name, unsigned depth, struct tuned_vals *t)
