@@ -111,7 +111,6 @@ static void ensure_base(struct facts *f, struct kstate *ks)
 
 static void kernel_facts(struct facts *f, struct kstate *ks)
 {
-        struct root *r = facts_root(f);
         const char *rsrc = ks->release_src;
         if (ks->release)
                 fact_str(f, rsrc, ks->release, "kernel.release");
@@ -120,10 +119,10 @@ static void kernel_facts(struct facts *f, struct kstate *ks)
         else
                 fact_absent(f, rsrc, "no /proc/sys/kernel/osrelease and no readable /proc/version", "kernel.release");
 
-        _cleanup_free_ char *line = NULL;
-        int rc = root_read_line(r, CMDLINE, &line);
+        /* read once, by ensure_base: the one reading of the command line (cmdline.h parses it) */
+        int rc = ks->cmdline_rc;
         if (rc == 0)
-                fact_str(f, CMDLINE, line, "kernel.cmdline");
+                fact_str(f, CMDLINE, ks->cmdline, "kernel.cmdline");
         else if (rc == -ENODATA)
                 fact_str(f, CMDLINE, "", "kernel.cmdline");
         else if (rc == -ENOENT)

@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "cmdline.h"
 #include "facts.h"
 #include "mounts.h"
 #include "parse.h"
@@ -324,18 +325,13 @@ static char *root_disk(struct root *r)
 }
 
 /* The command line turns systemd-gpt-auto-generator's swap off (systemd.gpt_auto=, systemd.swap=). */
+/* systemd.gpt_auto= or systemd.swap= turns the generator's swap off: the last occurrence of each
+ * that is a boolean (systemd-gpt-auto-generator parses them in order, skipping bad values). */
 static bool gpt_auto_off(const char *cmdline)
 {
-        static const char *const off[] = {"systemd.gpt_auto=0", "systemd.gpt_auto=no", "systemd.gpt_auto=false",
-                                          "systemd.gpt_auto=off", "systemd.swap=0", "systemd.swap=no",
-                                          "systemd.swap=false", "systemd.swap=off"};
-        for (size_t i = 0; i < ARRAY_SIZE(off); i++) {
-                const char *p = strstr(cmdline, off[i]);
-                size_t l = strlen(off[i]);
-                if (p && (p == cmdline || p[-1] == ' ') && (!p[l] || p[l] == ' ' || p[l] == '\n'))
-                        return true;
-        }
-        return false;
+        bool on;
+        return (cmdline_get_bool(cmdline, "systemd.gpt_auto", &on) && !on) ||
+               (cmdline_get_bool(cmdline, "systemd.swap", &on) && !on);
 }
 
 /* Block device NAME is a partition of DISK (any disk when NULL) whose GPT type is swap and that
@@ -383,21 +379,20 @@ static int gpt_swap_partition(struct root *r, const char *disk, const char *name
 static void probe_gpt_auto(struct facts *f)
 {
         struct root *r = facts_root(f);
-        const char *cmdline;
-        int rc = root_read(r, "/proc/cmdline", &cmdline, NULL);
-        if (rc < 0 && !root_gone(rc)) {
+        const struct fact *cl = facts_get(f, "kernel.cmdline");
+        if (cl && cl->status == FACT_UNREADABLE) {
                 /* systemd.gpt_auto=0 or systemd.swap=0 there would turn it off */
-                fact_unreadable(f, "/proc/cmdline", rc, NULL, "swap.gpt_auto.count");
-                fact_unreadable(f, "/proc/cmdline", rc, NULL, "swap.gpt_auto.devices");
+                fact_unreadable(f, cl->source, 0, cl->reason, "swap.gpt_auto.count");
+                fact_unreadable(f, cl->source, 0, cl->reason, "swap.gpt_auto.devices");
                 return;
         }
-        if (rc == 0 && gpt_auto_off(cmdline)) {
+        if (cl && cl->status == FACT_OK && gpt_auto_off(cl->str)) {
                 fact_uint(f, "/proc/cmdline", 0, "swap.gpt_auto.count");
                 fact_str(f, "/proc/cmdline", "", "swap.gpt_auto.devices");
                 return;
         }
         struct stat st;
-        rc = root_stat(r, "/run/udev/data", &st, true);
+        int rc = root_stat(r, "/run/udev/data", &st, true);
         if (rc < 0 && !root_gone(rc)) {
                 fact_unreadable(f, "/run/udev/data", rc, NULL, "swap.gpt_auto.count");
                 fact_unreadable(f, "/run/udev/data", rc, NULL, "swap.gpt_auto.devices");

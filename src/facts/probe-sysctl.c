@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 
+#include "cmdline.h"
 #include "dropin-order.h"
 #include "facts.h"
 #include "parse.h"
@@ -37,7 +38,11 @@ static void record(struct facts *f, const char *source, const char *value, const
 
 /* Defaults of the kernels llmtune targets (64-bit), for keys rules look at persistently. NULL with
  * *err set: the default depends on a file that is there but cannot be read. */
-static const char *kernel_default(struct facts *f, const char *key, int *err)
+/* What setup_numabalancing (kernel/sched/core.c) takes: any other value changes nothing. */
+static bool numa_balancing_word(const char *v) { return v && (streq(v, "enable") || streq(v, "disable")); }
+
+/* NULL with *BAD set: the command line that decides it could not be read. */
+static const char *kernel_default(struct facts *f, const char *key, const struct fact **bad)
 {
         /* include/uapi/linux/shm.h: SHMMAX = SHMALL = ULONG_MAX - (1UL << 24) since Linux 3.16 */
         if (streq(key, "kernel.shmmax") || streq(key, "kernel.shmall"))
@@ -48,18 +53,14 @@ static const char *kernel_default(struct facts *f, const char *key, int *err)
                 const struct fact *n = facts_get(f, "numa.nodes");
                 if (!n || n->status != FACT_OK)
                         return NULL;
-                _cleanup_free_ char *cl = NULL;
-                int rc = root_read_line(facts_root(f), "/proc/cmdline", &cl);
-                if (rc < 0 && !root_gone(rc) && rc != -ENODATA) {
-                        *err = rc;
+                const struct fact *cl = facts_get(f, "kernel.cmdline");
+                if (cl && cl->status == FACT_UNREADABLE) {
+                        *bad = cl;
                         return NULL;
                 }
-                if (rc == 0) {
-                        if (strstr(cl, "numa_balancing=disable"))
-                                return "0";
-                        if (strstr(cl, "numa_balancing=enable"))
-                                return "1";
-                }
+                _cleanup_free_ char *v = NULL;
+                if (cl && cl->status == FACT_OK && cmdline_get_key(cl->str, "numa_balancing", numa_balancing_word, &v))
+                        return streq(v, "enable") ? "1" : "0";
                 return n->mag > 1 ? "1" : "0";
         }
         return NULL;
@@ -80,12 +81,13 @@ static int persistent_lookup(struct facts *f, const char *name, const char *key)
         if (last) {
                 record(f, last->file->path, last->value, name);
         } else {
-                int err = 0;
-                const char *def = kernel_default(f, key, &err);
-                if (err)
-                        fact_unreadable(f, "/proc/cmdline", err, "numa_balancing= there decides the kernel default",
-                                        "%s", name);
-                else if (def)
+                const struct fact *cmdline = NULL;
+                const char *def = kernel_default(f, key, &cmdline);
+                if (cmdline) {
+                        _cleanup_free_ char *why = xasprintf("%s (numa_balancing= there decides the kernel default)",
+                                                             cmdline->reason);
+                        fact_unreadable(f, cmdline->source, 0, why, "%s", name);
+                } else if (def)
                         record(f, "kernel default (no sysctl.d file sets it)", def, name);
                 else
                         fact_absent(f, "/etc/sysctl.d", "no sysctl.d file sets it: the kernel default applies at boot",

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmdline.h"
 #include "parse.h"
 #include "subprocess.h"
 #include "util.h"
@@ -241,6 +242,35 @@ START_TEST(spawn_capture_streams_and_limits)
 }
 END_TEST
 DEFINE_TEST(spawn_capture_streams_and_limits, .description = "spawn_capture keeps both streams, reports a missing program, kills at its deadline and cap",
+            .root = "none");
+
+/* The kernel command line's keys (facts/cmdline.c): the last occurrence the handler takes, quotes
+ * as the kernel's next_arg reads them, '-' and '_' alike, a bare key, systemd's booleans. */
+START_TEST(cmdline_keys)
+{
+        char *v = NULL;
+        ck_assert(cmdline_get_key("a=1 b=2 a=3\n", "a", NULL, &v));
+        ck_assert_str_eq(v, "3");
+        free(v);
+        ck_assert(cmdline_get_key("x \"dyndbg=file a.c +p\" y", "dyndbg", NULL, &v));
+        ck_assert_str_eq(v, "file a.c +p");
+        free(v);
+        ck_assert(cmdline_get_key("systemd.gpt-auto=0", "systemd.gpt_auto", NULL, &v));
+        ck_assert_str_eq(v, "0");
+        free(v);
+        ck_assert(cmdline_get_key("quiet splash", "quiet", NULL, &v));
+        ck_assert_ptr_null(v);
+        ck_assert(!cmdline_get_key("quietly root=/dev/sda", "quiet", NULL, NULL));
+        ck_assert(!cmdline_get_key("", "quiet", NULL, NULL));
+        bool b = true;
+        ck_assert(cmdline_get_bool("systemd.swap=0 systemd.swap=1", "systemd.swap", &b) && b);
+        ck_assert(cmdline_get_bool("systemd.swap=on systemd.swap=N", "systemd.swap", &b) && !b);
+        ck_assert(cmdline_get_bool("systemd.swap=off systemd.swap=maybe", "systemd.swap", &b) && !b); /* skipped */
+        ck_assert(cmdline_get_bool("systemd.swap", "systemd.swap", &b) && b);
+        ck_assert(!cmdline_get_bool("systemd.swap=maybe", "systemd.swap", &b));
+}
+END_TEST
+DEFINE_TEST(cmdline_keys, .description = "kernel command line keys: the last occurrence wins, quotes, '-' as '_', booleans",
             .root = "none");
 
 UNIT_MAIN(.name = "parse")

@@ -83,6 +83,49 @@ START_TEST(swap_generators)
 END_TEST
 DEFINE_TEST(swap_generators, .description = "swap generators", .root = "tmptree");
 
+/* systemd.gpt_auto= given twice: the last one decides, as systemd-gpt-auto-generator reads it. */
+START_TEST(swap_gpt_auto_last_occurrence)
+{
+        tmptree_new("system");
+        puts_("proc/swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n");
+        puts_("proc/cmdline", "BOOT_IMAGE=/vmlinuz root=/dev/sda2 systemd.gpt_auto=0 quiet systemd.gpt_auto=1\n");
+        struct facts *f = open_facts(NULL);
+        /* on: whether a partition is swap is then up to the udev database, which this tree lacks */
+        has_status(f, "swap.gpt_auto.count", FACT_ABSENT, "no udev database");
+        close_facts(f);
+        puts_("proc/cmdline", "systemd.gpt_auto=1 systemd.gpt-auto=no systemd.gpt_auto=maybe\n");
+        f = open_facts(NULL);
+        eq(f, "swap.gpt_auto.count", "0"); /* off; "maybe" is no boolean and changes nothing */
+        eq(f, "swap.gpt_auto.devices", "");
+        close_facts(f);
+        tmptree_drop();
+}
+END_TEST
+DEFINE_TEST(swap_gpt_auto_last_occurrence,
+            .description = "systemd.gpt_auto= on the command line twice: the last occurrence decides", .root = "tmptree");
+
+/* numa_balancing= given twice: the kernel's setup_numabalancing runs for each, the last one stands;
+ * a value it refuses changes nothing. */
+START_TEST(numa_balancing_last_occurrence)
+{
+        tmptree_new("system");
+        puts_("sys/devices/system/node/node0/cpulist", "0-3\n");
+        puts_("sys/devices/system/node/node1/cpulist", "4-7\n");
+        puts_("proc/cmdline", "numa_balancing=disable quiet numa_balancing=enable\n");
+        struct facts *f = open_facts(NULL);
+        eq(f, "sysctl.persistent.kernel.numa_balancing", "1");
+        close_facts(f);
+        puts_("proc/cmdline", "numa_balancing=enable numa_balancing=disable numa_balancing=maybe\n");
+        f = open_facts(NULL);
+        eq(f, "sysctl.persistent.kernel.numa_balancing", "0");
+        close_facts(f);
+        tmptree_drop();
+}
+END_TEST
+DEFINE_TEST(numa_balancing_last_occurrence,
+            .description = "numa_balancing= on the command line twice: the last occurrence is the kernel default",
+            .root = "tmptree");
+
 START_TEST(swap_garbage)
 {
         tmptree_new("system");
