@@ -320,3 +320,37 @@ int parse_size(const char *s, uint64_t base, uint64_t *ret)
         *ret = (uint64_t)v << shift;
         return 0;
 }
+
+/* N (1..8) hex digits at *P into *RET, *P moved past them; false when there are not exactly N
+ * (MIN..N for the domain) before SEP. */
+static bool hex_field(const char **p, size_t min, size_t max, char sep, unsigned *ret)
+{
+        size_t n = 0;
+        unsigned v = 0;
+        for (; n < max && isxdigit((unsigned char)(*p)[n]); n++)
+                v = v << 4 | (unsigned)(isdigit((unsigned char)(*p)[n]) ? (*p)[n] - '0' : (tolower((unsigned char)(*p)[n]) - 'a' + 10));
+        if (n < min || (*p)[n] != sep)
+                return false;
+        *p += n + (sep ? 1 : 0);
+        *ret = v;
+        return true;
+}
+
+bool pci_addr_parse(const char *s, struct pci_addr *ret)
+{
+        struct pci_addr a;
+        if (!s || !hex_field(&s, 4, 8, ':', &a.dom) || !hex_field(&s, 2, 2, ':', &a.bus) ||
+            !hex_field(&s, 2, 2, '.', &a.dev) || !hex_field(&s, 1, 1, '\0', &a.fn) || a.dev > 31 || a.fn > 7)
+                return false;
+        *ret = a;
+        return true;
+}
+
+int pci_addr_cmp(const struct pci_addr *a, const struct pci_addr *b)
+{
+        const unsigned ka[] = {a->dom, a->bus, a->dev, a->fn}, kb[] = {b->dom, b->bus, b->dev, b->fn};
+        for (size_t i = 0; i < ARRAY_SIZE(ka); i++)
+                if (ka[i] != kb[i])
+                        return ka[i] < kb[i] ? -1 : 1;
+        return 0;
+}

@@ -36,3 +36,13 @@ char *unescape_octal(char *s);
 
 /* Size with an optional k/m/g/t/% suffix as tmpfs takes it ("size=64m"); percent of *base. */
 int parse_size(const char *s, uint64_t base, uint64_t *ret);
+
+/* A PCI function's address as the kernel names it under /sys/bus/pci/devices: "DDDD:BB:DD.F",
+ * hexadecimal digits only (no sign, no 0x, no white space), a domain of 4 to 8 digits (Intel VMD's
+ * 10000), device below 32, function below 8. NVML's "00000000:18:00.0" is one. */
+struct pci_addr {
+        unsigned dom, bus, dev, fn;
+};
+bool pci_addr_parse(const char *s, struct pci_addr *ret);
+/* By domain, bus, device, function: the kernel's enumeration order. */
+int pci_addr_cmp(const struct pci_addr *a, const struct pci_addr *b);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "nvgpu.h"
+#include "parse.h"
 #include "nvml-api.h"
 
 struct nvml {
@@ -467,18 +468,13 @@ static void read_gpu(const struct nvml *L, struct facts *f, unsigned idx, nvmlDe
 struct dev {
         nvmlDevice_t h;
         char addr[32];
+        struct pci_addr pa; /* ADDR parsed once, when listed: the sort compares these */
 };
 
 static int cmp_dev(const void *x, const void *y)
 {
         const struct dev *a = x, *b = y;
-        unsigned ka[4], kb[4];
-        sscanf(a->addr, "%x:%x:%x.%u", &ka[0], &ka[1], &ka[2], &ka[3]);
-        sscanf(b->addr, "%x:%x:%x.%u", &kb[0], &kb[1], &kb[2], &kb[3]);
-        for (int i = 0; i < 4; i++)
-                if (ka[i] != kb[i])
-                        return ka[i] < kb[i] ? -1 : 1;
-        return 0;
+        return pci_addr_cmp(&a->pa, &b->pa);
 }
 
 static void whole(struct facts *f, const char *src, bool absent, const char *why)
@@ -569,7 +565,8 @@ static unsigned list_devices(struct nvml *L, unsigned n, struct dev *devs, struc
                         rc = pci_info(h, &pi);
                 }
                 pi.busId[sizeof(pi.busId) - 1] = '\0';
-                if (rc == NVML_SUCCESS && !nvgpu_bus_id(pi.busId, devs[listed].addr)) {
+                if (rc == NVML_SUCCESS &&
+                    (!nvgpu_bus_id(pi.busId, devs[listed].addr) || !pci_addr_parse(devs[listed].addr, &devs[listed].pa))) {
                         sbuf_addf(lost, "%sindex %u: bus id \"%.32s\" not understood", lost->len ? "; " : "", i, pi.busId);
                         continue;
                 }

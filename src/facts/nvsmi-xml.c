@@ -572,9 +572,13 @@ static size_t collect_gpus(struct ctx *c, xmlNode *top, struct gpu_node **ret)
                         val_done(&bv);
                         bus = alt;
                 }
-                if (nvgpu_bus_id(bus, gn->addr)) {
+                struct pci_addr pa;
+                if (nvgpu_bus_id(bus, gn->addr) && pci_addr_parse(gn->addr, &pa)) {
                         gn->has_addr = true;
-                        sscanf(gn->addr, "%x:%x:%x.%u", &gn->dom, &gn->bus, &gn->dev, &gn->fn);
+                        gn->dom = pa.dom;
+                        gn->bus = pa.bus;
+                        gn->dev = pa.dev;
+                        gn->fn = pa.fn;
                 }
                 xmlFree(id);
         }

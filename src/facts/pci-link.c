@@ -46,15 +46,6 @@ static void lset(struct lval *l, int state, unsigned v, const char *src, const c
         l->why = why ? xstrdup(why) : NULL;
 }
 
-static bool parse_addr(const char *s, unsigned *dom, unsigned *bus, unsigned *dev, unsigned *fn)
-{
-        char tail;
-        int n = 0;
-        if (sscanf(s, "%8x:%2x:%2x.%1u%n%c", dom, bus, dev, fn, &n, &tail) != 4 || (size_t)n != strlen(s))
-                return false;
-        return *dev < 32 && *fn < 8;
-}
-
 /* The kernel's link attributes (4.13+, PCIe functions only), when config space says nothing. */
 static void link_sysfs(struct facts *f, const char *addr, const char *no_cap_why, struct linkinfo *li)
 {
@@ -103,7 +94,6 @@ static void read_link(struct facts *f, struct pcilib *p, const char *pci_err, co
 {
         struct root *r = facts_root(f);
         *li = (struct linkinfo){.type = -1};
-        unsigned dom, bus, dev, fn;
         _cleanup_free_ char *cfg = xasprintf(PCI_DEVS "/%s/config", addr);
         const char *data;
         size_t len = 0;
@@ -112,9 +102,10 @@ static void read_link(struct facts *f, struct pcilib *p, const char *pci_err, co
                 len = 0;
         li->cfg_len = len;
         struct pcie_link l;
-        int rc = !parse_addr(addr, &dom, &bus, &dev, &fn) ? -EINVAL
-                 : p                                    ? pcilib_pcie_link(p, dom, bus, dev, fn, len, &l)
-                                                        : -EIO;
+        struct pci_addr pa;
+        int rc = !pci_addr_parse(addr, &pa) ? -EINVAL
+                 : p                        ? pcilib_pcie_link(p, pa.dom, pa.bus, pa.dev, pa.fn, len, &l)
+                                            : -EIO;
         if (rc == 0) {
                 static const char *const zero[L_N] = {"Link Status speed code not defined",
                                                       "link down (negotiated width 0)",
@@ -174,9 +165,9 @@ int pci_ancestors(struct facts *f, const char *addr, struct strv *ret, char **re
                 *ret_why = xasprintf("the device path %s does not end in %s", target, addr);
                 return -EINVAL;
         }
-        unsigned a, b, c, d;
+        struct pci_addr pa;
         for (size_t i = parts.n - 1; i-- > 0 && ret->n < MAX_DEPTH;) {
-                if (!parse_addr(parts.v[i], &a, &b, &c, &d))
+                if (!pci_addr_parse(parts.v[i], &pa))
                         break; /* pci0000:00: the root bus */
                 strv_add(ret, parts.v[i]);
         }
@@ -239,13 +230,13 @@ static void acs_facts(struct facts *f, struct pcilib *p, const char *pci_err, co
                 _cleanup_free_ char *cfg = xasprintf(PCI_DEVS "/%s/config", a);
                 const char *data;
                 size_t len = 0;
-                unsigned dom, bus, dev, fn, ctrl;
+                unsigned ctrl;
                 struct pcie_link l;
                 int crc = root_read(r, cfg, &data, &len);
                 if (crc < 0)
                         len = 0;
-                int rc = parse_addr(a, &dom, &bus, &dev, &fn) ? pcilib_pcie_link(p, dom, bus, dev, fn, len, &l)
-                                                              : -EINVAL;
+                struct pci_addr pa;
+                int rc = pci_addr_parse(a, &pa) ? pcilib_pcie_link(p, pa.dom, pa.bus, pa.dev, pa.fn, len, &l) : -EINVAL;
                 if (rc == -ENOENT && len > 64)
                         continue; /* a conventional PCI bridge: no ACS */
                 if (rc < 0) {
@@ -269,7 +260,7 @@ static void acs_facts(struct facts *f, struct pcilib *p, const char *pci_err, co
                 }
                 if (l.type != PCIE_TYPE_SWITCH_UP && l.type != PCIE_TYPE_SWITCH_DOWN)
                         continue;
-                rc = pcilib_acs_ctrl(p, dom, bus, dev, fn, len, &ctrl);
+                rc = pcilib_acs_ctrl(p, pa.dom, pa.bus, pa.dev, pa.fn, len, &ctrl);
                 if (rc == -ENOENT)
                         continue;
                 if (rc < 0) {

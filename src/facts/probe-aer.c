@@ -25,9 +25,8 @@ struct item {
 
 static bool is_bdf(const char *s)
 {
-        unsigned a, b, c, d;
-        int n = 0;
-        return sscanf(s, "%8x:%2x:%2x.%1u%n", &a, &b, &c, &d, &n) == 4 && (size_t)n == strlen(s);
+        struct pci_addr pa;
+        return pci_addr_parse(s, &pa);
 }
 
 static const char *role_of(struct root *r, const char *addr, int *err)

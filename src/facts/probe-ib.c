@@ -276,9 +276,8 @@ static void probe_dev(struct facts *f, const char *dev, const struct placement *
         if (rc == 0) {
                 const char *base = strrchr(target, '/');
                 base = base ? base + 1 : target;
-                unsigned a, b, cc, d;
-                char tail;
-                if (sscanf(base, "%8x:%2x:%2x.%1u%c", &a, &b, &cc, &d, &tail) == 4) {
+                struct pci_addr pa;
+                if (pci_addr_parse(base, &pa)) {
                         fact_str(f, link, base, "ib.%s.address", dev);
                         _cleanup_free_ char *prefix = xasprintf("ib.%s", dev);
                         pci_link_facts(f, prefix, base);

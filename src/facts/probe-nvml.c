@@ -14,6 +14,7 @@
 
 #include "counters.h"
 #include "nvgpu.h"
+#include "parse.h"
 #include "probes.h"
 
 const struct nvgpu_reason nvgpu_reasons[] = {
@@ -32,13 +33,10 @@ const unsigned nvgpu_nreasons = ARRAY_SIZE(nvgpu_reasons);
 
 bool nvgpu_bus_id(const char *in, char out[32])
 {
-        unsigned dom, bus, dev, fn;
-        int n = 0;
-        if (!in || sscanf(in, "%8x:%2x:%2x.%1x%n", &dom, &bus, &dev, &fn, &n) != 4 || in[n] != '\0')
+        struct pci_addr a;
+        if (!pci_addr_parse(in, &a))
                 return false;
-        if (dev > 31 || fn > 7)
-                return false;
-        snprintf(out, 32, "%04x:%02x:%02x.%u", dom, bus, dev, fn);
+        snprintf(out, 32, "%04x:%02x:%02x.%u", a.dom, a.bus, a.dev, a.fn);
         return true;
 }
 

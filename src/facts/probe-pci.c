@@ -80,16 +80,6 @@ static void state_free(void *p)
         free(s);
 }
 
-/* "DDDD:BB:DD.F" (the domain may have more than 4 digits, e.g. Intel VMD's 10000). */
-static bool parse_bdf(const char *s, unsigned *dom, unsigned *bus, unsigned *dev, unsigned *fn)
-{
-        char tail;
-        int n = 0;
-        if (sscanf(s, "%8x:%2x:%2x.%1u%n%c", dom, bus, dev, fn, &n, &tail) != 4 || (size_t)n != strlen(s))
-                return false;
-        return *dev < 32 && *fn < 8;
-}
-
 static int cmp_bus(const struct pdev *a, const struct pdev *b)
 {
         if (a->dom != b->dom)
@@ -214,8 +204,13 @@ static int scan_devices(struct facts *f, struct state *s, char **ret_bad)
         s->devs = xcalloc(names.n + 1, sizeof(*s->devs));
         for (size_t i = 0; i < names.n; i++) {
                 struct pdev d = {.vendor = -1, .device = -1};
-                if (!parse_bdf(names.v[i], &d.dom, &d.bus, &d.dev, &d.fn))
+                struct pci_addr pa;
+                if (!pci_addr_parse(names.v[i], &pa))
                         continue;
+                d.dom = pa.dom;
+                d.bus = pa.bus;
+                d.dev = pa.dev;
+                d.fn = pa.fn;
                 d.addr = xstrdup(names.v[i]);
                 uint64_t v;
                 _cleanup_free_ char *cp = dev_path(&d, "class");
@@ -555,12 +550,12 @@ static void nvme_sysfs(struct facts *f, struct state *s)
                 _cleanup_free_ char *target = NULL;
                 fact_str(f, dir, names.v[i], "nvme.%zu.name", n);
                 int rc = root_readlink(r, link, &target);
-                unsigned a, b, c, e;
+                struct pci_addr pa;
                 const char *base = target ? strrchr(target, '/') : NULL;
                 base = base ? base + 1 : target;
                 if (rc < 0)
                         fact_absent(f, link, "no device link (NVMe over fabrics?)", "nvme.%zu.address", n);
-                else if (!parse_bdf(base, &a, &b, &c, &e))
+                else if (!pci_addr_parse(base, &pa))
                         fact_absent(f, link, "not a PCI device (NVMe over fabrics?)", "nvme.%zu.address", n);
                 else
                         fact_str(f, link, base, "nvme.%zu.address", n);

@@ -421,6 +421,25 @@ START_TEST(libpci_error_handler)
 END_TEST
 DEFINE_TEST(libpci_error_handler, .description = "libpci error handler", .root = "none");
 
+/* A name in /sys/bus/pci/devices that is not an address as the kernel writes one (a sign or white
+ * space that sscanf's %x took, a device above 31) is no PCI function, whatever its class file says:
+ * one parser of PCI addresses (base/parse.c pci_addr_parse). */
+START_TEST(pci_names_not_addresses)
+{
+        put("proc/cpuinfo", "");
+        pci_dev("0000:18:00.0", "0x10de\n", "0x2330\n", "0x030200\n", "0\n", "0-3\n");
+        pci_dev("0000:+1:00.0", "0x10de\n", "0x2330\n", "0x030200\n", "0\n", "0-3\n");
+        pci_dev(" 0000:1b:00.0", "0x10de\n", "0x2330\n", "0x030200\n", "0\n", "0-3\n");
+        pci_dev("0000:1c:20.0", "0x10de\n", "0x2330\n", "0x030200\n", "0\n", "0-3\n");
+        struct facts *c = open_facts(top);
+        eq(c, "gpu.count", "1");
+        eq(c, "gpu.nvidia_count", "1");
+        close_facts(c);
+}
+END_TEST
+DEFINE_TEST(pci_names_not_addresses, .description = "names under /sys/bus/pci/devices that are not PCI addresses are not functions",
+            .root = "tmptree");
+
 START_TEST(no_pci_at_all)
 {
         put("proc/cpuinfo", "");

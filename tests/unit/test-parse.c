@@ -273,4 +273,25 @@ END_TEST
 DEFINE_TEST(cmdline_keys, .description = "kernel command line keys: the last occurrence wins, quotes, '-' as '_', booleans",
             .root = "none");
 
+/* The one PCI address parser: the kernel's form only, NVML's 8-digit domain and VMD's 5 included. */
+START_TEST(pci_addresses)
+{
+        struct pci_addr a, b;
+        ck_assert(pci_addr_parse("0000:18:00.0", &a));
+        ck_assert_uint_eq(a.bus, 0x18);
+        ck_assert(pci_addr_parse("00000000:DB:1f.7", &b));
+        ck_assert(b.dom == 0 && b.bus == 0xdb && b.dev == 0x1f && b.fn == 7);
+        ck_assert(pci_addr_parse("10000:e1:00.0", &b) && b.dom == 0x10000);
+        ck_assert_int_lt(pci_addr_cmp(&a, &b), 0);
+        ck_assert_int_eq(pci_addr_cmp(&a, &a), 0);
+        static const char *const bad[] = {"0000:+1:00.0", " 0000:18:00.0", "0000:18:00.0 ", "0000:18:20.0",
+                                          "0000:18:00.8", "000:18:00.0", "0000:18:0.0", "0000:0x:00.0",
+                                          "0000:18:00", "000000000:18:00.0", "", "pci0000:00"};
+        for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+                ck_assert_msg(!pci_addr_parse(bad[i], &a), "'%s' is not a PCI address", bad[i]);
+        ck_assert(!pci_addr_parse(NULL, &a));
+}
+END_TEST
+DEFINE_TEST(pci_addresses, .description = "PCI addresses: the kernel's form only, compared in enumeration order", .root = "none");
+
 UNIT_MAIN(.name = "parse")
