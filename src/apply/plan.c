@@ -502,30 +502,37 @@ static char *sysctl_path(const char *key)
         return path;
 }
 
+/* A minimum whose kernel default is far above it (shmmax, shmall): the fix is to stop lowering it,
+ * never to write a fixed number (which would lower it again). Every line that sets a value under
+ * the minimum is disabled; the running value (CUR at PATH) returns to the kernel default. */
+static void plan_sysctl_default(struct planner *pl, const char *key, const char *path, const char *cur,
+                                const char *value)
+{
+        bool cn, wn;
+        uint64_t cm, wm;
+        const char *min = param(pl->res, "min");
+        struct keep_ctx keep = {.f = &dropin_sysctl, .want = min, .min = min};
+        neutralise_all(pl, &dropin_sysctl, key, &keep);
+        bool low = !cur || parse_integer(cur, &cn, &cm) < 0 || parse_rule_number(min, &wn, &wm) < 0 ||
+                   num_cmp(cn, cm, wn, wm) < 0;
+        if (low) {
+                struct change *c = add(pl, CHANGE_VALUE, path);
+                c->before = cur ? xstrdup(cur) : NULL;
+                c->after = xstrdup(value);
+        }
+}
+
 static void plan_sysctl(struct planner *pl)
 {
         const char *key = param(pl->res, "key"), *value = param(pl->res, "value"), *mode = param(pl->res, "mode");
         _cleanup_free_ char *path = sysctl_path(key);
         _cleanup_free_ char *cur = root_read_active(pl->r, path);
-        bool cn, wn;
-        uint64_t cm, wm;
         if (streq(pl->res->rule->remedy, "sysctl-default")) {
-                /* A minimum whose kernel default is far above it (shmmax, shmall): the fix is to stop
-                 * lowering it, never to write a fixed number (which would lower it again). Every line
-                 * that sets a value under the minimum is disabled; the running value returns to the
-                 * kernel default. */
-                const char *min = param(pl->res, "min");
-                struct keep_ctx keep = {.f = &dropin_sysctl, .want = min, .min = min};
-                neutralise_all(pl, &dropin_sysctl, key, &keep);
-                bool low = !cur || parse_integer(cur, &cn, &cm) < 0 || parse_rule_number(min, &wn, &wm) < 0 ||
-                           num_cmp(cn, cm, wn, wm) < 0;
-                if (low) {
-                        struct change *c = add(pl, CHANGE_VALUE, path);
-                        c->before = cur ? xstrdup(cur) : NULL;
-                        c->after = xstrdup(value);
-                }
+                plan_sysctl_default(pl, key, path, cur, value);
                 return;
         }
+        bool cn, wn;
+        uint64_t cm, wm;
         bool is_min = mode && streq(mode, "min");
         /* "min": raise only. A value at or above the minimum is never written down: since Linux 3.16
          * shmmax/shmall default to nearly ULONG_MAX (shmget(2)), so a "tuned" value would lower them. */

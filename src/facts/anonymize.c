@@ -81,68 +81,61 @@ static int hexval(char c)
         return -1;
 }
 
-/*
- * A run of hex groups separated by ':' at S (LEN chars, not preceded/followed by a hex digit or
- * ':'): if it is a MAC, GUID, GID or IPoIB address, rewrite the identifying bytes in place.
- */
-static void address(struct anonymizer *a, char *s, size_t len)
+/* The shape of a run of hex groups separated by ':' at S (LEN chars): *groups of *width digits each
+ * (false when the groups differ in width or one is empty). */
+static bool group_shape(const char *s, size_t len, size_t *groups, size_t *width)
 {
-        size_t groups = 1, glen = 0, gw = 0;
+        size_t n = 1, glen = 0, gw = 0;
         for (size_t i = 0; i < len; i++) {
-                if (s[i] == ':') {
-                        if (glen == 0 || (gw && glen != gw))
-                                return;
-                        gw = glen;
-                        glen = 0;
-                        groups++;
-                } else
+                if (s[i] != ':') {
                         glen++;
+                        continue;
+                }
+                if (glen == 0 || (gw && glen != gw))
+                        return false;
+                gw = glen;
+                glen = 0;
+                n++;
         }
-        if (glen != gw)
-                return;
-        size_t nbytes = groups * gw / 2, keep, guid_from;
-        if (gw == 2 && groups == 6) {
-                keep = 3; /* OUI */
-                guid_from = 0;
-        } else if (gw == 4 && groups == 4) {
-                keep = 3;
-                guid_from = 0;
-        } else if (gw == 4 && groups == 8) {
-                keep = 8 + 3; /* GID: subnet prefix + the GUID's OUI */
-                guid_from = 8;
-        } else if (gw == 2 && groups == 20) {
-                keep = 12 + 3; /* IPoIB: flags/QPN + GID prefix + the GUID's OUI */
-                guid_from = 12;
-        } else
-                return;
-        unsigned char b[32];
+        *groups = n;
+        *width = gw;
+        return glen == gw;
+}
+
+/* Which addresses are rewritten: GROUPS groups of WIDTH digits; the first KEEP bytes stay (an OUI,
+ * a GID's subnet prefix), the identifying bytes start at GUID_FROM. */
+static const struct address_kind {
+        size_t width, groups, keep, guid_from;
+} address_kinds[] = {
+        {2, 6, 3, 0},           /* MAC: the OUI stays */
+        {4, 4, 3, 0},           /* GUID */
+        {4, 8, 8 + 3, 8},       /* GID: subnet prefix + the GUID's OUI */
+        {2, 20, 12 + 3, 12},    /* IPoIB: flags/QPN + GID prefix + the GUID's OUI */
+};
+
+/* The NBYTES bytes the hex digits of S (LEN chars, ':' between groups) spell, into B. */
+static bool group_bytes(const char *s, size_t len, unsigned char *b, size_t nbytes)
+{
         size_t k = 0;
-        bool zero = true, ones = true;
         for (size_t i = 0; i < len && k < nbytes; i++) {
                 if (s[i] == ':')
                         continue;
                 int hi = hexval(s[i]), lo = hexval(s[i + 1]);
                 if (hi < 0 || lo < 0)
-                        return;
+                        return false;
                 b[k++] = (unsigned char)(hi << 4 | lo);
                 i++;
         }
-        for (size_t i = guid_from; i < nbytes; i++) {
-                zero &= b[i] == 0;
-                ones &= b[i] == 0xff;
-        }
-        if (zero || ones)
-                return;
-        /* Keyed on the identifying bytes only (a MAC, or the GUID), so that the same GUID in a
-         * node_guid file and inside a GID gets the same replacement. */
-        unsigned char md[32];
-        mac_of(a, nbytes - guid_from == 6 ? "mac:" : "guid:", b + guid_from, nbytes - guid_from, md);
-        for (size_t i = keep; i < nbytes; i++)
-                b[i] = md[i - keep];
+        return true;
+}
+
+/* B written back into the hex digits of S, in the case S had. */
+static void group_write(char *s, size_t len, const unsigned char *b, size_t nbytes)
+{
         bool upper = false;
         for (size_t i = 0; i < len; i++)
                 upper |= s[i] >= 'A' && s[i] <= 'F';
-        k = 0;
+        size_t k = 0;
         for (size_t i = 0; i < len && k < nbytes; i++) {
                 if (s[i] == ':')
                         continue;
@@ -152,6 +145,45 @@ static void address(struct anonymizer *a, char *s, size_t len)
                 s[i + 1] = tmp[1];
                 i++;
         }
+}
+
+/* All zero or all ones: a placeholder, not an identity. */
+static bool placeholder(const unsigned char *b, size_t n)
+{
+        bool zero = true, ones = true;
+        for (size_t i = 0; i < n; i++) {
+                zero &= b[i] == 0;
+                ones &= b[i] == 0xff;
+        }
+        return zero || ones;
+}
+
+/*
+ * A run of hex groups separated by ':' at S (LEN chars, not preceded/followed by a hex digit or
+ * ':'): if it is a MAC, GUID, GID or IPoIB address, rewrite the identifying bytes in place.
+ */
+static void address(struct anonymizer *a, char *s, size_t len)
+{
+        size_t groups, gw;
+        if (!group_shape(s, len, &groups, &gw))
+                return;
+        const struct address_kind *kind = NULL;
+        for (size_t i = 0; i < ARRAY_SIZE(address_kinds); i++)
+                if (address_kinds[i].width == gw && address_kinds[i].groups == groups)
+                        kind = &address_kinds[i];
+        if (!kind)
+                return;
+        size_t nbytes = groups * gw / 2, keep = kind->keep, guid_from = kind->guid_from;
+        unsigned char b[32];
+        if (!group_bytes(s, len, b, nbytes) || placeholder(b + guid_from, nbytes - guid_from))
+                return;
+        /* Keyed on the identifying bytes only (a MAC, or the GUID), so that the same GUID in a
+         * node_guid file and inside a GID gets the same replacement. */
+        unsigned char md[32];
+        mac_of(a, nbytes - guid_from == 6 ? "mac:" : "guid:", b + guid_from, nbytes - guid_from, md);
+        for (size_t i = keep; i < nbytes; i++)
+                b[i] = md[i - keep];
+        group_write(s, len, b, nbytes);
 }
 
 static bool ishexc(char c) { return hexval(c) >= 0; }

@@ -113,6 +113,25 @@ static void both_unknown(struct facts *f, const struct fact *why, const char *na
  * it cannot be told: nvml.unlisted is then unreadable, naming the mismatch, never "none". Both sides
  * must be known; otherwise the facts say which side is not.
  */
+/* The addresses of the LISTED GPUs into ADDRS; those listed twice into DUP, those not among the PCI
+ * bus's BUS into FOREIGN (only when the bus is known: WHY NULL). */
+static void listed_addresses(struct facts *f, int listed, const struct strv *bus, bool bus_known, struct strv *addrs,
+                             struct strv *foreign, struct strv *dup)
+{
+        for (int k = 0; k < listed; k++) {
+                char name[64];
+                snprintf(name, sizeof(name), "nvml.%d.address", k);
+                const struct fact *b = facts_get(f, name);
+                if (!b || b->status != FACT_OK)
+                        continue;
+                if (strv_contains(addrs, b->str) && !strv_contains(dup, b->str))
+                        strv_add(dup, b->str);
+                strv_add(addrs, b->str);
+                if (bus_known && !strv_contains(bus, b->str) && !strv_contains(foreign, b->str))
+                        strv_add(foreign, b->str);
+        }
+}
+
 void nvgpu_unlisted(struct facts *f, int listed)
 {
         const struct fact *count = facts_get(f, "nvml.count");
@@ -125,20 +144,9 @@ void nvgpu_unlisted(struct facts *f, int listed)
                         both_unknown(f, why ? why : &generic, names[i]);
                 return;
         }
-        struct strv bus = {0}, listed_addrs = {0}, unlisted = {0}, foreign = {0}, dup = {0};
+        _cleanup_(strv_done) struct strv bus = {0}, listed_addrs = {0}, unlisted = {0}, foreign = {0}, dup = {0};
         const struct fact *why = pci_gpus(f, &bus);
-        for (int k = 0; k < listed; k++) {
-                char name[64];
-                snprintf(name, sizeof(name), "nvml.%d.address", k);
-                const struct fact *b = facts_get(f, name);
-                if (!b || b->status != FACT_OK)
-                        continue;
-                if (strv_contains(&listed_addrs, b->str) && !strv_contains(&dup, b->str))
-                        strv_add(&dup, b->str);
-                strv_add(&listed_addrs, b->str);
-                if (!why && !strv_contains(&bus, b->str) && !strv_contains(&foreign, b->str))
-                        strv_add(&foreign, b->str);
-        }
+        listed_addresses(f, listed, &bus, !why, &listed_addrs, &foreign, &dup);
         _cleanup_free_ char *src = xasprintf("%s + /sys/bus/pci/devices", count && count->source ? count->source : "nvml");
         if (why) {
                 both_unknown(f, why, "nvml.unlisted");
@@ -161,11 +169,6 @@ void nvgpu_unlisted(struct facts *f, int listed)
                 fact_unreadable(f, src, 0, reason, "nvml.unlisted_count");
         } else if (!why)
                 list_facts(f, src, "nvml.unlisted", &unlisted);
-        strv_done(&bus);
-        strv_done(&listed_addrs);
-        strv_done(&unlisted);
-        strv_done(&foreign);
-        strv_done(&dup);
 }
 
 /* nvml.I.OUT: whether any of the N values nvml.I.LO[k] is below nvml.I.HI[k]; absent or unreadable as
