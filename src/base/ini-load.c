@@ -7,8 +7,6 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#define INI_FILE_MAX (1u << 20)
-
 void diag_add(struct diags *d, const char *file, unsigned line, const char *fmt, ...)
 {
         va_list ap;
@@ -117,31 +115,13 @@ int ini_load_buffer(const char *file, const char *data, size_t len, ini_key_fn f
 
 int ini_load_file(const char *path, ini_key_fn fn, void *user, struct diags *d)
 {
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0) {
-                diag_add(d, path, 0, "cannot open: %s", strerror(errno));
-                return -errno;
+        _cleanup_free_ char *data = NULL;
+        size_t len = 0;
+        int rc = read_user_file(path, HOST_FILE_MAX, &data, &len);
+        if (rc < 0) {
+                _cleanup_free_ char *why = read_user_file_why(rc, HOST_FILE_MAX, "a profile or rule file");
+                diag_add(d, path, 0, "cannot read: %s", why);
+                return rc;
         }
-        struct sbuf b = {0};
-        char buf[65536];
-        ssize_t n;
-        while ((n = read(fd, buf, sizeof(buf))) > 0) {
-                if (b.len + (size_t)n > INI_FILE_MAX) {
-                        close(fd);
-                        free(sbuf_steal(&b));
-                        diag_add(d, path, 0, "larger than %u bytes: not a profile or rule file", INI_FILE_MAX);
-                        return -EFBIG;
-                }
-                sbuf_addn(&b, buf, (size_t)n);
-        }
-        int e = errno;
-        close(fd);
-        if (n < 0) {
-                free(sbuf_steal(&b));
-                diag_add(d, path, 0, "read error: %s", strerror(e));
-                return -e;
-        }
-        int rc = ini_load_buffer(path, b.s ? b.s : "", b.len, fn, user, d);
-        free(sbuf_steal(&b));
-        return rc;
+        return ini_load_buffer(path, data, len, fn, user, d);
 }

@@ -268,13 +268,19 @@ void line_iter_done(struct line_iter *it)
         it->line = NULL;
 }
 
-char *read_user_file_error(const char *path, int rc, size_t max, const char *what)
+char *read_user_file_why(int rc, size_t max, const char *what)
 {
         if (rc == -EINVAL)
-                return xasprintf("%s: not a regular file", path);
+                return xstrdup("not a regular file");
         if (rc == -EFBIG)
-                return xasprintf("%s: larger than %zu MiB: not %s", path, max >> 20, what);
-        return xasprintf("%s: %s", path, strerror(-rc));
+                return xasprintf("larger than %zu MiB: not %s", max >> 20, what);
+        return xstrdup(strerror(-rc));
+}
+
+char *read_user_file_error(const char *path, int rc, size_t max, const char *what)
+{
+        _cleanup_free_ char *why = read_user_file_why(rc, max, what);
+        return xasprintf("%s: %s", path, why);
 }
 
 int read_user_file(const char *path, size_t max, char **ret, size_t *ret_len)

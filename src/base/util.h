@@ -129,6 +129,12 @@ int read_user_file(const char *path, size_t max, char **ret, size_t *ret_len);
 /* read_user_file()'s error RC said for PATH: "PATH: not a regular file", "PATH: larger than N MiB:
  * not WHAT" (WHAT: "an audit file"), or "PATH: " + strerror. The caller frees it. */
 char *read_user_file_error(const char *path, int rc, size_t max, const char *what);
+/* The same without "PATH: ". */
+char *read_user_file_why(int rc, size_t max, const char *what);
+
+/* The cap of a rule, profile, health-check or NCCL configuration file named on the command line or
+ * shipped: real ones are a few KiB. */
+#define HOST_FILE_MAX (1u << 20)
 
 /* Natural order: digit runs compare as numbers ("gpu.2" before "gpu.10", "node-2" before
  * "node-10"); leading zeros do not count, so "01" and "1" compare equal. */

@@ -7,22 +7,20 @@
 #include "commands.h"
 #include "nccl-lint.h"
 
-/* A rule file has [rule-id] sections; a profile has [profile]. Decide by content. */
+/* A rule file has [rule-id] sections; a profile has [profile]. Decide by content, read as every
+ * file llmtune is handed (a FIFO is not waited on); one that cannot be read is left to the rules
+ * loader, which says why. */
 static bool is_profile(const char *path)
 {
-        FILE *fp = fopen(path, "re");
-        if (!fp)
+        _cleanup_free_ char *data = NULL;
+        size_t len;
+        if (read_user_file(path, HOST_FILE_MAX, &data, &len) < 0)
                 return false;
-        char line[256];
-        bool found = false;
-        while (!found && fgets(line, sizeof(line), fp)) {
-                const char *s = line;
-                while (*s == ' ' || *s == '\t')
-                        s++;
-                found = startswith(s, "[profile]");
-        }
-        fclose(fp);
-        return found;
+        _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(data);
+        while (line_next(&it))
+                if (startswith(it.line + strspn(it.line, " \t"), "[profile]"))
+                        return true;
+        return false;
 }
 
 /* Are A and B the same file (however named: relative, absolute, through a link)? */

@@ -9,26 +9,22 @@
 #include "nccl-gen.h"
 #include "probes.h"
 
-#define FILE_MAX (1u << 20)
-
-/* A file named on the command line is the user's own (like `llmtune lint FILE`), not the root's. */
+/* A file named on the command line is the user's own (like `llmtune lint FILE`), not the root's;
+ * "-" is standard input. */
 static int read_host_file(const char *path, char **ret, size_t *ret_len)
 {
-        FILE *fp = streq(path, "-") ? stdin : fopen(path, "re");
-        if (!fp)
-                return -errno;
+        if (!streq(path, "-"))
+                return read_user_file(path, HOST_FILE_MAX, ret, ret_len);
         struct sbuf b = {0};
         char buf[8192];
         size_t n, total = 0;
-        while ((n = fread(buf, 1, sizeof(buf), fp)) > 0) {
+        while ((n = fread(buf, 1, sizeof(buf), stdin)) > 0) {
                 total += n;
-                if (total > FILE_MAX)
+                if (total > HOST_FILE_MAX)
                         break;
                 sbuf_addn(&b, buf, n);
         }
-        int rc = ferror(fp) ? -EIO : total > FILE_MAX ? -EFBIG : 0;
-        if (fp != stdin)
-                fclose(fp);
+        int rc = ferror(stdin) ? -EIO : total > HOST_FILE_MAX ? -EFBIG : 0;
         *ret_len = b.len;
         *ret = b.s ? sbuf_steal(&b) : xstrdup("");
         if (rc < 0) {
@@ -61,7 +57,8 @@ static int nccl_lint_cmd(struct cli *cli, struct facts *f, const struct nccl_cat
                         size_t len;
                         int r = read_host_file(argv[i], &data, &len);
                         if (r < 0) {
-                                rc = cli_error("%s: %s", argv[i], strerror(-r));
+                                _cleanup_free_ char *why = read_user_file_why(r, HOST_FILE_MAX, "an NCCL configuration file");
+                                rc = cli_error("%s: %s", argv[i], why);
                                 continue;
                         }
                         findings += lint_print(c, streq(argv[i], "-") ? "<stdin>" : argv[i], data, len);

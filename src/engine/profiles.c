@@ -268,29 +268,26 @@ static int load_one(struct profile_lib *lib, const char *file, const char *data,
         return 0;
 }
 
+/* PATH read whole, as every file llmtune is handed (read_user_file: a regular file, HOST_FILE_MAX at
+ * most); why not in D. */
+static int read_profile(const char *path, char **data, size_t *len, struct diags *d)
+{
+        int rc = read_user_file(path, HOST_FILE_MAX, data, len);
+        if (rc < 0) {
+                _cleanup_free_ char *why = read_user_file_why(rc, HOST_FILE_MAX, "a profile");
+                diag_add(d, path, 0, "cannot read: %s", why);
+        }
+        return rc;
+}
+
 int profiles_load_file(struct profile_lib *lib, const char *path, struct diags *d)
 {
-        struct sbuf b = {0};
         if (trust_check_file(path, d) < 0) /* running as root: no file another user could edit */
                 return -EPERM;
-        FILE *fp = fopen(path, "re");
-        if (!fp) {
-                diag_add(d, path, 0, "cannot open: %s", strerror(errno));
-                return -errno;
-        }
-        char buf[8192];
-        size_t n;
-        while ((n = fread(buf, 1, sizeof(buf), fp)) > 0 && b.len < (1u << 20))
-                sbuf_addn(&b, buf, n);
-        fclose(fp);
-        if (b.len >= (1u << 20)) {
-                free(sbuf_steal(&b));
-                diag_add(d, path, 0, "larger than 1 MiB: not a profile");
-                return -EFBIG;
-        }
-        int rc = profiles_load_buffer(lib, path, b.s ? b.s : "", b.len, d);
-        free(sbuf_steal(&b));
-        return rc;
+        _cleanup_free_ char *data = NULL;
+        size_t len = 0;
+        int rc = read_profile(path, &data, &len, d);
+        return rc < 0 ? rc : profiles_load_buffer(lib, path, data, len, d);
 }
 
 int profiles_load_buffer(struct profile_lib *lib, const char *name, const char *data, size_t len, struct diags *d)
@@ -323,25 +320,11 @@ int profiles_load(struct profile_lib *lib, const char *shipped_dir, struct root 
         }
         for (size_t i = 0; i < names.n; i++) {
                 _cleanup_free_ char *p = xasprintf("%s/%s", shipped_dir, names.v[i]);
-                struct sbuf b = {0};
-                if (trust_check_file(p, d) < 0) {
+                _cleanup_free_ char *data = NULL;
+                size_t len = 0;
+                if (trust_check_file(p, d) < 0 || read_profile(p, &data, &len, d) < 0 ||
+                    load_one(lib, p, data, len, false, d) < 0)
                         rc = -EINVAL;
-                        continue;
-                }
-                FILE *fp = fopen(p, "re");
-                if (!fp) {
-                        diag_add(d, p, 0, "cannot open: %s", strerror(errno));
-                        rc = -EINVAL;
-                        continue;
-                }
-                char buf[8192];
-                size_t n;
-                while ((n = fread(buf, 1, sizeof(buf), fp)) > 0)
-                        sbuf_addn(&b, buf, n);
-                fclose(fp);
-                if (load_one(lib, p, b.s ? b.s : "", b.len, false, d) < 0)
-                        rc = -EINVAL;
-                free(sbuf_steal(&b));
         }
         strv_done(&names);
         if (!root)

@@ -14,6 +14,7 @@
 #include "profiles.h"
 #include "rules.h"
 #include "tmptree.h"
+#include "ini-load.h"
 #include "unit-main.h"
 
 static void setup(void) { tmptree_new("engine"); }
@@ -423,6 +424,50 @@ START_TEST(param_types)
 }
 END_TEST
 DEFINE_TEST(param_types, .description = "param types", .root = "tmptree");
+
+/* Profile and rule files are read as every file llmtune is handed (read_user_file): a FIFO or a
+ * directory is refused at once (fopen of a FIFO without a writer waited for ever), and one cap,
+ * HOST_FILE_MAX, for the shipped profiles too (they had none). */
+static void no_keys(void *user, const char *section, unsigned section_line, const char *key, const char *value,
+                    unsigned line)
+{
+}
+
+START_TEST(host_files_read_one_way)
+{
+        _cleanup_free_ char *fifo = xasprintf("%s/p.ini", tmptree_path()), *dir = xasprintf("%s/d.ini", tmptree_path());
+        ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+        ck_assert_int_eq(mkdir(dir, 0700), 0);
+        struct diags d = {0};
+        struct profile_lib lib = {0};
+        ck_assert_int_eq(profiles_load_file(&lib, fifo, &d), -EINVAL);
+        ck_assert_int_eq(profiles_load_file(&lib, dir, &d), -EINVAL);
+        ck_assert_int_eq(ini_load_file(fifo, no_keys, NULL, &d), -EINVAL);
+        _cleanup_free_ char *want = xasprintf("%s: cannot read: not a regular file", fifo);
+        ck_assert_msg(has_msg(&d, want), "missing: %s", want);
+        strv_done(&d.msgs);
+
+        /* a shipped profile over the cap: refused by name, the others still load */
+        size_t n = HOST_FILE_MAX + 16;
+        _cleanup_free_ char *big = xmalloc(n + 1);
+        for (size_t i = 0; i < n; i++)
+                big[i] = i % 64 == 63 ? '\n' : '#'; /* comment lines of 63 characters */
+        const char *head = "[profile]\nname = big\n";
+        memcpy(big, head, strlen(head));
+        big[n] = '\0';
+        _cleanup_free_ char *pdir = xasprintf("%s/shipped", tmptree_path());
+        tmptree_write("shipped/big.ini", big, n);
+        free(write_file("shipped/small.ini", "[profile]\nname = small\n"));
+        ck_assert_int_eq(profiles_load(&lib, pdir, NULL, &d), -EINVAL);
+        ck_assert_msg(has_msg(&d, "big.ini: cannot read: larger than 1 MiB: not a profile"), "the big one is named");
+        ck_assert_uint_eq(lib.n, 1);
+        ck_assert_str_eq(lib.v[0].name, "small");
+        strv_done(&d.msgs);
+        profiles_done(&lib);
+}
+END_TEST
+DEFINE_TEST(host_files_read_one_way, .description = "profile and rule files: a FIFO or a directory refused at once, one size cap",
+            .root = "tmptree", .timeout = 60);
 
 /* Types are declared once, where parameters are defined: an inheriting profile may not declare
  * one, a defining profile must declare every parameter and nothing else. */
