@@ -1040,6 +1040,59 @@ int action_blocked(struct root *r, const struct change *c, char **why)
         return *why ? -EPERM : 0;
 }
 
+/* The deepest directory on the way to PATH that exists, opened as a write opens it (no link on the
+ * way): -ELOOP, -ENOTDIR and the like are what the write would meet. *IS_PARENT: it is PATH's own. */
+static int deepest_dir_nolinks(struct root *r, const char *path, bool *is_parent)
+{
+        _cleanup_free_ char *dir = xstrdup(path);
+        *is_parent = true;
+        for (char *slash = strrchr(dir, '/'); slash; slash = strrchr(dir, '/'), *is_parent = false) {
+                *slash = '\0';
+                int fd = root_open_nolinks(r, *dir ? dir : "/", O_RDONLY | O_DIRECTORY, 0);
+                if (fd != -ENOENT)
+                        return fd;
+        }
+        return -ENOENT;
+}
+
+/* What writing file or link C would meet on its way: a link above it (-ELOOP), a non-directory
+ * (-ENOTDIR), and for a file written, a link (-ELOOP) or no regular file (-ENOTREG, -EISDIR) at
+ * its place, as replace_file_at refuses them. */
+static int path_foresee(struct root *r, const struct change *c)
+{
+        bool is_parent;
+        int dfd = deepest_dir_nolinks(r, c->target, &is_parent);
+        if (dfd < 0)
+                return dfd == -ENOENT ? 0 : dfd;
+        int rc = 0;
+        struct stat st;
+        if (c->type == CHANGE_FILE && c->after && is_parent &&
+            fstatat(dfd, strrchr(c->target, '/') + 1, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
+                rc = S_ISLNK(st.st_mode) ? -ELOOP : S_ISDIR(st.st_mode) ? -EISDIR : -ENOTREG;
+        close(dfd);
+        return rc;
+}
+
+int action_foresee(struct root *r, const struct change *c, bool target_planned, char **why)
+{
+        int rc = action_check(c, why);
+        if (rc < 0)
+                return rc;
+        const char *what = c->type == CHANGE_SYMLINK ? "cannot link" : c->type == CHANGE_FILE && !c->after ? "cannot remove" : "cannot write";
+        if (c->type == CHANGE_VALUE) {
+                _cleanup_free_ char *base = NULL;
+                int dfd = open_dir_at(r, c->target, &base, true); /* as write_value opens it */
+                rc = dfd == -ENOENT ? 0 : dfd; /* ENOENT: the write says so, no refusal */
+                if (dfd >= 0)
+                        close(dfd);
+        } else if ((c->type == CHANGE_FILE || c->type == CHANGE_SYMLINK) && !target_planned) {
+                rc = path_foresee(r, c);
+        }
+        if (rc < 0)
+                *why = errmsg(c, what, rc);
+        return rc < 0 ? rc : 0;
+}
+
 int action_apply(struct root *r, const struct change *c, char **err)
 {
         int rc = action_check(c, err);

@@ -30,6 +30,13 @@ int action_check(const struct change *c, char **why);
  * that cannot be completed changes nothing. 0, or -EPERM with *why (caller frees). */
 int action_blocked(struct root *r, const struct change *c, char **why);
 
+/* What carrying out C would refuse, found without writing (plan, apply --dry-run): action_check,
+ * and for a file, link or value the path a write would take: a symbolic link on the way or at a
+ * file's place, something other than a file there, a value's directory led out of /sys and
+ * /proc/sys. TARGET_PLANNED: an earlier change of the plan changes C's target, so what is there
+ * now is not what C meets. 0, or -errno with *why in the words the write would use (caller frees). */
+int action_foresee(struct root *r, const struct change *c, bool target_planned, char **why);
+
 /* Do C. On failure returns -errno and *err says what went wrong with which target. */
 int action_apply(struct root *r, const struct change *c, char **err);
 /* Reverse C (restore its before state). */

@@ -481,12 +481,11 @@ static int drop_torn_record(struct changelog *l, size_t whole, size_t len)
         return 0;
 }
 
-/* The log's end (DATA: WHOLE bytes of whole lines, LEN in all) against the head file: a cut log is
- * not continued (the next record would take the place of the ones cut off, and the head would then
- * vouch for it); a missing or lagging head file is brought up to the log, and a half record the
- * head never vouched for goes. Returns 0 or -errno (-ESTALE: refused, the reason said). */
-static int settle_head(struct root *r, struct changelog *l, const char *data, size_t whole, size_t len,
-                       bool log_existed)
+/* How the head file stands against the chain L ends with (DATA's WHOLE bytes): *V, and 0, or the
+ * error reading the head; a cut log is V->problem, told by head_refusal in the words apply and
+ * plan both use. */
+static int judge_log_end(struct root *r, const struct changelog *l, const char *data, size_t whole, bool log_existed,
+                         struct head_view *v)
 {
         long head_seq = 0;
         char head_hash[65], at_head[65] = "";
@@ -497,17 +496,35 @@ static int settle_head(struct root *r, struct changelog *l, const char *data, si
                 memcpy(at_head, l->prev, sizeof(at_head));
         else if (hrc == 0 && head_seq < l->seq)
                 find_hash(data, whole, head_seq, at_head);
-        struct head_view v;
         judge_head(hrc, head_seq, head_hash, log_existed, l->seq, l->prev, at_head[0] ? at_head : NULL,
-                   data && memmem(data, whole, RUN_BEGIN_KEY, strlen(RUN_BEGIN_KEY)), &v);
+                   data && memmem(data, whole, RUN_BEGIN_KEY, strlen(RUN_BEGIN_KEY)), v);
+        return 0;
+}
+
+static int head_refusal(struct root *r, const struct changelog *l, const char *problem)
+{
+        return refuse(-ESTALE,
+                      "%s (see `llmtune verify`). To accept the loss and go on from the log as it is, "
+                      "make its last record the head: echo %ld:%s > %s%s",
+                      problem, l->seq, l->seq ? l->prev : zero_hash, streq(root_path(r), "/") ? "" : root_path(r),
+                      CHANGELOG_HEAD);
+}
+
+/* The log's end (DATA: WHOLE bytes of whole lines, LEN in all) against the head file: a cut log is
+ * not continued (the next record would take the place of the ones cut off, and the head would then
+ * vouch for it); a missing or lagging head file is brought up to the log, and a half record the
+ * head never vouched for goes. Returns 0 or -errno (-ESTALE: refused, the reason said). */
+static int settle_head(struct root *r, struct changelog *l, const char *data, size_t whole, size_t len,
+                       bool log_existed)
+{
+        struct head_view v;
+        int jrc = judge_log_end(r, l, data, whole, log_existed, &v);
+        if (jrc < 0)
+                return jrc;
         bool drop_torn = !v.problem && whole < len;
         int rc = 0;
         if (v.problem)
-                rc = refuse(-ESTALE,
-                            "%s (see `llmtune verify`). To accept the loss and go on from the log as it is, "
-                            "make its last record the head: echo %ld:%s > %s%s",
-                            v.problem, l->seq, l->seq ? l->prev : zero_hash, streq(root_path(r), "/") ? "" : root_path(r),
-                            CHANGELOG_HEAD);
+                rc = head_refusal(r, l, v.problem);
         else if (streq(v.state, "absent") || streq(v.state, "behind")) {
                 rc = write_head(r, l->seq, l->prev);
                 if (rc == 0)
@@ -526,6 +543,21 @@ static int settle_head(struct root *r, struct changelog *l, const char *data, si
         if (rc >= 0 && drop_torn)
                 rc = drop_torn_record(l, whole, len);
         return rc;
+}
+
+/* The log open at FD read whole (*DATA, *LEN bytes) and L's chain continued from it. Half a
+ * record at the end (a run killed inside write(2), see changelog_read): the chain continues from
+ * the last whole line (*WHOLE bytes), and the half line goes once the head file shows it was
+ * never vouched for. 0 or -errno. */
+static int read_chain(int fd, struct changelog *l, char **data, size_t *len, size_t *whole)
+{
+        int rc = read_fd_all(fd, data, len);
+        if (rc < 0)
+                return rc;
+        *whole = *len;
+        while (*whole > 0 && (*data)[*whole - 1] != '\n')
+                (*whole)--;
+        return continue_chain(l, *data, *whole);
 }
 
 int changelog_open(struct root *r, struct changelog **ret)
@@ -547,16 +579,8 @@ int changelog_open(struct root *r, struct changelog **ret)
         memcpy(l->prev, zero_hash, sizeof(zero_hash));
 
         _cleanup_free_ char *data = NULL;
-        size_t len = 0;
-        rc = read_fd_all(fd, &data, &len);
-        /* Half a record at the end (a run killed inside write(2), see changelog_read): the chain
-         * continues from the last whole line, and the half line goes once the head file shows it
-         * was never vouched for. */
-        size_t whole = len;
-        while (rc >= 0 && whole > 0 && data[whole - 1] != '\n')
-                whole--;
-        if (rc >= 0)
-                rc = continue_chain(l, data, whole);
+        size_t len = 0, whole = 0;
+        rc = read_chain(fd, l, &data, &len, &whole);
         if (rc >= 0)
                 rc = settle_head(r, l, data, whole, len, log_existed);
         if (rc < 0) {
@@ -568,6 +592,36 @@ int changelog_open(struct root *r, struct changelog **ret)
                 l->host = xstrdup("unknown");
         *ret = l;
         return 0;
+}
+
+int changelog_check(struct root *r)
+{
+        bool existed = false;
+        int rc = check_dirs(r);
+        if (rc == 0)
+                rc = log_exists(r, &existed);
+        if (rc < 0)
+                return rc;
+        struct changelog l = {.fd = -1};
+        memcpy(l.prev, zero_hash, sizeof(zero_hash));
+        _cleanup_free_ char *data = NULL;
+        size_t len = 0, whole = 0;
+        if (existed) {
+                int fd = open_trusted(r, CHANGELOG_PATH, O_RDONLY, 0, true);
+                if (fd < 0)
+                        return fd;
+                rc = read_chain(fd, &l, &data, &len, &whole);
+                close(fd);
+                if (rc < 0)
+                        return rc;
+        }
+        struct head_view v;
+        rc = judge_log_end(r, &l, data, whole, existed, &v);
+        if (rc == 0 && v.problem)
+                rc = head_refusal(r, &l, v.problem);
+        free(v.problem);
+        free(v.note);
+        return rc;
 }
 
 struct changelog *changelog_close(struct changelog *l)

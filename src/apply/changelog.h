@@ -55,6 +55,10 @@ struct changelog;
  * Returns 0 (*ret open, changelog_close releases it) or -errno (nothing to release). */
 int changelog_open(struct root *r, struct changelog **ret) __attribute__((warn_unused_result));
 struct changelog *changelog_close(struct changelog *l);
+/* What changelog_open refuses, found without writing or locking (plan, apply --dry-run): the
+ * directories' and the log's trust, the last record intact, the head file not ahead of the log.
+ * 0, or the -errno changelog_open would return, changelog_strerror() saying why in its words. */
+int changelog_check(struct root *r) __attribute__((warn_unused_result));
 const char *changelog_note(const struct changelog *l);
 
 /* The last record written or read (seq 0 and "" when the log is empty). */

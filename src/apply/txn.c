@@ -69,6 +69,12 @@ void txn_done(struct txn *t)
         t->error = NULL;
 }
 
+/* Why the change log could not be opened (RC), in the words apply and plan both use. */
+static char *log_open_error(int rc)
+{
+        return xasprintf("cannot open the change log %s: %s", CHANGELOG_PATH, changelog_strerror(rc));
+}
+
 int txn_open_log(struct txn *t)
 {
         if (t->log)
@@ -76,7 +82,7 @@ int txn_open_log(struct txn *t)
         int rc = changelog_open(t->root, &t->log);
         if (rc < 0) {
                 t->log = NULL;
-                set_error(t, xasprintf("cannot open the change log %s: %s", CHANGELOG_PATH, changelog_strerror(rc)));
+                set_error(t, log_open_error(rc));
                 return rc;
         }
         if (changelog_note(t->log))
@@ -232,17 +238,43 @@ static char *apply_one(struct txn *t, const struct log_context *ctx, const struc
 }
 
 /* Before the first change of an apply: is any change of P one that chattr flags forbid (an
- * immutable or append-only target)? Its message (rule named) with its status set, else NULL. */
-static char *apply_blocked(struct txn *t, const struct plan *p, const char **status)
+ * immutable or append-only target)? Its message (rule named) with its status set (STATUS may be
+ * NULL), else NULL. */
+static char *apply_blocked(struct root *r, const struct plan *p, const char **status)
 {
         for (size_t i = 0; i < p->n; i++) {
                 _cleanup_free_ char *why = NULL;
-                if (action_blocked(t->root, &p->v[i], &why) < 0) {
-                        status[i] = "failed";
+                if (action_blocked(r, &p->v[i], &why) < 0) {
+                        if (status)
+                                status[i] = "failed";
                         return xasprintf("%s (rule %s)", why, p->v[i].rule);
                 }
         }
         return NULL;
+}
+
+/* Does a change of P before the I-th change its target? */
+static bool target_planned(const struct plan *p, size_t i)
+{
+        for (size_t k = 0; k < i; k++)
+                if (p->v[k].type != CHANGE_NOTE && p->v[k].target && streq(p->v[k].target, p->v[i].target))
+                        return true;
+        return false;
+}
+
+char *txn_foresee(struct root *r, const struct plan *p)
+{
+        int rc = changelog_check(r);
+        if (rc < 0)
+                return log_open_error(rc);
+        char *failure = apply_blocked(r, p, NULL);
+        for (size_t i = 0; i < p->n && !failure; i++) {
+                const struct change *c = &p->v[i];
+                _cleanup_free_ char *why = NULL;
+                if (c->type != CHANGE_NOTE && action_foresee(r, c, target_planned(p, i), &why) < 0)
+                        failure = xasprintf("%s (rule %s): %s", c->target, c->rule, why);
+        }
+        return failure;
 }
 
 int txn_apply(struct txn *t, const struct plan *p, const struct log_context *base, const char *resume,
@@ -250,7 +282,7 @@ int txn_apply(struct txn *t, const struct plan *p, const struct log_context *bas
 {
         *res = (struct txn_apply_result){.run = resume ? xstrdup(resume) : changelog_run_id()};
         res->status = xcalloc(p->n + 1, sizeof(char *));
-        res->failure = apply_blocked(t, p, res->status);
+        res->failure = apply_blocked(t->root, p, res->status);
         if (res->failure) {
                 res->refused = true;
                 changelog_head(t->log, &res->head_seq, res->head_hash);

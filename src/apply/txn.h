@@ -71,6 +71,12 @@ void txn_apply_result_done(struct txn_apply_result *res);
 int txn_apply(struct txn *t, const struct plan *p, const struct log_context *ctx, const char *resume,
               struct txn_apply_result *res) _wur_;
 
+/* What txn_open_log and txn_apply would refuse for plan P on R, found without the lock and without
+ * writing (plan, apply --dry-run): the change log's trust and end (changelog_check), chattr flags
+ * (action_blocked) and each change (action_foresee). NULL, or the refusal (caller frees) in the
+ * words apply's failure uses. */
+char *txn_foresee(struct root *r, const struct plan *p) _wur_;
+
 /* ---- rollback ---- */
 
 enum txn_scope { TXN_ALL, TXN_LAST_RUN, TXN_TO };

@@ -161,9 +161,12 @@ static void add_setup_json(json_object *top, const struct rule_env *env, const s
                 json_object_object_add(top, "pinned", json_object_new_string(env->profile.name));
 }
 
-/* plan, apply --dry-run: the plan, and with --exit-code whether changes are pending. */
+/* plan, apply --dry-run: the plan, and with --exit-code whether changes are pending. A plan apply
+ * would refuse (a link where a file goes, a change log it would not trust) is shown, then the
+ * refusal in apply's words, exit 1: a dry run foresees what the real run would not do. */
 static int print_plan(struct root *root, const struct rule_env *env, const struct plan *p, const struct apply_opts *o)
 {
+        _cleanup_free_ char *refusal = root_is_archive(root) ? NULL : txn_foresee(root, p);
         if (o->json) {
                 json_object *top = json_object_new_object();
                 json_object_object_add(top, "format", json_object_new_int(1));
@@ -187,6 +190,9 @@ static int print_plan(struct root *root, const struct rule_env *env, const struc
                 json_object_object_add(top, "changed", json_object_new_int64((int64_t)would));
                 json_object_object_add(top, "planned", json_object_new_int64((int64_t)plan_changes(p)));
                 json_object_object_add(top, "reboot_required", json_object_new_boolean(reboot_required(p)));
+                json_object_object_add(top, "failed", json_object_new_boolean(refusal != NULL));
+                if (refusal)
+                        json_object_object_add(top, "error", json_object_new_string(refusal));
                 json_object_object_add(top, "changes", arr);
                 json_print(stdout, top);
                 json_object_put(top);
@@ -195,6 +201,8 @@ static int print_plan(struct root *root, const struct rule_env *env, const struc
                 printf("%zu change%s planned (profile %s)%s\n", plan_changes(p), plan_changes(p) == 1 ? "" : "s",
                        env->profile.name, reboot_required(p) ? ", reboot required" : "");
         }
+        if (refusal)
+                return cli_error("apply would fail at %s; nothing would be changed", refusal);
         /* like `git diff --exit-code`: pending changes are what a gate wants to know */
         return o->exit_code && plan_changes(p) > 0 ? EXIT_FINDINGS : EXIT_OK;
 }
@@ -412,6 +420,17 @@ static int begin(struct root *root, const struct apply_opts *o, struct txn *t)
         if (rc == 0)
                 rc = txn_recover(t);
         print_notes(t);
+        if (rc < 0 && o->json) {
+                /* the refusal as data too, as plan --json gives it (Ansible reads "error") */
+                json_object *top = json_object_new_object();
+                json_object_object_add(top, "format", json_object_new_int(1));
+                json_object_object_add(top, "root", json_object_new_string(root_path(root)));
+                json_object_object_add(top, "changed", json_object_new_int(0));
+                json_object_object_add(top, "failed", json_object_new_boolean(true));
+                json_object_object_add(top, "error", json_object_new_string(t->error));
+                json_print(stdout, top);
+                json_object_put(top);
+        }
         return rc < 0 ? cli_error("%s", t->error) : EXIT_OK;
 }
 
@@ -504,11 +523,13 @@ const struct command cmd_plan = {
                  "                               [--param NAME=VALUE... [--site-profile NAME]] [--pin]\n"
                  "\n"
                  "Print a unified diff (a/ and b/ headers) for every file apply would create or change,\n"
-                 "then the runtime changes, commands, reboots and manual steps. Writes nothing.\n"
+                 "then the runtime changes, commands, reboots and manual steps. Writes nothing. Runs the\n"
+                 "checks apply runs before writing (confinement, a link where a file goes or above it, the\n"
+                 "change log's trust and end): a plan apply would refuse exits 1 with apply's reason.\n"
                  "\n" APPLY_OPTIONS
                  "      --exit-code          exit 2 when changes are pending (like `git diff --exit-code`)\n"
                  "\n"
-                 "Exit status: 0 shown, 1 error, 2 changes pending (only with --exit-code), 3 which\n"
-                 "profile fits could not be told (an unreadable fact; give --profile).\n",
+                 "Exit status: 0 shown, 1 error or apply would refuse, 2 changes pending (only with\n"
+                 "--exit-code), 3 which profile fits could not be told (an unreadable fact; give --profile).\n",
         .run = plan_cmd,
 };

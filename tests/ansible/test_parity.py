@@ -87,7 +87,9 @@ def comparable(res, check_mode):
     out = {k: res.get(k) for k in COMPARED}
     out['failed'] = bool(res.get('failed'))
     if out['msg'] and check_mode:
-        out['msg'] = out['msg'].replace('would be refused', 'failed')
+        out['msg'] = out['msg'].replace('would be refused', 'failed').replace('would fail at', 'failed at')
+    if out['msg']:
+        out['msg'] = out['msg'].split(' (nothing was changed)')[0].split(' (the changes of this run were undone)')[0]
     if not out['failed']:
         out['msg'] = None   # Ansible's own "All items completed" and the like
     real_status = {'planned': 'changed', 'would-restore': 'restored'} if check_mode else {}
@@ -206,11 +208,36 @@ def failed(run, llmtune, roots, top):
     check(audit.get('profile') != 'ansible-' + PROFILE, 'failed: later audits use the failed run\'s profile')
 
 
+def refused(run, llmtune, roots, top):
+    """A run apply refuses before writing (etc/tmpfiles.d a symbolic link) fails in check mode
+    too, with the reason the real run gives (issue 31 item 5)."""
+    root = os.path.join(top, 'refroot')
+    shutil.copytree(os.path.join(roots, ROOT), root, symlinks=True)
+    outside = os.path.join(top, 'outside')
+    os.makedirs(outside)
+    shutil.rmtree(os.path.join(root, 'etc/tmpfiles.d'), ignore_errors=True)
+    os.symlink(outside, os.path.join(root, 'etc/tmpfiles.d'))
+    before = tree(root)
+    args = dict(state='applied', profile=PROFILE, params={'thp_enabled': 'never'}, pin=True)
+    rc, chk = run.module(root, ['--check'], **args)
+    check(tree(root) == before, 'refused: check mode changed the tree')
+    rc2, real = run.module(root, **args)
+    words = 'a symbolic link is at that path or in a directory above it'
+    check(rc != 0 and chk.get('failed') and words in chk.get('msg', '') and 'would fail at' in chk.get('msg', ''),
+          'refused: check mode did not foresee the refusal: exit %d, %s' % (rc, chk.get('msg')))
+    check(rc2 != 0 and real.get('failed') and real.get('changed') is False and words in real.get('msg', ''),
+          'refused: the real run: exit %d, %s' % (rc2, real.get('msg')))
+    c, r = comparable(chk, True), comparable(real, False)
+    check(c['msg'] == r['msg'], 'refused: check mode says %r, the real run %r' % (c['msg'], r['msg']))
+    check(os.listdir(outside) == [] and not os.path.exists(os.path.join(root, SITE)),
+          'refused: something was written: %s' % os.listdir(outside))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--llmtune', required=True)
     ap.add_argument('--roots', required=True)
-    ap.add_argument('part', choices=['parity', 'failed'])
+    ap.add_argument('part', choices=['parity', 'failed', 'refused'])
     args = ap.parse_args()
     skip = without_ansible()
     if skip is not None:
@@ -219,7 +246,7 @@ def main():
     top = tempfile.mkdtemp(prefix='llmtune-ansible-')
     try:
         run = Runner(top, llmtune)
-        {'parity': parity, 'failed': failed}[args.part](run, llmtune, args.roots, top)
+        {'parity': parity, 'failed': failed, 'refused': refused}[args.part](run, llmtune, args.roots, top)
     finally:
         shutil.rmtree(top, ignore_errors=True)
     for p in failures:

@@ -516,6 +516,74 @@ def lint_site_files(c):
           'a bad rules.d file and a bad profile: both reported:\n%s' % r.stderr)
 
 
+# --- issue 31 item 5: a dry run foresees what apply refuses -----------------------------------------
+
+@case
+def plan_foresees_refusals(c):
+    """plan (and apply --dry-run) run the checks apply runs before writing: a symbolic link where
+    a file goes or above it, a change log apply would not trust or continue. Each refusal is told
+    in apply's words (plan --json "error" == apply --json "error") with exit 1, and nothing is
+    written by either."""
+    def error_of(root, *args):
+        r = c.run(root, *args, '--json')
+        return r.returncode, json.loads(r.stdout).get('error') if r.stdout.strip() else None, r.stderr
+
+    def same_refusal(root, what, words):
+        before = snapshot(root)
+        prc, perr, pstderr = error_of(root, 'plan', '--profile', 'rtx4090-ws')
+        drc, derr, _ = error_of(root, 'apply', '--dry-run', '--profile', 'rtx4090-ws')
+        check(snapshot(root) == before, '%s: plan wrote something' % what)
+        arc, aerr, _ = error_of(root, 'apply', '--profile', 'rtx4090-ws')
+        check(prc == 1 and drc == 1 and arc == 1, '%s: exit plan %d, dry run %d, apply %d' % (what, prc, drc, arc))
+        check(perr and perr == derr == aerr and words in perr, '%s: plan says %r, apply %r' % (what, perr, aerr))
+        check('apply would fail at %s' % perr in pstderr, '%s: plan\'s message: %s' % (what, pstderr))
+
+    root = c.root('ws-4090')
+    outside = os.path.join(c.tmp, 'elsewhere')
+    os.makedirs(outside, exist_ok=True)
+    shutil.rmtree(os.path.join(root, 'etc/tmpfiles.d'), ignore_errors=True)
+    os.symlink(outside, os.path.join(root, 'etc/tmpfiles.d'))
+    same_refusal(root, 'tmpfiles.d a link', 'a symbolic link is at that path or in a directory above it')
+    check(os.listdir(outside) == [], 'something was written through the link')
+    root = c.root('ws-4090')
+    put(root, 'etc/elsewhere.conf', 'kept\n')
+    os.makedirs(os.path.join(root, 'etc/llmtune'), exist_ok=True)
+    os.symlink('../elsewhere.conf', os.path.join(root, 'etc/llmtune/gpu-affinity.conf'))
+    same_refusal(root, 'gpu-affinity.conf a link', 'a symbolic link is at that path')
+    with open(os.path.join(root, 'etc/elsewhere.conf')) as f:
+        check(f.read() == 'kept\n', 'the file the link points at was written')
+    root = c.root('ws-4090')      # a runtime value's directory led out of /sys by a link
+    policy = os.path.join(root, 'sys/devices/system/cpu/cpufreq/policy3')
+    shutil.copytree(policy, os.path.join(root, 'etc/policy3'))
+    shutil.rmtree(policy)
+    os.symlink('../../../../../etc/policy3', policy)
+    same_refusal(root, 'a value led out of /sys', 'a link on the way leads out of /sys and /proc/sys')
+    root = c.root('ws-4090')
+    log = put(root, 'var/lib/llmtune/changelog.jsonl', '')
+    os.chmod(log, 0o666)
+    same_refusal(root, 'a change log others can write', 'writable by its group or by others')
+    root = c.root('ws-4090')
+    c.run(root, 'apply', '--profile', 'rtx4090-ws', '--rule', 'cpu-governor', status=0)
+    c.run(root, 'rollback', '--last-run', status=0)
+    with open(os.path.join(root, 'var/lib/llmtune/changelog.jsonl')) as f:
+        lines = f.readlines()
+    with open(os.path.join(root, 'var/lib/llmtune/changelog.jsonl'), 'w') as f:
+        f.writelines(lines[:-3])     # cut: the head file names a record the log no longer has
+    same_refusal(root, 'a cut change log', 'see `llmtune verify`')
+    # nothing to refuse: exit 0 as before
+    c.run(c.root('ws-4090'), 'plan', '--profile', 'rtx4090-ws', status=0)
+
+
+def snapshot(root):
+    out = {}
+    for d, dirs, files in os.walk(root):
+        for n in dirs + files:
+            p = os.path.join(d, n)
+            st = os.lstat(p)
+            out[os.path.relpath(p, root)] = (st.st_mode, st.st_size, st.st_mtime_ns)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     ap.add_argument('--llmtune')

@@ -217,6 +217,9 @@ notes:
     site profile and pin files included, reboot and manual steps, and a rollback that would be refused
     fails in check mode too.
   - >-
+    A run the real apply would refuse (a symbolic link where a file goes, a change log it would
+    not trust) fails in check mode too, with the same reason (C(llmtune plan) runs apply's checks).
+  - >-
     In diff mode each file has its own before/after; runtime values alike (a governor per CPU) are one
     line with a count, as C(llmtune plan) shows them; commands, reboots and manual steps are in a
     C(prepared) text.
@@ -578,8 +581,11 @@ class Llmtune(object):
             # profile and the pin with it.
             reason = doc.get('error') or (err or '').strip() or 'exit status %d' % rc
             res['changed'] = False
-            self.m.fail_json(msg='llmtune apply on %s failed at %s (the changes of this run were undone)' % (
-                self.root, reason), rc=rc, stderr=err, **res)
+            if self.m.check_mode:  # llmtune's dry run foresaw what the real run would refuse
+                msg = 'llmtune apply on %s would fail at %s (nothing was changed)' % (self.root, reason)
+            else:
+                msg = 'llmtune apply on %s failed at %s (the changes of this run were undone)' % (self.root, reason)
+            self.m.fail_json(msg=msg, rc=rc, stderr=err, **res)
         if self.m._diff and n > 0:
             res['diff'] = self.diffs(doc)
         self.m.exit_json(**res)
