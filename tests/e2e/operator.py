@@ -18,6 +18,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from golden import snapshot  # noqa: E402  (names, types, modes, contents, link targets, mtimes)
 SRC = os.path.dirname(os.path.dirname(HERE))
 CASES = {}
 
@@ -572,16 +574,6 @@ def plan_foresees_refusals(c):
     same_refusal(root, 'a cut change log', 'see `llmtune verify`')
     # nothing to refuse: exit 0 as before
     c.run(c.root('ws-4090'), 'plan', '--profile', 'rtx4090-ws', status=0)
-
-
-def snapshot(root):
-    out = {}
-    for d, dirs, files in os.walk(root):
-        for n in dirs + files:
-            p = os.path.join(d, n)
-            st = os.lstat(p)
-            out[os.path.relpath(p, root)] = (st.st_mode, st.st_size, st.st_mtime_ns)
-    return out
 
 
 def main():
