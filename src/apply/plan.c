@@ -8,6 +8,7 @@
 #include "affinity.h"
 #include "command.h"
 #include "dropin-order.h"
+#include "file-format.h"
 #include "mounts.h"
 #include "nccl-gen.h"
 #include "parse.h"
@@ -236,10 +237,15 @@ static void command(struct planner *pl, const char *label, const char *const *ar
                 strv_add(&c->undo, undo[i]);
 }
 
+/* The first line of a file llmtune writes, after the comment sign COMMENT: one line whatever the
+ * rule's and the profile's names hold (ff_comment). */
 static char *header(struct planner *pl, const char *comment)
 {
-        return xasprintf("%s Written by llmtune for rule %s (profile %s). `llmtune rollback` restores the previous state.\n",
-                         comment, pl->res->rule->id, pl->profile->name);
+        _cleanup_free_ char *text = xasprintf("Written by llmtune for rule %s (profile %s). `llmtune rollback` restores "
+                                              "the previous state.",
+                                              pl->res->rule->id, pl->profile->name);
+        _cleanup_free_ char *line = ff_comment(FF__COUNT, text);
+        return xasprintf("%s %s\n", comment, line);
 }
 
 /* --- remedies ----------------------------------------------------------------------------------- */
@@ -430,9 +436,24 @@ static bool neutralise_file(struct planner *pl, const struct dropin_family *f, c
         if (!next)
                 return false;
         if (shadow && !exists) {
+                /* A new file of /etc named after the vendor's: the name must be one llmtune would
+                 * give a file of that directory (a newline in it would also end the comment below
+                 * that names it); a directory of a format llmtune does not check (udev rules.d)
+                 * still takes no control character. */
+                enum file_format fmt = ff_of_path(df->edit);
+                const char *why = fmt != FF__COUNT ? ff_check(fmt, FF_FILENAME, df->name)
+                                                   : ff_check(fmt, FF_COMMENT, df->name);
+                if (why) {
+                        _cleanup_free_ char *msg = ff_refusal(fmt, "the file name", df->name, df->path, why);
+                        note(pl, false, "%s: not shadowed; disable the lines setting %s in it by hand", msg, key);
+                        return false;
+                }
                 _cleanup_free_ char *h = header(pl, "#");
-                _cleanup_free_ char *full = xasprintf("%s# A copy of %s, which it overrides, with the lines setting %s disabled.\n%s",
-                                                      h, df->path, key, next);
+                _cleanup_free_ char *said = xasprintf("A copy of %s, which it overrides, with the lines setting %s "
+                                                      "disabled.",
+                                                      df->path, key);
+                _cleanup_free_ char *c = ff_comment(fmt, said);
+                _cleanup_free_ char *full = xasprintf("%s# %s\n%s", h, c, next);
                 want_file(pl, df->edit, full, 0644);
         } else
                 want_file(pl, df->edit, next, 0644);
@@ -1065,24 +1086,28 @@ static void plan_service_enable(struct planner *pl)
 }
 
 /*
- * Per remedy kind, the characters that are syntax in the file or command a parameter reaches:
- * whitespace, '%' (a specifier) and '\\' (an escape) in a tmpfiles.d path, '%' and '\\' in its
- * argument; ',' in a mount option (a second option); anything but a name's alphabet in a module,
- * unit or sysctl key. Control characters are refused everywhere (profiles refuse them on loading).
- * NULL when every value is data, else why not.
+ * Per remedy kind, the file format and field each parameter is written as (file-format.h checks
+ * it: a tmpfiles.d path or argument, a sysctl.d key or value, a module, unit or mount option
+ * name...). A value that does not fit is syntax in that file, never data: the remedy is refused.
+ * dropin's content is checked line by line in the format of its path (dropin_problem).
  */
 static const struct {
-        const char *kind, *param, *bad; /* bad: characters refused; NULL: only NAME_CHARS allowed */
-} syntax[] = {
-        {"sysfs", "path", " \t%\\"},
-        {"sysfs", "value", "%\\"},
-        {"sysctl", "key", NULL},
-        {"modprobe-blacklist", "module", NULL},
-        {"modules-load", "module", NULL},
-        {"service-enable", "unit", NULL},
-        {"mount-option", "option", " \t,\\'\""},
+        const char *kind, *param;
+        enum file_format fmt;
+        enum ff_field field;
+} written_as[] = {
+        {"sysfs", "path", FF_TMPFILES_D, FF_PATH},
+        {"sysfs", "value", FF_TMPFILES_D, FF_VALUE},
+        {"sysctl", "key", FF_SYSCTL_D, FF_KEY},
+        {"sysctl", "value", FF_SYSCTL_D, FF_VALUE},
+        {"sysctl-default", "key", FF_SYSCTL_D, FF_KEY},
+        {"sysctl-default", "value", FF_SYSCTL_D, FF_VALUE},
+        {"modprobe-blacklist", "module", FF_MODPROBE_D, FF_NAME},
+        {"modprobe-blacklist", "options", FF_MODPROBE_D, FF_VALUE},
+        {"modules-load", "module", FF_MODULES_LOAD_D, FF_NAME},
+        {"service-enable", "unit", FF_SYSTEMD, FF_NAME},
+        {"mount-option", "option", FF_FSTAB, FF_OPTION},
 };
-#define NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:@/*"
 
 static char *value_origin(struct planner *pl, const char *key)
 {
@@ -1105,30 +1130,50 @@ static char *value_origin(struct planner *pl, const char *key)
         return xstrdup("?");
 }
 
+/* A dropin's file name and each line of its content, in the format of its path (a format llmtune
+ * does not know, such as udev rules, only as lines without control characters). */
+static const char *dropin_problem(const char *path, const char *content, char **ret_line)
+{
+        enum file_format fmt = ff_of_path(path);
+        const char *base = strrchr(path, '/');
+        const char *why = fmt != FF__COUNT && base ? ff_check(fmt, FF_FILENAME, base + 1) : NULL;
+        if (why) {
+                *ret_line = xstrdup(base + 1);
+                return why;
+        }
+        _cleanup_free_ char *body = unescape_newlines(content);
+        for (char *line = body, *nl; !why && line && *line; line = nl ? nl + 1 : NULL) {
+                nl = strchr(line, '\n');
+                if (nl)
+                        *nl = '\0';
+                why = fmt != FF__COUNT ? ff_check(fmt, FF_LINE, line) : ff_check(fmt, FF_COMMENT, line);
+                if (why)
+                        *ret_line = xstrdup(line);
+        }
+        return why;
+}
+
 static char *remedy_values_problem(struct planner *pl)
 {
         const struct result *res = pl->res;
         for (size_t i = 0; i < res->remedy_keys.n; i++) {
                 const char *key = res->remedy_keys.v[i], *v = res->remedy_vals.v[i];
-                const char *bad = NULL;
-                for (const char *c = v; *c && !bad; c++)
-                        if ((unsigned char)*c < 0x20 || *c == 0x7f)
-                                bad = c;
-                for (size_t k = 0; k < ARRAY_SIZE(syntax) && !bad; k++) {
-                        if (!streq(syntax[k].kind, res->rule->remedy) || !streq(syntax[k].param, key))
-                                continue;
-                        for (const char *c = v; *c && !bad; c++)
-                                if (syntax[k].bad ? strchr(syntax[k].bad, *c) != NULL : strchr(NAME_CHARS, *c) == NULL)
-                                        bad = c;
-                        if (!bad && !syntax[k].bad && (!*v || v[0] == '-'))
-                                bad = v;
+                /* Every value: profiles refuse control characters on loading, a rule's value too. */
+                const char *why = ff_check(FF__COUNT, FF_COMMENT, v);
+                enum file_format fmt = FF__COUNT;
+                _cleanup_free_ char *line = NULL;
+                for (size_t k = 0; k < ARRAY_SIZE(written_as) && !why; k++)
+                        if (streq(written_as[k].kind, res->rule->remedy) && streq(written_as[k].param, key))
+                                why = ff_check(fmt = written_as[k].fmt, written_as[k].field, v);
+                if (!why && streq(res->rule->remedy, "dropin") && streq(key, "content") && param(res, "path")) {
+                        fmt = ff_of_path(param(res, "path"));
+                        why = dropin_problem(param(res, "path"), v, &line);
                 }
-                if (bad) {
-                        _cleanup_free_ char *from = value_origin(pl, key);
-                        return xasprintf("refused: remedy.%s of rule %s is '%s', which holds %s 0x%02x: syntax in "
-                                         "what a %s remedy writes, never data (from %s)",
-                                         key, res->rule->id, v, *bad ? "the character" : "nothing, or a leading '-'",
-                                         (unsigned)(unsigned char)*bad, res->rule->remedy, from);
+                if (why) {
+                        _cleanup_free_ char *from = value_origin(pl, key),
+                                            *what = xasprintf("refused: remedy.%s of rule %s", key, res->rule->id);
+                        _cleanup_free_ char *msg = ff_refusal(fmt, what, line ? line : v, from, why);
+                        return xasprintf("%s: syntax in what a %s remedy writes, never data", msg, res->rule->remedy);
                 }
         }
         return NULL;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cpu-topo.h"
+#include "file-format.h"
 #include "parse.h"
 
 #define CPU_DIR "/sys/devices/system/cpu"
@@ -204,6 +205,14 @@ int affinity_compute(struct facts *f, struct affinity_map *ret, char **err)
                 g->numa_node = -1;
                 _cleanup_free_ char *an = xasprintf("gpu.%zu.address", i), *nn = xasprintf("gpu.%zu.numa_node", i);
                 const struct fact *a = facts_get(f, an), *nf = facts_get(f, nn);
+                /* The address is a field of gpu-affinity.conf: a name from the tree that is not a
+                 * PCI address (a newline in it would write a line of its own) makes no map. */
+                const char *why = a && a->status == FACT_OK ? ff_check(FF_GPU_AFFINITY, FF_ADDRESS, a->str) : NULL;
+                if (why) {
+                        *err = ff_refusal(FF_GPU_AFFINITY, "the GPU address", a->str, a->source, why);
+                        affinity_map_done(&m);
+                        return -EINVAL;
+                }
                 g->address = xstrdup(a && a->status == FACT_OK ? a->str : "?");
                 uint64_t v;
                 if (!nf || nf->status != FACT_OK || !fact_number(nf, &neg, &v))
@@ -253,8 +262,10 @@ char *affinity_map_render(const struct affinity_map *m)
                      "# core of that share. \"-\": unknown (NUMA_NODE -1) or impossible (fewer cores than GPUs).\n");
         for (size_t i = 0; i < m->n; i++) {
                 const struct gpu_affinity *g = &m->v[i];
-                if (g->why)
-                        sbuf_addf(&b, "# GPU %u: %s\n", g->index, g->why);
+                if (g->why) {
+                        _cleanup_free_ char *why = ff_comment(FF_GPU_AFFINITY, g->why);
+                        sbuf_addf(&b, "# GPU %u: %s\n", g->index, why);
+                }
                 sbuf_addf(&b, "%u %s %d", g->index, g->address, g->numa_node);
                 for (size_t k = 0; k < _AFFINITY_MAX; k++)
                         add_set(&b, &g->set[k]);

@@ -33,6 +33,7 @@ struct facts {
         size_t n, cap;
         bool *ran;     /* per probe_table entry */
         bool *running; /* guards against a probe asking for its own facts */
+        bool sealed;   /* facts_seal: no probe runs any more */
         struct handle *handles;
 };
 
@@ -52,6 +53,8 @@ struct facts *facts_new(struct root *root)
         f->running = xcalloc(probe_count, sizeof(bool));
         return f;
 }
+
+void facts_seal(struct facts *f) { f->sealed = true; }
 
 struct facts *facts_free(struct facts *f)
 {
@@ -321,6 +324,8 @@ static bool prefix_overlap(const char *want, const char *have)
  * match() hook produces only what the pattern can name (and is not marked as run). */
 static void run_probes(struct facts *f, const char *literal_prefix, const char *pattern)
 {
+        if (f->sealed)
+                return;
         for (size_t i = 0; i < probe_count; i++) {
                 const struct probe *p = probe_table[i];
                 if (f->ran[i] || f->running[i] || !p->run)
@@ -343,8 +348,8 @@ static void run_probes(struct facts *f, const char *literal_prefix, const char *
 const struct fact *facts_get(struct facts *f, const char *name)
 {
         struct entry *e = find(f, name);
-        if (e)
-                return &e->fact;
+        if (e || f->sealed)
+                return e ? &e->fact : NULL;
         for (size_t i = 0; i < probe_count; i++) {
                 const struct probe *p = probe_table[i];
                 if (!p->lookup || f->running[i])

@@ -53,6 +53,9 @@ struct probe {
 
 struct facts *facts_new(struct root *root);
 struct facts *facts_free(struct facts *f);
+/* From now on no probe runs: F holds the facts set so far and no others (a fuzz target's store of
+ * made-up facts, which must not be mixed with what the root's files say). */
+void facts_seal(struct facts *f);
 struct root *facts_root(struct facts *f);
 
 /* One fact, probing as needed; NULL when no probe knows the name. */

@@ -13,6 +13,8 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "file-format.h"
+
 /* Names that container runtimes, Kubernetes network plugins, libvirt and VPNs give their interfaces
  * (the names rules/consistency.conf leaves out of the fleet's socket-ifname check): never the
  * cluster network NCCL should bootstrap over. They are a second screen: what decides is that the
@@ -102,6 +104,14 @@ static char *name_middle(const char *name, const char *prefix, const char *suffi
         return xstrndup(name + pl, nl - pl - sl);
 }
 
+/* NULL when NAME may be an item of a list value in nccl.conf, else the refusal (caller frees) naming
+ * FROM, where the name came from: a device or interface name from the tree, a profile parameter. */
+static char *item_refused(const char *what, const char *name, const char *from)
+{
+        const char *why = ff_check(FF_NCCL_CONF, FF_ITEM, name);
+        return why ? ff_refusal(FF_NCCL_CONF, what, name, from, why) : NULL;
+}
+
 /* The HCAs NCCL may use for compute traffic: the profile's nccl_ib_hca list, or every HCA with a port
  * of role compute (probe-ib.c: paired with a GPU through the PCIe tree, else by NUMA node), whatever
  * the state of its ports now. */
@@ -132,6 +142,43 @@ static void compute_hcas(struct facts *f, const struct resolved *profile, struct
         strv_sort(ret);
 }
 
+/* The RDMA devices of the N link_layer facts V (InfiniBand or Ethernet ports) into ALL; false, with
+ * a note, when a name cannot be an item of NCCL_IB_HCA: then no list is written at all, since a
+ * compute HCA left out of it would reroute its traffic. */
+static bool hca_names(const struct fact **v, size_t n, struct strv *all, struct nccl_settings *s)
+{
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *mid = name_middle(v[i]->name, "ib.", ".link_layer");
+                char *dot = mid ? strstr(mid, ".port.") : NULL;
+                if (!dot || v[i]->status != FACT_OK || (!streq(v[i]->str, "InfiniBand") && !streq(v[i]->str, "Ethernet")))
+                        continue;
+                *dot = '\0';
+                _cleanup_free_ char *refused = item_refused("the InfiniBand device name", mid, v[i]->source);
+                if (refused) {
+                        strv_push(&s->notes, xasprintf("NCCL_IB_HCA not written: %s", refused));
+                        return false;
+                }
+                if (!strv_contains(all, mid))
+                        strv_add(all, mid);
+        }
+        return true;
+}
+
+/* Every name of COMPUTE fits a list item (the profile's nccl_ib_hca or ib.*.port.*.role); false with
+ * a note when one does not. */
+static bool compute_names_fit(const struct strv *compute, bool explicit_, struct nccl_settings *s)
+{
+        for (size_t i = 0; i < compute->n; i++) {
+                _cleanup_free_ char *refused = item_refused(explicit_ ? "the HCA" : "the local HCA", compute->v[i],
+                                                            explicit_ ? "the profile's nccl_ib_hca" : "ib.*.port.*.role");
+                if (refused) {
+                        strv_push(&s->notes, xasprintf("NCCL_IB_HCA not written: %s", refused));
+                        return false;
+                }
+        }
+        return true;
+}
+
 /* NCCL_IB_HCA. Unset, NCCL uses every ACTIVE InfiniBand/RoCE port at each init (NCCL environment
  * variables documentation), which is right when every HCA carries compute traffic: then nothing is
  * written. It is written only to keep non-compute (storage) HCAs out, naming the compute HCAs (all
@@ -144,21 +191,16 @@ static void derive_ib_hca(struct facts *f, const struct resolved *profile, struc
         size_t n = facts_match(f, "ib.*.port.*.link_layer", &v);
         struct strv all = {0}, down = {0}, compute = {0};
         char *list = NULL, *value = NULL;
-        for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ char *mid = name_middle(v[i]->name, "ib.", ".link_layer");
-                char *dot = mid ? strstr(mid, ".port.") : NULL;
-                if (!dot || v[i]->status != FACT_OK || (!streq(v[i]->str, "InfiniBand") && !streq(v[i]->str, "Ethernet")))
-                        continue;
-                *dot = '\0';
-                if (!strv_contains(&all, mid))
-                        strv_add(&all, mid);
-        }
+        if (!hca_names(v, n, &all, s))
+                goto out;
         if (!all.n) {
                 strv_add(&s->notes, "NCCL_IB_HCA: no InfiniBand/RoCE adapter, so NCCL uses sockets");
                 goto out;
         }
         bool explicit_;
         compute_hcas(f, profile, &compute, &explicit_);
+        if (!compute_names_fit(&compute, explicit_, s))
+                goto out;
         if (!compute.n) {
                 strv_add(&s->notes, "NCCL_IB_HCA: no HCA is paired with a GPU (none behind a GPU's PCIe switch or on "
                                     "its NUMA node): left to NCCL's default (every active port); set nccl_ib_hca in "
@@ -258,7 +300,12 @@ static void derive_socket_ifname(struct facts *f, struct nccl_settings *s)
                 unknown = xasprintf("net.count: %s", cnt->reason);
         for (size_t i = 0; i < n; i++) {
                 _cleanup_free_ char *ifn = name_middle(v[i]->name, "net.", ".up");
-                if (ifn && !ifname_rejected(f, ifn, v[i], &unknown))
+                if (!ifn || ifname_rejected(f, ifn, v[i], &unknown))
+                        continue;
+                _cleanup_free_ char *refused = item_refused("the interface name", ifn, v[i]->source);
+                if (refused)
+                        strv_push(&s->notes, xasprintf("NCCL_SOCKET_IFNAME: left out: %s", refused));
+                else
                         strv_add(&ifs, ifn);
         }
         free(v);
@@ -322,6 +369,16 @@ static char *lint_one(const struct nccl_catalog *c, const char *key, const char 
         return msg;
 }
 
+/* NULL when KEY=VALUE fits a line of nccl.conf, else the refusal naming FROM (caller frees). */
+static char *setting_refused(const char *key, const char *value, const char *from)
+{
+        const char *why = ff_check(FF_NCCL_CONF, FF_KEY, key);
+        if (why)
+                return ff_refusal(FF_NCCL_CONF, "the key", key, from, why);
+        why = ff_check(FF_NCCL_CONF, FF_VALUE, value);
+        return why ? ff_refusal(FF_NCCL_CONF, "the value", value, from, why) : NULL;
+}
+
 static const char *profile_reason(const struct resolved *profile, const char *key)
 {
         _cleanup_free_ char *rk = xasprintf("%s.reason", key);
@@ -339,6 +396,12 @@ static void take_profile(struct facts *f, const struct resolved *profile, const 
                 const struct setting *st = &profile->nccl.v[i];
                 if (strchr(st->key, '.'))
                         continue; /* KEY.reason: a note on KEY, not a setting */
+                _cleanup_free_ char *from = xasprintf("profile %s", profile->name);
+                _cleanup_free_ char *bad = setting_refused(st->key, st->value, from);
+                if (bad) {
+                        strv_push(&s->notes, xasprintf("%s not written: %s", st->key, bad));
+                        continue;
+                }
                 bool debug, fatal;
                 _cleanup_free_ char *msg = lint_one(c, st->key, st->value, &debug, &fatal);
                 if (fatal) {
@@ -553,6 +616,13 @@ static void disabled_notes(const struct strv *site, const struct nccl_settings *
         strv_done(&kept);
 }
 
+/* "# [KEY: ]TEXT" as one line, whatever TEXT holds (a name from the tree in a note). */
+static void add_comment(struct sbuf *b, const char *key, const char *text)
+{
+        _cleanup_free_ char *line = ff_comment(FF_NCCL_CONF, text);
+        sbuf_addf(b, "# %s%s%s\n", key ? key : "", key ? ": " : "", line);
+}
+
 char *nccl_conf_render(struct facts *f, const struct resolved *profile, const struct nccl_catalog *c,
                        const char *existing)
 {
@@ -566,20 +636,27 @@ char *nccl_conf_render(struct facts *f, const struct resolved *profile, const st
         disabled_notes(&site, &s, c, remove_switches, &disabled);
 
         struct sbuf b = {0};
+        _cleanup_free_ char *pname = ff_comment(FF_NCCL_CONF, profile ? profile->name : "");
         sbuf_add(&b, NCCL_GEN_BEGIN "\n");
         sbuf_addf(&b, "# Written by llmtune from %s%s and this machine's hardware: change the profile, not\n"
                       "# this block (llmtune apply rewrites it). NCCL reads KEY and VALUE literally and the first\n"
                       "# definition of a key wins, so this block comes first and the site's own lines follow it.\n",
-                  profile ? "profile " : "no profile", profile ? profile->name : "");
+                  profile ? "profile " : "no profile", pname);
         for (size_t i = 0; i < s.n; i++) {
+                /* Whatever made a setting, it is written only as one KEY=VALUE line. */
+                _cleanup_free_ char *bad = setting_refused(s.v[i].key, s.v[i].value, s.v[i].why);
+                if (bad) {
+                        strv_push(&s.notes, xasprintf("not written: %s", bad));
+                        continue;
+                }
                 if (s.v[i].why)
-                        sbuf_addf(&b, "# %s: %s\n", s.v[i].key, s.v[i].why);
+                        add_comment(&b, s.v[i].key, s.v[i].why);
                 sbuf_addf(&b, "%s=%s\n", s.v[i].key, s.v[i].value);
         }
         for (size_t i = 0; i < s.notes.n; i++)
-                sbuf_addf(&b, "# %s\n", s.notes.v[i]);
+                add_comment(&b, NULL, s.notes.v[i]);
         for (size_t i = 0; i < disabled.n; i++)
-                sbuf_addf(&b, "# %s\n", disabled.v[i]);
+                add_comment(&b, NULL, disabled.v[i]);
         sbuf_add(&b, NCCL_GEN_END "\n");
         if (site.n) {
                 sbuf_add(&b, "\n");
@@ -610,14 +687,21 @@ char *nccl_env_render(const struct nccl_settings *s)
         struct sbuf b = {0};
         sbuf_add(&b, "# NCCL settings for a job script (the same as llmtune writes to /etc/nccl.conf).\n");
         for (size_t i = 0; i < s->n; i++) {
+                /* The same settings as the file: only what fits a line of it (a job script that
+                 * sources this reads the same values NCCL would read from the file). */
+                _cleanup_free_ char *bad = setting_refused(s->v[i].key, s->v[i].value, s->v[i].why);
+                if (bad) {
+                        add_comment(&b, NULL, bad);
+                        continue;
+                }
                 if (s->v[i].why)
-                        sbuf_addf(&b, "# %s: %s\n", s->v[i].key, s->v[i].why);
+                        add_comment(&b, s->v[i].key, s->v[i].why);
                 sbuf_addf(&b, "export %s=", s->v[i].key);
                 add_quoted(&b, s->v[i].value);
                 sbuf_add(&b, "\n");
         }
         for (size_t i = 0; i < s->notes.n; i++)
-                sbuf_addf(&b, "# %s\n", s->notes.v[i]);
+                add_comment(&b, NULL, s->notes.v[i]);
         if (!b.len)
                 sbuf_add(&b, "");
         return sbuf_steal(&b);
