@@ -37,6 +37,7 @@ _llmtune_options()
         explain) echo "--list -l --profile -p --json -j" ;;
         exec) echo "--gpu -g --local-rank -l --node -N --policy -p --mem -m --strict -s --dry-run -n --verbose -v" ;;
         affinity) echo "--gpu -g --policy -p --installed -i" ;;
+        baseline) echo "--profile -p --output -o" ;;
         nccl) echo "--profile -p" ;;
         report) echo "--format -f --csv -c --by-host -b --json -j --html -H --output -o --keep-going -k --consistency -C --consistency-rules -R --profile -p" ;;
         gather) echo "--output -o --exclude -x --anonymize -a" ;;
@@ -47,7 +48,7 @@ _llmtune_options()
 
 _llmtune()
 {
-        local commands="facts audit recommend profiles profile explain lint plan apply rollback log verify ack unack exec affinity nccl report health-check gather help"
+        local commands="facts audit recommend profiles profile explain lint plan apply rollback log verify ack unack exec affinity baseline nccl report health-check gather help"
         local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
         local i w cmd="" root="" sub="" dashdash=0 nargs=0
         COMPREPLY=()

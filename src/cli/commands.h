@@ -20,6 +20,7 @@ extern const struct command cmd_ack;   /* and cmd_unack: cmd-ack.c */
 extern const struct command cmd_unack;
 extern const struct command cmd_exec;
 extern const struct command cmd_affinity;
+extern const struct command cmd_baseline;
 extern const struct command cmd_nccl;
 extern const struct command cmd_report;
 extern const struct command cmd_health_check;

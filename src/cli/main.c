@@ -43,6 +43,7 @@ const struct command *const command_table[] = {
         &cmd_unack,
         &cmd_exec,
         &cmd_affinity,
+        &cmd_baseline,
         &cmd_nccl,
         &cmd_report,
         &cmd_health_check,

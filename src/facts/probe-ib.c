@@ -289,6 +289,8 @@ static void probe_dev(struct facts *f, const char *dev, const struct placement *
         else
                 fact_unreadable(f, link, rc, NULL, "ib.%s.address", dev);
         fact_file_int(f, np, "no numa_node for the device", "ib.%s.numa_node", dev);
+        _cleanup_free_ char *fw = xasprintf("%s/fw_ver", dir);
+        fact_file_str(f, fw, "the driver does not report a firmware version", "ib.%s.fw_ver", dev);
 
         struct strv ports = {0};
         rc = root_list(r, pdir, &ports);

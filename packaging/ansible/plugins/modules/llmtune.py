@@ -96,6 +96,12 @@ options:
       edac_ce_max:
         description: "An integer (C(integer)); unset, the profile's value."
         type: int
+      gpu_count:
+        description: "An integer of at least 0 or any (C(integer 0.. | any)); unset, the profile's value."
+        type: str
+      gpu_device_id:
+        description: "A comma list of names or any (C(names | any)); unset, the profile's value."
+        type: str
       gpu_ecc_required:
         description: "True or false (C(bool)); unset, the profile's value."
         type: bool
@@ -106,12 +112,31 @@ options:
       gpu_nic_affinity:
         description: "True or false (C(bool)); unset, the profile's value."
         type: bool
+      gpu_pcie_speed:
+        description: "An integer of at least 1 or any (C(integer 1.. | any)); unset, the profile's value."
+        type: str
+      gpu_pcie_width:
+        description: "An integer from 1 to 32 or any (C(integer 1..32 | any)); unset, the profile's value."
+        type: str
       gpu_per_socket:
         description: "A comma list of integers (4,4) or any (C(integers | any)); unset, the profile's value."
         type: str
       gpudirect_rdma:
         description: "True or false (C(bool)); unset, the profile's value."
         type: bool
+      hca_fw_version:
+        description: "A dotted version (535.104.05) or any (C(version | any)); unset, the profile's value."
+        type: str
+      hca_link_layer:
+        description: "One of InfiniBand, Ethernet or any (C(enum InfiniBand Ethernet | any)); unset, the profile's value."
+        type: str
+        choices: ["InfiniBand", "Ethernet", "any"]
+      hca_pcie_speed:
+        description: "An integer of at least 1 or any (C(integer 1.. | any)); unset, the profile's value."
+        type: str
+      hca_pcie_width:
+        description: "An integer from 1 to 32 or any (C(integer 1..32 | any)); unset, the profile's value."
+        type: str
       ib_error_growth_max:
         description: "An integer (C(integer)); unset, the profile's value."
         type: int
@@ -144,7 +169,13 @@ options:
       numa_balancing:
         description: "An integer from 0 to 3 (C(integer 0..3)); unset, the profile's value."
         type: int
+      numa_nodes:
+        description: "An integer of at least 1 or any (C(integer 1.. | any)); unset, the profile's value."
+        type: str
       nvidia_driver_min:
+        description: "A dotted version (535.104.05) or any (C(version | any)); unset, the profile's value."
+        type: str
+      nvidia_driver_version:
         description: "A dotted version (535.104.05) or any (C(version | any)); unset, the profile's value."
         type: str
       nvlink_error_growth_max:
@@ -343,11 +374,19 @@ PARAMS_SPEC = dict(
     cpu_governor=dict(type='str', choices=['performance', 'powersave', 'schedutil', 'ondemand', 'conservative', 'userspace']),
     ecc_corrected_growth_max=dict(type='int'),
     edac_ce_max=dict(type='int'),
+    gpu_count=dict(type='str'),
+    gpu_device_id=dict(type='str'),
     gpu_ecc_required=dict(type='bool'),
     gpu_mig=dict(type='raw', choices=[True, False, 'any']),
     gpu_nic_affinity=dict(type='bool'),
+    gpu_pcie_speed=dict(type='str'),
+    gpu_pcie_width=dict(type='str'),
     gpu_per_socket=dict(type='str'),
     gpudirect_rdma=dict(type='bool'),
+    hca_fw_version=dict(type='str'),
+    hca_link_layer=dict(type='str', choices=['InfiniBand', 'Ethernet', 'any']),
+    hca_pcie_speed=dict(type='str'),
+    hca_pcie_width=dict(type='str'),
     ib_error_growth_max=dict(type='int'),
     ib_error_max=dict(type='str'),
     ib_hca_count=dict(type='str'),
@@ -358,7 +397,9 @@ PARAMS_SPEC = dict(
     nccl_ib_hca=dict(type='str'),
     nccl_socket_ifname=dict(type='str', choices=['auto', 'none']),
     numa_balancing=dict(type='int'),
+    numa_nodes=dict(type='str'),
     nvidia_driver_min=dict(type='str'),
+    nvidia_driver_version=dict(type='str'),
     nvlink_error_growth_max=dict(type='int'),
     nvlink_error_max=dict(type='str'),
     nvlink_per_gpu=dict(type='str'),
