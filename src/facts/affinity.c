@@ -177,6 +177,35 @@ static void place_node(struct facts *f, struct affinity_map *m, int node, const 
         cores_free(cores, ncores);
 }
 
+/* GPU I's index, address and NUMA node (or why its locality is unknown) into G; -EINVAL, with ERR,
+ * when its address from the tree is not a PCI address: the address is a field of
+ * gpu-affinity.conf, and a newline in it would write a line of its own. */
+static int gpu_place(struct facts *f, size_t i, struct gpu_affinity *g, char **err)
+{
+        g->index = (unsigned)i;
+        g->numa_node = -1;
+        _cleanup_free_ char *an = xasprintf("gpu.%zu.address", i), *nn = xasprintf("gpu.%zu.numa_node", i);
+        const struct fact *a = facts_get(f, an), *nf = facts_get(f, nn);
+        const char *why = a && a->status == FACT_OK ? ff_check(FF_GPU_AFFINITY, FF_ADDRESS, a->str) : NULL;
+        if (why) {
+                *err = ff_refusal(FF_GPU_AFFINITY, "the GPU address", a->str, a->source, why);
+                return -EINVAL;
+        }
+        g->address = xstrdup(a && a->status == FACT_OK ? a->str : "?");
+        bool neg;
+        uint64_t v;
+        if (!nf || nf->status != FACT_OK || !fact_number(nf, &neg, &v))
+                g->why = xasprintf("locality unknown: %s is %s", nn, nf && nf->status == FACT_ABSENT ? "absent" : "unreadable");
+        else if (neg)
+                g->why = xasprintf("locality unknown: numa_node is -1 (the firmware does not say which NUMA "
+                                   "node the GPU is attached to)");
+        else if (v > 65535)
+                g->why = xasprintf("locality unknown: implausible numa_node %" PRIu64, v);
+        else
+                g->numa_node = (int)v;
+        return 0;
+}
+
 int affinity_compute(struct facts *f, struct affinity_map *ret, char **err)
 {
         *ret = (struct affinity_map){0};
@@ -199,33 +228,11 @@ int affinity_compute(struct facts *f, struct affinity_map *ret, char **err)
         }
         struct affinity_map m = {.v = xcalloc(ngpu, sizeof(*m.v)), .n = ngpu};
         /* NVIDIA GPUs come first in gpu.N, in PCI bus order (docs/FACTS.md). */
-        for (size_t i = 0; i < m.n; i++) {
-                struct gpu_affinity *g = &m.v[i];
-                g->index = (unsigned)i;
-                g->numa_node = -1;
-                _cleanup_free_ char *an = xasprintf("gpu.%zu.address", i), *nn = xasprintf("gpu.%zu.numa_node", i);
-                const struct fact *a = facts_get(f, an), *nf = facts_get(f, nn);
-                /* The address is a field of gpu-affinity.conf: a name from the tree that is not a
-                 * PCI address (a newline in it would write a line of its own) makes no map. */
-                const char *why = a && a->status == FACT_OK ? ff_check(FF_GPU_AFFINITY, FF_ADDRESS, a->str) : NULL;
-                if (why) {
-                        *err = ff_refusal(FF_GPU_AFFINITY, "the GPU address", a->str, a->source, why);
+        for (size_t i = 0; i < m.n; i++)
+                if (gpu_place(f, i, &m.v[i], err) < 0) {
                         affinity_map_done(&m);
                         return -EINVAL;
                 }
-                g->address = xstrdup(a && a->status == FACT_OK ? a->str : "?");
-                uint64_t v;
-                if (!nf || nf->status != FACT_OK || !fact_number(nf, &neg, &v))
-                        g->why = xasprintf("locality unknown: %s is %s", nn,
-                                           nf && nf->status == FACT_ABSENT ? "absent" : "unreadable");
-                else if (neg)
-                        g->why = xasprintf("locality unknown: numa_node is -1 (the firmware does not say which NUMA "
-                                           "node the GPU is attached to)");
-                else if (v > 65535)
-                        g->why = xasprintf("locality unknown: implausible numa_node %" PRIu64, v);
-                else
-                        g->numa_node = (int)v;
-        }
         _cleanup_free_ unsigned *online = NULL;
         int nonline = fact_cpulist(f, "cpu.online", &online);
         for (size_t i = 0; i < m.n; i++) {
