@@ -76,8 +76,10 @@ figures = {}
 
 
 def untimed(out):
-    """Audit JSON without its "time" line (issue 16 item 8: the run's time differs between runs)."""
-    return re.sub(rb'\n  "time": "[^"]*",', b'', out, count=1)
+    """Audit JSON without its "time" line (issue 16 item 8: the run's time differs between runs) and
+    each rule's "ms" (issue 31 item 10: likewise)."""
+    out = re.sub(rb'\n  "time": "[^"]*",', b'', out, count=1)
+    return re.sub(rb'\n *"ms": [0-9.]+,?', b'', out)
 
 
 def tree_diff(a, b):
