@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 
 int parse_integer(const char *s, bool *neg, uint64_t *mag)
@@ -352,5 +353,33 @@ int pci_addr_cmp(const struct pci_addr *a, const struct pci_addr *b)
         for (size_t i = 0; i < ARRAY_SIZE(ka); i++)
                 if (ka[i] != kb[i])
                         return ka[i] < kb[i] ? -1 : 1;
+        return 0;
+}
+
+/* One resource limit of limits.conf(5) or systemd.exec(5): "infinity" or a size with K M G T P E
+ * (1024-based); a size too big for 64 bits is unlimited. */
+int rlimit_value_parse(const char *s, bool *unlimited, uint64_t *ret)
+{
+        *unlimited = streq(s, "infinity");
+        *ret = 0;
+        if (*unlimited)
+                return 0;
+        char *end;
+        if (!isdigit((unsigned char)*s))
+                return -EINVAL;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno)
+                return -ERANGE;
+        static const char units[] = "KMGTPE";
+        unsigned shift = 0;
+        if (*end) {
+                const char *u = strchr(units, toupper((unsigned char)*end));
+                if (!u || end[1])
+                        return -EINVAL;
+                shift = 10 * (unsigned)(u - units + 1);
+        }
+        *unlimited = shift && v > (UINT64_MAX >> shift);
+        *ret = *unlimited ? 0 : (uint64_t)v << shift;
         return 0;
 }

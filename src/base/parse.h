@@ -46,3 +46,5 @@ struct pci_addr {
 bool pci_addr_parse(const char *s, struct pci_addr *ret);
 /* By domain, bus, device, function: the kernel's enumeration order. */
 int pci_addr_cmp(const struct pci_addr *a, const struct pci_addr *b);
+/* "infinity" (UNLIMITED true) or a size with K M G T P E (1024-based): 0, or -EINVAL/-ERANGE. */
+int rlimit_value_parse(const char *s, bool *unlimited, uint64_t *ret);

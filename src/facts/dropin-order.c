@@ -215,33 +215,6 @@ static void systemd_parse(const char *line, struct dropin_state *st, struct drop
         add_setting(out, xasprintf("%s.%s", st->section, trim(s)), xstrdup(trim(eq + 1)), NULL);
 }
 
-/* One resource limit: "infinity" or a size with K M G T P E (1024-based). */
-static int rlimit_one(const char *s, bool *unlimited, uint64_t *ret)
-{
-        *unlimited = streq(s, "infinity");
-        *ret = 0;
-        if (*unlimited)
-                return 0;
-        char *end;
-        if (!isdigit((unsigned char)*s))
-                return -EINVAL;
-        errno = 0;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (errno)
-                return -ERANGE;
-        static const char units[] = "KMGTPE";
-        unsigned shift = 0;
-        if (*end) {
-                const char *u = strchr(units, toupper((unsigned char)*end));
-                if (!u || end[1])
-                        return -EINVAL;
-                shift = 10 * (unsigned)(u - units + 1);
-        }
-        *unlimited = shift && v > (UINT64_MAX >> shift);
-        *ret = *unlimited ? 0 : (uint64_t)v << shift;
-        return 0;
-}
-
 /* "SOFT:HARD" or one value for both (systemd.exec(5) LimitCPU=): the smaller of the two. */
 static int systemd_number(const char *value, bool *unlimited, uint64_t *n)
 {
@@ -252,7 +225,7 @@ static int systemd_number(const char *value, bool *unlimited, uint64_t *n)
                 *colon = '\0';
         bool su, hu;
         uint64_t sv, hv;
-        if (rlimit_one(soft, &su, &sv) < 0 || rlimit_one(hard, &hu, &hv) < 0)
+        if (rlimit_value_parse(soft, &su, &sv) < 0 || rlimit_value_parse(hard, &hu, &hv) < 0)
                 return -EINVAL;
         *unlimited = su && hu;
         *n = su ? hv : hu ? sv : (sv < hv ? sv : hv);

@@ -127,34 +127,6 @@ static void login_limits(struct root *r, const char *domain, struct pair *ret)
 
 /* --- systemd ---------------------------------------------------------------------------------- */
 
-/* One rlimit value: "infinity" or a size, bytes with K M G T P E (1024-based) suffixes. */
-static int parse_rlimit(const char *s, bool *unlimited, uint64_t *ret)
-{
-        if (streq(s, "infinity")) {
-                *unlimited = true;
-                *ret = 0;
-                return 0;
-        }
-        char *end;
-        if (!isdigit((unsigned char)*s))
-                return -EINVAL;
-        errno = 0;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (errno)
-                return -ERANGE;
-        static const char units[] = "KMGTPE";
-        unsigned shift = 0;
-        if (*end) {
-                const char *u = strchr(units, toupper((unsigned char)*end));
-                if (!u || end[1])
-                        return -EINVAL;
-                shift = 10 * (unsigned)(u - units + 1);
-        }
-        *unlimited = shift && v > (UINT64_MAX >> shift);
-        *ret = *unlimited ? 0 : (uint64_t)v << shift;
-        return 0;
-}
-
 static void parse_system_conf(const char *path, const char *data, struct pair *ret)
 {
         bool manager = false;
@@ -189,7 +161,7 @@ static void parse_system_conf(const char *path, const char *data, struct pair *r
                         *colon = '\0';
                 bool su, hu;
                 uint64_t sv, hv;
-                if (parse_rlimit(soft, &su, &sv) < 0 || parse_rlimit(hard, &hu, &hv) < 0)
+                if (rlimit_value_parse(soft, &su, &sv) < 0 || rlimit_value_parse(hard, &hu, &hv) < 0)
                         continue;
                 _cleanup_free_ char *src = xasprintf("%s:%u", path, it.lineno);
                 lim_set(&ret->soft, su, sv, src);
