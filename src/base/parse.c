@@ -383,3 +383,17 @@ int rlimit_value_parse(const char *s, bool *unlimited, uint64_t *ret)
         *ret = *unlimited ? 0 : (uint64_t)v << shift;
         return 0;
 }
+
+/* systemd.exec(5) LimitCPU= and friends: "SOFT:HARD", or one value for both. */
+int rlimit_pair_parse(const char *value, struct rlimit_pair *ret)
+{
+        _cleanup_free_ char *soft = xstrdup(value);
+        char *colon = strchr(soft, ':');
+        const char *hard = colon ? colon + 1 : soft;
+        if (colon)
+                *colon = '\0';
+        if (rlimit_value_parse(soft, &ret->soft_unlimited, &ret->soft) < 0 ||
+            rlimit_value_parse(hard, &ret->hard_unlimited, &ret->hard) < 0)
+                return -EINVAL;
+        return 0;
+}

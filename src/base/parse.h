@@ -48,3 +48,9 @@ bool pci_addr_parse(const char *s, struct pci_addr *ret);
 int pci_addr_cmp(const struct pci_addr *a, const struct pci_addr *b);
 /* "infinity" (UNLIMITED true) or a size with K M G T P E (1024-based): 0, or -EINVAL/-ERANGE. */
 int rlimit_value_parse(const char *s, bool *unlimited, uint64_t *ret);
+struct rlimit_pair {
+        bool soft_unlimited, hard_unlimited;
+        uint64_t soft, hard;
+};
+/* systemd.exec(5)'s "SOFT:HARD" or one value for both: 0, or -EINVAL. */
+int rlimit_pair_parse(const char *value, struct rlimit_pair *ret);

@@ -218,15 +218,11 @@ static void systemd_parse(const char *line, struct dropin_state *st, struct drop
 /* "SOFT:HARD" or one value for both (systemd.exec(5) LimitCPU=): the smaller of the two. */
 static int systemd_number(const char *value, bool *unlimited, uint64_t *n)
 {
-        _cleanup_free_ char *soft = xstrdup(value);
-        char *colon = strchr(soft, ':');
-        const char *hard = colon ? colon + 1 : soft;
-        if (colon)
-                *colon = '\0';
-        bool su, hu;
-        uint64_t sv, hv;
-        if (rlimit_value_parse(soft, &su, &sv) < 0 || rlimit_value_parse(hard, &hu, &hv) < 0)
+        struct rlimit_pair p;
+        if (rlimit_pair_parse(value, &p) < 0)
                 return -EINVAL;
+        bool su = p.soft_unlimited, hu = p.hard_unlimited;
+        uint64_t sv = p.soft, hv = p.hard;
         *unlimited = su && hu;
         *n = su ? hv : hu ? sv : (sv < hv ? sv : hv);
         return 0;

@@ -154,18 +154,12 @@ static void parse_system_conf(const char *path, const char *data, struct pair *r
                 while (*v == ' ' || *v == '\t')
                         v++;
                 /* "SOFT:HARD" or one value for both (systemd.exec(5) LimitCPU=); a bad value is ignored */
-                _cleanup_free_ char *soft = xstrdup(v);
-                char *colon = strchr(soft, ':');
-                const char *hard = colon ? colon + 1 : soft;
-                if (colon)
-                        *colon = '\0';
-                bool su, hu;
-                uint64_t sv, hv;
-                if (rlimit_value_parse(soft, &su, &sv) < 0 || rlimit_value_parse(hard, &hu, &hv) < 0)
+                struct rlimit_pair p;
+                if (rlimit_pair_parse(v, &p) < 0)
                         continue;
                 _cleanup_free_ char *src = xasprintf("%s:%u", path, it.lineno);
-                lim_set(&ret->soft, su, sv, src);
-                lim_set(&ret->hard, hu, hv, src);
+                lim_set(&ret->soft, p.soft_unlimited, p.soft, src);
+                lim_set(&ret->hard, p.hard_unlimited, p.hard, src);
         }
 }
 
