@@ -197,9 +197,27 @@ static bool serial_file(const char *path)
 
 /* ---- identifiers of any shape: UUIDs, volume ids, serials in the nvidia-smi capture ---------------- */
 
-/* S (N chars) replaced in place by a value of the same shape keyed on it (lower case): digits stay
- * digits, a-f stay a-f (hex stays hex), other letters stay letters of their case, the rest stays.
- * The same value gives the same replacement in any case and wherever it is (fstab, a link name). */
+/* C's class, the characters a replacement of C is drawn from: digits, a-f, A-F (hex stays hex),
+ * the other letters of C's case. False where C has none (a '-', a ':': it stays). */
+static bool shape_class(char c, char *first, unsigned *size)
+{
+        unsigned char u = (unsigned char)c;
+        if (isdigit(u))
+                *first = '0', *size = 10;
+        else if (isxdigit(u))
+                *first = islower(u) ? 'a' : 'A', *size = 6;
+        else if (isalpha(u))
+                *first = islower(u) ? 'a' : 'A', *size = 26;
+        else
+                return false;
+        return true;
+}
+
+/* S (N chars) replaced in place by a value of the same shape keyed on it (lower case): each
+ * character drawn from its class. The same value gives the same replacement in any case and wherever
+ * it is (fstab, a link name). A short value would come out as itself now and then (a 3-digit board id
+ * one time in a thousand): then its first character that has a class moves on by one in it, so the
+ * source value is never left, and the replacement still depends on the value and the key alone. */
 static void shape_replace(struct anonymizer *a, char *s, size_t n)
 {
         _cleanup_free_ char *low = xstrndup(s, n);
@@ -207,19 +225,23 @@ static void shape_replace(struct anonymizer *a, char *s, size_t n)
                 *c = (char)tolower((unsigned char)*c);
         unsigned char md[32];
         mac_of(a, "id:", low, n, md);
+        bool same = true;
         for (size_t i = 0; i < n; i++) {
+                char first;
+                unsigned size;
+                if (!shape_class(s[i], &first, &size))
+                        continue;
                 unsigned v = md[i % 32] ^ (unsigned)(i / 32 * 0x9d);
-                char c = s[i];
-                if (isdigit((unsigned char)c))
-                        s[i] = (char)('0' + v % 10);
-                else if (c >= 'a' && c <= 'f')
-                        s[i] = (char)('a' + v % 6);
-                else if (c >= 'A' && c <= 'F')
-                        s[i] = (char)('A' + v % 6);
-                else if (islower((unsigned char)c))
-                        s[i] = (char)('a' + v % 26);
-                else if (isupper((unsigned char)c))
-                        s[i] = (char)('A' + v % 26);
+                s[i] = (char)(first + v % size);
+                same = same && tolower((unsigned char)s[i]) == low[i];
+        }
+        for (size_t i = 0; same && i < n; i++) {
+                char first;
+                unsigned size;
+                if (shape_class(s[i], &first, &size)) {
+                        s[i] = (char)(first + ((unsigned)(s[i] - first) + 1) % size);
+                        same = false;
+                }
         }
 }
 

@@ -226,6 +226,34 @@ START_TEST(anonymizer)
 END_TEST
 DEFINE_TEST(anonymizer, .description = "anonymizer", .root = "tmptree", .no_fixture = true);
 
+/* A value of the same shape is never the value itself: a one-digit board id keyed on a random key
+ * stays what it was one time in ten, a three-digit one (the corpus's A100 has <board_id>0x100) one in
+ * a thousand (CI failed on that once). Over 200 keys each short id must change every time. */
+START_TEST(short_ids_never_stay)
+{
+        static const char *const ids[] = {"<board_id>0x100</board_id>", "<board_id>0x7</board_id>",
+                                          "<serial>5</serial>", "<serial>a</serial>"};
+        for (unsigned k = 0; k < 200; k++) {
+                unsigned char each[32] = {0};
+                each[0] = (unsigned char)k;
+                each[1] = (unsigned char)(k >> 8);
+                struct anonymizer *a = anonymizer_new_key("node7", each);
+                for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+                        char *out = anon(a, "var/lib/llmtune/captures/nvidia-smi.xml", ids[i]);
+                        ck_assert_msg(strcmp(out, ids[i]) != 0, "key %u left %s as it was", k, ids[i]);
+                        ck_assert_uint_eq(strlen(out), strlen(ids[i]));
+                        char *again = anon(a, "var/lib/llmtune/captures/nvidia-smi.xml", ids[i]);
+                        ck_assert_str_eq(out, again); /* the same value, the same replacement */
+                        free(out);
+                        free(again);
+                }
+                anonymizer_free(a);
+        }
+}
+END_TEST
+DEFINE_TEST(short_ids_never_stay, .description = "a short id is never replaced by itself", .root = "tmptree",
+            .no_fixture = true);
+
 /* libarchive is opened at first use, not at start (src/base/lazy-lib.h): not mapped before an
  * archive is written, mapped after. First in the suite, so that it holds without a fork per test. */
 static bool mapped(const char *lib)
