@@ -805,20 +805,25 @@ static int swap_apply(struct root *r, const struct change *c, char **err)
 
 static int swap_undo(struct root *r, const struct change *c, char **err)
 {
-        int rc;
-        if (root_is_live(r)) {
+        int rc = injected_failure(c->target);
+        if (rc == 0 && root_is_live(r)) {
                 int prio = 0, flags = 0;
                 char dev[4096], type[64];
                 unsigned long long size, used;
                 if (c->aux && sscanf(c->aux, "%4095s %63s %llu %llu %d", dev, type, &size, &used, &prio) == 5 && prio >= 0)
                         flags = SWAP_FLAG_PREFER | (prio & SWAP_FLAG_PRIO_MASK);
                 rc = swapon(c->target, flags) < 0 ? -errno : 0;
-        } else
+        } else if (rc == 0)
                 rc = tree_swap(r, c, true);
         if (rc < 0)
                 *err = errmsg(c, "cannot swapon", rc);
         return rc;
 }
+
+/* swapon(2) fails with ENOENT where the area's device or file is not there, and EINVAL where it
+ * holds no swap signature: a zram device the generator sets up at boot, after a boot with the
+ * generator masked, is either. */
+static bool swap_not_set_up(int rc) { return rc == -ENOENT || rc == -EINVAL; }
 
 static int swap_current(struct root *r, const struct change *c, char **ret)
 {
@@ -967,6 +972,9 @@ struct change_ops {
         bool (*equal)(const struct change *c, const char *current, const char *want);
         char *(*describe)(const char *state);
         void (*leftovers)(struct root *r, const struct change *c);
+        /* A runtime state that a boot sets up from a source of its own (a swap area): is RC, the
+         * undo's failure, the area not being set up in this boot? NULL: no such state. */
+        bool (*not_set_up)(int rc);
 };
 
 static const struct change_ops change_ops[] = {
@@ -980,7 +988,7 @@ static const struct change_ops change_ops[] = {
         [CHANGE_VALUE] = {value_allowed, "under /sys or /proc/sys (not a file naming a program the kernel runs)",
                           value_check, value_apply, value_undo, value_current, same_value, NULL, value_leftovers},
         [CHANGE_SWAP] = {clean_path, "a clean absolute path", swap_check, swap_apply, swap_undo, swap_current, NULL, NULL,
-                         swap_leftovers},
+                         swap_leftovers, swap_not_set_up},
         [CHANGE_MOUNTOPT] = {clean_path, "a clean absolute path", mount_check, mount_apply, mount_undo, mount_current,
                              mount_state_equal, NULL, mount_leftovers},
         [CHANGE_COMMAND] = {any_target, "anything", command_check, command_apply, command_undo, NULL, NULL, NULL, NULL},
@@ -1097,6 +1105,12 @@ int action_apply(struct root *r, const struct change *c, char **err)
 {
         int rc = action_check(c, err);
         return rc < 0 ? rc : ops_of(c)->apply(r, c, err);
+}
+
+bool action_undo_waits_for_boot(const struct change *c, int rc)
+{
+        const struct change_ops *o = ops_of(c);
+        return o && o->not_set_up && o->not_set_up(rc);
 }
 
 int action_undo(struct root *r, const struct change *c, char **err)

@@ -41,6 +41,11 @@ int action_foresee(struct root *r, const struct change *c, bool target_planned, 
 int action_apply(struct root *r, const struct change *c, char **err);
 /* Reverse C (restore its before state). */
 int action_undo(struct root *r, const struct change *c, char **err);
+/* RC, the failure of action_undo(C), says that C's runtime state is not set up in this boot (a
+ * swap area whose device the boot makes from a source: a zram device). Made in an earlier boot, C's
+ * runtime part ended with that boot; its source, restored by the same rollback, sets it up at the
+ * next boot. */
+bool action_undo_waits_for_boot(const struct change *c, int rc);
 /* The target's current state in the terms of before/after (file content, link target, value,
  * "on"/"off", option list); *ret NULL when absent. -EOPNOTSUPP for commands and notes. */
 int action_current(struct root *r, const struct change *c, char **ret);

@@ -2,10 +2,12 @@
 /* The transaction of apply and rollback (txn.h): lock, log, recovery, carry out, undo. */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "actions.h"
 #include "facts.h"
+#include "parse.h"
 #include "test-hooks.h"
 #include "txn.h"
 
@@ -434,6 +436,46 @@ int txn_rollback_select(struct txn *t, enum txn_scope scope, long to, bool force
         return 0;
 }
 
+/* Was REC written before the root's running kernel booted (its "time" earlier than /proc/stat's
+ * btime, proc(5))? False where either cannot be read or they fall in the same second: then the
+ * record counts as of this boot, and an undo that fails stops the rollback as any failure does. */
+static bool from_earlier_boot(struct root *r, const struct log_record *rec)
+{
+        const char *stat, *b;
+        struct tm tm = {0};
+        uint64_t btime;
+        if (!rec->time || root_read(r, "/proc/stat", &stat, NULL) < 0 || !(b = strstr(stat, "\nbtime ")))
+                return false;
+        b += strlen("\nbtime ");
+        _cleanup_free_ char *line = xstrndup(b, strcspn(b, "\n"));
+        if (parse_u64(line, &btime) < 0)
+                return false;
+        const char *end = strptime(rec->time, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        return end && !*end && (uint64_t)timegm(&tm) < btime;
+}
+
+/* The undo of REC failed with RC because its runtime state is not set up in this boot, and REC is
+ * from an earlier boot: that state ended with its boot, and the source that sets it up at boot (a
+ * zram generator's configuration) is restored by this rollback too. Logged as undone with the reason,
+ * reported as "next-boot", and the rollback goes on; found by the boot lab, where the zram device of
+ * a masked generator was not there to swap on and the rollback stopped. */
+static int undo_at_next_boot(struct txn *t, const struct log_record *rec, const struct log_context *ctx, int rc,
+                             const char *err, txn_report_fn report, void *userdata)
+{
+        const struct change *ch = &rec->change;
+        _cleanup_free_ char *why = xasprintf("not set up in this boot (%s): its source sets it up at the next boot",
+                                             err ? err : strerror(-rc));
+        long s = changelog_append(t->log, ctx, LOG_UNDONE, ch, rec->seq, why);
+        if (s < 0) {
+                set_error(t, xasprintf("cannot write the change log: %s; rollback stops at seq %ld", strerror((int)-s),
+                                       rec->seq));
+                return (int)s;
+        }
+        strv_push(&t->notes, xasprintf("%s (seq %ld) is %s", ch->target, rec->seq, why));
+        report(rec, "next-boot", userdata);
+        return 1;
+}
+
 /* Roll back one record under the run context CTX: validation, undo-intent, undo, outcome. Returns
  * 1 when it was undone (or was already), 0 when it needs no count, -errno to stop (t->error). */
 static int rollback_one(struct txn *t, const struct log_record *rec, bool skip, const char *run,
@@ -466,6 +508,8 @@ static int rollback_one(struct txn *t, const struct log_record *rec, bool skip, 
         int rc = action_undo(t->root, ch, &err);
         test_points_in_action(0);
         test_point("undone", ch->target);
+        if (rc < 0 && action_undo_waits_for_boot(ch, rc) && from_earlier_boot(t->root, rec))
+                return undo_at_next_boot(t, rec, &ctx, rc, err, report, userdata);
         if (rc < 0) {
                 set_error(t, xasprintf("cannot roll back %s: %s", ch->target, err ? err : strerror(-rc)));
                 report(rec, "failed", userdata);

@@ -108,7 +108,8 @@ void txn_selection_done(struct txn_selection *s);
 int txn_rollback_select(struct txn *t, enum txn_scope scope, long to, bool force, struct txn_selection *ret) _wur_;
 
 /* Called once per record as rollback handles it, with its status: "restored", "already",
- * "manual" or "failed". */
+ * "manual", "next-boot" (a runtime state of an earlier boot not set up in this one:
+ * action_undo_waits_for_boot) or "failed". */
 typedef void (*txn_report_fn)(const struct log_record *rec, const char *status, void *userdata);
 
 /* Roll back S under T, newest first, in a run of its own: each undo logged as undo-intent before

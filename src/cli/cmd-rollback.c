@@ -41,6 +41,9 @@ static void print_one(const struct log_record *rec, const char *status)
                        ch->type == CHANGE_FILE ? (ch->before ? "previous content" : "(removed)") : show(ch->before), rec->seq);
         else if (streq(status, "already"))
                 printf("already  %-10s %s   (seq %ld)\n", change_type_name(ch->type), ch->target, rec->seq);
+        else if (streq(status, "next-boot"))
+                printf("next boot %-9s %s -> %s: not set up in this boot   (seq %ld)\n", change_type_name(ch->type),
+                       ch->target, show(ch->before), rec->seq);
         else if (streq(status, "manual")) {
                 _cleanup_free_ char *cmd = strv_join(&ch->argv, " ");
                 printf("manual   command    %s: reverse by hand   (seq %ld)\n", cmd, rec->seq);

@@ -45,6 +45,10 @@ fixture roots. One part per run (meson test reliability-PART):
             the reason, where the filesystem has no flags or +i is not allowed).
   bytes     the hash covers the line's bytes: tests/e2e/logcheck.py (hashlib and byte slicing only)
             checks a real log and agrees with verify; a CRLF or a space added is an edit.
+  bootswap  a swapoff made before a reboot, whose area the boot did not set up again (a zram device of
+            a masked generator: swapon says EINVAL): rollback restores everything else, logs and
+            reports the swap as back at the next boot, exits 0; in the boot it was made in, the same
+            failure stops the rollback (exit 1, naming the area).
   acks      LLMTUNE_ACK_KILLS (100) SIGKILLs of `llmtune ack` (and of unack) at random moments, a new
             Xid logged before each: an ack is whole or absent (never half a record: verify reads the
             log back, every line a record), one whose command said it was made is never lost, and
@@ -1173,6 +1177,51 @@ def rollback(tool, roots, tmp, args):
         check(rc == 0 and 'recovered' in err, f'the real rollback recovers it (rc {rc}: {err.strip()[:300]})')
 
 
+# --- bootswap: a runtime state the boot sets up from a source (issue 30, the boot lab's zram) --------
+
+def set_btime(root, btime):
+    path = os.path.join(root, 'proc', 'stat')
+    with open(path) as f:
+        text = f.read()
+    os.chmod(path, 0o644)
+    with open(path, 'w') as f:
+        f.write(re.sub(r'(?m)^btime \d+$', 'btime %d' % btime, text))
+
+
+def bootswap(tool, roots, tmp, args):
+    """dgx-a100's swap partition swapped off by apply; the rollback's swapon then fails with EINVAL
+    (LLMTUNE_TEST_FAULT) as it does for a zram device the masked generator did not set up at boot."""
+    area = '/dev/nvme4n1p3'
+    for rebooted in (True, False):
+        root = copy_root(roots, 'dgx-a100', os.path.join(tmp, 'rebooted' if rebooted else 'same-boot'))
+        rc, out, err = tool.run(root, 'apply', '--profile', 'a100-8x')
+        check(rc == 0 and b'#llmtune-disabled#' in read(os.path.join(root, 'etc', 'fstab')),
+              f'apply disables the fstab swap line (rc {rc}: {err.strip()[:200]})')
+        if rebooted:  # the machine booted after the apply: its boot time is later than every record
+            set_btime(root, int(time.time()) + 3600)
+        rc, out, err = tool.run(root, 'rollback', '--all', '--json', env={'LLMTUNE_TEST_FAULT': area + ':EINVAL'})
+        doc = json.loads(out) if out.strip() else {}
+        swap = [c for c in doc.get('changes', []) if c['type'] == 'swap']
+        fstab = read(os.path.join(root, 'etc', 'fstab'))
+        if rebooted:
+            check(rc == 0 and doc.get('error') is None, f'after a reboot the rollback finishes (rc {rc}: {err.strip()[:300]})')
+            check([c['status'] for c in swap] == ['next-boot'], f'the swap area is reported back at the next boot: {swap}')
+            check(area in err and 'next boot' in err, f'a note names the area and the next boot: {err.strip()[:300]}')
+            check(b'#llmtune-disabled#' not in fstab, 'the rest of the rollback ran: the fstab swap line is back')
+            rc, out, err = tool.run(root, 'log', '--json')
+            doc = json.loads(out) if rc == 0 and out.strip() else []
+            recs = doc if isinstance(doc, list) else next((v for v in doc.values() if isinstance(v, list)), [])
+            undone = [r for r in recs if r.get('event') == 'undone' and r.get('target') == area]
+            check(undone and 'not set up in this boot' in (undone[-1].get('detail') or ''),
+                  f'the change log records the undo with its reason: {undone[-1:]}')
+            rc, out, err = tool.run(root, 'verify')
+            check(rc == 0, f'verify is clean after the rollback (rc {rc}: {(out + err).strip()[:300]})')
+        else:
+            check(rc != 0 and doc.get('error') and area in doc['error'],
+                  f'in the boot it was made in, the failed swapon stops the rollback (rc {rc}: {doc.get("error")})')
+            check([c['status'] for c in swap] == ['failed'], f'the swap area is reported failed: {swap}')
+
+
 # --- acks: an acknowledgement is whole or absent, never lost (issue 33) ------------------------------
 
 def acks(tool, roots, tmp, args):
@@ -1262,7 +1311,7 @@ def _acks(tool, roots, tmp, runs, rnd):
     figures['records written / not'] = f'{whole} / {absent}'
 
 
-PARTS = {'acks': acks, 'rollback': rollback, 'chattr': chattr, 'head': head, 'runs': runs, 'bytes': bytes_, 'longlog': longlog, 'logbound': logbound, 'metadata': metadata, 'rootshape': rootshape, 'output': output, 'renames': renames, 'lostupdate': lostupdate, 'backups': backups, 'lock': lock, 'debris': debris, 'kills': kills}
+PARTS = {'acks': acks, 'bootswap': bootswap, 'rollback': rollback, 'chattr': chattr, 'head': head, 'runs': runs, 'bytes': bytes_, 'longlog': longlog, 'logbound': logbound, 'metadata': metadata, 'rootshape': rootshape, 'output': output, 'renames': renames, 'lostupdate': lostupdate, 'backups': backups, 'lock': lock, 'debris': debris, 'kills': kills}
 
 
 def main():

@@ -346,7 +346,7 @@ rolled_back:
   returned: when state is rolled_back
 targets:
   description: The records of C(llmtune rollback --json) (C(--dry-run) in check mode), each with seq, rule,
-    type, target, status (C(restored), C(already), C(manual), C(failed); C(would-restore) in check mode).
+    type, target, status (C(restored), C(already), C(manual), C(next-boot), C(failed); C(would-restore) in check mode).
   type: list
   elements: dict
   returned: when state is rolled_back
