@@ -15,8 +15,6 @@
 #include "root.h"
 #include "util.h"
 
-#define _wur_ __attribute__((warn_unused_result))
-
 struct txn {
         struct root *root;
         int lock_fd;            /* the apply lock (changelog_lock), -1 before txn_begin */

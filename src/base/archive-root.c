@@ -566,7 +566,7 @@ static int unpack_link(struct unpack *u, struct archive_entry *e, const struct m
 /* File member NAME written as BASE in PFD, its size and SHA-256 checked against the MANIFEST. */
 static int unpack_file(struct unpack *u, const struct mentry *m, int pfd, const char *base, const char *name)
 {
-        int fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        _cleanup_close_ int fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0)
                 return fail(u, errno == EEXIST ? -EINVAL : -errno, "member %s: %s", name,
                             errno == EEXIST ? "a directory or link of that name came first" : strerror(errno));
@@ -575,7 +575,6 @@ static int unpack_file(struct unpack *u, const struct mentry *m, int pfd, const 
         /* bounded by what the MANIFEST says, so a lying one cannot unpack more */
         size_t cap = streq(m->type, "file") ? (size_t)m->size : 0;
         int rc = copy_data(u, name, fd, cap, NULL, &len, sha);
-        close(fd);
         if (rc == 0 && streq(m->type, "unread") && len != 0)
                 rc = fail(u, -EINVAL, "member %s: listed as not gathered but has content", name);
         if (rc == 0 && streq(m->type, "file") && ((int64_t)len != m->size || !streq(sha, m->sha256)))

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util.h"
+
 /* The flags that describe how the content is kept, which the replacing file takes over (chattr(1):
  * A, d, S, c, m, C, s, u, t, j). Not kept: i and a (they refuse the replace instead), and what
  * the filesystem sets itself or only on directories (e, E, I, N, V, T, D, P, F, x). */
@@ -62,10 +64,8 @@ int fileattr_get_at(int dfd, const char *name, unsigned *flags)
         if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
                 return 0;
         /* O_NONBLOCK: never wait on what was swapped in after the stat (a FIFO). */
-        int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        _cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        int rc = fileattr_get(fd, flags);
-        close(fd);
-        return rc;
+        return fileattr_get(fd, flags);
 }

@@ -48,18 +48,12 @@ static const char *special(mode_t m)
 static void vet_link(int dfd, const char *rel, const char *name, struct vet *v)
 {
         struct stat hs, rs;
-        int hfd = openat(dfd, name, O_PATH | O_CLOEXEC);
-        bool on_host = hfd >= 0 && fstat(hfd, &hs) == 0;
-        if (hfd >= 0)
-                close(hfd);
-        if (!on_host)
+        _cleanup_close_ int hfd = openat(dfd, name, O_PATH | O_CLOEXEC);
+        if (hfd < 0 || fstat(hfd, &hs) < 0)
                 return; /* leads nowhere on the host: the library finds nothing there either */
         _cleanup_free_ char *p = xasprintf("%s/%s", rel, name);
-        int rfd = root_open(v->r, p, O_PATH, 0);
-        bool in_root = rfd >= 0 && fstat(rfd, &rs) == 0;
-        if (rfd >= 0)
-                close(rfd);
-        if (!in_root || hs.st_dev != rs.st_dev || hs.st_ino != rs.st_ino)
+        _cleanup_close_ int rfd = root_open(v->r, p, O_PATH, 0);
+        if (rfd < 0 || fstat(rfd, &rs) < 0 || hs.st_dev != rs.st_dev || hs.st_ino != rs.st_ino)
                 v->why = xasprintf("%s is a link leading out of the tree", p);
         else if (special(hs.st_mode))
                 v->why = xasprintf("%s is a link to a %s, not a regular file", p, special(hs.st_mode));
@@ -121,22 +115,18 @@ static char *vet_tree(struct root *r)
         _cleanup_free_ char *host = root_host_path(r, "/");
         for (size_t i = 0; i < ARRAY_SIZE(tops) && !v.why; i++) {
                 _cleanup_free_ char *hp = xasprintf("%s/%s", host, tops[i]);
-                int fd = open(hp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                _cleanup_close_ int fd = open(hp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (fd < 0)
                         continue; /* nothing there for the library to read either */
                 struct stat hs, rs;
-                int rfd = root_open(r, tops[i], O_PATH | O_DIRECTORY, 0);
-                bool same = rfd >= 0 && fstat(rfd, &rs) == 0 && fstat(fd, &hs) == 0 && hs.st_dev == rs.st_dev &&
-                            hs.st_ino == rs.st_ino;
-                if (rfd >= 0)
-                        close(rfd);
-                if (!same) {
+                _cleanup_close_ int rfd = root_open(r, tops[i], O_PATH | O_DIRECTORY, 0);
+                if (rfd < 0 || fstat(rfd, &rs) < 0 || fstat(fd, &hs) < 0 || hs.st_dev != rs.st_dev ||
+                    hs.st_ino != rs.st_ino) {
                         v.why = xasprintf("/%s leads out of the tree", tops[i]);
-                        close(fd);
                         break;
                 }
                 _cleanup_free_ char *rel = xasprintf("/%s", tops[i]);
-                vet_dir(fd, rel, &v);
+                vet_dir(TAKE_FD(fd), rel, &v);
         }
         return v.why;
 }

@@ -197,7 +197,7 @@ int private_tmp_sweep(const char *base)
         if (!ns)
                 return 0;
         int bfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *d = bfd >= 0 ? fdopendir(bfd) : NULL;
+        _cleanup_closedir_ DIR *d = bfd >= 0 ? fdopendir(bfd) : NULL;
         if (!d) {
                 if (bfd >= 0)
                         close(bfd);
@@ -213,17 +213,13 @@ int private_tmp_sweep(const char *base)
                 if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
                         continue; /* it runs (perhaps as another user: EPERM) */
                 /* A directory of ours, not a link to one; owned by this user. */
-                int fd = openat(bfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                _cleanup_close_ int fd = openat(bfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 struct stat st;
-                bool mine = fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == geteuid();
-                if (fd >= 0)
-                        close(fd);
-                if (!mine)
+                if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != geteuid())
                         continue;
                 remove_tree_at(bfd, de->d_name, DT_DIR, 0);
                 removed++;
         }
-        closedir(d);
         return removed;
 }
 

@@ -104,12 +104,9 @@ int root_new(const char *path, struct root **ret)
 /* DIR's NAME (no link followed) is a mount of the kernel's own file system of that TYPE. */
 static bool kernel_fs(int dirfd, const char *name, unsigned long type)
 {
-        int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         struct statfs sf;
-        bool is = fd >= 0 && fstatfs(fd, &sf) == 0 && (unsigned long)sf.f_type == type;
-        if (fd >= 0)
-                close(fd);
-        return is;
+        return fd >= 0 && fstatfs(fd, &sf) == 0 && (unsigned long)sf.f_type == type;
 }
 
 int root_new_why(const char *path, struct root **ret, char **ret_why)
@@ -632,14 +629,9 @@ static int read_fd_apart(int fd, size_t size, char **ret, size_t *ret_len)
  * neither is ever read as a file ("not a regular file"). read(2) of a directory fails with EISDIR
  * by itself. A file on a file system that may not answer is read apart; any other operation that
  * hangs is the guard's (deadline.h). */
-static void read_into(struct root *r, const char *key, struct cached *c)
+static void read_guarded(struct root *r, const char *key, struct cached *c)
 {
-        if (deadline_spent()) {
-                c->err = -ETIME; /* not begun: the run's or the rule's time is over (never cached) */
-                return;
-        }
-        deadline_enter(key);
-        int fd = root_open(r, key, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
+        _cleanup_close_ int fd = root_open(r, key, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
         int ue = fd >= 0 ? unread_err(r, fd) : 0;
         if (ue) {
                 close(fd);
@@ -660,8 +652,17 @@ static void read_into(struct root *r, const char *key, struct cached *c)
                         c->err = read_fd_apart(fd, size, &c->data, &c->len);
                 else
                         c->err = read_fd(fd, size, &c->data, &c->len);
-                close(fd);
         }
+}
+
+static void read_into(struct root *r, const char *key, struct cached *c)
+{
+        if (deadline_spent()) {
+                c->err = -ETIME; /* not begun: the run's or the rule's time is over (never cached) */
+                return;
+        }
+        deadline_enter(key);
+        read_guarded(r, key, c); /* its descriptor closed inside the guard too */
         deadline_leave();
 }
 
@@ -888,12 +889,10 @@ static int stat_in_root(struct root *r, const char *path, struct stat *st, bool 
 {
         root_record(r, path, ROOT_REC_STAT, 0);
         if (follow) {
-                int fd = root_open(r, path, O_PATH, 0);
+                _cleanup_close_ int fd = root_open(r, path, O_PATH, 0);
                 if (fd < 0)
                         return fd;
-                int rc = fstat(fd, st) < 0 ? -errno : 0;
-                close(fd);
-                return rc;
+                return fstat(fd, st) < 0 ? -errno : 0;
         }
         _cleanup_free_ char *base = NULL;
         int dfd = open_parent(r, path, &base);
@@ -923,13 +922,13 @@ static int list_in_root(struct root *r, const char *dir, struct strv *ret)
         root_record(r, dir, ROOT_REC_DIR, fd < 0 ? fd : 0);
         if (fd < 0)
                 return fd;
-        DIR *d = fdopendir(fd);
+        _cleanup_closedir_ DIR *d = fdopendir(fd);
         if (!d) {
                 int e = -errno;
                 close(fd);
                 return e;
         }
-        struct strv out = {0};
+        _cleanup_strv_ struct strv out = {0};
         struct dirent *de;
         /* readdir() returns NULL at the end and on an error alike: errno tells them apart, and a
          * listing cut short (EIO) must not read as a shorter directory. */
@@ -939,14 +938,11 @@ static int list_in_root(struct root *r, const char *dir, struct strv *ret)
                         strv_add(&out, de->d_name);
                 errno = 0;
         }
-        int e = errno;
-        closedir(d);
-        if (e) {
-                strv_done(&out);
-                return -e;
-        }
+        if (errno)
+                return -errno;
         strv_sort(&out);
         *ret = out;
+        out = (struct strv){0};
         return 0;
 }
 
@@ -1007,13 +1003,11 @@ int write_all(int fd, const char *data, size_t len)
 
 int file_at_holds(int dfd, const char *base, const char *expect)
 {
-        int fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        _cleanup_close_ int fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         if (fd < 0)
                 return root_gone(-errno) ? !expect : -errno;
-        if (!expect) {
-                close(fd);
+        if (!expect)
                 return 0;
-        }
         size_t want = strlen(expect), got = 0;
         char buf[65536];
         int same = 1;
@@ -1035,7 +1029,6 @@ int file_at_holds(int dfd, const char *base, const char *expect)
                 }
                 got += (size_t)n;
         }
-        close(fd);
         return same;
 }
 

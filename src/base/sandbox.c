@@ -71,12 +71,10 @@ static bool chroot_possible(void)
         static const char *const knobs[] = {"/proc/sys/user/max_user_namespaces",
                                             "/proc/sys/kernel/unprivileged_userns_clone"};
         for (size_t i = 0; i < ARRAY_SIZE(knobs); i++) {
-                FILE *fp = fopen(knobs[i], "re");
+                _cleanup_fclose_ FILE *fp = fopen(knobs[i], "re");
                 long v = 1;
                 if (fp && fscanf(fp, "%ld", &v) != 1)
                         v = 0;
-                if (fp)
-                        fclose(fp);
                 if (v <= 0)
                         return false;
         }
@@ -148,7 +146,7 @@ static int confine_landlock(int root_fd, int wfd, struct sbuf *why)
                 attr.scoped = LL_SCOPE_ALL;
                 size = sizeof(attr);
         }
-        int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+        _cleanup_close_ int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
         if (rs < 0) {
                 sbuf_addf(why, "landlock_create_ruleset: %s", strerror(errno));
                 return -EPERM;
@@ -161,18 +159,15 @@ static int confine_landlock(int root_fd, int wfd, struct sbuf *why)
                 sbuf_addf(why, "preparing Landlock: %s", strerror(errno)), rc = -EPERM;
         else if (syscall(SYS_landlock_restrict_self, rs, 0) < 0)
                 sbuf_addf(why, "landlock_restrict_self: %s", strerror(errno)), rc = -EPERM;
-        close(rs);
         return rc;
 }
 
 static int write_text(const char *path, const char *text)
 {
-        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        int rc = write_all(fd, text, strlen(text));
-        close(fd);
-        return rc;
+        return write_all(fd, text, strlen(text));
 }
 
 /* Root inside a new user namespace of one's own, when not root: the capabilities a chroot needs. */

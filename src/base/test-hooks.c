@@ -94,11 +94,9 @@ void test_point(const char *what, const char *target)
                 return;
         count++;
         if (trace) {
-                int fd = open(trace, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-                if (fd >= 0) {
+                _cleanup_close_ int fd = open(trace, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+                if (fd >= 0)
                         dprintf(fd, "%ld %s %s\n", count, what, target ? target : "-");
-                        close(fd);
-                }
         }
         if (count == kill_at)
                 raise(SIGKILL);

@@ -44,7 +44,7 @@ static void put(struct builder *b, const char *rel, const char *text)
         if (b->err)
                 return;
         make_parents(b, rel);
-        int fd = openat(b->dirfd, rel, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        _cleanup_close_ int fd = openat(b->dirfd, rel, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         size_t len = strlen(text);
         if (fd < 0 || write(fd, text, len) != (ssize_t)len) {
                 if (!b->err) {
@@ -52,8 +52,6 @@ static void put(struct builder *b, const char *rel, const char *text)
                         b->where = xstrdup(rel);
                 }
         }
-        if (fd >= 0)
-                close(fd);
 }
 
 static void putf(struct builder *b, const char *rel, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -248,8 +246,8 @@ static void copy_export(struct builder *b, const char *xml, const char *rel)
         if (b->err)
                 return;
         make_parents(b, rel);
-        int in = open(xml, O_RDONLY | O_NOCTTY | O_CLOEXEC);
-        int out = in < 0 ? -1 : openat(b->dirfd, rel, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        _cleanup_close_ int in = open(xml, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+        _cleanup_close_ int out = in < 0 ? -1 : openat(b->dirfd, rel, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         char buf[65536];
         ssize_t n = 0;
         while (out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
@@ -261,10 +259,6 @@ static void copy_export(struct builder *b, const char *xml, const char *rel)
                 b->err = errno ? -errno : -EIO;
                 b->where = xstrdup(in < 0 ? xml : rel);
         }
-        if (in >= 0)
-                close(in);
-        if (out >= 0)
-                close(out);
 }
 
 static int fail(char **ret_why, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -281,11 +275,10 @@ static int fail(char **ret_why, int rc, const char *fmt, ...)
 static void head_of(const char *path, char *buf, size_t size)
 {
         buf[0] = '\0';
-        int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0)
                 return;
         ssize_t n = read(fd, buf, size - 1);
-        close(fd);
         buf[n > 0 ? n : 0] = '\0';
 }
 

@@ -285,16 +285,14 @@ char *read_user_file_error(const char *path, int rc, size_t max, const char *wha
 
 int read_user_file(const char *path, size_t max, char **ret, size_t *ret_len)
 {
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0)
                 return -errno;
         struct stat st;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-                close(fd);
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
                 return -EINVAL;
-        }
         size_t cap = 65536, len = 0;
-        char *buf = xmalloc(cap + 1);
+        _cleanup_free_ char *buf = xmalloc(cap + 1);
         for (;;) {
                 if (len == cap) {
                         if (cap > max)
@@ -305,23 +303,16 @@ int read_user_file(const char *path, size_t max, char **ret, size_t *ret_len)
                 ssize_t k = read(fd, buf + len, cap - len);
                 if (k < 0 && errno == EINTR)
                         continue;
-                if (k < 0) {
-                        int e = errno;
-                        close(fd);
-                        free(buf);
-                        return -e;
-                }
+                if (k < 0)
+                        return -errno;
                 if (k == 0)
                         break;
                 len += (size_t)k;
         }
-        close(fd);
-        if (len > max) {
-                free(buf);
+        if (len > max)
                 return -EFBIG;
-        }
         buf[len] = '\0';
-        *ret = buf;
+        *ret = TAKE_PTR(buf);
         *ret_len = len;
         return 0;
 }

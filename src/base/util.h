@@ -2,12 +2,16 @@
 /* Small helpers shared by every layer: cleanup attributes, checked allocation, string lists. */
 #pragma once
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define _cleanup_(f) __attribute__((cleanup(f)))
@@ -28,8 +32,42 @@
 #define _no_coverage_
 #endif
 
+/* A result the caller must look at (an error it must not drop). */
+#define _wur_ __attribute__((warn_unused_result))
+
 static inline void freep(void *p) { free(*(void **)p); }
 #define _cleanup_free_ _cleanup_(freep)
+
+/* Release what a variable holds when it goes out of scope (systemd's fd-util.h, fileio.h): each
+ * leaves errno as it was, so a function may return -errno after its descriptors are closed. A
+ * descriptor below 0, a NULL stream or directory is nothing to release. */
+static inline void closep(int *fd)
+{
+        if (*fd >= 0) {
+                int e = errno;
+                close(*fd);
+                errno = e;
+        }
+}
+static inline void fclosep(FILE **f)
+{
+        if (*f) {
+                int e = errno;
+                fclose(*f);
+                errno = e;
+        }
+}
+static inline void closedirp(DIR **d)
+{
+        if (*d) {
+                int e = errno;
+                closedir(*d);
+                errno = e;
+        }
+}
+#define _cleanup_close_ _cleanup_(closep)
+#define _cleanup_fclose_ _cleanup_(fclosep)
+#define _cleanup_closedir_ _cleanup_(closedirp)
 
 /* Hand a value out of a variable that a cleanup attribute would release: the variable is left
  * NULL (-1 for a descriptor), so the cleanup does nothing (systemd's TAKE_PTR / TAKE_FD). */
@@ -90,6 +128,8 @@ bool strv_contains(const struct strv *l, const char *s);
 void strv_sort(struct strv *l);
 char *strv_join(const struct strv *l, const char *sep);
 void strv_done(struct strv *l);
+/* A struct strv released when it goes out of scope. */
+#define _cleanup_strv_ _cleanup_(strv_done)
 
 /* A growable string buffer. */
 struct sbuf {
