@@ -60,6 +60,8 @@ struct changelog *changelog_close(struct changelog *l);
  * 0, or the -errno changelog_open would return, changelog_strerror() saying why in its words. */
 int changelog_check(struct root *r) __attribute__((warn_unused_result));
 const char *changelog_note(const struct changelog *l);
+/* The tree L was opened in. */
+struct root *changelog_root(const struct changelog *l);
 
 /* The last record written or read (seq 0 and "" when the log is empty). */
 void changelog_head(const struct changelog *l, long *ret_seq, char ret_hash[65]);
@@ -177,20 +179,6 @@ size_t changelog_in_force(const struct log_read *lr, size_t **ret);
  * state. Both read the record's "finished", worked out when the log was read. */
 bool changelog_step_finished(const struct log_read *lr, size_t i);
 size_t changelog_unfinished(const struct log_read *lr, size_t **ret);
-
-/*
- * Close the unfinished steps of LR (read under the lock L's process holds): each target is read
- * again and the step gets the outcome the machine shows, with a detail starting "recovered after an
- * interrupted run: ". An apply step found in its after state becomes "done" (so rollback can undo
- * it), one found in its before state or elsewhere "failed"; a command, whose effect cannot be read,
- * is "done" when it has an undo command (its undo is safe to run either way) and "failed" otherwise.
- * A rollback step becomes "undone" when the target is back in its before state, else "undo-failed".
- * Leftover temporary files of an interrupted file replacement are removed. One line per step goes
- * to MESSAGES; *ret_run (may be NULL) gets the run id of the last interrupted apply step.
- * Returns the number of steps closed or -errno.
- */
-int changelog_recover(struct changelog *l, const struct log_read *lr, struct strv *messages, char **ret_run)
-        __attribute__((warn_unused_result));
 
 /* What a -errno of the functions above means, with the reason a file of the log was refused (not a
  * regular file, owned by another user, writable by others, hard-linked). */

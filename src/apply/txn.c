@@ -116,7 +116,7 @@ int txn_recover(struct txn *t)
         struct strv msgs = {0};
         free(t->resume_run);
         t->resume_run = NULL;
-        rc = changelog_recover(t->log, &t->lr, &msgs, &t->resume_run);
+        rc = recover_unfinished(t->log, &t->lr, &msgs, &t->resume_run);
         for (size_t i = 0; i < msgs.n; i++)
                 strv_push(&t->notes, xasprintf("recovered: %s", msgs.v[i]));
         strv_done(&msgs);

@@ -41,10 +41,26 @@ void txn_done(struct txn *t);
 int txn_open_log(struct txn *t) _wur_;
 
 /* Read the log into t->lr; when steps of an interrupted apply or rollback are open and the chain
- * is intact, open the log, give each its outcome as the machine shows it (changelog_recover) and
+ * is intact, open the log, give each its outcome as the machine shows it (recover_unfinished) and
  * read the log again. A broken chain is not recovered from (a note says so). 0 or -errno with
  * t->error. */
 int txn_recover(struct txn *t) _wur_;
+
+/* ---- recovery (txn-recover.c) ---- */
+
+/*
+ * Close the unfinished steps of LR (read under the lock L's process holds): each target is read
+ * again and the step gets the outcome the machine shows, with a detail starting "recovered after an
+ * interrupted run: ". An apply step found in its after state becomes "done" (so rollback can undo
+ * it), one found in its before state or elsewhere "failed"; a command, whose effect cannot be read,
+ * is "done" when it has an undo command (its undo is safe to run either way) and "failed" otherwise.
+ * A rollback step becomes "undone" when the target is back in its before state, else "undo-failed".
+ * Leftover temporary files of an interrupted file replacement are removed. One line per step goes
+ * to MESSAGES; *ret_run (may be NULL) gets the run id of the last interrupted apply step.
+ * Returns the number of steps closed or -errno.
+ */
+int recover_unfinished(struct changelog *l, const struct log_read *lr, struct strv *messages, char **ret_run)
+        _wur_;
 
 /* ---- apply ---- */
 

@@ -2,6 +2,7 @@
 #include "digest.h"
 
 #include <openssl/evp.h>
+#include <string.h>
 
 void digest_hex(const unsigned char *md, size_t n, char *out)
 {
@@ -19,4 +20,14 @@ void sha256_hex(const void *data, size_t len, char out[SHA256_HEX_LEN + 1])
         unsigned mdlen = 0;
         EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL);
         digest_hex(md, mdlen < 32 ? mdlen : 32, out);
+}
+
+bool sha256_hex_valid(const char *s)
+{
+        if (!s || strlen(s) != SHA256_HEX_LEN)
+                return false;
+        for (; *s; s++)
+                if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
+                        return false;
+        return true;
 }

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define SHA256_HEX_LEN 64
@@ -15,3 +16,6 @@ void sha256_hex(const void *data, size_t len, char out[SHA256_HEX_LEN + 1]);
 
 /* N bytes of a finished digest as 2N hex digits and a NUL. */
 void digest_hex(const unsigned char *md, size_t n, char *out);
+
+/* Is S a digest as sha256_hex spells it: exactly 64 lowercase hex digits (NULL: no)? */
+bool sha256_hex_valid(const char *s);

@@ -16,6 +16,7 @@
 #include "ack.h"
 #include "changelog.h"
 #include "tmptree.h"
+#include "txn.h"
 #include "unit-main.h"
 
 static void setup(void)
@@ -608,7 +609,7 @@ START_TEST(run_records)
         free(idx);
         ck_assert_int_eq(changelog_open(r, &l), 0);
         char *run = NULL;
-        ck_assert_int_eq(changelog_recover(l, &lr, NULL, &run), 1);
+        ck_assert_int_eq(recover_unfinished(l, &lr, NULL, &run), 1);
         ck_assert_str_eq(run, "run-1");
         free(run);
         changelog_close(l);
