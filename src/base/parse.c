@@ -190,8 +190,8 @@ char *format_cpulist(const unsigned *cpus, size_t n)
 
 int parse_bracketed(const char *s, char **ret_active, struct strv *ret_all)
 {
-        struct strv all = {0};
-        char *active = NULL;
+        _cleanup_strv_ struct strv all = {0};
+        _cleanup_free_ char *active = NULL;
         const char *p = s;
         for (;;) {
                 while (isspace((unsigned char)*p))
@@ -204,34 +204,23 @@ int parse_bracketed(const char *s, char **ret_active, struct strv *ret_all)
                 size_t len = 0;
                 while (p[len] && !isspace((unsigned char)p[len]) && p[len] != ']' && p[len] != '[')
                         len++;
-                if (len == 0 || (br && p[len] != ']') || (!br && p[len] == ']') || p[len] == '[') {
-                        free(active);
-                        strv_done(&all);
+                if (len == 0 || (br && p[len] != ']') || (!br && p[len] == ']') || p[len] == '[')
                         return -EINVAL;
-                }
+                if (br && active)
+                        return -EINVAL; /* two active values: garbage */
                 char *w = xstrndup(p, len);
-                if (br) {
-                        if (active) { /* two active values: garbage */
-                                free(w);
-                                free(active);
-                                strv_done(&all);
-                                return -EINVAL;
-                        }
+                if (br)
                         active = xstrdup(w);
-                }
                 strv_push(&all, w);
                 p += len + (br ? 1 : 0);
         }
-        if (!active) {
-                int rc = all.n ? -EINVAL : -ENODATA;
-                strv_done(&all);
-                return rc;
-        }
-        *ret_active = active;
-        if (ret_all)
+        if (!active)
+                return all.n ? -EINVAL : -ENODATA;
+        *ret_active = TAKE_PTR(active);
+        if (ret_all) {
                 *ret_all = all;
-        else
-                strv_done(&all);
+                all = (struct strv){0};
+        }
         return 0;
 }
 

@@ -964,7 +964,7 @@ static void glob_walk(struct root *r, const char *dir, const char *rest, struct 
                         glob_walk(r, p, next, out);
                 return;
         }
-        struct strv names = {0};
+        _cleanup_strv_ struct strv names = {0};
         if (root_list(r, *dir ? dir : "/", &names) < 0)
                 return;
         for (size_t i = 0; i < names.n; i++)
@@ -972,7 +972,6 @@ static void glob_walk(struct root *r, const char *dir, const char *rest, struct 
                         _cleanup_free_ char *p = xasprintf("%s/%s", dir, names.v[i]);
                         glob_walk(r, p, next, out);
                 }
-        strv_done(&names);
 }
 
 int root_glob(struct root *r, const char *pattern, struct strv *ret)
@@ -1204,7 +1203,7 @@ int dir_remove_matching(int dfd, bool (*match)(const char *name, const void *arg
                         close(lfd);
                 return rc;
         }
-        struct strv victims = {0};
+        _cleanup_strv_ struct strv victims = {0};
         struct dirent *de;
         while ((de = readdir(d)))
                 if (match(de->d_name, arg))
@@ -1216,7 +1215,6 @@ int dir_remove_matching(int dfd, bool (*match)(const char *name, const void *arg
                         removed++;
         if (victims.n)
                 fsync(dfd);
-        strv_done(&victims);
         return removed;
 }
 

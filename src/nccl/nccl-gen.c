@@ -187,31 +187,30 @@ static bool compute_names_fit(const struct strv *compute, bool explicit_, struct
  * is not written at all (a note says which), as the list could not be checked. */
 static void derive_ib_hca(struct facts *f, const struct resolved *profile, struct nccl_settings *s)
 {
-        const struct fact **v;
+        _cleanup_free_ const struct fact **v = NULL;
         size_t n = facts_match(f, "ib.*.port.*.link_layer", &v);
-        struct strv all = {0}, down = {0}, compute = {0};
-        char *list = NULL, *value = NULL;
+        _cleanup_strv_ struct strv all = {0}, down = {0}, compute = {0};
         if (!hca_names(v, n, &all, s))
-                goto out;
+                return;
         if (!all.n) {
                 strv_add(&s->notes, "NCCL_IB_HCA: no InfiniBand/RoCE adapter, so NCCL uses sockets");
-                goto out;
+                return;
         }
         bool explicit_;
         compute_hcas(f, profile, &compute, &explicit_);
         if (!compute_names_fit(&compute, explicit_, s))
-                goto out;
+                return;
         if (!compute.n) {
                 strv_add(&s->notes, "NCCL_IB_HCA: no HCA is paired with a GPU (none behind a GPU's PCIe switch or on "
                                     "its NUMA node): left to NCCL's default (every active port); set nccl_ib_hca in "
                                     "the profile to choose");
-                goto out;
+                return;
         }
         if (!explicit_ && compute.n == all.n) {
                 strv_push(&s->notes, xasprintf("NCCL_IB_HCA: not set, every one of the %zu HCAs is a compute HCA and "
                                                "NCCL's default uses every active port",
                                                all.n));
-                goto out;
+                return;
         }
         for (size_t i = 0; i < n; i++) {
                 _cleanup_free_ char *mid = name_middle(v[i]->name, "ib.", ".link_layer");
@@ -230,32 +229,25 @@ static void derive_ib_hca(struct facts *f, const struct resolved *profile, struc
                 if (!strv_contains(&all, compute.v[i]))
                         strv_push(&down, xasprintf("%s (no such RDMA device)", compute.v[i]));
         if (down.n) {
-                list = strv_join(&down, ", ");
+                _cleanup_free_ char *list = strv_join(&down, ", ");
                 strv_push(&s->notes, xasprintf("NCCL_IB_HCA not written: compute port %s is not ACTIVE; bring it up "
                                                "(llmtune explain ib-port-active) and apply again",
                                                list));
-                goto out;
+                return;
         }
         if (compute.n > 32) {
                 while (compute.n > 32)
                         free(compute.v[--compute.n]);
                 compute.v[compute.n] = NULL;
         }
-        list = strv_join(&compute, ",");
-        value = xasprintf("=%s", list);
+        _cleanup_free_ char *list = strv_join(&compute, ",");
+        _cleanup_free_ char *value = xasprintf("=%s", list);
         settings_add(s, "NCCL_IB_HCA", value,
                      explicit_ ? xasprintf("the profile's compute HCAs (nccl_ib_hca), by exact name")
                                : xasprintf("the %zu of %zu HCAs paired with a GPU (behind its PCIe switch, or on its "
                                            "NUMA node where the tree does not pair them), by exact name and whatever "
                                            "their port state; the others (storage) are kept out",
                                            compute.n, all.n));
-out:
-        free(list);
-        free(value);
-        free(v);
-        strv_done(&all);
-        strv_done(&down);
-        strv_done(&compute);
 }
 
 /* Why interface IFN does not carry the cluster network (NULL: it may): a screened name, a virtual
@@ -293,7 +285,7 @@ static void derive_socket_ifname(struct facts *f, struct nccl_settings *s)
 {
         const struct fact **v;
         size_t n = facts_match(f, "net.*.up", &v);
-        struct strv ifs = {0};
+        _cleanup_strv_ struct strv ifs = {0};
         _cleanup_free_ char *unknown = NULL; /* why an interface's state or addresses are unknown */
         const struct fact *cnt = facts_get(f, "net.count");
         if (cnt && cnt->status != FACT_OK)
@@ -328,7 +320,6 @@ static void derive_socket_ifname(struct facts *f, struct nccl_settings *s)
                                "routable address, by exact name; container, overlay, VPN and link-local-only ones are "
                                "left out, since NCCL uses every listed interface it finds; init fails only on a node "
                                "where none of the names matches"));
-        strv_done(&ifs);
 }
 
 /* GPUDirect RDMA works when NCCL can register GPU memory with the NIC: through DMA-BUF (open kernel
@@ -475,11 +466,10 @@ void nccl_settings_build(struct facts *f, const struct resolved *profile, const 
 int nccl_conf_paths(struct root *r, struct strv *ret)
 {
         strv_add(ret, "/root/.nccl.conf");
-        struct strv homes = {0};
+        _cleanup_strv_ struct strv homes = {0};
         int rc = root_list(r, "/home", &homes);
         for (size_t i = 0; i < homes.n; i++)
                 strv_push(ret, xasprintf("/home/%s/.nccl.conf", homes.v[i]));
-        strv_done(&homes);
         strv_add(ret, "/etc/nccl.conf");
         return rc < 0 && !root_gone(rc) ? rc : 0;
 }
@@ -537,7 +527,7 @@ static char *line_key(const char *line)
 static void site_transform(struct strv *site, const struct nccl_settings *s, const struct nccl_catalog *c,
                            bool remove_switches)
 {
-        struct strv kept = {0};
+        _cleanup_strv_ struct strv kept = {0};
         for (size_t i = 0; i < site->n; i++) {
                 char *line = site->v[i];
                 if (!*line || line[0] == '#')
@@ -567,14 +557,13 @@ static void site_transform(struct strv *site, const struct nccl_settings *s, con
                 } else if (key)
                         strv_add(&kept, key);
         }
-        strv_done(&kept);
 }
 
 /* Why each disabled line is disabled, from the transformed lines alone (so re-rendering agrees). */
 static void disabled_notes(const struct strv *site, const struct nccl_settings *s, const struct nccl_catalog *c,
                            bool remove_switches, struct strv *ret)
 {
-        struct strv kept = {0};
+        _cleanup_strv_ struct strv kept = {0};
         for (size_t i = 0; i < site->n; i++) {
                 const char *line = site->v[i];
                 if (!startswith(line, NCCL_GEN_DISABLED)) {
@@ -613,7 +602,6 @@ static void disabled_notes(const struct strv *site, const struct nccl_settings *
                 strv_push(ret, xasprintf("disabled below: %s", msg));
                 free(msg);
         }
-        strv_done(&kept);
 }
 
 /* "# [KEY: ]TEXT" as one line, whatever TEXT holds (a name from the tree in a note). */
@@ -628,7 +616,7 @@ char *nccl_conf_render(struct facts *f, const struct resolved *profile, const st
 {
         struct nccl_settings s;
         nccl_settings_build(f, profile, c, &s);
-        struct strv all = {0}, site = {0}, disabled = {0};
+        _cleanup_strv_ struct strv all = {0}, site = {0}, disabled = {0};
         lines_split(existing, &all);
         site_lines(&all, &site);
         bool remove_switches = profile_removes_switches(profile);
@@ -663,9 +651,6 @@ char *nccl_conf_render(struct facts *f, const struct resolved *profile, const st
                 for (size_t i = 0; i < site.n; i++)
                         sbuf_addf(&b, "%s\n", site.v[i]);
         }
-        strv_done(&all);
-        strv_done(&site);
-        strv_done(&disabled);
         nccl_settings_done(&s);
         return sbuf_steal(&b);
 }

@@ -80,7 +80,7 @@ static void switch_facts(struct facts *f, const struct nccl_lint *l)
  * /etc/nccl.conf, so a user's file overrides the site's). One fact for every problem of every file. */
 static void user_confs(struct facts *f, const struct nccl_catalog *c)
 {
-        struct strv paths = {0}, found = {0}, hidden = {0};
+        _cleanup_strv_ struct strv paths = {0}, found = {0}, hidden = {0};
         struct sbuf problems = {0};
         int hrc = nccl_conf_paths(facts_root(f), &paths);
         for (size_t i = 0; i < paths.n; i++) {
@@ -130,9 +130,6 @@ static void user_confs(struct facts *f, const struct nccl_catalog *c)
         else if (hrc == 0)
                 fact_str(f, "/root, /home", problems.len ? problems.s : "none", "nccl.user_conf.problems");
         free(sbuf_steal(&problems));
-        strv_done(&found);
-        strv_done(&hidden);
-        strv_done(&paths);
 }
 
 /* nccl.conf.hardware_drift: the keys of llmtune's managed block that were derived from the hardware
@@ -204,14 +201,13 @@ static int nccl_run(struct facts *f)
         }
         struct nccl_lint l;
         nccl_lint_text(c, data, len, &l);
-        struct strv keys = {0};
+        _cleanup_strv_ struct strv keys = {0};
         for (size_t i = 0; i < l.n_entries; i++)
                 strv_add(&keys, l.entries[i].key);
         _cleanup_free_ char *joined = keys.n ? strv_join(&keys, ",") : xstrdup("none");
         fact_str(f, NCCL_CONF, joined, "nccl.conf.keys");
         for (size_t i = 0; i < l.n_entries; i++)
                 fact_str(f, NCCL_CONF, l.entries[i].value, "nccl.conf.key.%s", l.entries[i].key);
-        strv_done(&keys);
         list_fact(f, &l, NP_SYNTAX, NP_DUPLICATE, "nccl.conf.syntax");
         list_fact(f, &l, NP_UNKNOWN, NP_UNKNOWN, "nccl.conf.unknown");
         list_fact(f, &l, NP_REMOVED, NP_REMOVED, "nccl.conf.removed");
