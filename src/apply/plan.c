@@ -1182,9 +1182,12 @@ static char *remedy_values_problem(struct planner *pl)
 static void plan_reboot(struct planner *pl) { note(pl, true, "%s", param(pl->res, "reason")); }
 
 /* A step llmtune reports and never does: the remedy's summary with its parameters. */
+/* The step itself: the note is shown under "Manual steps" (and the Ansible module's "manual step:"),
+ * so the summary's own "manual step: " would say it twice. */
 static void plan_manual(struct planner *pl)
 {
-        note(pl, false, "%s", pl->res->remedy_summary ? pl->res->remedy_summary : pl->res->rule->remedy);
+        const char *step = streq(pl->res->rule->remedy, "manual") ? param(pl->res, "step") : NULL;
+        note(pl, false, "%s", step ? step : pl->res->remedy_summary ? pl->res->remedy_summary : pl->res->rule->remedy);
 }
 
 /* One sysctl key is planned once, whichever of its rules (runtime, persistent) fails. */

@@ -21,7 +21,7 @@ struct cli {
         const char *root_path; /* --root, default "/" */
         struct root *root;     /* opened on first use by cli_root() */
         bool root_force;       /* --root-force: take a --root that does not look like a machine */
-        bool color;            /* stdout is a terminal and NO_COLOR is unset */
+        bool color;            /* stdout is a terminal, NO_COLOR unset, TERM set and not dumb */
         struct site_config *config; /* ROOT/etc/llmtune/llmtune.conf, read on first use by cli_config() */
 };
 

@@ -399,7 +399,7 @@ const struct command cmd_audit = {
                  "      --rule-timeout SECONDS  the most one rule may take, the facts it is the first to\n"
                  "                           ask for included (default: what is left of --timeout)\n"
                  "\n"
-                 "Colour is used only on a terminal and never when NO_COLOR is set.\n"
+                 "Colour is used only on a terminal (TERM set, not dumb) and never when NO_COLOR is set.\n"
                  "Exit status: 0 no rule at or above the --fail-on severity failed or was left unevaluated;\n"
                  "2 at least one such rule failed; 3 none failed but at least one could not be evaluated\n"
                  "(an unreadable fact, a rule that timed out), or, without --profile, which profile fits\n"

@@ -166,8 +166,7 @@ static int list_rules(const struct rule_env *env, bool json)
                 json_object_object_add(o, "title", json_object_new_string(r->title));
                 json_object_array_add(a, o);
         }
-        json_print(stdout, a);
-        json_object_put(a);
+        json_print_list(stdout, "rules", a);
         return EXIT_OK;
 }
 
@@ -247,6 +246,7 @@ const struct command cmd_explain = {
                  "  -p, --profile NAME|FILE  the profile whose values are shown (default: the pinned one,\n"
                  "                           else base)\n"
                  "  -l, --list               list every rule: id, area, title\n"
-                 "  -j, --json               machine-readable output\n",
+                 "  -j, --json               machine-readable output (--list: {format, rules: [{rule,\n"
+                 "                           area, severity, title}]})\n",
         .run = explain_cmd,
 };

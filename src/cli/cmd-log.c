@@ -50,6 +50,20 @@ static size_t value_pairs(const struct log_read *lr, size_t i)
         return k;
 }
 
+/* The profiles RUN's records name, in order, each once, joined with ","; NULL when none does. A
+ * rollback's run-begin and run-end name none: its undo records carry the profile of the changes
+ * they undo (several, for a rollback --all over runs of different profiles). */
+static char *run_profiles(const struct log_read *lr, const char *run)
+{
+        struct strv seen = {0};
+        for (size_t i = 0; i < lr->n; i++)
+                if (streq(lr->v[i].run, run) && lr->v[i].profile && !strv_contains(&seen, lr->v[i].profile))
+                        strv_add(&seen, lr->v[i].profile);
+        char *s = seen.n ? strv_join(&seen, ",") : NULL;
+        strv_done(&seen);
+        return s;
+}
+
 static void print_table(struct cli *cli, const struct log_read *lr, const char *run)
 {
         const char *off = cli_color(cli, "\033[0m"), *bold = cli_color(cli, "\033[1m"), *dim = cli_color(cli, "\033[2m");
@@ -63,8 +77,9 @@ static void print_table(struct cli *cli, const struct log_read *lr, const char *
                         printf("%s%5s  %-20s  %-11s  %5s  %-28s  %-8s  %s%s\n", bold, "SEQ", "TIME (UTC)", "EVENT", "OF",
                                "RULE", "TYPE", "TARGET", off);
                 if (!streq(rec->run, last_run)) {
+                        _cleanup_free_ char *profiles = rec->run ? run_profiles(lr, rec->run) : NULL;
                         printf("%s-- run %s (profile %s, host %s)%s\n", dim, rec->run ? rec->run : "?",
-                               rec->profile ? rec->profile : "?", rec->host ? rec->host : "?", off);
+                               profiles ? profiles : rec->profile ? rec->profile : "?", rec->host ? rec->host : "?", off);
                         last_run = rec->run;
                 }
                 const struct change *c = &rec->change;
@@ -144,14 +159,14 @@ static struct run_summary summarise_run(const struct log_read *lr, const char *r
         return s;
 }
 
-static json_object *run_json(const char *run, const struct run_summary *s)
+static json_object *run_json(const char *run, const struct run_summary *s, const char *profiles)
 {
         json_object *o = json_object_new_object();
         json_object_object_add(o, "run", json_object_new_string(run));
         json_object_object_add(o, "first", json_object_new_string(s->first->time ? s->first->time : ""));
         json_object_object_add(o, "last", json_object_new_string(s->last->time ? s->last->time : ""));
         json_object_object_add(o, "kind", json_object_new_string(s->kind));
-        json_object_object_add(o, "profile", s->first->profile ? json_object_new_string(s->first->profile) : NULL);
+        json_object_object_add(o, "profile", profiles ? json_object_new_string(profiles) : NULL);
         json_object_object_add(o, "host", s->first->host ? json_object_new_string(s->first->host) : NULL);
         json_object_object_add(o, "done", json_object_new_int64((int64_t)s->done));
         json_object_object_add(o, "undone", json_object_new_int64((int64_t)s->undone));
@@ -173,18 +188,18 @@ static void print_runs(const struct log_read *lr, bool json)
                        "UNDONE", "FAILED", "PROFILE (HOST)");
         for (size_t k = 0; k < runs.n; k++) {
                 struct run_summary s = summarise_run(lr, runs.v[k]);
+                _cleanup_free_ char *profiles = run_profiles(lr, runs.v[k]);
                 if (json)
-                        json_object_array_add(arr, run_json(runs.v[k], &s));
+                        json_object_array_add(arr, run_json(runs.v[k], &s, profiles));
                 else
                         printf("%-36s  %-20s  %-20s  %-8s  %5zu  %6zu  %6zu  %s (%s)%s\n", runs.v[k],
                                s.first->time ? s.first->time : "?", s.last->time ? s.last->time : "?", s.kind, s.done,
-                               s.undone, s.failed, s.first->profile ? s.first->profile : "?",
-                               s.first->host ? s.first->host : "?", s.unfinished ? "  UNFINISHED" : "");
+                               s.undone, s.failed, profiles ? profiles : "?", s.first->host ? s.first->host : "?",
+                               s.unfinished ? "  UNFINISHED" : "");
         }
-        if (json) {
-                json_print(stdout, arr);
-                json_object_put(arr);
-        } else if (!runs.n)
+        if (json)
+                json_print_list(stdout, "runs", arr);
+        else if (!runs.n)
                 printf("no changes recorded\n");
 }
 
@@ -222,8 +237,7 @@ static int log_cmd(struct cli *cli, int argc, char **argv)
                 for (size_t i = 0; i < lr.n; i++)
                         if (!run || streq(lr.v[i].run, run))
                                 json_object_array_add(a, json_object_get(lr.v[i].json));
-                json_print(stdout, a);
-                json_object_put(a);
+                json_print_list(stdout, "records", a);
         } else if (lr.n == 0 && lr.n_problems == 0)
                 printf("no changes recorded\n");
         else
@@ -256,8 +270,8 @@ const struct command cmd_log = {
                  "  -r, --run ID   only the records of this run (an apply or rollback)\n"
                  "      --runs     one line per run: id, first and last time, kind (apply, rollback),\n"
                  "                 done, undone and failed steps, profile and host, UNFINISHED when it did not\n"
-                 "                 end (with --json: an array; \"finished\")\n"
-                 "  -j, --json     the records as a JSON array, exactly as logged\n"
+                 "                 end (with --json: {format, runs: [...]}, \"finished\")\n"
+                 "  -j, --json     {format, records: [...]}: the records exactly as logged\n"
                  "\n"
                  "Records whose hash chain is broken are shown and warned about; `llmtune verify` checks.\n"
                  "Exit status: 0 shown (also when nothing was recorded), 1 the log cannot be read.\n",

@@ -61,6 +61,31 @@ static int make_config_dir(struct root *r)
         return rc;
 }
 
+/* A pin is the operator's word, so it is kept; but a profile whose [match] does not hold here (an
+ * 80 GB profile on a 40 GB board) would be applied by every boot, health check and audit, so
+ * pinning it says so: the requirements that fail, NULL when all hold. */
+static char *misfit_of(struct cli *cli, const struct rule_env *env, const char *name)
+{
+        _cleanup_(facts_freep) struct facts *f = cli_facts_new(cli);
+        const struct profile *p = profile_find(&env->lib, name, true);
+        return f && p ? profile_misfit(&env->lib, p, f) : NULL;
+}
+
+/* NAME resolves with the rules it names (errors reported), and *MISFIT says where it does not fit. */
+static int pin_resolves(struct cli *cli, const char *name, char **misfit)
+{
+        struct rule_env env = {0};
+        int rc = cli_load_env(cli, &env);
+        struct diags d = {0};
+        struct resolved res;
+        if (rc == EXIT_OK && profile_resolve(&env.lib, name, &env.rules, &res, &d) == 0) {
+                resolved_done(&res);
+                *misfit = misfit_of(cli, &env, name);
+        }
+        rule_env_done(&env);
+        return rc != EXIT_OK ? rc : cli_report_diags(&d);
+}
+
 static int set_pin(struct cli *cli, const char *name)
 {
         struct root *r = cli_root(cli);
@@ -73,17 +98,9 @@ static int set_pin(struct cli *cli, const char *name)
         /* The configuration must be valid before it is changed, and the profile must resolve. */
         if (!cli_config(cli))
                 return EXIT_ERROR;
-        if (name) {
-                struct rule_env env = {0};
-                int rc = cli_load_env(cli, &env);
-                struct diags d = {0};
-                struct resolved res;
-                if (rc == EXIT_OK && profile_resolve(&env.lib, name, &env.rules, &res, &d) == 0)
-                        resolved_done(&res);
-                rule_env_done(&env);
-                if (rc != EXIT_OK || cli_report_diags(&d) != EXIT_OK)
-                        return cli_error("not pinning '%s'", name);
-        }
+        _cleanup_free_ char *misfit = NULL;
+        if (name && pin_resolves(cli, name, &misfit) != EXIT_OK)
+                return cli_error("not pinning '%s'", name);
         const char *data = NULL;
         size_t len = 0;
         int rc = root_read(r, SITE_CONFIG_PATH, &data, &len);
@@ -94,6 +111,10 @@ static int set_pin(struct cli *cli, const char *name)
                 printf("no profile pinned; detection chooses\n");
                 return EXIT_OK;
         }
+        if (misfit)
+                fprintf(stderr, "llmtune: warning: profile %s does not fit this machine: %s (`llmtune recommend` says "
+                                "which does); pinning it all the same\n",
+                        name, misfit);
         _cleanup_free_ char *text = site_config_with_profile(old, name);
         if (old && streq(old, text)) {
                 printf(name ? "profile %s already pinned\n" : "no profile pinned; detection chooses%s\n", name ? name : "");
@@ -150,7 +171,9 @@ const struct command cmd_profile = {
                  "from: the command line (--profile), the pin in " SITE_CONFIG_PATH ", or detection\n"
                  "(see `llmtune recommend`), with its content hash.\n"
                  "`set NAME` pins the profile NAME (it must resolve) in " SITE_CONFIG_PATH ", keeping\n"
-                 "every other line of the file; `unset` removes the pin so that detection chooses again.\n"
+                 "every other line of the file; a profile whose [match] does not hold here (its own, or\n"
+                 "that of the profile it inherits) is pinned with a warning naming what fails. `unset`\n"
+                 "removes the pin so that detection chooses again.\n"
                  "The boot re-apply unit (llmtune-apply.service) uses the pinned profile.\n"
                  "\n"
                  "  -p, --profile NAME|FILE  show what this selection resolves to\n"

@@ -41,10 +41,8 @@ static int list_profiles(const struct rule_env *env, bool json)
                 json_object_object_add(o, "match", match_json(m, n));
                 json_object_array_add(arr, o);
         }
-        if (json) {
-                json_print(stdout, arr);
-                json_object_put(arr);
-        }
+        if (json)
+                json_print_list(stdout, "profiles", arr);
         return EXIT_OK;
 }
 
@@ -218,8 +216,8 @@ const struct command cmd_profiles = {
                  "set it and the values its type allows, which rules are on and at which severity, its NCCL\n"
                  "keys and match block.\n"
                  "\n"
-                 "  -j, --json   the list (name, kind, description, inherits, file, shadowed, detectable,\n"
-                 "               match), or the shown profile (params and nccl with value and origin, params\n"
+                 "  -j, --json   the list ({format, profiles: [{name, kind, description, inherits, file,\n"
+                 "               shadowed, detectable, match}]}), or the shown profile (params and nccl with value and origin, params\n"
                  "               with their type: declared, allowed, choices when finitely many;\n"
                  "               rules: severity or \"off\", rule_switches, match, hash)\n",
         .run = profiles_cmd,

@@ -385,6 +385,14 @@ static noreturn void read_expired(const char *path, unsigned ms, const char *lab
         _exit(give_up_status);
 }
 
+/* Colour on a terminal that shows it: not with NO_COLOR set (no-color.org), and not where TERM is
+ * unset or "dumb" (terminfo's dumb has no colours; Emacs shells, CI logs). */
+static bool want_color(int fd)
+{
+        const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
+        return isatty(fd) && !(nc && *nc) && term && *term && !streq(term, "dumb");
+}
+
 int main(int argc, char **argv)
 {
         struct cli cli = {.root_path = "/"};
@@ -392,8 +400,7 @@ int main(int argc, char **argv)
         deadline_on_expiry(read_expired);
         if (take_root(&argc, argv, &cli.root_path, &cli.root_force) != 0)
                 return EXIT_ERROR;
-        const char *nc = getenv("NO_COLOR");
-        cli.color = isatty(STDOUT_FILENO) && !(nc && *nc);
+        cli.color = want_color(STDOUT_FILENO);
 
         if (argc < 2) {
                 usage(stderr);

@@ -647,6 +647,31 @@ const struct expr *profile_match(const struct profile_lib *lib, const struct pro
         return NULL;
 }
 
+char *profile_misfit(const struct profile_lib *lib, const struct profile *p, struct facts *f)
+{
+        /* A profile without requirements of its own is meant for the machines of the one it
+         * inherits (a site profile made from a shipped one): follow the chain to a [match]. */
+        size_t n = 0;
+        const struct expr *match = profile_match(lib, p, &n);
+        for (int depth = 0; !n && p && p->inherits && depth < 64; depth++) {
+                const char *parent = p->inherits;
+                p = profile_find(lib, parent, !streq(parent, p->name));
+                if (p)
+                        match = profile_match(lib, p, &n);
+        }
+        struct sbuf b = {0};
+        for (size_t k = 0; k < n; k++) {
+                struct eval_result er;
+                expr_eval(&match[k], f, no_params, NULL, &er);
+                if (er.status != EVAL_TRUE)
+                        sbuf_addf(&b, "%s%s [%s]", b.len ? "; " : "", match[k].text,
+                                  er.status == EVAL_ERROR ? (er.reason ? er.reason : "unreadable")
+                                                          : er.observed ? er.observed : "");
+                eval_result_done(&er);
+        }
+        return b.len ? sbuf_steal(&b) : NULL;
+}
+
 bool profile_detectable(const struct profile_lib *lib, const struct profile *p)
 {
         /* a shadowed shipped profile is not a candidate of its own */

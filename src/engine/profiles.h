@@ -83,6 +83,10 @@ bool resolved_rule_enabled(const struct resolved *r, const struct rule *rule, en
 /* The [match] requirements that decide whether P fits a machine: its own, or, for a site profile
  * without [match] that shadows a shipped profile, the shipped one's. */
 const struct expr *profile_match(const struct profile_lib *lib, const struct profile *p, size_t *n);
+/* The [match] requirements (P's, else those of the profile it inherits from) that do not hold on
+ * F, as "condition [observed]; ...", an unreadable one with its reason; NULL when all hold or
+ * there are none. Caller frees. */
+char *profile_misfit(const struct profile_lib *lib, const struct profile *p, struct facts *f);
 /* Does P take part in detection? Not a shadowed shipped profile, and not a site profile without
  * a [match] (its own or the shadowed shipped profile's). */
 bool profile_detectable(const struct profile_lib *lib, const struct profile *p);

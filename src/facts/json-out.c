@@ -148,3 +148,12 @@ void json_print(FILE *out, json_object *o)
               out);
         fputc('\n', out);
 }
+
+void json_print_list(FILE *out, const char *key, json_object *list)
+{
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "format", json_object_new_int(1));
+        json_object_object_add(o, key, list);
+        json_print(out, o);
+        json_object_put(o);
+}

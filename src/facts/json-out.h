@@ -24,3 +24,6 @@ static inline void json_object_putp(json_object **o)
 /* Pretty-print with a trailing newline. Always valid UTF-8: bytes that are not are replaced by
  * U+FFFD, and a top-level object then gets "non_utf8_replaced": <strings and keys changed>. */
 void json_print(FILE *out, json_object *o);
+/* A list as a document like every other: {"format": 1, KEY: LIST} (an object, so it can carry a
+ * version and non_utf8_replaced), printed with json_print; LIST is taken and released. */
+void json_print_list(FILE *out, const char *key, json_object *list);

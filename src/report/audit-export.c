@@ -89,24 +89,44 @@ static void help_type(FILE *out, const char *name, const char *help)
 
 static const char *const statuses[] = {"pass", "fail", "n/a", "error", "acked"};
 
-void audit_print_prometheus(FILE *out, const struct audit_export *x)
+/* A rule's series keep their identity whatever its status: the status is a value (a stateset, one
+ * series per status, 1 for the current one, as node_exporter's systemd unit states), and the title,
+ * which an upgrade may reword, is in the _info series alone (join on rule for it). */
+static void print_rules(FILE *out, const struct audit *a, const char *prof)
 {
-        const struct audit *a = x->audit;
-        _cleanup_free_ char *prof = prom_label_escape(x->profile);
-
         help_type(out, "llmtune_rule_result",
                   "One series per rule of the last llmtune audit: 1 when it is a finding (status fail or error), "
                   "0 when it passed, is not applicable or was acknowledged (status acked, llmtune ack).");
         for (size_t i = 0; i < a->n; i++) {
                 const struct result *r = &a->v[i];
-                _cleanup_free_ char *id = prom_label_escape(r->rule->id), *title = prom_label_escape(r->rule->title),
-                                    *area = prom_label_escape(r->rule->area);
-                fprintf(out,
-                        "llmtune_rule_result{rule=\"%s\",title=\"%s\",area=\"%s\",severity=\"%s\",status=\"%s\","
-                        "profile=\"%s\"} %d\n",
-                        id, title, area, severity_name(r->severity), statuses[r->status], prof,
-                        r->status == RES_FAIL || r->status == RES_ERROR);
+                _cleanup_free_ char *id = prom_label_escape(r->rule->id), *area = prom_label_escape(r->rule->area);
+                fprintf(out, "llmtune_rule_result{rule=\"%s\",area=\"%s\",severity=\"%s\",profile=\"%s\"} %d\n", id, area,
+                        severity_name(r->severity), prof, r->status == RES_FAIL || r->status == RES_ERROR);
         }
+        help_type(out, "llmtune_rule_status",
+                  "The status of each rule in the last llmtune audit: 1 for the current one (pass, fail, n/a, "
+                  "error, acked), 0 for the others.");
+        for (size_t i = 0; i < a->n; i++) {
+                _cleanup_free_ char *id = prom_label_escape(a->v[i].rule->id);
+                for (size_t s = 0; s < RES_STATUS_MAX; s++)
+                        fprintf(out, "llmtune_rule_status{rule=\"%s\",status=\"%s\"} %d\n", id, statuses[s],
+                                a->v[i].status == (enum result_status)s);
+        }
+        help_type(out, "llmtune_rule_info", "Each rule of the last llmtune audit: its title and area; always 1.");
+        for (size_t i = 0; i < a->n; i++) {
+                const struct rule *r = a->v[i].rule;
+                _cleanup_free_ char *id = prom_label_escape(r->id), *title = prom_label_escape(r->title),
+                                    *area = prom_label_escape(r->area);
+                fprintf(out, "llmtune_rule_info{rule=\"%s\",title=\"%s\",area=\"%s\"} 1\n", id, title, area);
+        }
+}
+
+void audit_print_prometheus(FILE *out, const struct audit_export *x)
+{
+        const struct audit *a = x->audit;
+        _cleanup_free_ char *prof = prom_label_escape(x->profile);
+
+        print_rules(out, a, prof);
 
         help_type(out, "llmtune_audit_rules", "Rules evaluated by the last llmtune audit, by status.");
         for (size_t s = 0; s < RES_STATUS_MAX; s++)

@@ -205,6 +205,9 @@ def main():
               'check mode --diff: runtime values not grouped: %s' % (values[0]['after'][:500] if values else None))
         prepared = [d['prepared'] for d in diffs if 'prepared' in d]
         check(prepared and 'reboot required' in prepared[0], 'check mode --diff: no prepared text: %s' % diffs[-1:])
+        # a manual step is labelled once (issue 31 item 11: it said "manual step: manual step:")
+        check('manual step: ' in prepared[0] and 'manual step: manual step:' not in prepared[0],
+              'check mode --diff: the manual steps: %s' % prepared[0][-600:])
         # The same through the default callback: the diff is shown.
         rc, text = run.play([{'name': 'llmtune', 'llmtune.llmtune.llmtune': dict(
             binary=llmtune, root=root, state='applied', profile=PROFILE)}], ['--check', '--diff'], callback='default')

@@ -267,7 +267,7 @@ def json_outputs(c):
     j = json.loads(c.run(root, 'recommend', '--json', status=0).stdout)
     check(j['profile'] == 'base' and j['requirements'] == [], 'recommend --json: %s' % j)
     j = json.loads(c.run(root, 'profiles', '--json', status=0).stdout)
-    names = {p['name']: p for p in j}
+    names = {p['name']: p for p in j['profiles']}
     check(set(names) >= {'base', 'a100-8x', 'h100-sxm-8x'} and names['a100-8x']['match'][0] == 'gpu.nvidia_count == 8',
           'profiles --json: %s' % sorted(names))
     j = json.loads(c.run(root, 'profiles', 'show', 'a100-8x', '--json', status=0).stdout)
@@ -277,7 +277,7 @@ def json_outputs(c):
     check(j['checks'][0]['condition'] == 'thp.enabled == madvise' and '${thp_enabled}' in j['checks'][0]['text'],
           'explain --json: %s' % j['checks'])
     j = json.loads(c.run(root, 'explain', '--list', '--json', status=0).stdout)
-    check(any(r['rule'] == 'thp-enabled' for r in j), 'explain --list --json')
+    check(any(r['rule'] == 'thp-enabled' for r in j['rules']), 'explain --list --json')
     root = c.root('ws-4090')
     c.run(root, 'apply', status=0)
     j = json.loads(c.run(root, 'rollback', '--last-run', '--dry-run', '--json', status=0).stdout)
@@ -399,7 +399,7 @@ def log_runs_and_grouping(c):
     check(r.stdout.count('scaling_governor') < 6, 'log shows the governor files one by one')
     r = c.run(root, 'rollback', '--last-run', status=0)
     check('(32 files)' in r.stdout and r.stdout.count('scaling_governor') < 6, 'rollback not grouped:\n' + r.stdout[:1500])
-    j = json.loads(c.run(root, 'log', '--runs', '--json', status=0).stdout)
+    j = json.loads(c.run(root, 'log', '--runs', '--json', status=0).stdout)['runs']
     check([x['kind'] for x in j] == ['apply', 'rollback'] and j[0]['done'] > 32 and j[1]['undone'] == j[0]['done'] and
           j[0]['profile'] == 'rtx4090-ws', 'log --runs --json: %s' % j)
     r = c.run(root, 'log', '--runs', status=0)
@@ -574,6 +574,103 @@ def plan_foresees_refusals(c):
     same_refusal(root, 'a cut change log', 'see `llmtune verify`')
     # nothing to refuse: exit 0 as before
     c.run(c.root('ws-4090'), 'plan', '--profile', 'rtx4090-ws', status=0)
+
+
+
+# --- issue 31 item 11: the small ones ---------------------------------------------------------------
+
+def on_terminal(c, root, env, *argv):
+    """stdout of llmtune ARGV on a pseudo-terminal, with ENV (NO_COLOR removed)."""
+    import pty
+    master, slave = pty.openpty()
+    e = {k: v for k, v in os.environ.items() if k not in ('NO_COLOR', 'TERM')}
+    e.update(env, LC_ALL='C')
+    p = subprocess.Popen([c.llmtune, '--root', root] + list(argv), stdout=slave, stderr=subprocess.DEVNULL, env=e)
+    os.close(slave)
+    out = b''
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:       # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    p.wait(timeout=120)
+    return out.decode(errors='replace')
+
+
+@case
+def term_dumb_no_colour(c):
+    """Colour only on a terminal that shows it: TERM=dumb (and no TERM) get none; xterm does."""
+    root = c.root('vm-nogpu')
+    argv = ('audit', '--profile', 'base')
+    check('\033[' in on_terminal(c, root, {'TERM': 'xterm-256color'}, *argv), 'no colour on an xterm at all')
+    check('\033[' not in on_terminal(c, root, {'TERM': 'dumb'}, *argv), 'TERM=dumb got colour')
+    check('\033[' not in on_terminal(c, root, {}, *argv), 'no TERM got colour')
+    check('\033[' not in on_terminal(c, root, {'TERM': 'xterm', 'NO_COLOR': '1'}, *argv), 'NO_COLOR got colour')
+
+
+@case
+def json_lists_have_format(c):
+    """profiles --json, explain --list --json, log --json and log --runs --json are documents like
+    every other: an object with "format" and the list under a name."""
+    root = c.root('ws-4090')
+    c.run(root, 'apply', '--profile', 'rtx4090-ws', '--rule', 'cpu-governor', status=0)
+    for argv, key, field in ((('profiles', '--json'), 'profiles', 'name'), (('explain', '--list', '--json'), 'rules', 'rule'),
+                             (('log', '--json'), 'records', 'seq'), (('log', '--runs', '--json'), 'runs', 'run')):
+        j = json.loads(c.run(root, *argv, status=0).stdout)
+        check(isinstance(j, dict) and j.get('format') == 1 and isinstance(j.get(key), list) and j[key] and
+              field in j[key][0], '%s: %s' % (' '.join(argv), json.dumps(j)[:300]))
+
+
+@case
+def log_runs_rollback_profile(c):
+    """A rollback's run shows the profile of the changes it undid, not "?" (its run-begin and
+    run-end records name none), in log --runs, its --json and the run's header in log."""
+    root = c.root('ws-4090')
+    c.run(root, 'apply', '--profile', 'rtx4090-ws', '--rule', 'cpu-governor', status=0)
+    c.run(root, 'rollback', '--last-run', status=0)
+    runs = json.loads(c.run(root, 'log', '--runs', '--json', status=0).stdout)['runs']
+    check([(r['kind'], r['profile']) for r in runs] == [('apply', 'rtx4090-ws'), ('rollback', 'rtx4090-ws')],
+          'log --runs --json: %s' % runs)
+    text = c.run(root, 'log', '--runs', status=0).stdout
+    check('? (' not in text and text.count('rtx4090-ws (') == 2, 'log --runs:\n%s' % text)
+    head = c.run(root, 'log', '--run', runs[1]['run'], status=0).stdout
+    check('(profile rtx4090-ws, host' in head, 'log --run of the rollback:\n%s' % head[:400])
+
+
+@case
+def manual_step_said_once(c):
+    """A manual remedy's note is the step itself: plan's "Manual steps:" section and its --json
+    text do not begin it with "manual step:" again (the Ansible module adds that label)."""
+    root = c.root('dgx-a100')
+    text = c.run(root, 'plan', '--profile', 'a100-8x', status=0).stdout
+    section = text.split('Manual steps:\n', 1)[1] if 'Manual steps:\n' in text else ''
+    check(section and 'install the NVIDIA driver' in section and 'manual step:' not in section,
+          'plan\'s manual steps:\n%s' % section[:800])
+    notes = [x for x in json.loads(c.run(root, 'plan', '--profile', 'a100-8x', '--json', status=0).stdout)['changes']
+             if x['type'] == 'note']
+    check(notes and not any((x.get('text') or '').startswith('manual step:') for x in notes),
+          'plan --json notes: %s' % [x.get('text') for x in notes][:5])
+
+
+@case
+def pin_misfit_warns(c):
+    """profile set of a profile whose [match] does not hold here (the 80 GB A100 profile on the
+    40 GB dgx-a100) pins it with a warning naming the failing requirement; one that fits, none."""
+    root = c.root('dgx-a100')
+    r = c.run(root, 'profile', 'set', 'a100-80gb-8x', status=0)
+    check('warning: profile a100-80gb-8x does not fit this machine' in r.stderr and '20b2' in r.stderr,
+          'no warning: %s' % r.stderr)
+    check('profile = a100-80gb-8x' in open(os.path.join(root, 'etc/llmtune/llmtune.conf')).read(), 'not pinned')
+    r = c.run(root, 'profile', 'set', 'a100-8x', status=0)
+    check('warning' not in r.stderr, 'a fitting profile warned: %s' % r.stderr)
+    # a site profile made from the 80 GB one has its requirements
+    put(root, 'etc/llmtune/profiles.d/site-80.ini', '[profile]\nname = site-80\ninherits = a100-80gb-8x\n')
+    r = c.run(root, 'profile', 'set', 'site-80', status=0)
+    check('warning: profile site-80 does not fit' in r.stderr, 'site profile: %s' % r.stderr)
 
 
 def main():

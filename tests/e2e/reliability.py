@@ -943,6 +943,7 @@ def runs(tool, roots, tmp, args):
     rc, out, err = tool.run(root, 'log')
     check(rc == 0 and 'unfinished: no run-end' in out, f'log shows the run unfinished (rc {rc})')
     rc, lr, err = jrun(tool, root, 'log', '--runs', '--json')
+    lr = lr.get('runs', []) if isinstance(lr, dict) else lr
     check(rc == 0 and len(lr) == 1 and lr[0]['finished'] is False, f'log --runs --json: finished false ({lr})')
     rc, out, err = tool.run(root, *apply)
     check(rc == 0 and 'recovered' in err and 'run-end' in err, f'the next apply closes the run ({err.strip()[-200:]})')
@@ -950,7 +951,8 @@ def runs(tool, roots, tmp, args):
     check(rc == 0, f'verify is clean after recovery (rc {rc}: {out.strip()[-200:]})')
     check(tree_diff(root, ref) == [], f'the tree equals an uninterrupted apply\'s ({tree_diff(root, ref)[:5]})')
     rc, lr, err = jrun(tool, root, 'log', '--runs', '--json')
-    check(rc == 0 and all(r['finished'] for r in lr), f'log --runs: every run finished ({lr})')
+    lr = lr.get('runs', []) if isinstance(lr, dict) else lr
+    check(rc == 0 and lr and all(r['finished'] for r in lr), f'log --runs: every run finished ({lr})')
 
     # Rollback killed between two undos.
     rb = ['rollback', '--all']

@@ -30,6 +30,7 @@ links are inActive" fails gpu-nvlink-fabric. Exit 0 pass, 1 fail.
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -190,8 +191,11 @@ def acks(a, tmp):
     check(p.returncode == 0 and 'NOTE:  llmtune:  gpu-xid-critical' in p.stderr,
           'health-check: healthy, the ack noted (%d %r)' % (p.returncode, p.stderr))
     p = t.run('audit', '--format', 'prometheus', '--profile', 'base', '--rule', 'gpu-xid-critical')
-    check('status="acked",profile="base"} 0' in p.stdout and 'llmtune_audit_rules{status="acked",profile="base"} 1'
-          in p.stdout, 'prometheus: the rule acked (0), one acked rule')
+    # the rule's series is not a finding (0) and its status, the stateset's value, is acked
+    check(re.search(r'^llmtune_rule_result\{rule="gpu-xid-critical",[^}]*\} 0$', p.stdout, re.M) and
+          'llmtune_rule_status{rule="gpu-xid-critical",status="acked"} 1' in p.stdout and
+          'llmtune_audit_rules{status="acked",profile="base"} 1' in p.stdout,
+          'prometheus: the rule acked (0, status acked), one acked rule')
     p = t.run('audit', '--json', '--profile', 'base')
     audit_json = os.path.join(tmp, 'ack-audit.json')
     with open(audit_json, 'w') as f:

@@ -137,7 +137,7 @@ def test_roots(a, promtool):
             r, t0, t1 = prom_audit(a, root, '--profile', profile)
             j = run([a.llmtune, '--root', root, 'audit', '--profile', profile, '--json'])
             statuses = {lab['rule']: lab['status'] for n, lab, v in parse_prom(r.stdout.decode())[0]
-                        if n == 'llmtune_rule_result'}
+                        if n == 'llmtune_rule_status' and v == 1}
             if statuses == {x['rule']: x['status'] for x in json.loads(j.stdout)['results']}:
                 break
             print('note: %s: prometheus and json audits differ (attempt %d); again' % (name, attempt + 1))
@@ -151,13 +151,21 @@ def test_roots(a, promtool):
         rules = {lab['rule']: (lab, v) for n, lab, v in series if n == 'llmtune_rule_result'}
         check(len(rules) == len(doc['results']) == len([s for s in series if s[0] == 'llmtune_rule_result']),
               '%s: one series per rule (%d series, %d rules)' % (name, len(rules), len(doc['results'])))
+        info = {lab['rule']: lab for n, lab, v in series if n == 'llmtune_rule_info' and v == 1}
         for res in doc['results']:
             lab, v = rules.get(res['rule'], ({}, None))
-            want = {'title': res['title'], 'area': res['area'], 'severity': res['severity'], 'status': res['status'],
+            # identity: no label that changes with the status (issue 31 item 11)
+            want = {'rule': res['rule'], 'area': res['area'], 'severity': res['severity'],
                     'profile': doc['profile']['name']}
-            check(all(lab.get(k) == w for k, w in want.items()),
-                  '%s: %s labels %r, audit --json says %r' % (name, res['rule'], lab, want))
+            check(lab == want, '%s: %s labels %r, want exactly %r' % (name, res['rule'], lab, want))
             check(v == (1 if res['status'] in ('fail', 'error') else 0), '%s: %s value %r' % (name, res['rule'], v))
+            states = {lab2['status']: v2 for n, lab2, v2 in series
+                      if n == 'llmtune_rule_status' and lab2['rule'] == res['rule']}
+            check(set(states) == {'pass', 'fail', 'n/a', 'error', 'acked'} and
+                  [s for s, v2 in states.items() if v2 == 1] == [res['status']],
+                  '%s: %s status stateset %r, audit --json says %s' % (name, res['rule'], states, res['status']))
+            check(info.get(res['rule']) == {'rule': res['rule'], 'title': res['title'], 'area': res['area']},
+                  '%s: %s info %r' % (name, res['rule'], info.get(res['rule'])))
         for st, key in (('pass', 'pass'), ('fail', 'fail'), ('n/a', 'na'), ('error', 'error')):
             check(one(series, 'llmtune_audit_rules', status=st) == doc['summary'][key],
                   '%s: llmtune_audit_rules{status=%s}' % (name, st))
@@ -196,11 +204,13 @@ def test_hostile(a, promtool, tmp):
         return
     promtool_metrics(promtool, text, 'hostile rule text')
     series, _ = parse_prom(text)
-    lab = [lab for n, lab, v in series if n == 'llmtune_rule_result' and lab['rule'] == 'zz-hostile']
+    lab = [lab for n, lab, v in series if n == 'llmtune_rule_info' and lab['rule'] == 'zz-hostile']
     check(len(lab) == 1 and lab[0]['title'] == HOSTILE_READ_BACK,
           'hostile: title reads back as %r, expected %r' % (lab and lab[0].get('title'), HOSTILE_READ_BACK))
-    check(len(lab) == 1 and lab[0]['status'] == 'fail' and lab[0]['severity'] == 'critical',
-          'hostile: the rule is a critical failure: %r' % lab)
+    res = [(lab, v) for n, lab, v in series if n == 'llmtune_rule_result' and lab['rule'] == 'zz-hostile']
+    st = [lab['status'] for n, lab, v in series if n == 'llmtune_rule_status' and lab['rule'] == 'zz-hostile' and v == 1]
+    check(len(res) == 1 and res[0][1] == 1 and res[0][0]['severity'] == 'critical' and st == ['fail'],
+          'hostile: the rule is a critical failure: %r %r' % (res, st))
     print('ok: hostile rule title escaped, promtool accepts, reads back as written (bad bytes as ?)')
 
 

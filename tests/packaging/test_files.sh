@@ -196,8 +196,14 @@ print("zshdir=%s" % (o.get("zshcompletiondir") or d(o["datadir"]) + "/zsh/site-f
         # rule's source, explained through the installed data directory) cite a file outside the
         # project: the maintainers' notes (KNOBS.md, ../nccl/NOTES.md), the shared corpus, /work.
         docdir=$datadir/doc/llmtune
-        for f in README.md docs/FACTS.md docs/RELIABILITY.md docs/GATHER.md docs/TUNING.md; do
+        for f in README.md docs/FACTS.md docs/RELIABILITY.md docs/GATHER.md docs/TUNING.md docs/ARCHITECTURE.md \
+                docs/PERFORMANCE.md; do
                 cmp -s "$src/$f" "$dest$docdir/$f" || fail "meson install: $docdir/$f is not $f"
+        done
+        # What the README points operators at is in the package too (issue 31 item 11).
+        for f in prometheus/llmtune-alerts.yml kubernetes/llmtune-nfd.yaml ansible/galaxy.yml \
+                ansible/plugins/modules/llmtune.py ansible/roles/llmtune/tasks/main.yml; do
+                cmp -s "$src/packaging/$f" "$dest$datadir/llmtune/$f" || fail "meson install: $datadir/llmtune/$f is not packaging/$f"
         done
         if out=$(python3 - "$llmtune" "$dest$datadir/llmtune" "$dest$docdir" "$src" <<'PY'
 import json, os, re, subprocess, sys
@@ -209,7 +215,7 @@ outside = re.compile(r"KNOBS\.md|NOTES\.md|nccl-env\.tsv|\.\./nccl/|\.\./docs\b|
 bad = []
 env = dict(os.environ, LLMTUNE_DATADIR=data)
 ids = [r["rule"] for r in json.loads(subprocess.run([llmtune, "explain", "--list", "--json"], env=env,
-                                                    capture_output=True, text=True, check=True).stdout)]
+                                                    capture_output=True, text=True, check=True).stdout)["rules"]]
 if len(ids) < 50:
     bad.append("explain --list names only %d rules" % len(ids))
 for rid in ids:
@@ -230,11 +236,15 @@ for path in files:
     for n, line in enumerate(open(path, encoding="utf-8", errors="replace"), 1):
         if outside.search(line):
             bad.append("%s:%d cites outside the project: %s" % (path[len(os.path.dirname(data)):], n, line.strip()))
-    if path.endswith(".md"):  # relative links of the docs name files of the source tree
+    if path.endswith(".md") and path.startswith(docdir + "/"):  # the docs' links name files of the source tree
         for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", open(path, encoding="utf-8").read()):
             rel = os.path.relpath(os.path.join(os.path.dirname(path), target), docdir)
             if rel.startswith("..") or not os.path.exists(os.path.join(src, rel)):
                 bad.append("%s links %s, outside the source tree" % (path[len(docdir) + 1:], target))
+    elif path.endswith(".md"):  # the collection's README links its own installed files
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", open(path, encoding="utf-8").read()):
+            if not os.path.exists(os.path.join(os.path.dirname(path), target)):
+                bad.append("%s links %s, which is not installed" % (path[len(data) + 1:], target))
 print("\n".join(bad) if bad else "%d rules, %d installed files" % (len(ids), len(files)))
 sys.exit(1 if bad else 0)
 PY
@@ -330,6 +340,25 @@ out=$(reapply --root "$root" 2>&1)
         fail "reapply after rollback: $out"
 out=$(reapply --bogus 2>&1)
 [ $? -eq 1 ] && ok "reapply rejects an unknown argument" || fail "reapply --bogus: $out"
+
+# --- the Slurm wrapper passes slurmd's slurm.conf through --------------------------------------
+# slurmd runs HealthCheckProgram with SLURMD_NODENAME alone; a stand-in named slurmd does the same.
+# The file slurmd runs with (SLURM_CONF, or -f FILE, which wins) reaches llmtune and so scontrol.
+hc=$build/packaging/slurm-health-check
+mkdir -p "$tmp/hc"
+printf '#!/bin/sh\nprintf "%%s\\n" "${SLURM_CONF:-unset}" >"$OUT"\n' >"$tmp/hc/llmtune"
+printf '#!/bin/sh\n/usr/bin/env -i SLURMD_NODENAME=n1 LLMTUNE=%s OUT="$OUTFILE" /bin/sh %s\n' "$tmp/hc/llmtune" "$hc" >"$tmp/hc/slurmd"
+cp "$tmp/hc/slurmd" "$tmp/hc/cron"
+chmod +x "$tmp/hc/llmtune" "$tmp/hc/slurmd" "$tmp/hc/cron"
+hc_conf() { # ENV... PROGRAM [ARGS]: the SLURM_CONF llmtune got
+        env OUTFILE="$tmp/hc/out" "$@" && cat "$tmp/hc/out"
+}
+[ "$(hc_conf SLURM_CONF=/opt/site/slurm.conf "$tmp/hc/slurmd")" = /opt/site/slurm.conf ] &&
+        [ "$(hc_conf SLURM_CONF=/opt/site/slurm.conf "$tmp/hc/slurmd" -D -f /etc/other/slurm.conf)" = /etc/other/slurm.conf ] &&
+        [ "$(hc_conf "$tmp/hc/slurmd" -f/srv/slurm.conf)" = /srv/slurm.conf ] &&
+        [ "$(hc_conf "$tmp/hc/slurmd")" = unset ] && [ "$(hc_conf SLURM_CONF=/opt/site/slurm.conf "$tmp/hc/cron")" = unset ] &&
+        ok "slurm-health-check passes slurmd's SLURM_CONF or -f FILE through (and nothing from another parent)" ||
+        fail "slurm-health-check: slurmd's slurm.conf not passed through: $(hc_conf SLURM_CONF=/opt/site/slurm.conf "$tmp/hc/slurmd")"
 
 echo "$fails failure(s)"
 [ "$fails" -eq 0 ]
