@@ -141,6 +141,7 @@ expect_files() { # LISTING UNITDIR ZSHDIR
                 /usr/share/doc/llmtune/README.md /usr/share/doc/llmtune/docs/FACTS.md \
                 /usr/share/doc/llmtune/docs/ARCHITECTURE.md /usr/share/doc/llmtune/docs/PERFORMANCE.md \
                 /usr/share/llmtune/prometheus/llmtune-alerts.yml /usr/share/llmtune/kubernetes/llmtune-nfd.yaml \
+                /usr/share/llmtune/kubernetes/llmtune-npd.yaml \
                 /usr/share/llmtune/ansible/plugins/modules/llmtune.py \
                 "$2/llmtune-verify.service" "$2/llmtune-verify.timer" "$2/llmtune-metrics.service" \
                 "$2/llmtune-metrics.timer"; do

@@ -201,7 +201,7 @@ print("zshdir=%s" % (o.get("zshcompletiondir") or d(o["datadir"]) + "/zsh/site-f
                 cmp -s "$src/$f" "$dest$docdir/$f" || fail "meson install: $docdir/$f is not $f"
         done
         # What the README points operators at is in the package too (issue 31 item 11).
-        for f in prometheus/llmtune-alerts.yml kubernetes/llmtune-nfd.yaml ansible/galaxy.yml \
+        for f in prometheus/llmtune-alerts.yml kubernetes/llmtune-nfd.yaml kubernetes/llmtune-npd.yaml ansible/galaxy.yml \
                 ansible/plugins/modules/llmtune.py ansible/roles/llmtune/tasks/main.yml; do
                 cmp -s "$src/packaging/$f" "$dest$datadir/llmtune/$f" || fail "meson install: $datadir/llmtune/$f is not packaging/$f"
         done
