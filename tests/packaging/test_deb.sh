@@ -257,6 +257,10 @@ if command -v rpmbuild >/dev/null; then
                         <(rpm -qlvp "$rpmfile" 2>/dev/null | awk '$1 ~ /^-/ { print $NF }' | norm))
                 n=$(rpm -qlvp "$rpmfile" 2>/dev/null | awk '$1 ~ /^-/' | wc -l)
                 [ "$have_deb" = 1 ] && { [ -z "$d" ] && [ "$n" -gt 20 ] && ok "the RPM and the .deb install the same $n files" || fail "RPM and .deb differ: $d"; }
+                # The removal warning of the .deb's prerm is the RPM's too (test_maint.sh runs it).
+                rpm -qp --scripts "$rpmfile" 2>/dev/null | sed -n '/^preuninstall scriptlet/,/^[a-z]* *scriptlet/p' |
+                        grep -q "still in force and stay after removal" && ok "the RPM's %preun warns of changes still in force" ||
+                        fail "the RPM's preuninstall scriptlet has no 'still in force' warning"
                 if command -v rpm2cpio >/dev/null && command -v cpio >/dev/null; then
                         mkdir -p "$tmp/rx" && (cd "$tmp/rx" && rpm2cpio "$rpmfile" | cpio -idm --quiet)
                         out=$("$tmp/rx/usr/bin/llmtune" --version 2>&1)
