@@ -116,7 +116,7 @@ int pcilib_get(struct facts *f, struct pcilib **ret, const char **ret_err)
                         pacc->method = PCI_ACCESS_SYS_BUS_PCI;
                         if (pci_set_param(pacc, (char *)"sysfs.path", (char *)LIBPCI_NO_PATH) < 0)
                                 on_error((char *)"libpci has no sysfs.path parameter");
-                        /* pci.ids of the host; udev's hwdb and DNS lookups stay off. */
+                        /* No name lookups (pci-ids.c names devices): udev's hwdb and DNS stay off. */
                         pacc->id_lookup_mode = PCI_LOOKUP_NO_HWDB;
                         pci_init(pacc);
                         LEAVE();
@@ -133,27 +133,6 @@ int pcilib_get(struct facts *f, struct pcilib **ret, const char **ret_err)
 }
 
 const char *pcilib_last_error(const struct pcilib *p) { return p->last; }
-
-int pcilib_names(struct pcilib *p, unsigned vendor, unsigned device, char **ret_vendor, char **ret_device)
-{
-        char vbuf[256], dbuf[256];
-        const char *volatile vn = NULL;
-        const char *volatile dn = NULL;
-        jmp_buf jb;
-        ENTER(p, jb);
-        if (setjmp(jb)) {
-                /* A corrupt pci.ids is reported through the error callback. */
-                LEAVE();
-                return -EIO;
-        }
-        int flags = PCI_LOOKUP_NO_NUMBERS | PCI_LOOKUP_NO_HWDB;
-        vn = pci_lookup_name(p->pacc, vbuf, sizeof(vbuf), flags | PCI_LOOKUP_VENDOR, vendor);
-        dn = pci_lookup_name(p->pacc, dbuf, sizeof(dbuf), flags | PCI_LOOKUP_DEVICE, vendor, device);
-        LEAVE();
-        *ret_vendor = vn ? xstrdup(vn) : NULL;
-        *ret_device = dn ? xstrdup(dn) : NULL;
-        return 0;
-}
 
 /*
  * The function DDDD:BB:DD.F, with at most CFG_LEN bytes of the root's copy of its config space

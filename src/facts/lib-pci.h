@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libpci, set up once per fact store and kept as the store's "libpci" handle. It decodes config
- * space that the root handle read (pci_setup_cache) and names IDs from the host's pci.ids; it is
+ * space that the root handle read (pci_setup_cache); names come from pci-ids.c, not from it. It is
  * given no path into the tree (method linux-sysfs on a path that cannot be opened), so nothing in
  * a tree reaches it but those bytes. libpci reports fatal errors through
  * a callback that must not return (its default calls exit()); ours longjmps back into the call
@@ -49,10 +49,6 @@ enum {
  * a reason (static or owned by the handle) when libpci could not be set up; a failure is
  * remembered, not retried. */
 int pcilib_get(struct facts *f, struct pcilib **ret, const char **ret_err);
-
-/* Vendor and device names from pci.ids (the host's copy: data, not machine state). *ret_* is
- * NULL when the ID is not in the list. Caller frees. */
-int pcilib_names(struct pcilib *p, unsigned vendor, unsigned device, char **ret_vendor, char **ret_device);
 
 /*
  * Find the PCI Express capability of DDDD:BB:DD.F and decode LnkCap (+0x0c) and LnkSta (+0x12).

@@ -151,13 +151,21 @@ static void nvidia_facts(struct facts *f)
         int rc = root_read_line(facts_root(f), path, &line);
         if (root_gone(rc)) {
                 fact_absent(f, path, "no NVIDIA driver loaded (no /proc/driver/nvidia/version)", "nvidia.driver.version");
+                fact_absent(f, path, "no NVIDIA driver loaded (no /proc/driver/nvidia/version)", "nvidia.driver.flavor");
                 return;
         }
         if (rc < 0) {
                 fact_unreadable(f, path, rc, NULL, "nvidia.driver.version");
+                fact_unreadable(f, path, rc, NULL, "nvidia.driver.flavor");
                 return;
         }
         char *nvrm = strstr(line, "NVRM version:");
+        /* The open kernel modules say "Open Kernel Module for x86_64", the proprietary ones "Kernel
+         * Module" alone. */
+        if (nvrm)
+                fact_str(f, path, strstr(nvrm, "Open Kernel Module") ? "open" : "proprietary", "nvidia.driver.flavor");
+        else
+                fact_unreadable(f, path, -EBADMSG, "no \"NVRM version:\" line", "nvidia.driver.flavor");
         char *save = NULL;
         if (nvrm) {
                 char *eol = strchr(nvrm, '\n');

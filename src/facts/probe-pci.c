@@ -1,18 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gpu.*, nvswitch.*, nvme.*: PCI devices that matter for training, from sysfs
- * (Documentation/ABI/testing/sysfs-bus-pci), libpci (PCI Express capability, pci.ids names) and
- * hwloc (locality cross-check).
+ * (Documentation/ABI/testing/sysfs-bus-pci), libpci (PCI Express capability), pci.ids (names,
+ * pci-ids.c) and hwloc (locality cross-check).
  *
  * The facts come in three stages so that a rule reading only sysfs facts loads neither library:
  *   sysfs  - addresses, IDs, class, driver, numa_node, local_cpus, socket, BARs, counts, balance
- *   names  - vendor/name (pci.ids through libpci)
+ *   names  - vendor/name/arch (pci.ids, the tree's own else this host's: pci-ids.c)
  *   libpci - link.*, upstream*, acs_redirect (config space first, sysfs link files second)
  *   hwloc  - hwloc_numa_node, locality_agrees
  *   ib     - local_hca (asks the ib probe for the HCAs' NUMA nodes)
  * facts_get() of one name runs only the stage that provides it (lookup), a glob pattern only the
  * stages that provide a name it matches (match); listing the prefix runs all of them.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
@@ -21,8 +22,8 @@
 #include "cpu-topo.h"
 #include "facts.h"
 #include "lib-hwloc.h"
-#include "lib-pci.h"
 #include "parse.h"
+#include "pci-ids.h"
 #include "pci-link.h"
 #include "probes.h"
 
@@ -695,61 +696,80 @@ static void stage_sysfs(struct facts *f, struct state *s)
 
 /* --- libpci stage ----------------------------------------------------------------------------- */
 
-static void gpu_libpci(struct facts *f, struct pcilib *p, const char *pci_err, size_t i, const struct pdev *d,
-                       bool names)
+/* An NVIDIA GPU's architecture from the chip code that opens its pci.ids name ("GH100 [H100 SXM5
+ * 80GB]", "GA100GL [A30 PCIe]"): NVIDIA names each chip by its architecture's letters and a number,
+ * so a board the table lists but nobody listed here (an H200 is GH100, a B200 GB100) is known. */
+static const char *nvidia_arch(const char *name)
+{
+        static const struct {
+                const char *code, *arch;
+        } codes[] = {{"GK", "kepler"}, {"GM", "maxwell"}, {"GP", "pascal"}, {"GV", "volta"},  {"TU", "turing"},
+                     {"GA", "ampere"}, {"AD", "ada"},     {"GH", "hopper"}, {"GB", "blackwell"}};
+        for (size_t k = 0; k < ARRAY_SIZE(codes); k++)
+                if (strncmp(name, codes[k].code, 2) == 0 && isdigit((unsigned char)name[2]))
+                        return codes[k].arch;
+        return NULL;
+}
+
+static void gpu_arch(struct facts *f, const char *src, const char *prefix, const struct pdev *d, const char *name)
+{
+        const char *arch = name ? nvidia_arch(name) : NULL;
+        if (d->vendor != 0x10de)
+                fact_absent(f, src, "not an NVIDIA GPU", "%s.arch", prefix);
+        else if (arch)
+                fact_str(f, src, arch, "%s.arch", prefix);
+        else if (!name)
+                fact_absent(f, src, "device not in pci.ids (the tree's, else this host's): update it (update-pciids)",
+                            "%s.arch", prefix);
+        else
+                fact_absent(f, src, "no known architecture's chip code opens the pci.ids name", "%s.arch", prefix);
+}
+
+/* gpu.N.{vendor,name,arch} from pci.ids (pci-ids.c). */
+static void gpu_names(struct facts *f, size_t i, const struct pdev *d)
 {
         _cleanup_free_ char *prefix = xasprintf("gpu.%zu", i);
-        const char *ids = "pci.ids (libpci)";
+        _cleanup_free_ char *vn = NULL, *dn = NULL;
+        const char *src = NULL;
+        int rc = d->vendor < 0 ? 0
+                               : pci_ids_names(f, (unsigned)d->vendor, d->device < 0 ? 0u : (unsigned)d->device, &vn,
+                                               &dn, &src);
+        const char *where = src ? src : "pci.ids";
+        if (rc < 0) {
+                static const char *const names[] = {"vendor", "name", "arch"};
+                for (size_t k = 0; k < ARRAY_SIZE(names); k++)
+                        fact_absent(f, where, "no pci.ids in the tree (/usr/share/misc, /usr/share/hwdata) nor on this host",
+                                    "%s.%s", prefix, names[k]);
+                return;
+        }
+        if (vn)
+                fact_str(f, where, vn, "%s.vendor", prefix);
+        else
+                fact_absent(f, where, d->vendor < 0 ? "vendor ID unknown" : "vendor not in pci.ids", "%s.vendor", prefix);
+        if (dn && d->device >= 0)
+                fact_str(f, where, dn, "%s.name", prefix);
+        else
+                fact_absent(f, where, d->device < 0 ? "device ID unknown" : "device not in pci.ids", "%s.name", prefix);
+        gpu_arch(f, where, prefix, d, d->device >= 0 ? dn : NULL);
+}
 
-        if (!names)
-                /* link.*, upstream.*, acs_redirect: config space first, then the kernel's sysfs view. */
-                pci_link_facts(f, prefix, d->addr);
-        else if (!p) {
-                fact_unreadable(f, "libpci", 0, pci_err, "%s.vendor", prefix);
-                fact_unreadable(f, "libpci", 0, pci_err, "%s.name", prefix);
-        } else if (d->vendor < 0) {
-                fact_absent(f, ids, "vendor ID unknown", "%s.vendor", prefix);
-                fact_absent(f, ids, "vendor ID unknown", "%s.name", prefix);
-        } else {
-                _cleanup_free_ char *vn = NULL, *dn = NULL;
-                int rc = pcilib_names(p, (unsigned)d->vendor, d->device < 0 ? 0u : (unsigned)d->device, &vn, &dn);
-                if (rc < 0) {
-                        fact_unreadable(f, ids, rc, pcilib_last_error(p), "%s.vendor", prefix);
-                        fact_unreadable(f, ids, rc, pcilib_last_error(p), "%s.name", prefix);
-                } else {
-                        if (vn)
-                                fact_str(f, ids, vn, "%s.vendor", prefix);
-                        else
-                                fact_absent(f, ids, "vendor not in pci.ids", "%s.vendor", prefix);
-                        if (dn && d->device >= 0)
-                                fact_str(f, ids, dn, "%s.name", prefix);
-                        else
-                                fact_absent(f, ids, d->device < 0 ? "device ID unknown" : "device not in pci.ids",
-                                            "%s.name", prefix);
-                }
+/* Link facts (config space through libpci): link.*, upstream.*, acs_redirect, config space first,
+ * then the kernel's sysfs view. */
+static void stage_libpci(struct facts *f, struct state *s)
+{
+        s->libpci = true;
+        for (size_t i = 0; i < s->ngpus; i++) {
+                _cleanup_free_ char *prefix = xasprintf("gpu.%zu", i);
+                pci_link_facts(f, prefix, s->gpus[i].d->addr);
         }
 }
 
-/* Link facts (config space through libpci) and, apart, names (pci.ids, which libpci parses
- * whole on the first lookup: a few MB and milliseconds no rule needs). */
-static void stage_libpci_part(struct facts *f, struct state *s, bool names)
+static void stage_names(struct facts *f, struct state *s)
 {
-        if (names)
-                s->names = true;
-        else
-                s->libpci = true;
-        if (s->ngpus == 0)
-                return;
-        struct pcilib *p = NULL;
-        const char *err = NULL;
-        if (pcilib_get(f, &p, &err) < 0)
-                p = NULL;
+        s->names = true;
         for (size_t i = 0; i < s->ngpus; i++)
-                gpu_libpci(f, p, err ? err : "libpci unavailable", i, s->gpus[i].d, names);
+                gpu_names(f, i, s->gpus[i].d);
 }
-
-static void stage_libpci(struct facts *f, struct state *s) { stage_libpci_part(f, s, false); }
-static void stage_names(struct facts *f, struct state *s) { stage_libpci_part(f, s, true); }
 
 /* --- hwloc stage ------------------------------------------------------------------------------ */
 
@@ -931,7 +951,7 @@ static bool in_list(const char *s, const char *const *v, size_t n)
 
 static const char *const gpu_sysfs_facts[] = {"address", "vendor_id", "device_id", "class", "driver", "numa_node",
                                               "local_cpus", "socket", "large_bar"};
-static const char *const gpu_names_facts[] = {"vendor", "name"};
+static const char *const gpu_names_facts[] = {"vendor", "name", "arch"};
 static const char *const gpu_libpci_facts[] = {
         "link.speed", "link.width", "link.max_speed", "link.max_width", "link.width_ok",
         "link.speed_ok", "link.slot_limited", "upstream", "upstream_link.speed", "upstream_link.width",

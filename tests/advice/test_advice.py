@@ -1062,11 +1062,23 @@ def case_item17_exec(tmp):
     check(rc == 0 and 'no GPU has the UUID GPU-ffff' in out, 'item 17: an unknown UUID says so (%r)' % (out + err))
 
 
-# --- item 16: host RAM per GPU from the shipped systems; A100 40 GB vs 80 GB by device ID -----------
+# --- item 16: host RAM per GPU from the shipped systems; A100 40 GB vs 80 GB by their memory ----------
+
+def set_bar1(root, addr, size):
+    """Give the function ADDR a BAR1 of SIZE bytes (line 1 of its sysfs resource file)."""
+    path = os.path.join(root, 'sys/bus/pci/devices', addr, 'resource')
+    with open(path) as f:
+        lines = f.read().splitlines()
+    start, _, flags = lines[1].split()
+    lines[1] = '0x%016x 0x%016x %s' % (int(start, 16), int(start, 16) + size - 1, flags)
+    with open(path, 'w') as f:
+        f.write('\n'.join(lines) + '\n')
+
 
 def case_item16_ram_per_gpu(tmp):
-    """The DGX A100 fixture (8x A100-SXM4-40GB, 10de:20b0, 1 TB) is a100-8x and has the RAM per GPU of
-    a DGX A100 320GB; the same node with 80 GB boards (10de:20b2) is a100-80gb-8x and lacks half."""
+    """The DGX A100 fixture (8x A100-SXM4-40GB, 10de:20b0, 64 GiB BAR1, 1 TB) is a100-8x and has the
+    RAM per GPU of a DGX A100 320GB; the same node with 80 GB boards (10de:20b2, 128 GiB BAR1) is
+    a100-80gb-8x and lacks half."""
     root = copy_root(tmp, 'dgx-a100')
     rc, out, err = run(root, 'recommend')
     check(out.startswith('a100-8x\t'), 'item 16: 20b0 boards are a100-8x (%r)' % out[:60])
@@ -1079,6 +1091,7 @@ def case_item16_ram_per_gpu(tmp):
         if read(root, '/sys/bus/pci/devices/%s/device' % d) == '0x20b0\n':
             with open(h, 'w') as f:
                 f.write('0x20b2\n')
+            set_bar1(root, d, 128 << 30)
             changed += 1
     check(changed == 8, 'item 16: the 8 GPUs now say 10de:20b2 (%d)' % changed)
     rc, out, err = run(root, 'recommend')

@@ -398,7 +398,60 @@ def case_item3_storage_hca(tmp):
           'item 3: NCCL_IB_HCA names the eight rails (%r)' % [l for l in out.splitlines() if 'IB_HCA' in l])
 
 
+# --- item 2: profiles by capability; hardware requirements whatever the profile ---------------------
+
+def detected(root):
+    """The profile detection picks (audit without --profile), and the audit document."""
+    rc, res, doc = audit_rc(root, None, 'driver-fabricmanager')
+    return doc['profile']['name'], doc
+
+
+def case_item2_h200(tmp):
+    """hgx-h200: the HGX H100 board with H200 GPUs (10de:2335), fabric manager not enabled. Detection
+    picks h200-sxm-8x by capability (Hopper, eight, NVSwitches, a 256 GiB BAR1); under any profile,
+    base included, the NVSwitches make driver-fabricmanager apply and fail."""
+    root = hw_root(tmp, 'hgx-h200')
+    f = facts(root, 'gpu')
+    check(all(f.get('gpu.%d.arch' % i, {}).get('value') == 'hopper' for i in range(8)),
+          'item 2: the H200s are Hopper by their chip code (%r)' % f.get('gpu.0.arch'))
+    name, doc = detected(root)
+    check(name == 'h200-sxm-8x', 'item 2: an HGX H200 is detected as h200-sxm-8x (%r: %s)'
+          % (name, doc['profile'].get('why')))
+    for prof in ('base', 'h200-sxm-8x'):
+        r = audit(root, prof, 'driver-fabricmanager')['driver-fabricmanager']
+        check(r['status'] == 'fail' and r['severity'] == 'critical',
+              'item 2: four NVSwitches without the fabric manager fail critical under %s (%r)'
+              % (prof, r['status']))
+    h100 = copy_root(tmp, 'hgx-h100')
+    name, doc = detected(h100)
+    check(name == 'h100-sxm-8x', 'item 2: the HGX H100 (128 GiB BAR1) stays h100-sxm-8x (%r)' % name)
+
+
+def case_item2_b200(tmp):
+    """hgx-b200: eight B200 (10de:2901) on the open kernel modules 570.133.20. Detection picks b200-8x;
+    the proprietary flavour fails driver-open-kernel-module critical under any profile."""
+    root = hw_root(tmp, 'hgx-b200')
+    name, doc = detected(root)
+    check(name == 'b200-8x', 'item 2: an HGX B200 is detected as b200-8x (%r: %s)'
+          % (name, doc['profile'].get('why')))
+    res = audit(root, 'b200-8x', 'driver-open-kernel-module', 'driver-version')
+    check(res['driver-open-kernel-module']['status'] == 'pass' and res['driver-version']['status'] == 'pass',
+          'item 2: open modules 570.133.20 pass on b200-8x (%r)'
+          % {k: v['status'] for k, v in res.items()})
+    ver = read(root, '/proc/driver/nvidia/version')
+    write(root, '/proc/driver/nvidia/version',
+          ver.replace('Open Kernel Module for x86_64', 'x86_64 Kernel Module').replace('570.133.20', '565.57.01'))
+    for prof in ('base', 'b200-8x'):
+        r = audit(root, prof, 'driver-open-kernel-module')['driver-open-kernel-module']
+        check(r['status'] == 'fail' and r['severity'] == 'critical' and 'proprietary' in (r.get('observed') or ''),
+              'item 2: the proprietary modules on Blackwell fail critical under %s (%r)' % (prof, r))
+    r = audit(root, 'b200-8x', 'driver-version')['driver-version']
+    check(r['status'] == 'fail', 'item 2: 565 is below HGX B200\'s 570.133.20 (%r)' % r['status'])
+
+
 CASES = {
+    'item2-h200': case_item2_h200,
+    'item2-b200': case_item2_b200,
     'item3-storage-hca': case_item3_storage_hca,
     'item11-clocks': case_item11_clocks,
     'item7-fabricmanager-rpm': case_item7_fabricmanager_rpm,

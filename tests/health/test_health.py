@@ -188,6 +188,15 @@ def h100_fm_old(d):
     d['nvidia'] = d['nvidia'].replace('535.104.05', '470.57.02')
 
 
+def b200(d, open_modules):
+    """The HGX H100 with B200 GPUs (10de:2901, named by the machine's own pci.ids) in its GPUs' places
+    and driver 570.133.20, open or proprietary flavour (mkroots.py 'swap'; tests/roots/hardware/hgx-b200)."""
+    d['swap'] = {'h100-sxm5-80gb': 'b200', 'nvswitch-h100': None}
+    d.setdefault('etc', {})['/usr/share/misc/pci.ids'] = '10de  NVIDIA Corporation\n\t2901  GB100 [B200]\n'
+    flavour = 'Open Kernel Module for x86_64' if open_modules else 'x86_64 Kernel Module'
+    d['nvidia'] = 'NVRM version: NVIDIA UNIX %s  570.133.20  Release Build  Tue Mar 25 00:45:38 UTC 2025\n' % flavour
+
+
 VARIANTS = {
     # name: (desc, change); change None: the built fixture root of that name
     'ws-4090': ('ws-4090', None),
@@ -200,6 +209,8 @@ VARIANTS = {
     'h100-inbox': ('hgx-h100', h100_inbox),
     'h100-inbox-open': ('hgx-h100', h100_inbox_open),
     'h100-fm-old': ('hgx-h100', h100_fm_old),
+    'b200-open': ('hgx-h100', lambda d: b200(d, True)),
+    'b200-proprietary': ('hgx-h100', lambda d: b200(d, False)),
 }
 
 LOADED = 'loaded.ini'  # a site profile: the audit runs under load
@@ -293,6 +304,10 @@ CASES = [
     ('h100-good', 'h100-sxm-8x', 'driver-fabricmgr-version', 'pass', None),
     ('h100-fm-old', 'h100-sxm-8x', 'driver-fabricmgr-version', 'fail', 'fabricmanager.driver_match = false'),
     ('h100-bad', 'h100-sxm-8x', 'driver-fabricmanager', 'fail', None),
+    # Blackwell needs the open kernel modules, whatever the profile (issue 29 item 2)
+    ('b200-open', 'b200-8x', 'driver-open-kernel-module', 'pass', None),
+    ('b200-proprietary', 'base', 'driver-open-kernel-module', 'fail', 'nvidia.driver.flavor = proprietary'),
+    ('h100-good', 'h100-sxm-8x', 'driver-open-kernel-module', 'n/a', None),
     # InfiniBand
     ('h100-good', 'h100-sxm-8x', 'ib-hca-count', 'pass', None),
     ('h100-bad', 'h100-sxm-8x', 'ib-hca-count', 'fail', 'ib.count = 7'),

@@ -62,6 +62,14 @@ CATALOGUE = {
                            (5, 'io', 128), (6, 'rom', 512 * KIB)]),
     'ad102-audio': dict(vendor=0x10de, device=0x22ba, cls=0x040300, sub=(0x1458, 0x40bf), rev=0xa1, type='ep',
                         link=(4, 16), multifunction=True, bars=[(0, 'mem32', 16 * KIB)]),
+    # H200 SXM 141GB and B200: the memory (141 GB, 180 GB) rounded up to a power of two is BAR1, as real
+    # nvidia-smi captures show for the A100 (80 GB: 131072 MiB, 40 GB: 65536 MiB); subsystem IDs are
+    # placeholders (no rule reads them)
+    'h200-sxm-141gb': dict(vendor=0x10de, device=0x2335, cls=0x030200, sub=(0x10de, 0x18be), rev=0xa1, type='ep',
+                           link=(5, 16), bars=[(0, 'mem32', 16 * MIB), (1, 'pref64', 256 * GIB),
+                                               (3, 'pref64', 32 * MIB)]),
+    'b200': dict(vendor=0x10de, device=0x2901, cls=0x030200, sub=(0x10de, 0x1999), rev=0xa1, type='ep',
+                 link=(5, 16), bars=[(0, 'mem32', 64 * MIB), (1, 'pref64', 256 * GIB), (3, 'pref64', 32 * MIB)]),
     'nvswitch-a100': dict(vendor=0x10de, device=0x1af1, cls=0x068000, sub=(0x10de, 0x1631), rev=0xa1, type='ep',
                           link=(4, 1), bars=[(0, 'mem32', 32 * MIB)]),
     'nvswitch-h100': dict(vendor=0x10de, device=0x22a3, cls=0x068000, sub=(0x10de, 0x1796), rev=0xa1, type='ep',
@@ -1178,6 +1186,26 @@ def load_desc(desc_path):
     raise SystemExit('%s: inherits %r: no %s.desc beside it or in its parent folder' % (desc_path, parent, parent))
 
 
+def swap(d):
+    """'swap': {USE: NEW} puts catalogue entry NEW wherever the PCI tree uses USE (an HGX H100 board
+    with H200 GPUs); NEW None removes those functions."""
+    table = d.pop('swap', {})
+
+    def walk(node):
+        if isinstance(node, list):
+            out = [walk(x) for x in node if not (isinstance(x, dict) and x.get('use') in table
+                                                 and table[x['use']] is None)]
+            return out
+        if isinstance(node, dict):
+            out = {k: walk(v) for k, v in node.items()}
+            if out.get('use') in table:
+                out['use'] = table[out['use']]
+            return out
+        return node
+    if table:
+        d['pci'] = walk(d['pci'])
+
+
 def trim(t, d):
     """What a snapshot tool did not copy: 'move' {FROM: TO} renames a generated path (a copy of
     /proc/self/mounts without the /proc/mounts symlink), then 'omit' [PATH...] removes paths."""
@@ -1197,6 +1225,7 @@ def trim(t, d):
 
 def generate(desc_path, outdir):
     d = load_desc(desc_path)
+    swap(d)
     name = os.path.splitext(os.path.basename(desc_path))[0]
     final = os.path.join(outdir, name)
     os.makedirs(outdir, exist_ok=True)

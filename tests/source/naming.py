@@ -28,6 +28,7 @@ EXCEPTIONS = {
     'hwlib_free': FACTS_DESTROY,
     'vet_verdict_free': FACTS_DESTROY,
     'pcilib_free': FACTS_DESTROY,
+    'ids_free': FACTS_DESTROY,
     'cpu_state_free': FACTS_DESTROY,
     'kstate_free': FACTS_DESTROY,
     'state_free': FACTS_DESTROY,
