@@ -3,8 +3,8 @@
  * llmtune baseline [--profile P] [-o FILE]: a site profile from a node the operator trusts, as
  * nhc-genconf writes an NHC configuration from a healthy node. It inherits the node's profile and
  * sets, from this node's facts, the parameters that every node of that type must share (GPU count
- * and model, NVLinks per GPU, PCIe width and speed of GPUs and adapters, adapter count, rate, link
- * layer and firmware, driver version, NUMA layout); rules/baseline.ini and the rules those
+ * and model, NVLinks per GPU, PCIe width and speed of GPUs and adapters, adapter count, rate, fabric
+ * and firmware, driver version, NUMA layout); rules/baseline.ini and the rules those
  * parameters already drive judge the other nodes against it. A value this node does not show
  * uniformly (two firmware versions, a fact it could not read) is left unset with the reason, never
  * guessed: a baseline only states what was seen.
@@ -17,6 +17,7 @@
 #include "cli-data.h"
 #include "commands.h"
 #include "expr.h"
+#include "param-types.h"
 
 enum reduce {
         SAME, /* every item has one value: that value */
@@ -41,7 +42,7 @@ static const struct source {
         {"gpu_per_socket", SAME, {"gpu.per_socket present"}},
         {"ib_hca_count", MIN, {"ib.count present", "ib.infiniband_ports present"}},
         {"ib_rate_gbps", MIN, {"all ib.*.port.*.rate_gbps present where state == ACTIVE and role == compute"}},
-        {"hca_link_layer", SAME, {"all ib.*.port.*.link_layer present where role == compute"}},
+        {"ib_link_layer", SAME, {"all ib.*.port.*.fabric present where role == compute"}},
         {"hca_pcie_width", MIN, {"all ib.*.link.width present"}},
         {"hca_pcie_speed", MIN, {"all ib.*.link.max_speed present", "all ib.*.upstream_link.max_speed present"}},
         {"hca_fw_version", SAME, {"all ib.*.fw_ver present"}},
@@ -127,8 +128,25 @@ static void take_source(struct facts *f, const struct source *s, struct taken *t
                 none_seen(f, s, t);
 }
 
-static void write_profile(FILE *out, struct facts *f, const char *inherits)
+/* A value the parameter's declared type does not take (the fabric `other`, which no site can name)
+ * stays unset: lint would refuse the whole baseline for it. */
+static void check_type(const struct resolved *r, const char *param, struct taken *t)
 {
+        const char *spec = resolved_param_type(r, param);
+        struct param_type pt;
+        _cleanup_free_ char *err = NULL;
+        if (!spec || param_type_parse(spec, &pt, &err) < 0)
+                return;
+        if (!param_type_accepts(&pt, t->best->str)) {
+                _cleanup_free_ char *words = param_type_describe(&pt);
+                t->why_not = xasprintf("%s = %s, not %s", t->best->name, t->best->str, words);
+        }
+        param_type_done(&pt);
+}
+
+static void write_profile(FILE *out, struct facts *f, const struct resolved *r)
+{
+        const char *inherits = r->name;
         fprintf(out, "# A fleet baseline written by `llmtune baseline` from a node the operator trusts: the\n"
                      "# parameters below are what that node has; every node of its type must match them\n"
                      "# (rules/baseline.ini and the rules each parameter drives). Put it in\n"
@@ -141,6 +159,8 @@ static void write_profile(FILE *out, struct facts *f, const char *inherits)
         for (size_t i = 0; i < ARRAY_SIZE(sources); i++) {
                 struct taken t = {0};
                 take_source(f, &sources[i], &t);
+                if (!t.why_not)
+                        check_type(r, sources[i].param, &t);
                 if (t.why_not)
                         fprintf(out, "# %s not set: %s\n", sources[i].param, t.why_not);
                 else
@@ -175,7 +195,7 @@ static int baseline_cmd(struct cli *cli, int argc, char **argv)
         if (rc == EXIT_OK && output && !(out = fopen(output, "we")))
                 rc = cli_error("cannot write %s: %s", output, strerror(errno));
         if (rc == EXIT_OK) {
-                write_profile(out, f, env.profile.name);
+                write_profile(out, f, &env.profile);
                 if (fflush(out) != 0 || ferror(out))
                         rc = cli_error("cannot write %s: %s", output ? output : "standard output", strerror(errno));
                 if (output && fclose(out) != 0 && rc == EXIT_OK)
@@ -196,7 +216,7 @@ const struct command cmd_baseline = {
                  "(gpu_count, gpu_device_id), NVLinks per GPU (nvlink_per_gpu), NVSwitches, the PCIe width\n"
                  "and speed of GPUs and RDMA adapters (gpu_pcie_width, gpu_pcie_speed, hca_pcie_width,\n"
                  "hca_pcie_speed: the trained width, the speed both ends support), adapter count, rate,\n"
-                 "link layer and firmware (ib_hca_count, ib_rate_gbps, hca_link_layer, hca_fw_version), the\n"
+                 "fabric and firmware (ib_hca_count, ib_rate_gbps, ib_link_layer, hca_fw_version), the\n"
                  "NVIDIA driver version and the NUMA layout (numa_nodes, gpu_per_socket). Run it on a node\n"
                  "you trust: an audit of that node with the baseline passes what it passed before, and\n"
                  "the baseline's rules (rules/baseline.ini) fail on a node that differs. A value this node\n"

@@ -39,8 +39,9 @@ static int parse_coded(const char *s, int64_t *code, char **word)
 }
 
 struct counts {
-        int infiniband, active; /* ports with link layer InfiniBand; of those, ACTIVE */
-        bool unknown;           /* a state or link layer could not be read */
+        int infiniband, active;  /* ports with link layer InfiniBand; of those, ACTIVE */
+        bool unknown;            /* a state or link layer could not be read */
+        struct strv compute;     /* the fabrics of the compute ports (ib, roce, efa, other) */
 };
 
 /* ib.DEV.port.PORT.state and state_code from the port's directory DIR. Returns whether it is
@@ -143,7 +144,24 @@ static void port_counters(struct facts *f, const char *dir, const char *dev, con
         }
 }
 
-static void probe_port(struct facts *f, const char *dev, const char *port, struct counts *c)
+/*
+ * The fabric a port runs (ib.DEV.port.P.fabric), from its link layer (drivers/infiniband/core/
+ * sysfs.c show_port_link_layer): "InfiniBand" is ib; "Ethernet" is RoCE (or iWARP, which NCCL's
+ * IB transport does not use either way); "Unspecified" is what AWS's EFA reports, known by the
+ * device's driver (efa), and any other such device is "other". Returns NULL when unreadable.
+ */
+static const char *port_fabric(const char *layer, int rc, bool efa)
+{
+        if (rc == -ENOENT || (rc == 0 && streq(layer, "InfiniBand")))
+                return "ib"; /* without the file (kernels before 2.6.37) every port was InfiniBand */
+        if (rc < 0)
+                return NULL;
+        if (streq(layer, "Ethernet"))
+                return "roce";
+        return efa ? "efa" : "other";
+}
+
+static const char *probe_port(struct facts *f, const char *dev, const char *port, bool efa, struct counts *c)
 {
         _cleanup_free_ char *dir = xasprintf(IB_DIR "/%s/ports/%s", dev, port);
         bool active = port_state(f, dir, dev, port, c);
@@ -151,16 +169,21 @@ static void probe_port(struct facts *f, const char *dev, const char *port, struc
         port_rate(f, dir, dev, port);
         port_counters(f, dir, dev, port);
 
-        /* Without the file (kernels before 2.6.37) every port was InfiniBand. */
         _cleanup_free_ char *lp = xasprintf("%s/link_layer", dir);
         fact_file_str(f, lp, "no link_layer file (kernel before 2.6.37)", "ib.%s.port.%s.link_layer", dev, port);
         _cleanup_free_ char *layer = NULL;
         int rc = root_read_line(facts_root(f), lp, &layer);
-        if (rc == 0 ? streq(layer, "InfiniBand") : rc == -ENOENT) {
+        const char *fabric = port_fabric(layer, rc, efa);
+        if (fabric)
+                fact_str(f, lp, fabric, "ib.%s.port.%s.fabric", dev, port);
+        else
+                fact_unreadable(f, lp, rc, NULL, "ib.%s.port.%s.fabric", dev, port);
+        if (fabric && streq(fabric, "ib")) {
                 c->infiniband++;
                 c->active += active;
-        } else if (rc < 0)
+        } else if (!fabric)
                 c->unknown = true;
+        return fabric;
 }
 
 /*
@@ -291,6 +314,8 @@ static void probe_dev(struct facts *f, const char *dev, const struct placement *
         fact_file_int(f, np, "no numa_node for the device", "ib.%s.numa_node", dev);
         _cleanup_free_ char *fw = xasprintf("%s/fw_ver", dir);
         fact_file_str(f, fw, "the driver does not report a firmware version", "ib.%s.fw_ver", dev);
+        _cleanup_free_ char *drv = NULL, *dlink = xasprintf("%s/device/driver", dir);
+        bool efa = root_readlink(r, dlink, &drv) == 0 && endswith(drv, "/efa");
 
         struct strv ports = {0};
         rc = root_list(r, pdir, &ports);
@@ -306,9 +331,12 @@ static void probe_dev(struct facts *f, const char *dev, const struct placement *
                 uint64_t p;
                 if (parse_u64(ports.v[i], &p) < 0)
                         continue;
-                probe_port(f, dev, ports.v[i], c);
+                const char *fabric = probe_port(f, dev, ports.v[i], efa, c);
                 _cleanup_free_ char *src = xasprintf("%s/device", dir);
-                fact_str(f, src, hca_role(f, dev, pl), "ib.%s.port.%s.role", dev, ports.v[i]);
+                const char *role = hca_role(f, dev, pl);
+                fact_str(f, src, role, "ib.%s.port.%s.role", dev, ports.v[i]);
+                if (fabric && streq(role, "compute") && !strv_contains(&c->compute, fabric))
+                        strv_add(&c->compute, fabric);
                 n++;
         }
         fact_int(f, pdir, n, "ib.%s.ports", dev);
@@ -351,14 +379,17 @@ static int ib_run(struct facts *f)
                         fact_absent(f, IB_DIR, why, "ib.count");
                         fact_absent(f, IB_DIR, why, "ib.infiniband_ports");
                         fact_absent(f, IB_DIR, why, "ib.active_ports");
+                        fact_absent(f, IB_DIR, why, "ib.compute_link_layers");
                 } else if (rc == -ENOENT) {
                         fact_int(f, IB_DIR, 0, "ib.count");
                         fact_int(f, IB_DIR, 0, "ib.infiniband_ports");
                         fact_int(f, IB_DIR, 0, "ib.active_ports");
+                        fact_str(f, IB_DIR, "none", "ib.compute_link_layers");
                 } else {
                         fact_unreadable(f, IB_DIR, rc, NULL, "ib.count");
                         fact_unreadable(f, IB_DIR, rc, NULL, "ib.infiniband_ports");
                         fact_unreadable(f, IB_DIR, rc, NULL, "ib.active_ports");
+                        fact_unreadable(f, IB_DIR, rc, NULL, "ib.compute_link_layers");
                 }
                 return 0;
         }
@@ -379,10 +410,15 @@ static int ib_run(struct facts *f)
         if (c.unknown) {
                 fact_unreadable(f, IB_DIR, -EIO, "a port's state or link_layer is unreadable", "ib.infiniband_ports");
                 fact_unreadable(f, IB_DIR, -EIO, "a port's state or link_layer is unreadable", "ib.active_ports");
+                fact_unreadable(f, IB_DIR, -EIO, "a port's state or link_layer is unreadable", "ib.compute_link_layers");
         } else {
                 fact_int(f, IB_DIR, c.infiniband, "ib.infiniband_ports");
                 fact_int(f, IB_DIR, c.active, "ib.active_ports");
+                strv_sort(&c.compute);
+                _cleanup_free_ char *layers = c.compute.n ? strv_join(&c.compute, ",") : xstrdup("none");
+                fact_str(f, IB_DIR, layers, "ib.compute_link_layers");
         }
+        strv_done(&c.compute);
         strv_done(&devs);
         return 0;
 }

@@ -449,7 +449,83 @@ def case_item2_b200(tmp):
     check(r['status'] == 'fail', 'item 2: 565 is below HGX B200\'s 570.133.20 (%r)' % r['status'])
 
 
+# --- item 1: RoCE and EFA nodes ----------------------------------------------------------------------
+
+def set_ports(root, **files):
+    """Write FILE=VALUE into port 1 of every HCA of the tree (link_layer='Ethernet', ...)."""
+    for dev in sorted(os.listdir(os.path.join(root, 'sys/class/infiniband'))):
+        for name, value in files.items():
+            write(root, '/sys/class/infiniband/%s/ports/1/%s' % (dev, name), value + '\n')
+
+
+def fabric_check(root, want, what):
+    """mlx5_0's port is of fabric WANT, and so are the compute ports together."""
+    f = facts(root, 'ib')
+    got = (f.get('ib.mlx5_0.port.1.fabric', {}).get('value'), f.get('ib.compute_link_layers', {}).get('value'))
+    check(got == (want, want), 'item 1: %s (%r)' % (what, got))
+
+
+LINK_RULES = ('ib-link-layer', 'ib-link-layer-uniform', 'ib-port-active', 'ib-port-rate')
+
+
+def site_profile(root, layer):
+    """A site profile of the HGX H100 that names the site's fabric."""
+    write(root, '/etc/llmtune/profiles.d/site-h100.ini',
+          '[profile]\nname = site-h100\ndescription = our HGX H100\ninherits = h100-sxm-8x\n\n'
+          '[params]\nib_link_layer = %s\n' % layer)
+
+
+def case_item1_roce(tmp):
+    """An HGX H100 whose ConnectX-7 run RoCE (every link_layer Ethernet), one rail DOWN. No advice to
+    switch to InfiniBand unless the site says its fabric is InfiniBand; the DOWN rail is reported."""
+    root = copy_root(tmp, 'hgx-h100')
+    set_ports(root, link_layer='Ethernet')
+    write(root, '/sys/class/infiniband/mlx5_3/ports/1/state', '1: DOWN\n')
+    fabric_check(root, 'roce', 'Ethernet ports are RoCE')
+    rules = LINK_RULES
+    res = audit(root, 'h100-sxm-8x', *rules)
+    check(res['ib-link-layer']['status'] == 'n/a' and res['ib-link-layer-uniform']['status'] == 'pass',
+          'item 1: no link-layer finding while the site has not named its fabric (%r)'
+          % {r: res[r]['status'] for r in rules})
+    r = res['ib-port-active']
+    check(r['status'] == 'fail' and 'mlx5_3' in (r['observed'] or ''), 'item 1: the DOWN RoCE rail fails (%r)' % r)
+    check(res['ib-port-rate']['status'] == 'pass', 'item 1: RoCE ports at 400 are judged and pass (%r)'
+          % res['ib-port-rate']['status'])
+    site_profile(root, 'roce')
+    r = audit(root, 'site-h100', 'ib-link-layer')['ib-link-layer']
+    check(r['status'] == 'pass', 'item 1: a RoCE site passes ib-link-layer (%r)' % r['status'])
+    site_profile(root, 'ib')
+    r = audit(root, 'site-h100', 'ib-link-layer')['ib-link-layer']
+    check(r['status'] == 'fail' and r['severity'] == 'critical' and 'roce' in (r['observed'] or ''),
+          'item 1: an InfiniBand site with RoCE ports fails critical (%r)' % r)
+    write(root, '/sys/class/infiniband/mlx5_5/ports/1/link_layer', 'InfiniBand\n')
+    r = audit(root, 'h100-sxm-8x', 'ib-link-layer-uniform')['ib-link-layer-uniform']
+    check(r['status'] == 'fail' and 'ib,roce' in (r['observed'] or ''),
+          'item 1: one port in another link layer fails the uniform check (%r)' % r)
+
+
+def case_item1_efa(tmp):
+    """The HGX H100's adapters as AWS EFA devices (link_layer Unspecified, driver efa, 100 Gb/s each):
+    recognised as EFA, not as InfiniBand ports in the wrong mode."""
+    root = copy_root(tmp, 'hgx-h100')
+    set_ports(root, link_layer='Unspecified', rate='100 Gb/sec (4X EDR)')
+    for dev in os.listdir(os.path.join(root, 'sys/class/infiniband')):
+        addr = os.path.basename(os.readlink(os.path.join(root, 'sys/class/infiniband', dev, 'device')))
+        drv = os.path.join(root, 'sys/bus/pci/devices', addr, 'driver')
+        target = os.readlink(drv)
+        os.unlink(drv)
+        os.symlink(target.replace('mlx5_core', 'efa'), drv)
+    fabric_check(root, 'efa', 'Unspecified ports of the efa driver are EFA')
+    rules = LINK_RULES
+    res = audit(root, 'h100-sxm-8x', *rules)
+    got = {r: res[r]['status'] for r in rules}
+    check(got == {'ib-link-layer': 'n/a', 'ib-link-layer-uniform': 'pass', 'ib-port-active': 'pass',
+                  'ib-port-rate': 'n/a'}, 'item 1: an EFA node gets no InfiniBand finding (%r)' % got)
+
+
 CASES = {
+    'item1-roce': case_item1_roce,
+    'item1-efa': case_item1_efa,
     'item2-h200': case_item2_h200,
     'item2-b200': case_item2_b200,
     'item3-storage-hca': case_item3_storage_hca,

@@ -9,6 +9,8 @@
     the audit with the detected profile passed;
   - a copy of the node with another firmware on one adapter and another driver fails
     baseline-hca-firmware (naming the adapter) and baseline-driver-version, and nothing else of it;
+  - a node whose compute ports run two fabrics, or an unnamed one, gets no ib_link_layer, with the
+    reason;
   - vm-nogpu: gpu_count = 0, no adapter parameter, and lint accepts it."""
 import argparse
 import json
@@ -57,7 +59,7 @@ def body(a, tmp):
     check(p.returncode == 0, 'baseline exits 0 (%d %s)' % (p.returncode, p.stderr.strip()))
     text = open(out).read() if os.path.exists(out) else ''
     for line in ('inherits = h100-sxm-8x', 'gpu_count = 8', 'gpu_device_id = 2330', 'gpu_pcie_width = 16',
-                 'gpu_pcie_speed = 32000', 'ib_hca_count = 8', 'ib_rate_gbps = 400', 'hca_link_layer = InfiniBand',
+                 'gpu_pcie_speed = 32000', 'ib_hca_count = 8', 'ib_rate_gbps = 400', 'ib_link_layer = ib',
                  'hca_fw_version = 28.39.1002', 'nvidia_driver_version = 535.104.05', 'numa_nodes = 2',
                  'gpu_per_socket = 4,4', 'nvswitch_count = 4',
                  '# nvlink_per_gpu not set: nvml.count absent: no nvidia-smi capture'):
@@ -66,9 +68,9 @@ def body(a, tmp):
     check(p.returncode == 0, 'lint accepts it (%d %s)' % (p.returncode, (p.stdout + p.stderr).strip()[-300:]))
     mine = results(run(a.llmtune, root, 'audit', '--json', '--profile', out))
     detected = results(run(a.llmtune, root, 'audit', '--json'))
-    ours = [r for r in mine if r.startswith('baseline-')]
+    ours = [r for r in mine if r.startswith('baseline-')] + ['ib-link-layer']
     check(len(ours) == 8 and all(mine[r]['status'] == 'pass' for r in ours),
-          'the same node passes every baseline rule (%s)' % {r: mine[r]['status'] for r in ours})
+          'the same node passes every baseline rule and ib-link-layer (%s)' % {r: mine[r]['status'] for r in ours})
     worse = [r for r in detected if detected[r]['status'] != 'fail' and mine.get(r, {}).get('status') == 'fail']
     check(not worse, 'no rule fails with the baseline that passed with the detected profile (%s)' % worse)
 
@@ -85,11 +87,27 @@ def body(a, tmp):
     got = results(run(a.llmtune, twin, 'audit', '--json', '--profile', out))
     for rule, text in (('baseline-hca-firmware', 'ib.mlx5_3.fw_ver = 28.40.1000'),
                        ('baseline-driver-version', '535.129.03'),
-                       ('baseline-gpu-count', None), ('baseline-hca-link-layer', None)):
+                       ('baseline-gpu-count', None), ('ib-link-layer', None)):
         r = got.get(rule, {})
         want = 'fail' if text else 'pass'
         check(r.get('status') == want and (not text or text in (r.get('observed') or '')),
               '%s %s on the drifted twin (%s %r)' % (rule, want, r.get('status'), r.get('observed')))
+
+    # The fabric is one parameter (ib_link_layer, rules/infiniband.ini): a node whose compute ports
+    # run two fabrics, or one no site can name, gives none, with the reason.
+    for name, layers, want in (('mixed', {'mlx5_6': 'Ethernet'}, '# ib_link_layer not set: not the same on this node'),
+                               ('unnamed', None, '# ib_link_layer not set: ib.mlx5_0.port.1.fabric = other, not one of')):
+        odd = os.path.join(tmp, name)
+        shutil.copytree(root, odd, symlinks=True)
+        ibdir = os.path.join(odd, 'sys/class/infiniband')
+        for dev in sorted(os.listdir(ibdir)):
+            layer = (layers or {}).get(dev, 'Unspecified' if layers is None else None)
+            if layer:
+                with open(os.path.join(ibdir, dev, 'ports/1/link_layer'), 'w') as f:
+                    f.write(layer + '\n')
+        p = run(a.llmtune, odd, 'baseline')
+        check(p.returncode == 0 and want in p.stdout and '\nib_link_layer =' not in p.stdout,
+              '%s fabrics: %r (%s)' % (name, want, [l for l in p.stdout.splitlines() if 'ib_link_layer' in l]))
 
     out = os.path.join(tmp, 'vm-baseline.ini')
     root = os.path.join(a.roots, 'vm-nogpu')

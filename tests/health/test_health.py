@@ -214,6 +214,7 @@ VARIANTS = {
 }
 
 LOADED = 'loaded.ini'  # a site profile: the audit runs under load
+IB_SITE = 'ib-site.ini'  # a site profile: the site's fabric is InfiniBand (ib_link_layer = ib)
 
 # (variant, profile, rule) -> the severity of its finding (issue 12 item 12): a link below what both
 # ends support is information on an idle audit (GPUs lower width and speed when idle), critical
@@ -322,8 +323,11 @@ CASES = [
     ('a100-storage', 'a100-8x', 'ib-storage-port-health', 'fail', 'ib.mlx5_8.port.1.state = DOWN'),
     ('a100-storage-up', 'a100-8x', 'ib-storage-port-health', 'pass', None),
     ('dgx-a100', 'a100-8x', 'ib-storage-port-health', 'n/a', None),
-    ('h100-good', 'h100-sxm-8x', 'ib-link-layer', 'pass', None),
-    ('h100-bad', 'h100-sxm-8x', 'ib-link-layer', 'fail', 'ib.infiniband_ports'),
+    ('h100-good', IB_SITE, 'ib-link-layer', 'pass', None),
+    ('h100-bad', IB_SITE, 'ib-link-layer', 'fail', 'ib.compute_link_layers = ib,roce'),
+    ('h100-good', 'h100-sxm-8x', 'ib-link-layer', 'n/a', None),  # ib_link_layer = any: the site's
+    ('h100-good', 'h100-sxm-8x', 'ib-link-layer-uniform', 'pass', None),
+    ('h100-bad', 'h100-sxm-8x', 'ib-link-layer-uniform', 'fail', 'ib.compute_link_layers = ib,roce'),
     ('dgx-a100', 'a100-8x', 'ib-gpu-affinity', 'pass', None),
     ('a100-nohca', 'a100-8x', 'ib-gpu-affinity', 'fail', '.local_hca = none'),
     # limits and memory
@@ -401,13 +405,18 @@ def main(argv):
         with open(loaded, 'w') as f:
             f.write('[profile]\nname = h100-loaded\ndescription = HGX H100 audited during a job\n'
                     'inherits = h100-sxm-8x\n\n[params]\npcie_link_severity = critical\n')
+        ib_site = os.path.join(tmp, IB_SITE)
+        with open(ib_site, 'w') as f:
+            f.write('[profile]\nname = h100-ib\ndescription = HGX H100 on an InfiniBand fabric\n'
+                    'inherits = h100-sxm-8x\n\n[params]\nib_link_layer = ib\n')
+        sites = {LOADED: loaded, IB_SITE: ib_site}
 
         # group the cases per (variant, profile): one audit each
         groups = {}
         for v, prof, rule, want, text in CASES:
             groups.setdefault((v, prof), []).append((rule, want, text))
         for (v, prof), cases in groups.items():
-            profile = loaded if prof == LOADED else prof
+            profile = sites.get(prof, prof)
             res = audit(exe, os.path.join(out, v), profile, [c[0] for c in cases])
             by = {r['rule']: r for r in res['results']}
             for rule, want, text in cases:
@@ -427,7 +436,7 @@ def main(argv):
                     failures.append('%s: severity %s, expected %s' % (what, r['severity'], sev))
                 checked += bool(sev)
         for v, prof, rules, want in EXITS:
-            cmd = [exe, '--root', os.path.join(out, v), 'audit', '--profile', loaded if prof == LOADED else prof]
+            cmd = [exe, '--root', os.path.join(out, v), 'audit', '--profile', sites.get(prof, prof)]
             for rule in rules:
                 cmd += ['--rule', rule]
             p = run(cmd)

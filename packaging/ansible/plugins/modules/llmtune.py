@@ -127,10 +127,6 @@ options:
       hca_fw_version:
         description: "A dotted version (535.104.05) or any (C(version | any)); unset, the profile's value."
         type: str
-      hca_link_layer:
-        description: "One of InfiniBand, Ethernet or any (C(enum InfiniBand Ethernet | any)); unset, the profile's value."
-        type: str
-        choices: ["InfiniBand", "Ethernet", "any"]
       hca_pcie_speed:
         description: "An integer of at least 1 or any (C(integer 1.. | any)); unset, the profile's value."
         type: str
@@ -146,6 +142,10 @@ options:
       ib_hca_count:
         description: "An integer or any (C(integer | any)); unset, the profile's value."
         type: str
+      ib_link_layer:
+        description: "One of ib, roce, efa, any (C(enum ib roce efa any)); unset, the profile's value."
+        type: str
+        choices: ["ib", "roce", "efa", "any"]
       ib_rate_gbps:
         description: "An integer of at least 1 or any (C(integer 1.. | any)); unset, the profile's value."
         type: str
@@ -384,12 +384,12 @@ PARAMS_SPEC = dict(
     gpu_per_socket=dict(type='str'),
     gpudirect_rdma=dict(type='bool'),
     hca_fw_version=dict(type='str'),
-    hca_link_layer=dict(type='str', choices=['InfiniBand', 'Ethernet', 'any']),
     hca_pcie_speed=dict(type='str'),
     hca_pcie_width=dict(type='str'),
     ib_error_growth_max=dict(type='int'),
     ib_error_max=dict(type='str'),
     ib_hca_count=dict(type='str'),
+    ib_link_layer=dict(type='str', choices=['ib', 'roce', 'efa', 'any']),
     ib_rate_gbps=dict(type='str'),
     iommu_modes=dict(type='str'),
     memlock_min=dict(type='str'),
