@@ -42,18 +42,18 @@ static int backup_store(struct root *r, const char *content, mode_t mode, char s
                 if (rc < 0)
                         return rc;
         }
-        if (mode == 0600) {
-                /* Written before as readable content (or replaced keeping the mode it had). */
-                int fd = root_open_nolinks(r, path, O_RDONLY | O_NOFOLLOW | O_NOCTTY, 0);
-                struct stat st;
-                if (fd >= 0 && fstat(fd, &st) == 0 && (st.st_mode & 0077) && fchmod(fd, 0600) < 0) {
-                        int e = -errno;
-                        close(fd);
-                        return e;
-                }
-                if (fd >= 0)
-                        close(fd);
-        }
+        /* What backup_load will ask of it, asked now, before a record names it: a store the trust
+         * policy refuses (a sticky log directory where another user planted this name) fails the
+         * change before it is made, not its rollback. And a content written before as readable
+         * (or replaced keeping the mode it had) is made private when this one must be. */
+        int fd = log_open_trusted(r, path, O_RDONLY, 0, true);
+        if (fd < 0)
+                return fd;
+        struct stat st;
+        int rc = mode == 0600 && fstat(fd, &st) == 0 && (st.st_mode & 0077) && fchmod(fd, 0600) < 0 ? -errno : 0;
+        close(fd);
+        if (rc < 0)
+                return rc;
         *ref = xasprintf("backups/%s", sha);
         return 0;
 }

@@ -55,6 +55,8 @@
 #include "changelog-internal.h"
 #include "digest.h"
 #include "json-out.h"
+#include "trust.h"
+
 #define JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
 struct changelog {
@@ -93,15 +95,13 @@ const char *changelog_strerror(int rc)
         return strerror(-rc);
 }
 
-/* Who may own the log, its lock and backups: root, or the user running llmtune on a tree of their own. */
-static bool owner_ok(uid_t uid) { return uid == 0 || uid == geteuid(); }
-
 /*
- * The trust checks profiles get, for the log's files: the file must be a regular file (O_NONBLOCK
- * first, so a FIFO planted in its place cannot hang the open; read(2) then waits as usual), owned
- * by root (or the user running llmtune), writable by no group or other user, and have one link (a
- * hard link would make appends and reads reach a file outside the tree). STRICT false (the lock):
- * only the kind of file is checked.
+ * The log's files are taken as input as rule and profile files are, under the one trust policy
+ * (base/trust.h): owned by root or the user running llmtune, writable by no group or other user.
+ * Unlike those, they are checked whoever runs llmtune. Before that, what the log can use: a regular
+ * file (O_NONBLOCK first, so a FIFO planted in its place cannot hang the open; read(2) then waits as
+ * usual) with one name (a hard link would make appends and reads reach a file outside the tree).
+ * STRICT false (the lock): only the kind of file is checked.
  */
 int log_open_trusted(struct root *r, const char *path, int flags, mode_t mode, bool strict)
 {
@@ -109,21 +109,19 @@ int log_open_trusted(struct root *r, const char *path, int flags, mode_t mode, b
         if (fd < 0)
                 return fd;
         struct stat st;
+        _cleanup_free_ char *why = NULL;
         int rc = 0;
         if (fstat(fd, &st) < 0)
                 rc = -errno;
         else if (!S_ISREG(st.st_mode))
-                rc = log_refuse(-EINVAL, "%s is not a regular file (a FIFO, device or socket is never used as the change log)",
-                            path);
-        else if (strict && !owner_ok(st.st_uid))
-                rc = log_refuse(-EPERM, "%s is owned by uid %u, neither root nor the user running llmtune", path,
-                            (unsigned)st.st_uid);
-        else if (strict && (st.st_mode & (S_IWGRP | S_IWOTH)))
-                rc = log_refuse(-EPERM, "%s is writable by its group or by others (mode %04o): anyone could forge records",
-                            path, (unsigned)(st.st_mode & 07777));
+                rc = log_refuse(-EINVAL,
+                                "%s is not a regular file (a FIFO, device or socket is never used as the change log)",
+                                path);
+        else if (strict && (why = trust_fd_problem(fd, path)))
+                rc = log_refuse(-EPERM, "%s: anyone who can change it could forge records", why);
         else if (strict && st.st_nlink != 1)
                 rc = log_refuse(-EMLINK, "%s has %lu hard links: it may be a file outside the tree", path,
-                            (unsigned long)st.st_nlink);
+                                (unsigned long)st.st_nlink);
         else {
                 int fl = fcntl(fd, F_GETFL);
                 if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
@@ -136,22 +134,14 @@ int log_open_trusted(struct root *r, const char *path, int flags, mode_t mode, b
         return fd;
 }
 
-/* The log's directory and its backups directory: owned by root (or the user), not writable by others. */
+/* The log's directory and its backups directory, under the same policy (a missing one passes). */
 static int check_dir(struct root *r, const char *path)
 {
-        int fd = root_open_nolinks(r, path, O_PATH | O_DIRECTORY, 0);
+        _cleanup_close_ int fd = root_open_nolinks(r, path, O_PATH | O_DIRECTORY, 0);
         if (fd < 0)
                 return fd == -ENOENT ? 0 : fd;
-        struct stat st;
-        int rc = fstat(fd, &st) < 0 ? -errno : 0;
-        close(fd);
-        if (rc == 0 && !owner_ok(st.st_uid))
-                rc = log_refuse(-EPERM, "%s is owned by uid %u, neither root nor the user running llmtune", path,
-                            (unsigned)st.st_uid);
-        else if (rc == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)))
-                rc = log_refuse(-EPERM, "%s is writable by its group or by others (mode %04o)", path,
-                            (unsigned)(st.st_mode & 07777));
-        return rc;
+        _cleanup_free_ char *why = trust_fd_problem(fd, path);
+        return why ? log_refuse(-EPERM, "%s: anyone who can change it could forge records", why) : 0;
 }
 
 int log_check_dirs(struct root *r)

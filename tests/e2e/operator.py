@@ -563,7 +563,7 @@ def plan_foresees_refusals(c):
     root = c.root('ws-4090')
     log = put(root, 'var/lib/llmtune/changelog.jsonl', '')
     os.chmod(log, 0o666)
-    same_refusal(root, 'a change log others can write', 'writable by its group or by others')
+    same_refusal(root, 'a change log others can write', 'writable by every user')
     root = c.root('ws-4090')
     c.run(root, 'apply', '--profile', 'rtx4090-ws', '--rule', 'cpu-governor', status=0)
     c.run(root, 'rollback', '--last-run', status=0)

@@ -16,6 +16,7 @@
 #include "ack.h"
 #include "changelog.h"
 #include "tmptree.h"
+#include "trust.h"
 #include "txn.h"
 #include "unit-main.h"
 
@@ -857,5 +858,75 @@ START_TEST(ack_items_and_dates)
 }
 END_TEST
 DEFINE_TEST(ack_items_and_dates, .description = "ack items and dates", .root = "tmptree");
+
+/*
+ * One trust policy (base/trust.h) for every file llmtune takes as input: a file set up the same way
+ * as a site profile (trust_problem, what the profile and rule loaders ask) and as the change log
+ * (changelog_check, what plan, apply and rollback ask) gets the same verdict. Before the one policy,
+ * trust.c accepted a file of group 0 that its group could write and a file of the user who ran
+ * sudo, a change log so set was refused; and the log's directory could not be sticky.
+ */
+struct trust_case {
+        const char *what;
+        mode_t mode, dir_mode;
+        uid_t uid;
+        gid_t gid;
+        const char *sudo_uid;
+        bool trusted;
+};
+
+static void set_like(const char *rel, const char *dir, const struct trust_case *c)
+{
+        char *p = xasprintf("%s/%s", tmptree_path(), rel), *d = xasprintf("%s/%s", tmptree_path(), dir);
+        ck_assert_int_eq(chown(p, c->uid, c->gid), 0);
+        ck_assert_int_eq(chmod(p, c->mode), 0);
+        ck_assert_int_eq(chmod(d, c->dir_mode), 0);
+        free(p);
+        free(d);
+}
+
+START_TEST(one_trust_policy)
+{
+        static const struct trust_case cases[] = {
+                {"root's, 0644", 0644, 0755, 0, 0, NULL, true},
+                {"writable by every user", 0666, 0755, 0, 0, NULL, false},
+                {"writable by group 0", 0664, 0755, 0, 0, NULL, false},
+                {"writable by group 4242", 0664, 0755, 0, 4242, NULL, false},
+                {"another user's", 0644, 0755, 4242, 0, NULL, false},
+                {"the user's who ran sudo (SUDO_UID)", 0644, 0755, 4242, 0, "4242", true},
+                {"in a world-writable directory", 0644, 0777, 0, 0, NULL, false},
+                {"in a sticky world-writable directory", 0644, 01777, 0, 0, NULL, true},
+        };
+        tmptree_put("site/p.ini", "[profile]\nname = p\n", 0644);
+        tmptree_put("var/lib/llmtune/changelog.jsonl", "", 0644);
+        char *profile = xasprintf("%s/site/p.ini", tmptree_path());
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                const struct trust_case *c = &cases[i];
+                if (geteuid() != 0 && (c->uid || c->gid))
+                        continue; /* chown needs root; the modes are judged for anyone's log */
+                set_like("site/p.ini", "site", c);
+                set_like("var/lib/llmtune/changelog.jsonl", "var/lib/llmtune", c);
+                if (c->sudo_uid)
+                        setenv("SUDO_UID", c->sudo_uid, 1);
+                else
+                        unsetenv("SUDO_UID");
+                struct root *r;
+                ck_assert_int_eq(root_new(tmptree_path(), &r), 0);
+                int rc = changelog_check(r);
+                root_free(r);
+                ck_assert_msg((rc == 0) == c->trusted, "change log %s: %s", c->what,
+                              rc ? changelog_strerror(rc) : "trusted");
+                if (geteuid() != 0)
+                        continue; /* not root: rule and profile files are not checked (trust.h) */
+                char *why = trust_problem(profile);
+                ck_assert_msg(!why == c->trusted, "profile %s: %s", c->what, why ? why : "trusted");
+                free(why);
+        }
+        unsetenv("SUDO_UID");
+        free(profile);
+}
+END_TEST
+DEFINE_TEST(one_trust_policy, .description = "a file is trusted as a profile exactly when it is as the change log",
+            .root = "tmptree");
 
 UNIT_MAIN(.name = "changelog", .setup = setup, .teardown = tmptree_drop)
