@@ -31,8 +31,8 @@ struct facts {
         struct entry *buckets[BUCKETS];
         struct entry **all;
         size_t n, cap;
-        bool *ran;     /* per probe_table entry */
-        bool *running; /* guards against a probe asking for its own facts */
+        bool ran[PROBES_MAX];     /* per probe_table entry */
+        bool running[PROBES_MAX]; /* guards against a probe asking for its own facts */
         bool sealed;   /* facts_seal: no probe runs any more */
         struct handle *handles;
 };
@@ -49,8 +49,6 @@ struct facts *facts_new(struct root *root)
 {
         struct facts *f = xcalloc(1, sizeof(*f));
         f->root = root;
-        f->ran = xcalloc(probe_count, sizeof(bool));
-        f->running = xcalloc(probe_count, sizeof(bool));
         return f;
 }
 
@@ -76,8 +74,6 @@ struct facts *facts_free(struct facts *f)
                 free(f->all[i]);
         }
         free(f->all);
-        free(f->ran);
-        free(f->running);
         free(f);
         return NULL;
 }

@@ -17,7 +17,6 @@ extern const struct probe probe_pci;     /* gpu.*, nvswitch.*, nvme.*, accel.*  
 extern const struct probe probe_ib;      /* ib.*      probe-ib.c */
 extern const struct probe probe_net;     /* net.*     probe-net.c */
 extern const struct probe probe_storage; /* md.*, mount.*  probe-storage.c */
-extern const struct probe probe_nccl;    /* nccl.*    probe-nccl.c */
 extern const struct probe probe_affinity; /* affinity.* probe-affinity.c */
 extern const struct probe probe_boot;    /* boot.*    probe-boot.c */
 extern const struct probe probe_iommu;   /* iommu.*   probe-iommu.c */
@@ -32,8 +31,13 @@ extern const struct probe probe_counters; /* counters.* counters.c (the state gr
 extern const struct probe probe_nvml;    /* nvml.*    probe-nvml.c (NVML, or an nvidia-smi capture) */
 extern const struct probe probe_root;    /* root.*    probe-root.c (how the tree is read) */
 
-extern const struct probe *const probe_table[];
-extern const size_t probe_count;
+/* Every probe: facts/'s own, then those a layer above registered (probe_nccl, nccl/probe-nccl.c). */
+#define PROBES_MAX 32
+extern const struct probe *probe_table[PROBES_MAX];
+extern size_t probe_count;
+/* Adds a probe of a layer above facts/ (nccl/) to the table; called from a constructor of that
+ * layer, before any struct facts exists. Adding one twice adds it once. */
+void facts_register_probe(const struct probe *p);
 
 /* Shared by probes that need /proc/meminfo values (probe-mem.c). */
 int meminfo_bytes(struct root *r, const char *key, uint64_t *ret);

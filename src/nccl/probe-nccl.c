@@ -224,8 +224,15 @@ static int nccl_run(struct facts *f)
         return 0;
 }
 
-const struct probe probe_nccl = {
+static const struct probe probe_nccl = {
         .name = "nccl",
         .prefixes = {"nccl."},
         .run = nccl_run,
 };
+
+/* facts/ is below nccl/ and cannot name this probe: it joins the probe table itself, at start-up
+ * (the layer's library is linked whole, so every program that links it has it). */
+__attribute__((constructor)) static void register_probe_nccl(void)
+{
+        facts_register_probe(&probe_nccl);
+}
