@@ -39,7 +39,7 @@ _llmtune_options()
         affinity) echo "--gpu -g --policy -p --installed -i" ;;
         baseline) echo "--profile -p --output -o" ;;
         nccl) echo "--profile -p" ;;
-        report) echo "--format -f --csv -c --by-host -b --json -j --html -H --output -o --keep-going -k --consistency -C --consistency-rules -R --profile -p" ;;
+        report) echo "--format -f --csv -c --by-host -b --json -j --html -H --output -o --keep-going -k --consistency -C --consistency-rules -R --reference -r --profile -p" ;;
         gather) echo "--output -o --exclude -x --anonymize -a" ;;
         health-check) echo "--slurm -s --severity -S --drain-on-error -E --node -n --profile -p --config -c --verbose -v --record-counters --prolog --timeout --rule-timeout" ;;
         esac
@@ -163,7 +163,7 @@ _llmtune()
                         return 0
                 fi
                 ;;
-        --output | -o | --consistency-rules | -R)
+        --output | -o | --consistency-rules | -R | --reference)
                 mapfile -t COMPREPLY < <(compgen -f -- "$cur")
                 return 0
                 ;;

@@ -16,6 +16,7 @@
 
 #include "cli-data.h"
 #include "commands.h"
+#include "consistency.h"
 #include "expr.h"
 #include "param-types.h"
 
@@ -128,6 +129,48 @@ static void take_source(struct facts *f, const struct source *s, struct taken *t
                 none_seen(f, s, t);
 }
 
+/* The names of the facts some check of RULES compares, as this node has them, sorted. */
+static void compared_facts(struct facts *f, const struct cons_rules *rules, struct strv *names)
+{
+        for (size_t k = 0; k < rules->n; k++)
+                for (size_t p = 0; p < rules->v[k].facts.n; p++) {
+                        _cleanup_free_ const struct fact **v = NULL;
+                        size_t n = facts_match(f, rules->v[k].facts.v[p], &v);
+                        for (size_t i = 0; i < n; i++)
+                                if (cons_rules_want(rules, v[i]->name) && !strv_contains(names, v[i]->name))
+                                        strv_add(names, v[i]->name);
+                }
+        strv_sort(names);
+}
+
+/* [facts], [facts-absent], [facts-unreadable]: what `report --consistency` compares
+ * (rules/consistency.conf), as this node has it, for `report --consistency --reference FILE`. The
+ * profile, which the report takes from an audit, is not a fact: that check keeps its majority. */
+static void write_facts(FILE *out, struct facts *f)
+{
+        _cleanup_free_ char *path = xasprintf("%s/rules/consistency.conf", cli_data_dir());
+        struct cons_rules rules = {0};
+        struct diags d = {0};
+        struct strv names = {0};
+        if (cons_rules_load(path, &rules, &d) < 0)
+                fprintf(out, "\n# no [facts]: %s\n", d.msgs.n ? d.msgs.v[0] : path);
+        else
+                compared_facts(f, &rules, &names);
+        _cleanup_free_ struct cons_entry *v = xcalloc(names.n + 1, sizeof(*v));
+        for (size_t i = 0; i < names.n; i++) {
+                const struct fact *fc = facts_get(f, names.v[i]);
+                v[i] = (struct cons_entry){.name = fc->name,
+                                           .state = fc->status == FACT_OK       ? CONS_OK
+                                                    : fc->status == FACT_ABSENT ? CONS_ABSENT
+                                                                                : CONS_UNREADABLE,
+                                           .value = fc->status == FACT_OK ? fc->str : fc->reason};
+        }
+        cons_write_reference(out, v, names.n);
+        strv_done(&names);
+        strv_done(&d.msgs);
+        cons_rules_done(&rules);
+}
+
 /* A value the parameter's declared type does not take (the fabric `other`, which no site can name)
  * stays unset: lint would refuse the whole baseline for it. */
 static void check_type(const struct resolved *r, const char *param, struct taken *t)
@@ -167,6 +210,7 @@ static void write_profile(FILE *out, struct facts *f, const struct resolved *r)
                         fprintf(out, "%s = %s\n", sources[i].param, t.best->str);
                 free(t.why_not);
         }
+        write_facts(out, f);
 }
 
 static int baseline_cmd(struct cli *cli, int argc, char **argv)
@@ -221,6 +265,8 @@ const struct command cmd_baseline = {
                  "you trust: an audit of that node with the baseline passes what it passed before, and\n"
                  "the baseline's rules (rules/baseline.ini) fail on a node that differs. A value this node\n"
                  "does not show uniformly, or could not read, is left unset with a comment saying why.\n"
+                 "The facts `llmtune report --consistency` compares follow in [facts] (with [facts-absent]\n"
+                 "and [facts-unreadable]): `report --consistency --reference FILE` holds the fleet to them.\n"
                  "\n"
                  "  -p, --profile P   the profile to inherit (default: the pinned one, else detection)\n"
                  "  -o, --output FILE write to FILE instead of standard output\n",

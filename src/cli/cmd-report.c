@@ -27,37 +27,42 @@ static int parse_format(const char *s, enum format *f)
         return -EINVAL;
 }
 
-/* Every file into FL; one that cannot be read is skipped with KEEP_GOING, else the end. */
-static int consistency_add(struct cons_fleet *fl, char **files, int nfiles, bool keep_going)
+/* The input files of a report or a fleet, read by one loop (read_inputs). */
+struct inputs {
+        char **files;
+        int n;
+        bool keep_going;  /* skip a file that cannot be read or is malformed, saying so */
+        const char *what; /* what the files are: "facts", "audit" */
+        int (*add)(void *ctx, const char *file, char **err); /* one file into CTX: 0, or <0 with *err */
+        void *ctx;
+};
+
+/* Every file into IN->ctx; a bad one stops the report unless KEEP_GOING (then it is skipped, and
+ * said so). EXIT_OK when at least one was read. */
+static int read_inputs(const struct inputs *in)
 {
         size_t skipped = 0;
-        for (int i = 0; i < nfiles; i++) {
+        for (int i = 0; i < in->n; i++) {
                 _cleanup_free_ char *err = NULL;
-                if (cons_add_file(fl, files[i], &err) == 0)
+                if (in->add(in->ctx, in->files[i], &err) == 0)
                         continue;
-                if (!keep_going)
+                if (!in->keep_going)
                         return cli_error("%s", err);
                 fprintf(stderr, "llmtune: skipped %s\n", err);
                 skipped++;
         }
-        if (fl->nhosts == 0)
-                return cli_error("no facts file could be read (%zu skipped)", skipped);
-        _cleanup_free_ char *err = NULL;
-        if (cons_finish(fl, &err) < 0)
-                return cli_error("%s", err);
+        if (skipped == (size_t)in->n)
+                return cli_error("no %s file could be read (%zu skipped)", in->what, skipped);
         return EXIT_OK;
 }
 
-/* The report as FMT into OUTPUT (NULL: standard output). */
-static int consistency_write(const struct cons_fleet *fl, enum format fmt, const char *output)
+/* PRINT(out, CTX) into OUTPUT (standard output when NULL); a failed write is an error, not a short page. */
+static int write_output(const char *output, void (*print)(FILE *out, const void *ctx), const void *ctx)
 {
         FILE *out = stdout;
         if (output && !(out = fopen(output, "we")))
                 return cli_error("cannot write %s: %s", output, strerror(errno));
-        if (fmt == FMT_JSON)
-                cons_print_json(out, fl);
-        else
-                cons_print_table(out, fl);
+        print(out, ctx);
         int rc = EXIT_OK;
         if (fflush(out) != 0 || ferror(out))
                 rc = cli_error("cannot write %s: %s", output ? output : "standard output", strerror(errno));
@@ -66,9 +71,42 @@ static int consistency_write(const struct cons_fleet *fl, enum format fmt, const
         return rc;
 }
 
+static int add_facts(void *fl, const char *file, char **err)
+{
+        return cons_add_file(fl, file, err);
+}
+
+/* The fleet's hosts from FILES, then the reference (after them, so that an input host of its name
+ * is refused), grouped. */
+static int consistency_read(struct cons_fleet *fl, char **files, int nfiles, bool keep_going, const char *reference)
+{
+        const struct inputs in = {files, nfiles, keep_going, "facts", add_facts, fl};
+        int rc = read_inputs(&in);
+        _cleanup_free_ char *err = NULL;
+        if (rc == EXIT_OK && reference && cons_add_reference(fl, reference, &err) < 0)
+                rc = cli_error("%s", err);
+        if (rc == EXIT_OK && cons_finish(fl, &err) < 0)
+                rc = cli_error("%s", err);
+        return rc;
+}
+
+struct consistency_output {
+        const struct cons_fleet *fl;
+        enum format fmt;
+};
+
+static void print_consistency(FILE *out, const void *ctx)
+{
+        const struct consistency_output *o = ctx;
+        if (o->fmt == FMT_JSON)
+                cons_print_json(out, o->fl);
+        else
+                cons_print_table(out, o->fl);
+}
+
 /* --consistency: which hosts differ in facts that must agree (rules/consistency.conf). */
 static int consistency_run(char **files, int nfiles, enum format fmt, const char *rules_path, const char *output,
-                           bool keep_going)
+                           bool keep_going, const char *reference)
 {
         if (fmt != FMT_TABLE && fmt != FMT_JSON)
                 return cli_error("--consistency prints a table or --json");
@@ -81,9 +119,9 @@ static int consistency_run(char **files, int nfiles, enum format fmt, const char
                 return EXIT_ERROR;
         }
         struct cons_fleet fl = {.rules = &rules};
-        int rc = consistency_add(&fl, files, nfiles, keep_going);
+        int rc = consistency_read(&fl, files, nfiles, keep_going, reference);
         if (rc == EXIT_OK)
-                rc = consistency_write(&fl, fmt, output);
+                rc = write_output(output, print_consistency, &(struct consistency_output){&fl, fmt});
         if (rc == EXIT_OK && cons_not_uniform(&fl))
                 rc = EXIT_FINDINGS;
         cons_fleet_done(&fl);
@@ -127,60 +165,57 @@ static int audit_archive(const char *file, const char *profile, char **ret, size
         return 0;
 }
 
-static int add_input(struct report *rp, const char *file, const char *profile, char **err)
+/* One audit file, or archive (audited with --profile), into a report. */
+struct report_input {
+        struct report *rp;
+        const char *profile;
+};
+
+static int add_audit(void *ctx, const char *file, char **err)
 {
+        struct report_input *ri = ctx;
         if (!is_archive(file))
-                return report_add_file(rp, file, err);
+                return report_add_file(ri->rp, file, err);
         char *text = NULL;
         size_t len = 0;
         *err = NULL;
-        int rc = audit_archive(file, profile, &text, &len, err);
+        int rc = audit_archive(file, ri->profile, &text, &len, err);
         if (rc < 0)
                 return rc;
-        rc = report_add_json(rp, file, text, len, err);
+        rc = report_add_json(ri->rp, file, text, len, err);
         free(text);
         return rc;
 }
 
-/* Every audit file into RP; a bad one stops the report unless KEEP_GOING (then it is skipped, and
- * said so). The names are checked here, so RP is ready to print on EXIT_OK. */
-static int read_inputs(struct report *rp, char **files, int n, const char *profile, bool keep_going)
+struct report_output {
+        const struct report *rp;
+        enum format fmt;
+        bool by_host;
+};
+
+static void print_report(FILE *out, const void *ctx)
 {
-        size_t skipped = 0;
-        for (int i = 0; i < n; i++) {
-                _cleanup_free_ char *err = NULL;
-                if (add_input(rp, files[i], profile, &err) < 0) {
-                        if (!keep_going)
-                                return cli_error("%s", err);
-                        fprintf(stderr, "llmtune: skipped %s\n", err);
-                        skipped++;
-                }
+        const struct report_output *o = ctx;
+        switch (o->fmt) {
+        case FMT_TABLE: report_print_table(out, o->rp); break;
+        case FMT_CSV: report_print_csv(out, o->rp, o->by_host); break;
+        case FMT_JSON: report_print_json(out, o->rp); break;
+        case FMT_HTML: report_print_html(out, o->rp); break;
         }
-        if (rp->nhosts == 0)
-                return cli_error("no audit file could be read (%zu skipped)", skipped);
-        _cleanup_free_ char *err = NULL;
-        if (report_finish(rp, &err) < 0)
-                return cli_error("%s", err);
-        return EXIT_OK;
 }
 
-/* RP in FMT to OUTPUT (standard output when NULL); a failed write is an error, not a short page. */
-static int write_report(const struct report *rp, enum format fmt, bool by_host, const char *output)
+/* The audits of FILES merged (the names checked by report_finish), written as FMT to OUTPUT. */
+static int audit_report(char **files, int nfiles, const char *profile, bool keep_going, enum format fmt, bool by_host,
+                        const char *output)
 {
-        FILE *out = stdout;
-        if (output && !(out = fopen(output, "we")))
-                return cli_error("cannot write %s: %s", output, strerror(errno));
-        switch (fmt) {
-        case FMT_TABLE: report_print_table(out, rp); break;
-        case FMT_CSV: report_print_csv(out, rp, by_host); break;
-        case FMT_JSON: report_print_json(out, rp); break;
-        case FMT_HTML: report_print_html(out, rp); break;
-        }
-        int rc = EXIT_OK;
-        if (fflush(out) != 0 || ferror(out))
-                rc = cli_error("cannot write %s: %s", output ? output : "standard output", strerror(errno));
-        if (output && fclose(out) != 0 && rc == EXIT_OK)
-                rc = cli_error("cannot write %s: %s", output, strerror(errno));
+        _cleanup_(report_done) struct report rp = {0};
+        const struct inputs in = {files, nfiles, keep_going, "audit", add_audit, &(struct report_input){&rp, profile}};
+        int rc = read_inputs(&in);
+        _cleanup_free_ char *err = NULL;
+        if (rc == EXIT_OK && report_finish(&rp, &err) < 0)
+                rc = cli_error("%s", err);
+        if (rc == EXIT_OK)
+                rc = write_output(output, print_report, &(struct report_output){&rp, fmt, by_host});
         return rc;
 }
 
@@ -197,17 +232,18 @@ static int report_cmd(struct cli *cli, int argc, char **argv)
                 {"keep-going", no_argument, NULL, 'k'},
                 {"consistency", no_argument, NULL, 'C'},
                 {"consistency-rules", required_argument, NULL, 'R'},
+                {"reference", required_argument, NULL, 'r'},
                 {"profile", required_argument, NULL, 'p'},
                 {},
         };
         const char *profile = NULL;
         bool consistency = false;
-        const char *cons_rules = NULL;
+        const char *cons_rules = NULL, *reference = NULL;
         enum format fmt = FMT_TABLE;
         bool by_host = false, keep_going = false;
         const char *output = NULL;
         int c;
-        while ((c = getopt_long(argc, argv, "f:cjHbo:kCR:p:", opts, NULL)) != -1)
+        while ((c = getopt_long(argc, argv, "f:cjHbo:kCR:r:p:", opts, NULL)) != -1)
                 switch (c) {
                 case 'f':
                         if (parse_format(optarg, &fmt) < 0)
@@ -221,6 +257,7 @@ static int report_cmd(struct cli *cli, int argc, char **argv)
                 case 'k': keep_going = true; break;
                 case 'C': consistency = true; break;
                 case 'R': cons_rules = optarg; break;
+                case 'r': reference = optarg; break;
                 case 'p': profile = optarg; break;
                 default: return cli_usage_error("report");
                 }
@@ -230,18 +267,16 @@ static int report_cmd(struct cli *cli, int argc, char **argv)
                                          "`llmtune facts --json`, optionally with `llmtune audit --json`)");
                 if (by_host)
                         return cli_error("--by-host applies to --csv only");
-                return consistency_run(argv + optind, argc - optind, fmt, cons_rules, output, keep_going);
+                return consistency_run(argv + optind, argc - optind, fmt, cons_rules, output, keep_going,
+                                       reference);
         }
-        if (cons_rules)
-                return cli_error("--consistency-rules applies to --consistency only");
+        if (cons_rules || reference)
+                return cli_error("--consistency-rules and --reference apply to --consistency only");
         if (optind >= argc)
                 return cli_error("name the audit files: llmtune report FILE... (the output of `llmtune audit --json`)");
         if (by_host && fmt != FMT_CSV)
                 return cli_error("--by-host applies to --csv only");
-
-        _cleanup_(report_done) struct report rp = {0};
-        int rc = read_inputs(&rp, argv + optind, argc - optind, profile, keep_going);
-        return rc == EXIT_OK ? write_report(&rp, fmt, by_host, output) : rc;
+        return audit_report(argv + optind, argc - optind, profile, keep_going, fmt, by_host, output);
 }
 
 const struct command cmd_report = {
@@ -249,7 +284,8 @@ const struct command cmd_report = {
         .summary = "merge the audits of many hosts into one fleet report",
         .usage = "Usage: llmtune report [--format table|csv|json|html] [--by-host] [-o FILE] [--keep-going]\n"
                  "                      [--profile NAME|FILE] FILE...\n"
-                 "       llmtune report --consistency [--json] [--consistency-rules FILE] [-o FILE] [-k] FILE...\n"
+                 "       llmtune report --consistency [--json] [--consistency-rules FILE] [--reference BASELINE]\n"
+                 "                      [-o FILE] [-k] FILE...\n"
                  "\n"
                  "Read the output of `llmtune audit --json` of many hosts (one file per host, as Ansible's\n"
                  "fetch collects them) and show which rules fail on how many hosts and on which, and the\n"
@@ -276,9 +312,14 @@ const struct command cmd_report = {
                  "                     rest and in which facts. Table or --json. Exit 2 when a group differs\n"
                  "  -R, --consistency-rules FILE  which facts must agree (default: rules/consistency.conf\n"
                  "                     of the data directory)\n"
+                 "  -r, --reference BASELINE  with --consistency: the facts a baseline recorded (`llmtune\n"
+                 "                     baseline -o BASELINE`) are the host \"reference\", and its values are\n"
+                 "                     the norm of every check instead of the largest group's (a check of\n"
+                 "                     which it recorded nothing, the profile, keeps the majority)\n"
                  "\n"
                  "Exit status: 0 report written, 1 a file could not be read or is not an audit (without\n"
                  "--keep-going), two files name the same host, or the output could not be written; with\n"
-                 "--consistency also 2 when some group of facts is not uniform.\n",
+                 "--consistency also 2 when some group of facts is not uniform; 1 when the --reference file\n"
+                 "cannot be read or holds no [facts].\n",
         .run = report_cmd,
 };

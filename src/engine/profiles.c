@@ -187,12 +187,20 @@ static void key_nccl(const struct pkey *k)
         settings_set(&k->l->p->nccl, k->key, k->value, k->origin);
 }
 
+/* [facts], [facts-absent], [facts-unreadable]: what a baseline was taken from, read by `report
+ * --consistency --reference`; an audit judges the [params], never these. */
+static void key_facts(const struct pkey *k)
+{
+        (void)k;
+}
+
 static const struct {
         const char *name;
         void (*key)(const struct pkey *k);
 } profile_sections[] = {
-        {"profile", key_profile}, {"match", key_match}, {"params", key_params},
-        {"types", key_types},     {"rules", key_rules}, {"nccl", key_nccl},
+        {"profile", key_profile}, {"match", key_match},        {"params", key_params},
+        {"types", key_types},     {"rules", key_rules},        {"nccl", key_nccl},
+        {"facts", key_facts},     {"facts-absent", key_facts}, {"facts-unreadable", key_facts},
 };
 
 static void on_key(void *user, const char *section, unsigned section_line, const char *key, const char *value,
@@ -216,7 +224,8 @@ static void on_key(void *user, const char *section, unsigned section_line, const
                         profile_sections[i].key(&k);
                         return;
                 }
-        diag_add(l->d, l->file, line, "unknown section [%s] (profile, match, params, types, rules, nccl)", section);
+        diag_add(l->d, l->file, line, "unknown section [%s] (profile, match, params, types, rules, nccl, facts)",
+                 section);
 }
 
 /* The parameters and their types are declared together, once: by a profile that inherits nothing

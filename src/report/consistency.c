@@ -136,7 +136,7 @@ static bool check_wants(const struct cons_check *c, const char *name)
         return in;
 }
 
-static bool any_wants(const struct cons_rules *rs, const char *name)
+bool cons_rules_want(const struct cons_rules *rs, const char *name)
 {
         for (size_t i = 0; i < rs->n; i++)
                 if (check_wants(&rs->v[i], name))
@@ -220,7 +220,7 @@ static bool fact_entry(json_object *o, enum cons_state *st, const char **value)
         return false;
 }
 
-static struct cons_host *find_host(struct cons_fleet *fl, const char *name)
+static struct cons_host *find_host(const struct cons_fleet *fl, const char *name)
 {
         for (size_t i = 0; i < fl->nhosts; i++)
                 if (streq(fl->hosts[i].name, name))
@@ -276,7 +276,7 @@ static int collect(struct cons_fleet *fl, const char *file, json_object *top, js
         }
         json_object_object_foreach(facts, key, val)
         {
-                if (!any_wants(fl->rules, key))
+                if (!cons_rules_want(fl->rules, key))
                         continue;
                 enum cons_state st;
                 const char *value;
@@ -340,6 +340,167 @@ int cons_add_json(struct cons_fleet *fl, const char *file, const char *text, siz
         return 0;
 }
 
+/* --- the reference: a baseline's [facts], [facts-absent] and [facts-unreadable] ------------- */
+
+/* A "name = value" line longer than this would not load back: inih reads lines of at most 198
+ * characters (Debian builds it with INI_MAX_LINE=200), and ini-load.c refuses longer ones. */
+#define REF_LINE_MAX 190
+
+static const char *const ref_sections[] = {[CONS_OK] = "facts", [CONS_ABSENT] = "facts-absent",
+                                           [CONS_UNREADABLE] = "facts-unreadable"};
+
+/* Whether byte I of V would not read back as itself from an ini value: a control character (a
+ * profile refuses it), '%' (the escape), ';' (inih's inline comment), a space at either end
+ * (trimmed). Those are written %XX. */
+static bool ref_escaped(const char *v, size_t i, size_t n)
+{
+        unsigned char c = (unsigned char)v[i];
+        return c < 0x20 || c == 0x7f || c == '%' || c == ';' || (c == ' ' && (i == 0 || i == n - 1));
+}
+
+/* A fact name inih takes as a key, whole: no blank, control character, comment, section or
+ * separator character. */
+static bool ref_name_ok(const char *name)
+{
+        for (const char *c = name; *c; c++)
+                if ((unsigned char)*c <= ' ' || *c == 0x7f || strchr("=:;#[]%", *c))
+                        return false;
+        return *name;
+}
+
+/* E's text in a reference: a value with its unsafe bytes escaped, exact; a reason (not compared)
+ * made to fit one line of plain text. */
+static char *ref_text(const struct cons_entry *e)
+{
+        struct sbuf b = {0};
+        sbuf_add(&b, "");
+        const char *v = e->value ? e->value : "";
+        size_t n = strlen(v);
+        if (e->state == CONS_OK) {
+                for (size_t i = 0; i < n; i++)
+                        if (ref_escaped(v, i, n))
+                                sbuf_addf(&b, "%%%02X", (unsigned char)v[i]);
+                        else
+                                sbuf_addn(&b, v + i, 1);
+                return sbuf_steal(&b);
+        }
+        for (size_t i = strspn(v, " "); i < n && b.len + strlen(e->name) + 4 < REF_LINE_MAX; i++)
+                sbuf_addn(&b, ref_escaped(v, i, n) ? " " : v + i, 1);
+        return strip_trailing(sbuf_steal(&b));
+}
+
+/* A value too long for one line is recorded as unreadable, saying so. */
+static bool ref_too_long(const struct cons_entry *e)
+{
+        _cleanup_free_ char *text = e->state == CONS_OK ? ref_text(e) : NULL;
+        return text && strlen(e->name) + strlen(text) + 3 > REF_LINE_MAX;
+}
+
+/* E as a line of section ST's. */
+static void ref_write_one(FILE *out, const struct cons_entry *e, enum cons_state st)
+{
+        _cleanup_free_ char *text = st != e->state ? xasprintf("its value is longer than a line of a baseline holds "
+                                                               "(%zu characters)", strlen(e->value))
+                                                   : ref_text(e);
+        if (!ref_name_ok(e->name) || strlen(e->name) + strlen(text) + 3 > REF_LINE_MAX)
+                fprintf(out, "# %s left out: an ini line cannot hold its name (the reference lacks it)\n", e->name);
+        else
+                fprintf(out, "%s = %s\n", e->name, text);
+}
+
+void cons_write_reference(FILE *out, const struct cons_entry *v, size_t n)
+{
+        for (enum cons_state st = CONS_OK; st <= CONS_UNREADABLE; st++) {
+                bool head = false;
+                for (size_t i = 0; i < n; i++) {
+                        bool too_long = ref_too_long(&v[i]);
+                        if (too_long ? st != CONS_UNREADABLE : v[i].state != st)
+                                continue;
+                        if (!head)
+                                fprintf(out, "\n[%s]\n", ref_sections[st]);
+                        head = true;
+                        ref_write_one(out, &v[i], st);
+                }
+        }
+}
+
+/* V with its %XX escapes undone, or NULL when one is not two hex digits. */
+static char *ref_unescape(const char *v)
+{
+        struct sbuf b = {0};
+        sbuf_add(&b, "");
+        for (const char *c = v; *c; c++) {
+                unsigned x;
+                if (*c != '%')
+                        sbuf_addn(&b, c, 1);
+                else if (isxdigit((unsigned char)c[1]) && isxdigit((unsigned char)c[2]) && sscanf(c + 1, "%2x", &x) == 1 &&
+                         x) {
+                        sbuf_addn(&b, (const char *)&(char){(char)x}, 1);
+                        c += 2;
+                } else {
+                        free(sbuf_steal(&b));
+                        return NULL;
+                }
+        }
+        return sbuf_steal(&b);
+}
+
+struct ref_load {
+        const char *file;
+        const struct cons_rules *rules;
+        struct cons_entry *v;
+        size_t n;
+        struct diags *d;
+};
+
+/* One fact of a baseline's [facts] (its value), [facts-absent] or [facts-unreadable] (the reason);
+ * the other sections are the profile's, and a fact no check compares is not kept. */
+static void ref_key(void *user, const char *section, unsigned section_line, const char *key, const char *value,
+                    unsigned line)
+{
+        (void)section_line;
+        struct ref_load *rl = user;
+        for (size_t st = 0; st < ARRAY_SIZE(ref_sections); st++) {
+                if (!streq(section, ref_sections[st]) || !cons_rules_want(rl->rules, key))
+                        continue;
+                for (size_t i = 0; i < rl->n; i++)
+                        if (streq(rl->v[i].name, key)) {
+                                diag_add(rl->d, rl->file, line, "fact '%s' given twice", key);
+                                return;
+                        }
+                _cleanup_free_ char *plain = st == CONS_OK ? ref_unescape(value) : xstrdup(value);
+                if (!plain)
+                        diag_add(rl->d, rl->file, line, "the value of '%s' holds a '%%' that is not %%XX", key);
+                else
+                        add_entry(&rl->v, &rl->n, key, (enum cons_state)st, plain);
+        }
+}
+
+int cons_add_reference(struct cons_fleet *fl, const char *file, char **err)
+{
+        *err = NULL;
+        struct diags d = {0};
+        struct ref_load rl = {.file = file, .rules = fl->rules, .d = &d};
+        int rc = ini_load_file(file, ref_key, &rl, &d);
+        if (rc < 0 || d.msgs.n)
+                *err = xasprintf("reference %s", d.msgs.n ? d.msgs.v[0] : file);
+        else if (!rl.n)
+                *err = xasprintf("reference %s: no fact a check compares in [facts], [facts-absent] or "
+                                 "[facts-unreadable] (write it with `llmtune baseline -o FILE`)", file);
+        else if (find_host(fl, CONS_REFERENCE))
+                *err = xasprintf("reference %s: a host of the input is named %s too", file, CONS_REFERENCE);
+        strv_done(&d.msgs);
+        if (*err) {
+                entries_free(rl.v, rl.n);
+                return -EINVAL;
+        }
+        fl->hosts = xrealloc(fl->hosts, (fl->nhosts + 1) * sizeof(*fl->hosts));
+        fl->hosts[fl->nhosts++] = (struct cons_host){.name = xstrdup(CONS_REFERENCE), .facts_file = xstrdup(file),
+                                                     .v = rl.v, .n = rl.n};
+        fl->reference = true;
+        return 0;
+}
+
 int cons_add_file(struct cons_fleet *fl, const char *file, char **err)
 {
         *err = NULL;
@@ -395,6 +556,60 @@ static int group_cmp(const void *x, const void *y)
         return a->hosts[0] < b->hosts[0] ? -1 : a->hosts[0] > b->hosts[0];
 }
 
+/* Whether G holds the reference (cons_add_reference). */
+static bool holds_reference(const struct cons_fleet *fl, const struct cons_group *g)
+{
+        for (size_t j = 0; j < g->n; j++)
+                if (fl->reference && streq(fl->hosts[g->hosts[j]].name, CONS_REFERENCE))
+                        return true;
+        return false;
+}
+
+/* With a reference the norm is its group, first, whatever its size. */
+static void reference_first(const struct cons_fleet *fl, struct cons_result *r)
+{
+        for (size_t g = 0; g < r->ngroups; g++)
+                if (holds_reference(fl, &r->groups[g])) {
+                        struct cons_group ref = r->groups[g];
+                        memmove(r->groups + 1, r->groups, g * sizeof(*r->groups));
+                        r->groups[0] = ref;
+                        r->norm = true;
+                        return;
+                }
+}
+
+/* The hosts grouped by their signature for R's check. The reference takes part in the checks it
+ * recorded a fact of: one it holds nothing of (the profile, which an audit gives and a baseline
+ * does not) keeps the majority as its norm. */
+static void group_hosts(const struct cons_fleet *fl, struct cons_result *r)
+{
+        for (size_t i = 0; i < fl->nhosts; i++) {
+                bool unreadable = false;
+                char *key = signature(&fl->hosts[i], r->check, &unreadable);
+                if (fl->reference && !*key && streq(fl->hosts[i].name, CONS_REFERENCE)) {
+                        free(key);
+                        continue;
+                }
+                r->unreadable_hosts += unreadable;
+                size_t g = 0;
+                while (g < r->ngroups && !streq(r->groups[g].key, key))
+                        g++;
+                if (g == r->ngroups) {
+                        r->groups = xrealloc(r->groups, (r->ngroups + 1) * sizeof(*r->groups));
+                        r->groups[r->ngroups++] = (struct cons_group){.key = key};
+                } else
+                        free(key);
+                struct cons_group *gr = &r->groups[g];
+                gr->hosts = xrealloc(gr->hosts, (gr->n + 1) * sizeof(size_t));
+                gr->hosts[gr->n++] = i;
+        }
+        if (r->ngroups)
+                qsort_safe(r->groups, r->ngroups, sizeof(*r->groups), group_cmp);
+        r->norm = r->ngroups == 1 || (r->ngroups > 1 && r->groups[0].n > r->groups[1].n);
+        if (fl->reference)
+                reference_first(fl, r);
+}
+
 int cons_finish(struct cons_fleet *fl, char **err)
 {
         *err = NULL;
@@ -411,27 +626,8 @@ int cons_finish(struct cons_fleet *fl, char **err)
                         qsort_safe(fl->hosts[i].v, fl->hosts[i].n, sizeof(*fl->hosts[i].v), entry_cmp);
         fl->results = xcalloc(fl->rules->n + 1, sizeof(*fl->results));
         for (size_t k = 0; k < fl->rules->n; k++) {
-                struct cons_result *r = &fl->results[k];
-                r->check = &fl->rules->v[k];
-                for (size_t i = 0; i < fl->nhosts; i++) {
-                        bool unreadable = false;
-                        char *key = signature(&fl->hosts[i], r->check, &unreadable);
-                        r->unreadable_hosts += unreadable;
-                        size_t g = 0;
-                        while (g < r->ngroups && !streq(r->groups[g].key, key))
-                                g++;
-                        if (g == r->ngroups) {
-                                r->groups = xrealloc(r->groups, (r->ngroups + 1) * sizeof(*r->groups));
-                                r->groups[r->ngroups++] = (struct cons_group){.key = key};
-                        } else
-                                free(key);
-                        struct cons_group *gr = &r->groups[g];
-                        gr->hosts = xrealloc(gr->hosts, (gr->n + 1) * sizeof(size_t));
-                        gr->hosts[gr->n++] = i;
-                }
-                if (r->ngroups)
-                        qsort_safe(r->groups, r->ngroups, sizeof(*r->groups), group_cmp);
-                r->norm = r->ngroups == 1 || (r->ngroups > 1 && r->groups[0].n > r->groups[1].n);
+                fl->results[k].check = &fl->rules->v[k];
+                group_hosts(fl, &fl->results[k]);
         }
         return 0;
 }
@@ -531,11 +727,25 @@ static void print_hosts(FILE *out, const struct cons_fleet *fl, const struct con
                 fprintf(out, "%s%s", j ? ", " : "", fl->hosts[g->hosts[j]].name);
 }
 
+/* The hosts of the input: the reference is not one of them. */
+static size_t input_hosts(const struct cons_fleet *fl)
+{
+        return fl->nhosts - (fl->reference && fl->nhosts);
+}
+
+/* "N of M hosts agree", or with the reference among them, "the reference and N of M hosts agree". */
+static void print_norm(FILE *out, const struct cons_fleet *fl, const struct cons_group *norm, const char *summary)
+{
+        bool ref = holds_reference(fl, norm);
+        fprintf(out, "  %s%zu of %zu hosts agree: %s\n", ref ? "the reference and " : "", norm->n - ref, input_hosts(fl),
+                summary);
+}
+
 void cons_print_table(FILE *out, const struct cons_fleet *fl)
 {
         size_t bad = cons_not_uniform(fl);
-        fprintf(out, "Fleet consistency: %zu hosts, %zu checks: %zu uniform, %zu not uniform\n", fl->nhosts,
-                fl->rules->n, fl->rules->n - bad, bad);
+        fprintf(out, "Fleet consistency: %zu hosts%s, %zu checks: %zu uniform, %zu not uniform\n", input_hosts(fl),
+                fl->reference ? " held to the reference" : "", fl->rules->n, fl->rules->n - bad, bad);
         for (size_t k = 0; k < fl->rules->n; k++) {
                 const struct cons_result *r = &fl->results[k];
                 const struct cons_check *c = r->check;
@@ -553,10 +763,10 @@ void cons_print_table(FILE *out, const struct cons_fleet *fl)
                 const struct cons_host *nh = norm ? &fl->hosts[norm->hosts[0]] : NULL;
                 if (norm) {
                         _cleanup_free_ char *s = summary(nh, c, 3);
-                        fprintf(out, "  %zu of %zu hosts agree: %s\n", norm->n, fl->nhosts, s);
+                        print_norm(out, fl, norm, s);
                 } else
                         fprintf(out, "  no majority: the %zu hosts fall into %zu groups of which the largest are the same size\n",
-                                fl->nhosts, r->ngroups);
+                                input_hosts(fl), r->ngroups);
                 for (size_t g = norm ? 1 : 0; g < r->ngroups; g++) {
                         const struct cons_group *gr = &r->groups[g];
                         const struct cons_host *h = &fl->hosts[gr->hosts[0]];
@@ -572,7 +782,8 @@ void cons_print_table(FILE *out, const struct cons_fleet *fl)
                         size_t nd = diffs(h, nh, c, &d);
                         for (size_t i = 0; i < nd && i < DIFFS_SHOWN; i++) {
                                 _cleanup_free_ char *a = entry_text(d[i].here), *b = entry_text(d[i].norm);
-                                fprintf(out, "    %s: %s (the others: %s)\n", d[i].name, a, b);
+                                fprintf(out, "    %s: %s (the %s: %s)\n", d[i].name, a,
+                                        holds_reference(fl, norm) ? "reference" : "others", b);
                         }
                         if (nd > DIFFS_SHOWN)
                                 fprintf(out, "    ... and %zu more\n", nd - DIFFS_SHOWN);
@@ -605,7 +816,9 @@ void cons_print_json(FILE *out, const struct cons_fleet *fl)
 {
         json_object *top = json_object_new_object();
         json_object_object_add(top, "format", json_object_new_int(1));
-        json_object_object_add(top, "hosts", json_object_new_int64((int64_t)fl->nhosts));
+        json_object_object_add(top, "hosts", json_object_new_int64((int64_t)input_hosts(fl)));
+        const struct cons_host *ref = fl->reference ? find_host(fl, CONS_REFERENCE) : NULL;
+        json_object_object_add(top, "reference", ref ? json_object_new_string(ref->facts_file) : NULL);
         json_object_object_add(top, "not_uniform", json_object_new_int64((int64_t)cons_not_uniform(fl)));
         json_object *checks = json_object_new_array();
         for (size_t k = 0; k < fl->rules->n; k++) {

@@ -14,7 +14,8 @@
  * adds the pseudo-fact "profile" (the profile the audit used). For each check, every host's
  * matching facts (names and values, or absent/unreadable) form its signature; hosts are grouped
  * by signature, the largest group is the norm and every other host is named with the facts in
- * which it differs. No norm when the two largest groups are the same size.
+ * which it differs. No norm when the two largest groups are the same size. With a reference (the
+ * facts a baseline recorded, cons_write_reference), its group is the norm whatever its size.
  */
 #pragma once
 
@@ -74,6 +75,8 @@ struct cons_fleet {
         struct cons_host *hosts;
         size_t nhosts;
         struct cons_result *results; /* one per check, after cons_finish */
+        bool reference;              /* the host CONS_REFERENCE is a baseline (cons_add_reference), the
+                                      * norm of every check it recorded; else the largest group is */
 };
 
 /* Add one facts --json or audit --json document from FILE (TEXT of LEN bytes). A host's facts and
@@ -82,6 +85,23 @@ struct cons_fleet {
  * host. */
 int cons_add_json(struct cons_fleet *fl, const char *file, const char *text, size_t len, char **err);
 int cons_add_file(struct cons_fleet *fl, const char *file, char **err);
+
+#define CONS_REFERENCE "reference"
+
+/* A baseline (`llmtune baseline -o FILE`) as the host CONS_REFERENCE: its [facts] (values),
+ * [facts-absent] and [facts-unreadable] (reasons) sections. cons_finish then makes the group holding
+ * it the norm of every check it holds a fact of, whatever its size. -EINVAL with *err for a file
+ * that cannot be read, holds none of them, or when a host of the input has its name. */
+int cons_add_reference(struct cons_fleet *fl, const char *file, char **err);
+
+/* The facts of V (a node's, N of them) as a reference: [facts] with the values, exact (a byte that
+ * an ini value would not hold as itself, '%' included, is written %XX), [facts-absent] and
+ * [facts-unreadable] with the reasons; a value longer than a line holds goes to [facts-unreadable]
+ * saying so. What cons_add_reference reads back. */
+void cons_write_reference(FILE *out, const struct cons_entry *v, size_t n);
+
+/* Whether some check of RS compares the fact NAME (what a baseline records for the reference). */
+bool cons_rules_want(const struct cons_rules *rs, const char *name);
 
 /* Sort hosts, group them per check. -EINVAL with *err when a host has an audit but no facts. */
 int cons_finish(struct cons_fleet *fl, char **err);
