@@ -318,3 +318,46 @@ void pci_link_facts(struct facts *f, const char *prefix, const char *addr)
         linkinfo_done(&dev);
         linkinfo_done(&up);
 }
+
+int pci_place_get(struct facts *f, const char *addr, struct pci_place *ret, char **ret_why)
+{
+        *ret = (struct pci_place){0};
+        int rc = pci_ancestors(f, addr, &ret->up, ret_why);
+        if (rc < 0) {
+                strv_done(&ret->up);
+                return rc;
+        }
+        /* The root port, or the function itself, is on the host bridge's root bus. */
+        struct pci_addr top;
+        if (!pci_addr_parse(ret->up.n ? ret->up.v[ret->up.n - 1] : addr, &top)) {
+                strv_done(&ret->up);
+                *ret_why = xasprintf("%s is not a PCI address", addr);
+                return -EINVAL;
+        }
+        snprintf(ret->host, sizeof(ret->host), "%04x:%02x", top.dom, top.bus);
+        return 0;
+}
+
+void pci_place_done(struct pci_place *p)
+{
+        strv_done(&p->up);
+        *p = (struct pci_place){0};
+}
+
+enum pci_near pci_place_near(const struct pci_place *a, const struct pci_place *b, size_t *ret_depth)
+{
+        size_t depth = 0;
+        enum pci_near near = PCI_NEAR_NONE;
+        for (size_t k = 0; k < a->up.n && near == PCI_NEAR_NONE; k++)
+                if (strv_contains(&b->up, a->up.v[k])) {
+                        depth = k;
+                        near = k + 1 < a->up.n ? PCI_NEAR_SWITCH : PCI_NEAR_ROOT_PORT;
+                }
+        if (near == PCI_NEAR_NONE && streq(a->host, b->host)) {
+                depth = a->up.n;
+                near = PCI_NEAR_HOST_BRIDGE;
+        }
+        if (ret_depth)
+                *ret_depth = depth;
+        return near;
+}

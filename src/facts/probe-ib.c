@@ -199,28 +199,20 @@ static const char *probe_port(struct facts *f, const char *dev, const char *port
 struct placement {
         bool numa_known;         /* NVIDIA GPUs exist and every one's NUMA node is known */
         struct strv nodes;       /* their NUMA nodes */
-        struct strv gpu_bridges; /* bridges below a root port above an NVIDIA GPU */
-        struct strv shared;      /* HCAs behind one of them */
+        struct pci_place *gpus;  /* the NVIDIA GPUs whose place in the tree is known */
+        size_t ngpus;
+        struct strv shared;      /* HCAs behind a bridge below the root port above one of them */
         struct strv apart;       /* HCAs whose path is known and behind none of them */
 };
 
 static void placement_done(struct placement *pl)
 {
         strv_done(&pl->nodes);
-        strv_done(&pl->gpu_bridges);
+        for (size_t i = 0; i < pl->ngpus; i++)
+                pci_place_done(&pl->gpus[i]);
+        free(pl->gpus);
         strv_done(&pl->shared);
         strv_done(&pl->apart);
-}
-
-/* The bridges above ADDR without the top one (the root port) into RET; false when the path is unknown. */
-static bool bridges_below_root(struct facts *f, const char *addr, struct strv *ret)
-{
-        _cleanup_free_ char *why = NULL;
-        if (pci_ancestors(f, addr, ret, &why) < 0)
-                return false;
-        if (ret->n)
-                free(ret->v[--ret->n]), ret->v[ret->n] = NULL;
-        return true;
 }
 
 static void gpu_places(struct facts *f, struct placement *pl)
@@ -229,6 +221,7 @@ static void gpu_places(struct facts *f, struct placement *pl)
         size_t n = facts_match(f, "gpu.*.vendor_id", &v);
         bool ok = true;
         size_t nvidia = 0;
+        pl->gpus = xcalloc(n ? n : 1, sizeof(*pl->gpus));
         for (size_t i = 0; i < n; i++) {
                 if (v[i]->status != FACT_OK) {
                         ok = false;
@@ -247,12 +240,9 @@ static void gpu_places(struct facts *f, struct placement *pl)
                         ok = false;
                 else if (!strv_contains(&pl->nodes, nf->str))
                         strv_add(&pl->nodes, nf->str);
-                struct strv br = {0};
-                if (af && af->status == FACT_OK && bridges_below_root(f, af->str, &br))
-                        for (size_t k = 0; k < br.n; k++)
-                                if (!strv_contains(&pl->gpu_bridges, br.v[k]))
-                                        strv_add(&pl->gpu_bridges, br.v[k]);
-                strv_done(&br);
+                _cleanup_free_ char *why = NULL;
+                if (af && af->status == FACT_OK && pci_place_get(f, af->str, &pl->gpus[pl->ngpus], &why) == 0)
+                        pl->ngpus++;
         }
         free(v);
         pl->numa_known = ok && nvidia > 0;
@@ -261,14 +251,15 @@ static void gpu_places(struct facts *f, struct placement *pl)
 /* Whether HCA DEV (its PCI function ADDR) shares a bridge below the root port with a GPU. */
 static void hca_place(struct facts *f, const char *dev, const char *addr, struct placement *pl)
 {
-        struct strv br = {0};
-        if (!bridges_below_root(f, addr, &br))
+        struct pci_place hp;
+        _cleanup_free_ char *why = NULL;
+        if (pci_place_get(f, addr, &hp, &why) < 0)
                 return;
         bool shared = false;
-        for (size_t k = 0; k < br.n && !shared; k++)
-                shared = strv_contains(&pl->gpu_bridges, br.v[k]);
+        for (size_t k = 0; k < pl->ngpus && !shared; k++)
+                shared = pci_place_near(&hp, &pl->gpus[k], NULL) == PCI_NEAR_SWITCH;
         strv_add(shared ? &pl->shared : &pl->apart, dev);
-        strv_done(&br);
+        pci_place_done(&hp);
 }
 
 static const char *hca_role(struct facts *f, const char *dev, const struct placement *pl)

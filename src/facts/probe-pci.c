@@ -9,7 +9,7 @@
  *   names  - vendor/name/arch (pci.ids, the tree's own else this host's: pci-ids.c)
  *   libpci - link.*, upstream*, acs_redirect (config space first, sysfs link files second)
  *   hwloc  - hwloc_numa_node, locality_agrees
- *   ib     - local_hca (asks the ib probe for the HCAs' NUMA nodes)
+ *   ib     - local_hca, local_hca_via (asks the ib probe for the HCAs' addresses and NUMA nodes)
  * facts_get() of one name runs only the stage that provides it (lookup), a glob pattern only the
  * stages that provide a name it matches (match); listing the prefix runs all of them.
  */
@@ -819,80 +819,157 @@ static void stage_hwloc(struct facts *f, struct state *s)
 
 /* --- ib stage: GPU/HCA affinity ---------------------------------------------------------------- */
 
-/* The HCAs whose NUMA node is not known (no device link: its PCI function is unknown; numa_node
- * -1 or unreadable), "mlx5_0 (why)" each, into UNKNOWN. */
-static void hcas_unplaced(const struct fact **all, size_t n, struct strv *unknown)
+/*
+ * gpu.N.local_hca: the RDMA devices nearest each GPU, as NCCL and GPUDirect RDMA pair them, from the
+ * PCIe tree first (pci-link.c's pci_place, the walk that gives the HCA roles in probe-ib.c): an HCA
+ * behind the GPU's PCIe switch (of several switches, the nearest), else one on its root port, else
+ * on its host bridge; only when the tree pairs none, the NUMA node (an HCA on the GPU's node
+ * crosses the CPU's fabric, one on the other socket the inter-socket link). gpu.N.local_hca_via
+ * says which decided. "none" needs every HCA placed: an HCA whose place and node are unknown may be
+ * the GPU's neighbour, so with none found the answer is unknown (unreadable, naming it).
+ */
+enum { VIA_SWITCH, VIA_ROOT_PORT, VIA_HOST_BRIDGE, VIA_NUMA, VIA_NONE };
+static const char *const via_names[] = {"pcie_switch", "root_port", "host_bridge", "numa_node"};
+
+struct hca {
+        char *dev;
+        bool placed; /* its place in the PCIe tree is known */
+        struct pci_place place;
+        int node;    /* its NUMA node, -1 unknown */
+        char *why;   /* why neither is known */
+};
+
+static void hcas_done(struct hca *h, size_t n)
 {
-        for (size_t k = 0; k < n; k++) {
-                const char *name = all[k]->name + strlen("ib.");
-                const char *dot = strchr(name, '.');
-                bool neg;
-                uint64_t node;
-                if (!dot || !streq(dot, ".numa_node"))
-                        continue;
-                if (all[k]->status == FACT_OK && fact_number(all[k], &neg, &node) && !neg)
-                        continue;
-                strv_push(unknown, xasprintf("%.*s (%s)", (int)(dot - name), name,
-                                             all[k]->status != FACT_OK ? all[k]->reason : "numa_node -1"));
+        for (size_t i = 0; i < n; i++) {
+                free(h[i].dev);
+                pci_place_done(&h[i].place);
+                free(h[i].why);
         }
+        free(h);
 }
 
-/* The HCAs on each GPU's NUMA node (GPUDirect RDMA and NCCL pick the NIC nearest the GPU; one
- * on another socket crosses the inter-socket link): "mlx5_0,mlx5_1" or "none". "none" needs every
- * HCA placed: an HCA whose node is unknown may be the GPU's neighbour, so with none found the
- * answer is unknown (unreadable, naming that HCA), never "none". */
+/* Every HCA (an ib.DEV.numa_node fact, present whatever its state) with its place and node. */
+static struct hca *hcas_get(struct facts *f, size_t *ret_n)
+{
+        const struct fact **all = NULL;
+        size_t n = facts_match(f, "ib.*.numa_node", &all), k = 0;
+        struct hca *h = xcalloc(n ? n : 1, sizeof(*h));
+        for (size_t i = 0; i < n; i++) {
+                const char *name = all[i]->name + strlen("ib.");
+                const char *dot = strchr(name, '.');
+                if (!dot || !streq(dot, ".numa_node"))
+                        continue;
+                struct hca *c = &h[k++];
+                c->dev = xstrndup(name, (size_t)(dot - name));
+                _cleanup_free_ char *an = xasprintf("ib.%s.address", c->dev), *why = NULL;
+                const struct fact *af = facts_get(f, an);
+                c->placed = af && af->status == FACT_OK && pci_place_get(f, af->str, &c->place, &why) == 0;
+                bool neg;
+                uint64_t node;
+                c->node = all[i]->status == FACT_OK && fact_number(all[i], &neg, &node) && !neg && node < INT32_MAX
+                                  ? (int)node
+                                  : -1;
+                if (!c->placed && c->node < 0)
+                        c->why = xasprintf("%s (%s)", c->dev,
+                                           all[i]->status != FACT_OK ? all[i]->reason : "numa_node -1");
+        }
+        free(all);
+        *ret_n = k;
+        return h;
+}
+
+/* How near HCA H is to the GPU (its place GP, when known, and NUMA NODE, -1 unknown): VIA_* and,
+ * behind one switch, the depth of the shared bridge; VIA_NONE when nothing is shared, -1 unknown. */
+static int hca_near(const struct hca *h, const struct pci_place *gp, int node, size_t *depth)
+{
+        *depth = 0;
+        if (gp && h->placed) {
+                enum pci_near near = pci_place_near(gp, &h->place, depth);
+                if (near != PCI_NEAR_NONE)
+                        return near == PCI_NEAR_SWITCH ? VIA_SWITCH : near == PCI_NEAR_ROOT_PORT ? VIA_ROOT_PORT
+                                                                                                 : VIA_HOST_BRIDGE;
+        }
+        if (node < 0 || h->node < 0)
+                return -1;
+        return h->node == node ? VIA_NUMA : VIA_NONE;
+}
+
+static void gpu_local_hca(struct facts *f, const struct gpu *g, size_t idx, const struct hca *h, size_t nh)
+{
+        struct pci_place gp;
+        _cleanup_free_ char *why = NULL, *np = dev_path(g->d, "numa_node");
+        bool placed = pci_place_get(f, g->d->addr, &gp, &why) == 0;
+        int node = g->numa_known ? g->numa_node : -1;
+        int best = VIA_NONE;
+        size_t best_depth = 0;
+        struct strv hcas = {0}, unknown = {0};
+        for (size_t k = 0; k < nh; k++) {
+                size_t depth;
+                int via = hca_near(&h[k], placed ? &gp : NULL, node, &depth);
+                if (via < 0) {
+                        strv_add(&unknown, h[k].why ? h[k].why : h[k].dev);
+                        continue;
+                }
+                if (via > best || (via == best && (via == VIA_NONE || depth > best_depth)))
+                        continue;
+                if (via < best || depth < best_depth)
+                        strv_done(&hcas);
+                best = via;
+                best_depth = depth;
+                strv_add(&hcas, h[k].dev);
+        }
+        _cleanup_free_ char *gdir = xasprintf(PCI_DEVS "/%s", g->d->addr);
+        const char *src = best == VIA_NUMA || !placed ? np : gdir;
+        if (!hcas.n && !placed && node < 0) {
+                fact_absent(f, np, "neither the GPU's place in the PCIe tree nor its NUMA node is known",
+                            "gpu.%zu.local_hca", idx);
+                fact_absent(f, np, "neither the GPU's place in the PCIe tree nor its NUMA node is known",
+                            "gpu.%zu.local_hca_via", idx);
+        } else if (!hcas.n && unknown.n) {
+                _cleanup_free_ char *list = strv_join(&unknown, ", ");
+                _cleanup_free_ char *msg = xasprintf("no HCA known to be near the GPU (PCIe tree%s), and the place of %s "
+                                                     "is unknown",
+                                                     node >= 0 ? ", NUMA node" : "", list);
+                fact_unreadable(f, "/sys/class/infiniband", 0, msg, "gpu.%zu.local_hca", idx);
+                fact_unreadable(f, "/sys/class/infiniband", 0, msg, "gpu.%zu.local_hca_via", idx);
+        } else {
+                _cleanup_free_ char *list = hcas.n ? strv_join(&hcas, ",") : xstrdup("none");
+                fact_str(f, src, list, "gpu.%zu.local_hca", idx);
+                if (hcas.n)
+                        fact_str(f, src, via_names[best], "gpu.%zu.local_hca_via", idx);
+                else
+                        fact_absent(f, src, "no HCA near the GPU", "gpu.%zu.local_hca_via", idx);
+        }
+        strv_done(&hcas);
+        strv_done(&unknown);
+        if (placed)
+                pci_place_done(&gp);
+}
+
 static void stage_ib(struct facts *f, struct state *s)
 {
         s->ib = true;
         if (s->ngpus == 0)
                 return;
         const struct fact *count = facts_get(f, "ib.count");
-        const struct fact **all = NULL;
-        size_t n = facts_under(f, "ib.", &all);
-        struct strv unknown = {0};
-        hcas_unplaced(all, n, &unknown);
-        for (size_t i = 0; i < s->ngpus; i++) {
-                const struct gpu *g = &s->gpus[i];
-                _cleanup_free_ char *np = dev_path(g->d, "numa_node");
-                if (!count || count->status != FACT_OK) {
-                        const char *why = count ? count->reason : "no ib.count";
-                        if (count && count->status == FACT_ABSENT)
-                                fact_absent(f, "/sys/class/infiniband", why, "gpu.%zu.local_hca", i);
-                        else
-                                fact_unreadable(f, "/sys/class/infiniband", -EIO, why, "gpu.%zu.local_hca", i);
-                        continue;
-                }
-                if (!g->numa_known || g->numa_node < 0) {
-                        fact_absent(f, np, "the GPU's NUMA node is not known (numa_node -1 or missing)",
-                                    "gpu.%zu.local_hca", i);
-                        continue;
-                }
-                struct strv hcas = {0};
-                for (size_t k = 0; k < n; k++) {
-                        const char *name = all[k]->name + strlen("ib.");
-                        const char *dot = strchr(name, '.');
-                        bool neg;
-                        uint64_t node;
-                        if (!dot || !streq(dot, ".numa_node") || !fact_number(all[k], &neg, &node) || neg ||
-                            node != (uint64_t)g->numa_node)
-                                continue;
-                        _cleanup_free_ char *dev = xstrndup(name, (size_t)(dot - name));
-                        strv_add(&hcas, dev);
-                }
-                if (!hcas.n && unknown.n) {
-                        _cleanup_free_ char *list = strv_join(&unknown, ", ");
-                        _cleanup_free_ char *why = xasprintf("no HCA known to be on NUMA node %d, and the node of %s "
-                                                             "is unknown",
-                                                             g->numa_node, list);
-                        fact_unreadable(f, "/sys/class/infiniband", 0, why, "gpu.%zu.local_hca", i);
-                        continue;
-                }
-                _cleanup_free_ char *list = hcas.n ? strv_join(&hcas, ",") : xstrdup("none");
-                fact_str(f, "/sys/class/infiniband", list, "gpu.%zu.local_hca", i);
-                strv_done(&hcas);
+        if (!count || count->status != FACT_OK) {
+                const char *why = count ? count->reason : "no ib.count";
+                for (size_t i = 0; i < s->ngpus; i++)
+                        for (int k = 0; k < 2; k++) {
+                                const char *name = k ? "local_hca_via" : "local_hca";
+                                if (count && count->status == FACT_ABSENT)
+                                        fact_absent(f, "/sys/class/infiniband", why, "gpu.%zu.%s", i, name);
+                                else
+                                        fact_unreadable(f, "/sys/class/infiniband", -EIO, why, "gpu.%zu.%s", i, name);
+                        }
+                return;
         }
-        strv_done(&unknown);
-        free(all);
+        size_t nh;
+        struct hca *h = hcas_get(f, &nh);
+        for (size_t i = 0; i < s->ngpus; i++)
+                gpu_local_hca(f, &s->gpus[i], i, h, nh);
+        hcas_done(h, nh);
 }
 
 /* --- probe entry points ----------------------------------------------------------------------- */
@@ -958,7 +1035,7 @@ static const char *const gpu_libpci_facts[] = {
         "upstream_link.max_speed", "upstream_link.max_width", "acs_redirect", "link.mps", "link.max_mps",
         "link.mrrs", "link.mps_ok", "upstream_link.mps", "upstream_link.max_mps", "upstream_link.mrrs"};
 static const char *const gpu_hwloc_facts[] = {"hwloc_numa_node", "locality_agrees"};
-static const char *const gpu_ib_facts[] = {"local_hca"};
+static const char *const gpu_ib_facts[] = {"local_hca", "local_hca_via"};
 
 /* The stages after sysfs, each with the GPU facts it provides and whether it has run. */
 static const struct gpu_stage {

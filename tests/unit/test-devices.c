@@ -758,19 +758,22 @@ DEFINE_TEST(ib_ports, .description = "ib ports", .root = "none");
 static void pci_at(const char *path, const char *vendor, const char *cls, const char *numa)
 {
         const char *bdf = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-        char *p = xasprintf("sys/devices/pci0000:00/%s/vendor", path);
+        /* Under host bridge pci0000:00 unless PATH names another ("pci0000:80/0000:80:01.0/..."). */
+        char *full = startswith(path, "pci") ? xstrdup(path) : xasprintf("pci0000:00/%s", path);
+        char *p = xasprintf("sys/devices/%s/vendor", full);
         put(p, vendor);
         free(p);
-        put((p = xasprintf("sys/devices/pci0000:00/%s/device", path)), "0x1234\n");
+        put((p = xasprintf("sys/devices/%s/device", full)), "0x1234\n");
         free(p);
-        put((p = xasprintf("sys/devices/pci0000:00/%s/class", path)), cls);
+        put((p = xasprintf("sys/devices/%s/class", full)), cls);
         free(p);
-        put((p = xasprintf("sys/devices/pci0000:00/%s/numa_node", path)), numa);
+        put((p = xasprintf("sys/devices/%s/numa_node", full)), numa);
         free(p);
-        char *target = xasprintf("../../../devices/pci0000:00/%s", path);
+        char *target = xasprintf("../../../devices/%s", full);
         link_to((p = xasprintf("sys/bus/pci/devices/%s", bdf)), target);
         free(p);
         free(target);
+        free(full);
 }
 
 /* An HCA NAME with one ACTIVE InfiniBand port on the PCI function at PATH (as pci_at). */
@@ -778,7 +781,8 @@ static void hca_at(const char *name, const char *path, const char *numa)
 {
         const char *bdf = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
         pci_at(path, "0x15b3\n", "0x020700\n", numa);
-        char *d = xasprintf("sys/devices/pci0000:00/%s/infiniband/%s", path, name), *p, *t;
+        char *full = startswith(path, "pci") ? xstrdup(path) : xasprintf("pci0000:00/%s", path);
+        char *d = xasprintf("sys/devices/%s/infiniband/%s", full, name), *p, *t;
         link_to((p = xasprintf("%s/device", d)), (t = xasprintf("../../../%s", bdf)));
         free(p);
         free(t);
@@ -786,11 +790,12 @@ static void hca_at(const char *name, const char *path, const char *numa)
         free(p);
         put((p = xasprintf("%s/ports/1/link_layer", d)), "InfiniBand\n");
         free(p);
-        t = xasprintf("../../devices/pci0000:00/%s/infiniband/%s", path, name);
+        t = xasprintf("../../devices/%s/infiniband/%s", full, name);
         link_to((p = xasprintf("sys/class/infiniband/%s", name)), t);
         free(p);
         free(t);
         free(d);
+        free(full);
 }
 
 /* Compute or storage HCA from the PCIe tree (issue 29 item 3): on one NUMA node with a GPU, the HCA
@@ -826,6 +831,69 @@ START_TEST(ib_role_from_numa)
 }
 END_TEST
 DEFINE_TEST(ib_role_from_numa, .description = "with no switch pairing the NUMA node decides an HCA's role; unknown stays compute", .root = "none");
+
+/* A GPU on NUMA node 0 at GPU and HCAs mlx5_0.. at HCAS (as pci_at's paths, each "PATH@NODE"); the
+ * GPU's local_hca and local_hca_via must be WANT and VIA. */
+static void local_hca_case(const char *gpu, const char *const *hcas, const char *want, const char *via)
+{
+        two_sockets();
+        pci_at(gpu, "0x10de\n", "0x030200\n", "0\n");
+        for (size_t i = 0; hcas[i]; i++) {
+                const char *at = strchr(hcas[i], '@');
+                char *path = xstrndup(hcas[i], (size_t)(at - hcas[i])), *node = xasprintf("%s\n", at + 1);
+                char *name = xasprintf("mlx5_%zu", i);
+                hca_at(name, path, node);
+                free(path);
+                free(node);
+                free(name);
+        }
+        struct facts *c = open_facts(top);
+        eq(c, "gpu.0.local_hca", want);
+        eq(c, "gpu.0.local_hca_via", via);
+        close_facts(c);
+}
+
+/* gpu.N.local_hca from the PCIe tree (issue 29): of the HCAs on the GPU's NUMA node, the one behind
+ * its own switch, not the one behind the switch above it nor the storage adapter on a root port. */
+START_TEST(local_hca_from_switch)
+{
+        local_hca_case("0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:00.0/0000:04:00.0",
+                       (const char *const[]){"0000:00:01.0/0000:01:00.0/0000:02:00.0/0000:03:01.0/0000:05:00.0@0",
+                                             "0000:00:01.0/0000:01:00.0/0000:02:01.0/0000:06:00.0@0",
+                                             "0000:00:02.0/0000:07:00.0@0", NULL},
+                       "mlx5_0", "pcie_switch");
+}
+END_TEST
+DEFINE_TEST(local_hca_from_switch, .description = "a GPU's local HCA is the one behind its nearest PCIe switch, not any on its NUMA node", .root = "none");
+
+/* Without a shared switch: the GPU's root port, then its host bridge, then its NUMA node. */
+START_TEST(local_hca_root_port)
+{
+        local_hca_case("0000:00:01.0/0000:01:00.0",
+                       (const char *const[]){"0000:00:01.0/0000:01:00.1@0", "0000:00:02.0/0000:02:00.0@0", NULL}, "mlx5_0",
+                       "root_port");
+}
+END_TEST
+DEFINE_TEST(local_hca_root_port, .description = "without a shared switch, the HCA on the GPU's root port", .root = "none");
+
+START_TEST(local_hca_host_bridge)
+{
+        local_hca_case("0000:00:01.0/0000:01:00.0",
+                       (const char *const[]){"pci0000:40/0000:40:01.0/0000:41:00.0@0", "0000:00:02.0/0000:02:00.0@0", NULL},
+                       "mlx5_1", "host_bridge");
+}
+END_TEST
+DEFINE_TEST(local_hca_host_bridge, .description = "without a shared port, the HCA on the GPU's host bridge before another on its NUMA node", .root = "none");
+
+START_TEST(local_hca_numa)
+{
+        local_hca_case("0000:00:01.0/0000:01:00.0",
+                       (const char *const[]){"pci0000:40/0000:40:01.0/0000:41:00.0@0", "pci0000:80/0000:80:01.0/0000:81:00.0@1",
+                                             NULL},
+                       "mlx5_0", "numa_node");
+}
+END_TEST
+DEFINE_TEST(local_hca_numa, .description = "with nothing shared in the PCIe tree the GPU's NUMA node decides, and says so", .root = "none");
 
 START_TEST(net_foreign_root)
 {
