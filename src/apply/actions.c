@@ -14,6 +14,7 @@
 #include "affinity.h"
 #include "site-config.h"
 #include "command.h"
+#include "dropin-order.h"
 #include "facts.h"
 #include "fileattr.h"
 #include "mounts.h"
@@ -531,10 +532,13 @@ static bool file_target_allowed(const char *t)
         /* a file in the way of the link service-enable makes */
         if (startswith(t, WANTS_DIR) && base == t + strlen(WANTS_DIR))
                 return true;
-        /* a sysctl file whose later-sorting line would beat ours at boot: the line is commented
-         * out behind the marker (never deleted), or a vendor file is shadowed by an /etc copy of
-         * the same name (sysctl.d(5)) */
-        if (startswith(t, "/etc/sysctl.d/") && base == t + strlen("/etc/sysctl.d/") && endswith(base, ".conf"))
+        /* a file of a family llmtune models whose line would beat llmtune's at boot (its drop-in
+         * directory in /etc, or its main file there): the line is commented out behind the marker
+         * (never deleted), or a vendor file is shadowed by an /etc copy of the same name
+         * (sysctl.d(5), tmpfiles.d(5), limits.conf(5), systemd-system.conf(5), modprobe.d(5)).
+         * Not udev rules, which llmtune never writes. */
+        const struct dropin_family *fam = dropin_family_of(t);
+        if (fam && fam->parse && startswith(t, "/etc/"))
                 return true;
         /* a zram-generator drop-in of /etc in the way of the /dev/null link that masks it */
         if (startswith(t, "/etc/systemd/zram-generator.conf.d/") &&
@@ -979,9 +983,11 @@ struct change_ops {
 
 static const struct change_ops change_ops[] = {
         [CHANGE_FILE] = {file_allowed,
-                         "/etc/fstab, /etc/nccl.conf, /etc/sysctl.conf, /etc/sysctl.d/*.conf, " AFFINITY_CONF
-                         ", " SITE_CONFIG_PATH ", " PROFILES_SITE_DIR "/*.ini"
-                         " or a file named *llmtune* in a drop-in directory (tmpfiles.d, modprobe.d, ...)",
+                         "/etc/fstab, /etc/nccl.conf, " AFFINITY_CONF ", " SITE_CONFIG_PATH ", " PROFILES_SITE_DIR
+                         "/*.ini, a file of the drop-in families llmtune models (/etc/sysctl.conf, sysctl.d, "
+                         "tmpfiles.d, security/limits.conf, limits.d, systemd/system.conf, system.conf.d, "
+                         "modprobe.d, modules-load.d) or a file named *llmtune* in a drop-in directory (udev "
+                         "rules.d, ...)",
                          file_check, file_apply, file_undo, file_current, NULL, file_describe, file_leftovers},
         [CHANGE_SYMLINK] = {link_allowed, "under /etc/systemd", link_check, link_apply, link_undo, link_current, NULL,
                             NULL, file_leftovers},

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file-format.h"
+
 static bool argv_is(const struct strv *a, const char *const *want)
 {
         size_t n = 0;
@@ -67,6 +69,31 @@ static bool device_path(const char *s)
         }
 }
 
+bool cmd_kernel_arg(const char *arg) { return ff_check(FF_CMDLINE, FF_ITEM, arg) == NULL; }
+
+/* "--args=ARG" / "--remove-args=ARG" of grubby, "-a ARG" / "-d ARG" of kernelstub. */
+static int parse_boot_tool(const struct strv *argv, struct cmd *c)
+{
+        const char *const *v = (const char *const *)argv->v;
+        if (argv->n == 3 && streq(v[0], "grubby") && streq(v[1], "--update-kernel=ALL")) {
+                const char *a = startswith(v[2], "--args=")          ? v[2] + strlen("--args=")
+                                : startswith(v[2], "--remove-args=") ? v[2] + strlen("--remove-args=")
+                                                                     : NULL;
+                if (!a || !cmd_kernel_arg(a))
+                        return -EINVAL;
+                c->tool = startswith(v[2], "--args=") ? CMD_GRUBBY_ARGS : CMD_GRUBBY_REMOVE;
+                c->name = xstrdup(a);
+                return 0;
+        }
+        if (argv->n == 3 && streq(v[0], "kernelstub") && (streq(v[1], "-a") || streq(v[1], "-d")) &&
+            cmd_kernel_arg(v[2])) {
+                c->tool = streq(v[1], "-a") ? CMD_KERNELSTUB_ADD : CMD_KERNELSTUB_DEL;
+                c->name = xstrdup(v[2]);
+                return 0;
+        }
+        return -EINVAL;
+}
+
 static bool unit_name(const char *s)
 {
         const char *dot = strrchr(s, '.');
@@ -79,7 +106,14 @@ int cmd_parse(const struct strv *argv, struct cmd *c, char **why)
         static const char *const deb[] = {"update-initramfs", "-u", "-k", "all", NULL};
         static const char *const rh[] = {"dracut", "-f", "--regenerate-all", NULL};
         static const char *const arch[] = {"mkinitcpio", "-P", NULL};
+        static const char *const grub[] = {"update-grub", NULL};
         *c = (struct cmd){0};
+        if (argv_is(argv, grub)) {
+                c->tool = CMD_UPDATE_GRUB;
+                return 0;
+        }
+        if (parse_boot_tool(argv, c) == 0)
+                return 0;
         if (argv_is(argv, reload)) {
                 c->tool = CMD_DAEMON_RELOAD;
                 return 0;
@@ -124,7 +158,8 @@ int cmd_parse(const struct strv *argv, struct cmd *c, char **why)
         _cleanup_free_ char *s = strv_join(argv, " ");
         *why = xasprintf("'%.200s' is not a command llmtune runs (allowed: systemctl daemon-reload|start|stop UNIT, "
                          "update-initramfs -u -k all, dracut -f --regenerate-all, mkinitcpio -P, tune2fs -E "
-                         "stride=N,stripe_width=M /dev/DEVICE, modprobe MODULE)",
+                         "stride=N,stripe_width=M /dev/DEVICE, modprobe MODULE, update-grub, grubby "
+                         "--update-kernel=ALL --args=|--remove-args=ARG, kernelstub -a|-d ARG)",
                          s);
         return -EINVAL;
 }
@@ -174,6 +209,21 @@ void cmd_argv(const struct cmd *c, const char *device_arg, struct strv *ret)
                 strv_add(ret, c->tool == CMD_UNIT_START ? "start" : "stop");
                 strv_add(ret, c->name);
                 break;
+        case CMD_UPDATE_GRUB:
+                strv_add(ret, "update-grub");
+                break;
+        case CMD_GRUBBY_ARGS:
+        case CMD_GRUBBY_REMOVE:
+                strv_add(ret, "grubby");
+                strv_add(ret, "--update-kernel=ALL");
+                strv_push(ret, xasprintf("%s%s", c->tool == CMD_GRUBBY_ARGS ? "--args=" : "--remove-args=", c->name));
+                break;
+        case CMD_KERNELSTUB_ADD:
+        case CMD_KERNELSTUB_DEL:
+                strv_add(ret, "kernelstub");
+                strv_add(ret, c->tool == CMD_KERNELSTUB_ADD ? "-a" : "-d");
+                strv_add(ret, c->name);
+                break;
         }
 }
 
@@ -198,7 +248,17 @@ int cmd_check_undo(const struct strv *forward, const struct strv *undo, char **w
         case CMD_UPDATE_INITRAMFS:
         case CMD_DRACUT:
         case CMD_MKINITCPIO:
+        case CMD_UPDATE_GRUB:
                 ok = u.tool == f.tool; /* regenerating again after the files are restored */
+                break;
+        case CMD_GRUBBY_ARGS:
+                /* the argument removed, or the key given back the value it had */
+                ok = (u.tool == CMD_GRUBBY_REMOVE && streq(u.name, f.name)) ||
+                     (u.tool == CMD_GRUBBY_ARGS && strcspn(u.name, "=") == strcspn(f.name, "=") &&
+                      strncmp(u.name, f.name, strcspn(f.name, "=")) == 0);
+                break;
+        case CMD_KERNELSTUB_ADD:
+                ok = u.tool == CMD_KERNELSTUB_DEL && streq(u.name, f.name);
                 break;
         case CMD_TUNE2FS:
                 ok = u.tool == CMD_TUNE2FS && streq(u.device, f.device);

@@ -29,14 +29,24 @@ enum cmd_tool {
         CMD_MODPROBE,         /* modprobe MODULE */
         CMD_UNIT_START,       /* systemctl start UNIT */
         CMD_UNIT_STOP,        /* systemctl stop UNIT */
+        CMD_UPDATE_GRUB,      /* update-grub (Debian, Ubuntu: grub.cfg from /etc/default/grub and grub.d) */
+        CMD_GRUBBY_ARGS,      /* grubby --update-kernel=ALL --args=ARG (every BLS entry) */
+        CMD_GRUBBY_REMOVE,    /* grubby --update-kernel=ALL --remove-args=ARG */
+        CMD_KERNELSTUB_ADD,   /* kernelstub -a ARG */
+        CMD_KERNELSTUB_DEL,   /* kernelstub -d ARG */
 };
 
 struct cmd {
         enum cmd_tool tool;
         unsigned long stride, stripe_width; /* TUNE2FS */
         char *device;                       /* TUNE2FS: absolute path under /dev */
-        char *name;                         /* MODPROBE: module; UNIT_*: unit */
+        char *name;                         /* MODPROBE: module; UNIT_*: unit; GRUBBY_*, KERNELSTUB_*: the
+                                             * kernel argument KEY[=VALUE] */
 };
+
+/* Is ARG a kernel command-line argument llmtune may hand a boot loader tool (file-format.h's
+ * FF_CMDLINE check: KEY or KEY=VALUE of a safe alphabet, never starting with '-')? */
+bool cmd_kernel_arg(const char *arg);
 
 /* Parse ARGV into C; -EINVAL with *why (caller frees) when it is not one of llmtune's commands. */
 int cmd_parse(const struct strv *argv, struct cmd *c, char **why);

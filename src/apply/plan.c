@@ -348,32 +348,6 @@ static void plan_boot_tuner(struct planner *pl)
                 note(pl, false, "no service enabled at boot sets %s otherwise now: see `llmtune facts tuner`", k->what);
 }
 
-static void plan_sysfs(struct planner *pl)
-{
-        const char *pattern = param(pl->res, "path"), *value = param(pl->res, "value");
-        struct strv paths = {0};
-        root_glob(pl->r, pattern, &paths);
-        _cleanup_free_ char *h = header(pl, "#");
-        _cleanup_free_ char *conf = xasprintf("%sw %s - - - - %s\n", h, pattern, value);
-        _cleanup_free_ char *file = xasprintf("/etc/tmpfiles.d/llmtune-%s.conf", pl->res->rule->id);
-        want_file(pl, file, conf, 0644);
-        for (size_t i = 0; i < paths.n; i++) {
-                _cleanup_free_ char *cur = root_read_active(pl->r, paths.v[i]);
-                if (cur && streq(cur, value))
-                        continue;
-                struct change *c = add(pl, CHANGE_VALUE, paths.v[i]);
-                c->before = cur ? xstrdup(cur) : NULL;
-                c->after = xstrdup(value);
-        }
-        if (paths.n == 0)
-                note(pl, false, "no file matches %s: set %s by hand", pattern, value);
-        strv_done(&paths);
-        /* never fight a boot-time tuner silently: the tmpfiles.d line runs before it starts */
-        for (size_t i = 0; i < ARRAY_SIZE(tuner_knobs); i++)
-                if (strstr(pattern, tuner_knobs[i].sysfs))
-                        tuner_conflicts(pl, &tuner_knobs[i], value, true);
-}
-
 /* Which values of a key may stay where they would decide it at boot. */
 struct keep_ctx {
         const struct dropin_family *f;
@@ -488,11 +462,11 @@ static void neutralise_all(struct planner *pl, const struct dropin_family *f, co
         dropin_entries_done(&h);
 }
 
-/* Make KEY at boot a value KEEP accepts, once the plan's own file of family F is in place: while
- * the line the family's rule makes decide KEY (the last one, or for tmpfiles.d the first for its
- * path) has a value KEEP rejects, that line is commented out. Returns false (with a note) when
+/* Make each of KEYS at boot a value KEEP accepts, once the plan's own file of family F is in place:
+ * while the line the family's rule makes decide a key (the last one, or for tmpfiles.d the first for
+ * its path) has a value KEEP rejects, that line is commented out. Returns false (with a note) when
  * the files cannot be read. */
-static bool make_win(struct planner *pl, const struct dropin_family *f, const char *key, struct keep_ctx *keep)
+static bool make_win(struct planner *pl, const struct dropin_family *f, const struct strv *keys, struct keep_ctx *keep)
 {
         for (unsigned round = 0; round < 64; round++) {
                 struct planner_view pv;
@@ -502,16 +476,97 @@ static bool make_win(struct planner *pl, const struct dropin_family *f, const ch
                 int rc = dropin_entries_load(pl->r, f, &pv.v, &h, &bad);
                 view_done(&pv);
                 if (rc < 0) {
-                        unreadable_note(pl, f, bad, rc, key);
+                        unreadable_note(pl, f, bad, rc, keys->n ? keys->v[0] : "?");
                         return false;
                 }
-                const struct dropin_entry *e = dropin_effective(pl->r, &h, key);
-                bool done = !e || keep_value(e->value, keep) || !neutralise_file(pl, f, e->file, key, keep);
+                bool changed = false;
+                for (size_t k = 0; k < keys->n; k++) {
+                        const struct dropin_entry *e = dropin_effective(pl->r, &h, keys->v[k]);
+                        if (e && !keep_value(e->value, keep))
+                                changed |= neutralise_file(pl, f, e->file, keys->v[k], keep);
+                }
                 dropin_entries_done(&h);
-                if (done)
+                if (!changed)
                         return true;
         }
         return true;
+}
+
+/* The value BODY (a file of family F) gives KEY: its last setting there. */
+static char *value_in(const struct dropin_family *f, const char *body, const char *key)
+{
+        char *v = NULL;
+        struct dropin_state st = {{0}};
+        _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(body);
+        while (line_next(&it)) {
+                struct dropin_settings_of_line s = {0};
+                f->parse(it.line, &st, &s);
+                for (size_t i = 0; i < s.n; i++)
+                        if (streq(s.v[i].key, key)) {
+                                free(v);
+                                v = xstrdup(s.v[i].value);
+                        }
+                dropin_settings_of_line_done(&s);
+        }
+        return v;
+}
+
+/* A drop-in of a family llmtune models (limits.d, system.conf.d, ...) must also be the one that
+ * decides each key it sets at boot: a line of another file that wins by the family's rule with a
+ * value below remedy.min (or, without it, another value) is disabled behind the marker. */
+static void dropin_wins(struct planner *pl, const char *path, const char *body)
+{
+        const struct dropin_family *f = dropin_family_of(path);
+        if (!f || !f->parse)
+                return;
+        struct strv keys = {0};
+        dropin_keys_of(f, body, &keys);
+        for (size_t i = 0; i < keys.n; i++) {
+                _cleanup_free_ char *want = value_in(f, body, keys.v[i]);
+                struct keep_ctx keep = {.f = f, .want = want, .min = param(pl->res, "min")};
+                make_win(pl, f, &(struct strv){.v = &keys.v[i], .n = 1}, &keep);
+        }
+        strv_done(&keys);
+}
+
+/* A rule and its "-persistent" twin share one file: the file is named after the runtime rule. */
+static char *knob_id(const struct result *res)
+{
+        const char *id = res->rule->id;
+        size_t idlen = endswith(id, "-persistent") ? strlen(id) - strlen("-persistent") : strlen(id);
+        return xstrndup(id, idlen);
+}
+
+static void plan_sysfs(struct planner *pl)
+{
+        const char *pattern = param(pl->res, "path"), *value = param(pl->res, "value");
+        struct strv paths = {0};
+        root_glob(pl->r, pattern, &paths);
+        _cleanup_free_ char *h = header(pl, "#"), *id = knob_id(pl->res);
+        _cleanup_free_ char *conf = xasprintf("%sw %s - - - - %s\n", h, pattern, value);
+        _cleanup_free_ char *file = xasprintf("/etc/tmpfiles.d/llmtune-%s.conf", id);
+        want_file(pl, file, conf, 0644);
+        /* tmpfiles.d(5): for one path the earliest file wins, and a later line for another path that
+         * reaches the file writes after ours; the line that would decide the value at boot instead of
+         * ours is disabled */
+        struct keep_ctx keep = {.f = &dropin_tmpfiles, .want = value};
+        make_win(pl, &dropin_tmpfiles, paths.n ? &paths : &(struct strv){.v = (char *[]){(char *)pattern}, .n = 1},
+                 &keep);
+        for (size_t i = 0; i < paths.n; i++) {
+                _cleanup_free_ char *cur = root_read_active(pl->r, paths.v[i]);
+                if (cur && streq(cur, value))
+                        continue;
+                struct change *c = add(pl, CHANGE_VALUE, paths.v[i]);
+                c->before = cur ? xstrdup(cur) : NULL;
+                c->after = xstrdup(value);
+        }
+        if (paths.n == 0)
+                note(pl, false, "no file matches %s: set %s by hand", pattern, value);
+        strv_done(&paths);
+        /* never fight a boot-time tuner silently: the tmpfiles.d line runs before it starts */
+        for (size_t i = 0; i < ARRAY_SIZE(tuner_knobs); i++)
+                if (strstr(pattern, tuner_knobs[i].sysfs))
+                        tuner_conflicts(pl, &tuner_knobs[i], value, true);
 }
 
 static char *sysctl_path(const char *key)
@@ -576,9 +631,7 @@ static void plan_sysctl(struct planner *pl)
                 dropin_entries_done(&s);
         }
         /* one file per knob: a "-persistent" twin writes its runtime rule's file */
-        const char *id = pl->res->rule->id;
-        size_t idlen = endswith(id, "-persistent") ? strlen(id) - strlen("-persistent") : strlen(id);
-        _cleanup_free_ char *name = xasprintf("90-llmtune-%.*s.conf", (int)idlen, id);
+        _cleanup_free_ char *id = knob_id(pl->res), *name = xasprintf("90-llmtune-%s.conf", id);
         if (runtime || !persistent_ok) {
                 _cleanup_free_ char *h = header(pl, "#");
                 _cleanup_free_ char *conf = xasprintf("%s%s = %s\n", h, key, val);
@@ -586,7 +639,7 @@ static void plan_sysctl(struct planner *pl)
                 want_file(pl, file, conf, 0644);
                 /* files read after ours would set KEY back at boot (/etc/sysctl.conf through
                  * 99-sysctl.conf, where the popular guides append): their lines are disabled */
-                make_win(pl, &dropin_sysctl, key, &keep);
+                make_win(pl, &dropin_sysctl, &(struct strv){.v = (char *[]){(char *)key}, .n = 1}, &keep);
         }
         if (runtime && (!cur || !streq(cur, val))) {
                 struct change *c = add(pl, CHANGE_VALUE, path);
@@ -726,6 +779,8 @@ static void plan_blacklist(struct planner *pl)
                                             : xasprintf("%sblacklist %s\n", h, module);
         _cleanup_free_ char *file = xasprintf("/etc/modprobe.d/llmtune-blacklist-%s.conf", module);
         want_file(pl, file, conf, 0644);
+        /* modprobe.d(5): the last value of an option wins; a later "options MODULE modeset=1" is disabled */
+        dropin_wins(pl, file, conf);
         plan_initramfs(pl);
 }
 
@@ -1044,6 +1099,7 @@ static void plan_dropin(struct planner *pl)
         _cleanup_free_ char *body = unescape_newlines(param(pl->res, "content"));
         _cleanup_free_ char *content = xasprintf("%s%s", h, body);
         want_file(pl, param(pl->res, "path"), content, 0644);
+        dropin_wins(pl, param(pl->res, "path"), body);
         /* what the file needs before it is in force (a manager re-exec, restarted services) */
         const char *then = param(pl->res, "then");
         if (then)
@@ -1057,6 +1113,17 @@ static void plan_modules_load(struct planner *pl)
         _cleanup_free_ char *content = xasprintf("%s%s\n", h, module);
         _cleanup_free_ char *file = xasprintf("/etc/modules-load.d/llmtune-%s.conf", module);
         want_file(pl, file, content, 0644);
+        /* systemd-modules-load loads through kmod with the blacklist applied, and kmod runs the first
+         * install line instead of loading: either in modprobe.d keeps the module from loading at boot */
+        _cleanup_free_ char *m = xstrdup(module);
+        for (char *p = m; *p; p++)
+                *p = *p == '-' ? '_' : *p;
+        const char *kinds[] = {"blacklist", "install"};
+        for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
+                _cleanup_free_ char *key = xasprintf("%s %s", kinds[i], m);
+                struct keep_ctx keep = {.f = &dropin_modprobe}; /* no value may stay */
+                neutralise_all(pl, &dropin_modprobe, key, &keep);
+        }
         const char *argv[] = {"modprobe", module, NULL};
         command(pl, "modprobe", argv, NULL);
 }
@@ -1085,6 +1152,85 @@ static void plan_service_enable(struct planner *pl)
         command(pl, "systemctl start", argv, undo);
 }
 
+/* --- the kernel command line, through the distribution's own tool --------------------------------- */
+
+#define GRUB_LLMTUNE "/etc/default/grub.d/zz-llmtune.cfg"
+#define GRUB_LINE "GRUB_CMDLINE_LINUX_DEFAULT=\"$GRUB_CMDLINE_LINUX_DEFAULT "
+
+/* The grub.d file llmtune keeps its arguments in, with ARG added (an argument of the same key
+ * replaced). grub-mkconfig sources /etc/default/grub.d/\*.cfg in name order after
+ * /etc/default/grub and writes GRUB_CMDLINE_LINUX_DEFAULT last on the linux line, and the kernel
+ * takes the last value of a parameter: appended there, in a file that sorts last, ours wins. */
+static char *grub_file_with(struct planner *pl, const char *arg)
+{
+        bool exists;
+        _cleanup_free_ char *cur = file_view(pl, GRUB_LLMTUNE, &exists);
+        struct strv args = {0};
+        const char *line = exists ? strstr(cur, GRUB_LINE) : NULL;
+        if (line) {
+                _cleanup_free_ char *words = xstrndup(line + strlen(GRUB_LINE), strcspn(line + strlen(GRUB_LINE), "\"\n"));
+                for (char *save = NULL, *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save))
+                        strv_add(&args, w);
+        }
+        size_t kl = strcspn(arg, "=");
+        for (size_t i = 0; i < args.n; i++)
+                if (strcspn(args.v[i], "=") == kl && strncmp(args.v[i], arg, kl) == 0) {
+                        free(args.v[i]);
+                        memmove(&args.v[i], &args.v[i + 1], (args.n - i) * sizeof(char *));
+                        args.n--;
+                        i--;
+                }
+        strv_add(&args, arg);
+        _cleanup_free_ char *joined = strv_join(&args, " "), *h = header(pl, "#");
+        strv_done(&args);
+        return xasprintf("%s# Kernel command-line arguments; update-grub writes them into grub.cfg. Remove an argument\n"
+                         "# with `llmtune rollback`, or here followed by update-grub.\n" GRUB_LINE "%s\"\n",
+                         h, joined);
+}
+
+/* How to undo a grubby --args: give the key back the value the next boot had, else remove it. */
+static char *grubby_undo(struct planner *pl, const char *key, const char *arg)
+{
+        const struct fact *old = fact_ok(pl->f, "cmdline.next.%s", key);
+        if (!old)
+                return xasprintf("--remove-args=%s", arg);
+        return *old->str ? xasprintf("--args=%s=%s", key, old->str) : xasprintf("--args=%s", key);
+}
+
+static void plan_cmdline(struct planner *pl)
+{
+        const char *arg = param(pl->res, "param");
+        _cleanup_free_ char *key = xstrndup(arg, strcspn(arg, "="));
+        const char *value = strchr(arg, '=') ? strchr(arg, '=') + 1 : "";
+        const struct fact *tool = fact_ok(pl->f, "cmdline.tool");
+        const struct fact *next = fact_ok(pl->f, "cmdline.next.%s", key);
+        if (!tool) {
+                const struct fact *t = facts_get(pl->f, "cmdline.tool");
+                note(pl, false, "add %s to the kernel command line with the boot loader's own tool, then reboot (%s)", arg,
+                     t && t->reason ? t->reason : "no boot loader configuration found");
+                return;
+        }
+        if (next && streq(next->str, value)) {
+                note(pl, true, "%s is set for the next boot (%s): reboot to bring it into force", arg, next->source);
+                return;
+        }
+        if (streq(tool->str, "update-grub")) {
+                _cleanup_free_ char *content = grub_file_with(pl, arg);
+                want_file(pl, GRUB_LLMTUNE, content, 0644);
+                static const char *const grub[] = {"update-grub", NULL};
+                command(pl, "update-grub", grub, grub);
+        } else if (streq(tool->str, "grubby")) {
+                _cleanup_free_ char *add = xasprintf("--args=%s", arg), *undo = grubby_undo(pl, key, arg);
+                const char *argv[] = {"grubby", "--update-kernel=ALL", add, NULL};
+                const char *back[] = {"grubby", "--update-kernel=ALL", undo, NULL};
+                command(pl, "grubby", argv, back);
+        } else {
+                const char *argv[] = {"kernelstub", "-a", arg, NULL}, *back[] = {"kernelstub", "-d", arg, NULL};
+                command(pl, "kernelstub", argv, back);
+        }
+        note(pl, true, "%s is in force only after a reboot: the kernel reads its command line when it starts", arg);
+}
+
 /*
  * Per remedy kind, the file format and field each parameter is written as (file-format.h checks
  * it: a tmpfiles.d path or argument, a sysctl.d key or value, a module, unit or mount option
@@ -1107,6 +1253,7 @@ static const struct {
         {"modules-load", "module", FF_MODULES_LOAD_D, FF_NAME},
         {"service-enable", "unit", FF_SYSTEMD, FF_NAME},
         {"mount-option", "option", FF_FSTAB, FF_OPTION},
+        {"cmdline", "param", FF_CMDLINE, FF_ITEM},
 };
 
 static char *value_origin(struct planner *pl, const char *key)
@@ -1197,6 +1344,20 @@ static char *sysctl_once(const struct result *res)
         return k ? xasprintf("sysctl:%s", k) : NULL;
 }
 
+/* One sysfs file (or glob) is planned once, whichever of its rules (runtime, persistent) fails. */
+static char *sysfs_once(const struct result *res)
+{
+        const char *p = param(res, "path");
+        return p ? xasprintf("sysfs:%s", p) : NULL;
+}
+
+/* One kernel argument is planned once, whichever of its rules fails. */
+static char *cmdline_once(const struct result *res)
+{
+        const char *a = param(res, "param");
+        return a ? xasprintf("cmdline:%.*s", (int)strcspn(a, "="), a) : NULL;
+}
+
 /* /etc/nccl.conf is written once from all the NCCL keys. */
 static char *nccl_once(const struct result *res) { return xstrdup("nccl-conf"); }
 
@@ -1207,7 +1368,7 @@ static const struct remedy_plan {
         void (*plan)(struct planner *pl);
         char *(*once)(const struct result *res); /* results with one key share one plan; NULL: each its own */
 } remedy_plans[] = {
-        {"sysfs", plan_sysfs, NULL},
+        {"sysfs", plan_sysfs, sysfs_once},
         {"sysctl", plan_sysctl, sysctl_once},
         {"sysctl-default", plan_sysctl, sysctl_once},
         {"swapoff", plan_swapoff, NULL},
@@ -1226,6 +1387,7 @@ static const struct remedy_plan {
         {"service-enable", plan_service_enable, NULL},
         {"affinity-conf", plan_affinity_conf, NULL},
         {"boot-tuner", plan_boot_tuner, NULL},
+        {"cmdline", plan_cmdline, cmdline_once},
         {"manual", plan_manual, NULL},
 };
 

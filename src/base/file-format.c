@@ -14,7 +14,7 @@ static const char *const names[FF__COUNT] = {
         [FF_NCCL_CONF] = "nccl.conf",   [FF_SYSCTL_D] = "sysctl.d", [FF_TMPFILES_D] = "tmpfiles.d",
         [FF_MODPROBE_D] = "modprobe.d", [FF_MODULES_LOAD_D] = "modules-load.d", [FF_FSTAB] = "fstab",
         [FF_LIMITS_D] = "limits.d",     [FF_SYSTEMD] = "a systemd unit or drop-in",
-        [FF_GPU_AFFINITY] = "gpu-affinity.conf",
+        [FF_GPU_AFFINITY] = "gpu-affinity.conf", [FF_CMDLINE] = "the kernel command line",
 };
 
 const char *ff_name(enum file_format fmt) { return (unsigned)fmt < FF__COUNT ? names[fmt] : "?"; }
@@ -200,6 +200,25 @@ static const char *gpu_affinity(enum ff_field field, const char *v)
         }
 }
 
+/* One kernel argument, KEY or KEY=VALUE: a key of letters, digits and _ . - (at most 64), a value
+ * of letters, digits and _ . , : - (at most 192), neither starting with '-' (a boot loader tool
+ * would take it for an option). No blank (it separates arguments), quote, '$', '\\' or '`' (the
+ * shell's syntax in grub.d, which sources the file), no '/' (a path is no setting llmtune makes). */
+static const char *cmdline(enum ff_field field, const char *v)
+{
+        if (field != FF_ITEM)
+                return "not a field of the kernel command line";
+        const char *eq = strchr(v, '=');
+        size_t kl = eq ? (size_t)(eq - v) : strlen(v);
+        if (kl == 0 || kl > 64 || v[0] == '-' || strspn(v, ALNUM "_.-") != kl)
+                return "a kernel argument's key holds letters, digits and _ . - only (at most 64), and starts with "
+                       "a letter or digit";
+        if (eq && eq[1] && (strlen(eq + 1) > 192 || eq[1] == '-' || !only(eq + 1, ALNUM "_.,:-")))
+                return "a kernel argument's value holds letters, digits and _ . , : - only (at most 192), and "
+                       "starts with a letter or digit";
+        return NULL;
+}
+
 /* A limits.conf(5) entry: DOMAIN TYPE ITEM VALUE. */
 static const char *line_limits(const char *v)
 {
@@ -273,6 +292,7 @@ const char *ff_check(enum file_format fmt, enum ff_field field, const char *valu
         case FF_LIMITS_D: return fstab_limits(fmt, field, value);
         case FF_SYSTEMD: return systemd(field, value);
         case FF_GPU_AFFINITY: return gpu_affinity(field, value);
+        case FF_CMDLINE: return cmdline(field, value);
         default: return "not a format llmtune writes";
         }
 }

@@ -24,6 +24,10 @@
  *   systemd         systemd.syntax(7): [Section] and Key=Value lines, '\' continues a line, %
  *                   specifiers; unit names as systemd.unit(5) allows them
  *   gpu-affinity    llmtune's gpu-affinity.conf: GPU ADDRESS NUMA_NODE and three CPU sets
+ *   cmdline         the kernel command line (Documentation/admin-guide/kernel-parameters.rst):
+ *                   blank-separated KEY or KEY=VALUE words, '"' quoting a value; llmtune hands an
+ *                   argument to a boot loader's tool (grubby, kernelstub, the shell-quoted
+ *                   GRUB_CMDLINE_LINUX_DEFAULT of /etc/default/grub.d), so only a safe alphabet
  */
 #pragma once
 
@@ -37,13 +41,14 @@ enum file_format {
         FF_LIMITS_D,
         FF_SYSTEMD,
         FF_GPU_AFFINITY,
+        FF_CMDLINE,
         FF__COUNT
 };
 
 enum ff_field {
         FF_KEY,     /* nccl.conf and sysctl.d keys, a systemd setting's name */
         FF_VALUE,   /* what follows a key; tmpfiles.d's argument; modprobe.d's options */
-        FF_ITEM,    /* one name in a comma list value (NCCL_IB_HCA, NCCL_SOCKET_IFNAME) */
+        FF_ITEM,    /* one name in a comma list value (NCCL_IB_HCA, NCCL_SOCKET_IFNAME); one kernel argument */
         FF_PATH,    /* tmpfiles.d's path */
         FF_NAME,    /* a module (modprobe.d, modules-load.d), a unit (systemd) */
         FF_FIELD,   /* one whitespace-separated field (fstab, limits.d, gpu-affinity.conf) */

@@ -62,6 +62,8 @@ static void print_human(struct cli *cli, const struct rule_env *env, const struc
                                 printf("%*s expected: %s\n", pad, "", r->expected ? r->expected : "?");
                                 if (r->remedy_summary)
                                         printf("%*s fix:      %s\n", pad, "", r->remedy_summary);
+                                if (r->reason) /* a fix already made, waiting for a reboot */
+                                        printf("%*s note:     %s\n", pad, "", r->reason);
                                 if (r->ack_note)
                                         printf("%*s ack:      %s\n", pad, "", r->ack_note);
                         } else if (r->status == RES_ACKED) {

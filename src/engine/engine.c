@@ -136,6 +136,28 @@ static void evaluate(struct result *res, const struct resolved *profile, struct 
         }
 }
 
+/* A failing rule whose fix is a kernel command-line argument that the next boot already has: the
+ * running kernel is not in force yet, and the result says so ("set for the next boot, reboot
+ * required") apart from "not set at all". */
+static void cmdline_pending(struct result *res, struct facts *f)
+{
+        if (res->status != RES_FAIL || !res->rule->remedy || !streq(res->rule->remedy, "cmdline"))
+                return;
+        const char *arg = NULL;
+        for (size_t i = 0; i < res->remedy_keys.n; i++)
+                if (streq(res->remedy_keys.v[i], "param"))
+                        arg = res->remedy_vals.v[i];
+        if (!arg)
+                return;
+        _cleanup_free_ char *name = xasprintf("cmdline.next.%.*s", (int)strcspn(arg, "="), arg);
+        const struct fact *next = facts_get(f, name);
+        const char *want = strchr(arg, '=') ? strchr(arg, '=') + 1 : "";
+        if (next && next->status == FACT_OK && streq(next->str, want)) {
+                free(res->reason);
+                res->reason = xasprintf("%s is set for the next boot (%s): reboot required", arg, next->source);
+        }
+}
+
 /* RES was cut short (deadline_cuts moved while it ran): an error that says which time ran out. */
 static void timed_out(struct result *res, const struct engine_limits *lim, bool by_rule, bool late, uint64_t us)
 {
@@ -193,6 +215,7 @@ int engine_run_limited(const struct ruleset *rules, const struct resolved *profi
                 res->severity = sev;
                 evaluate_limited(res, profile, f, lim, run_end);
                 fill_remedy(res, profile);
+                cmdline_pending(res, f);
                 a.count[res->status]++;
         }
         *ret = a;

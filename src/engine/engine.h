@@ -17,7 +17,7 @@ struct result {
         enum severity severity;     /* after the profile's overrides */
         enum result_status status;
         char *observed, *expected;  /* of the deciding condition */
-        char *reason;               /* n/a or error: why */
+        char *reason;               /* n/a or error: why; fail: a fix that waits for a reboot */
         char *note;                 /* a pass with a note: the check failed, but the rule's note_when
                                      * conditions say that is information here (an idle link) */
         char *remedy_summary;       /* one line, parameters filled in; NULL without remedy */

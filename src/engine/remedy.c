@@ -5,7 +5,10 @@
  * tmpfiles.d, modprobe.d + initramfs, fstab lines commented behind a marker, generators masked;
  * never forced at runtime when unsafe. */
 static const struct remedy_kind kinds[] = {
-        {"sysfs", {"path", "value"}, {}, "write ${value} to ${path} now, and at boot through tmpfiles.d", false},
+        {"sysfs", {"path", "value"}, {},
+         "write ${value} to ${path} now, and at boot through tmpfiles.d (disabling a tmpfiles.d line that would win over "
+         "it)",
+         false},
         {"sysctl", {"key", "value"}, {"mode"},
          "set ${key} = ${value} now and in /etc/sysctl.d/, disabling the lines of files read after it that set it back",
          false},
@@ -31,7 +34,9 @@ static const struct remedy_kind kinds[] = {
          false},
         {"mount-option", {"option"}, {}, "add ${option} to the array's /etc/fstab entry (takes effect at the next mount)", false},
         {"nccl-conf", {}, {}, "write /etc/nccl.conf from the profile's NCCL keys (NCCL's exact file format)", false},
-        {"dropin", {"path", "content"}, {"then"}, "write the drop-in ${path}: ${content}", false},
+        {"dropin", {"path", "content"}, {"then", "min"},
+         "write the drop-in ${path}: ${content} (disabling a line of another file that would win over it at boot)",
+         false},
         {"modules-load", {"module"}, {}, "load ${module} now and at every boot (/etc/modules-load.d/)", false},
         {"service-enable", {"unit"}, {}, "enable and start ${unit}", false},
         {"affinity-conf", {}, {}, "write /etc/llmtune/gpu-affinity.conf (GPU -> NUMA node -> CPUs) for launchers", false},
@@ -39,6 +44,10 @@ static const struct remedy_kind kinds[] = {
          "the services enabled at boot that set ${knob} to another value than ${value} must be configured or "
          "disabled: apply names each, with its setting or the unit to disable (it changes none of them)",
          false},
+        {"cmdline", {"param"}, {},
+         "add ${param} to the kernel command line of the next boot with the system's own tool (update-grub and "
+         "/etc/default/grub.d, grubby, kernelstub); reboot required",
+         true},
         {"manual", {"step"}, {}, "manual step: ${step}", false},
 };
 

@@ -289,12 +289,13 @@ const struct dropin_family dropin_limits = {
         .name = "limits.d", .manual = "limits.conf(5), pam_limits(8)", .subdir = "limits.d", .dirs = security_dirs,
         .suffix = ".conf", .first = "/etc/security/limits.conf",
         .winner = "the last line for a domain, type and item (a user's own line beats a group's, which beats \"*\")",
-        .parse = limits_parse, .number = limits_number,
+        .parse = limits_parse, .number = limits_number, .skip_invalid = true,
 };
 const struct dropin_family dropin_system_conf = {
         .name = "system.conf.d", .manual = "systemd-system.conf(5)", .subdir = "systemd/system.conf.d",
         .dirs = systemd_dirs, .suffix = ".conf", .first = "/etc/systemd/system.conf",
         .winner = "the last assignment of a key", .parse = systemd_parse, .number = systemd_number,
+        .skip_invalid = true,
 };
 const struct dropin_family dropin_modprobe = {
         .name = "modprobe.d", .manual = "modprobe.d(5)", .subdir = "modprobe.d", .dirs = systemd_dirs,
@@ -582,10 +583,18 @@ bool dropin_entry_sets(struct root *r, const struct dropin_entries *all, const s
         return false;
 }
 
+static bool value_ignored(const struct dropin_family *f, const char *value)
+{
+        bool un;
+        uint64_t n;
+        return f->skip_invalid && f->number(value, &un, &n) < 0;
+}
+
 const struct dropin_entry *dropin_effective(struct root *r, const struct dropin_entries *all, const char *key)
 {
         for (size_t i = all->n; i-- > 0;)
-                if (!all->v[i].dropped && dropin_entry_sets(r, all, &all->v[i], key))
+                if (!all->v[i].dropped && !value_ignored(all->f, all->v[i].value) &&
+                    dropin_entry_sets(r, all, &all->v[i], key))
                         return &all->v[i];
         return NULL;
 }
@@ -640,4 +649,53 @@ void dropin_keys_of(const struct dropin_family *f, const char *content, struct s
                                 strv_add(ret, s.v[i].key);
                 dropin_settings_of_line_done(&s);
         }
+}
+
+/* Does VALUE give at least what OURS does (the same word, or a number no smaller)? */
+static bool value_holds(const struct dropin_family *f, const char *value, const char *ours)
+{
+        if (streq(value, ours))
+                return true;
+        bool vu, ou;
+        uint64_t vn, on;
+        if (!f->number || f->number(value, &vu, &vn) < 0 || f->number(ours, &ou, &on) < 0)
+                return false;
+        return vu || (!ou && vn >= on);
+}
+
+static char *key_overridden(struct root *r, const struct dropin_entries *e, const char *path, const char *key,
+                            const char *ours)
+{
+        const struct dropin_entry *w = dropin_effective(r, e, key);
+        if (!w || streq(w->file->path, path) || streq(w->file->real, path) || value_holds(e->f, w->value, ours))
+                return NULL;
+        return xasprintf("%s is set at boot by %s:%u (%s), not by %s (%s): %s's rule, %s", key, w->file->path,
+                         w->line, w->value, path, ours, e->f->manual, e->f->winner);
+}
+
+int dropin_overridden(struct root *r, const char *path, const char *content, char **why)
+{
+        *why = NULL;
+        const struct dropin_family *f = dropin_family_of(path);
+        if (!f || !f->parse || !content)
+                return 0;
+        struct dropin_entries e;
+        _cleanup_free_ char *bad = NULL;
+        int rc = dropin_entries_load(r, f, NULL, &e, &bad);
+        if (rc < 0) {
+                *why = xasprintf("%s cannot be read (%s), so which %s line wins at boot is unknown", bad, strerror(-rc),
+                                 f->name);
+                return rc;
+        }
+        struct dropin_state st = {{0}};
+        _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(content);
+        while (!*why && line_next(&it)) {
+                struct dropin_settings_of_line s = {0};
+                f->parse(it.line, &st, &s);
+                for (size_t i = 0; i < s.n && !*why; i++)
+                        *why = key_overridden(r, &e, path, s.v[i].key, s.v[i].value);
+                dropin_settings_of_line_done(&s);
+        }
+        dropin_entries_done(&e);
+        return *why != NULL;
 }

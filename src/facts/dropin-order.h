@@ -60,6 +60,9 @@ struct dropin_family {
         bool paths;
         /* VALUE as a number, for "at least" comparisons (*unlimited for infinity); -EINVAL if not. */
         int (*number)(const char *value, bool *unlimited, uint64_t *n);
+        /* A line whose value NUMBER refuses is ignored by the reader (pam_limits, systemd): it
+         * decides nothing. */
+        bool skip_invalid;
 };
 
 extern const struct dropin_family dropin_sysctl, dropin_tmpfiles, dropin_limits, dropin_system_conf,
@@ -138,6 +141,12 @@ char *dropin_neutralise(struct root *r, const struct dropin_family *f, const cha
 
 /* The keys the lines of CONTENT (a file of family F) set, in order, without repeats. */
 void dropin_keys_of(const struct dropin_family *f, const char *content, struct strv *ret);
+
+/* PATH (a file of a family llmtune models) holds CONTENT: is each key it sets still decided at
+ * boot by it, or by a line with the same value (for numbers: at least as much)? 0 when it is (or
+ * PATH is of no family); 1 when not, *why saying which file and line wins ("KEY is set at boot by
+ * FILE:LINE (VALUE) ..."); -errno when a file of the family cannot be read, *why naming it. */
+int dropin_overridden(struct root *r, const char *path, const char *content, char **why);
 
 /* Does sysctl.d line LINE set KEY? *value (caller frees) is its value. */
 bool sysctl_line_sets(const char *line, const char *key, char **value);

@@ -4,10 +4,12 @@
  * policies (Documentation/admin-guide/pm/cpufreq.rst) with the intel_pstate/amd_pstate mode.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 
 #include "cpu-topo.h"
+#include "dropin-order.h"
 #include "facts.h"
 #include "parse.h"
 #include "probes.h"
@@ -194,7 +196,7 @@ static const struct {
 };
 
 struct cpu_state {
-        bool topo, model, policies;
+        bool topo, model, policies, persistent;
         bool attr_read[ARRAY_SIZE(policy_attrs)];
         unsigned *cpus;
         int n;
@@ -336,6 +338,39 @@ static void stage_policy_attr(struct facts *f, struct cpu_state *s, size_t k, co
         s->attr_read[k] = all;
 }
 
+/*
+ * cpu.policy.N.persistent_governor: what a tmpfiles.d "w" line writes to the policy's
+ * scaling_governor at boot, by tmpfiles.d(5)'s rule (dropin-order.h): a line whose path reaches the
+ * file through cpuK/cpufreq counts, and of two different paths reaching it the one that first
+ * appears later writes last. Without such a line the driver's default governor applies (absent).
+ */
+static void stage_persistent(struct facts *f, struct cpu_state *s)
+{
+        if (!s->policies)
+                stage_policies(f, s);
+        s->persistent = true;
+        struct root *r = facts_root(f);
+        struct dropin_entries e;
+        _cleanup_free_ char *bad = NULL;
+        int rc = dropin_entries_load(r, &dropin_tmpfiles, NULL, &e, &bad);
+        for (size_t i = 0; i < s->policy_dirs.n; i++) {
+                _cleanup_free_ char *name = xasprintf("cpu.policy.%u.persistent_governor", s->policy_ids[i]);
+                _cleanup_free_ char *p = xasprintf("%s/scaling_governor", s->policy_dirs.v[i]);
+                const struct dropin_entry *w = rc == 0 ? dropin_effective(r, &e, p) : NULL;
+                _cleanup_free_ char *src = w ? xasprintf("%s:%u", w->file->path, w->line) : NULL;
+                if (rc < 0)
+                        fact_unreadable(f, bad, rc, "systemd-tmpfiles reads it at boot (tmpfiles.d(5))", "%s", name);
+                else if (w)
+                        fact_str(f, src, w->value, "%s", name);
+                else
+                        fact_absent(f, "/etc/tmpfiles.d",
+                                    "no tmpfiles.d line writes it: the cpufreq driver's default governor applies at boot",
+                                    "%s", name);
+        }
+        if (rc == 0)
+                dropin_entries_done(&e);
+}
+
 static void stage_topology(struct facts *f, struct cpu_state *s)
 {
         s->topo = true;
@@ -374,6 +409,8 @@ static int cpu_run(struct facts *f)
         }
         for (size_t k = 0; k < ARRAY_SIZE(policy_attrs); k++)
                 stage_policy_attr(f, s, k, NULL);
+        if (!s->persistent)
+                stage_persistent(f, s);
         return 0;
 }
 
@@ -385,6 +422,9 @@ static int cpu_match(struct facts *f, const char *pattern)
                 return cpu_run(f);
         for (size_t k = 0; k < ARRAY_SIZE(policy_attrs); k++)
                 stage_policy_attr(f, s, k, pattern);
+        if (!s->persistent && (fnmatch(pattern, "cpu.policy.0.persistent_governor", 0) == 0 ||
+                               strstr(pattern, "persistent_governor")))
+                stage_persistent(f, s);
         return 0;
 }
 

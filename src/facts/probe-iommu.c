@@ -4,6 +4,12 @@
  * Documentation/admin-guide/kernel-parameters.txt iommu=, iommu.passthrough=).
  *   iommu.units  IOMMU hardware units the kernel registered (/sys/class/iommu: dmar0, ivhd0, ...)
  *   iommu.mode   off | passthrough | translated
+ *   iommu.gpu_traffic  the DMA between devices that an IOMMU in translated mode would handle, the
+ *                peer-memory path first: peermem (GPUDirect RDMA through nvidia_peermem or
+ *                nv_peer_mem, which NVIDIA's GPUDirect RDMA documentation requires with the IOMMU
+ *                off or in pass-through), rdma (GPUDirect RDMA through DMA-BUF with an RDMA device),
+ *                p2p (two or more NVIDIA GPUs without NVSwitches: peer copies cross PCIe, which the
+ *                CUDA Programming Guide does not support with the IOMMU on, on bare metal), none
  * The default domain type of the IOMMU groups (/sys/kernel/iommu_groups/N/type, Linux 5.11+:
  * "identity" = passthrough, "DMA"/"DMA-FQ" = translated; Documentation/ABI/testing/
  * sysfs-kernel-iommu_groups) decides; without it the command line (iommu=pt, iommu.passthrough=,
@@ -125,8 +131,56 @@ static int iommu_run(struct facts *f)
         return 0;
 }
 
+static const char *fact_str_of(struct facts *f, const char *name, int *err, const char **bad)
+{
+        const struct fact *fc = facts_get(f, name);
+        if (fc && fc->status == FACT_UNREADABLE && !*err) {
+                *err = -EIO;
+                *bad = fc->name;
+        }
+        return fc && fc->status == FACT_OK ? fc->str : NULL;
+}
+
+static int64_t fact_int_of(struct facts *f, const char *name, int *err, const char **bad)
+{
+        const struct fact *fc = facts_get(f, name);
+        if (fc && fc->status == FACT_UNREADABLE && !*err) {
+                *err = -EIO;
+                *bad = fc->name;
+        }
+        return fc && fc->status == FACT_OK ? (int64_t)fc->mag : 0;
+}
+
+static void gpu_traffic(struct facts *f)
+{
+        int err = 0;
+        const char *bad = NULL;
+        const char *peermem = fact_str_of(f, "gpudirect.peermem", &err, &bad);
+        const char *mode = fact_str_of(f, "gpudirect.mode", &err, &bad);
+        int64_t gpus = fact_int_of(f, "gpu.nvidia_count", &err, &bad);
+        int64_t hcas = fact_int_of(f, "ib.count", &err, &bad);
+        int64_t switches = fact_int_of(f, "nvswitch.count", &err, &bad);
+        const char *use = (peermem && !streq(peermem, "none")) || (mode && streq(mode, "peermem")) ? "peermem"
+                          : mode && streq(mode, "dmabuf") && hcas > 0                              ? "rdma"
+                          : gpus >= 2 && switches == 0                                              ? "p2p"
+                                                                                                    : NULL;
+        if (use)
+                fact_str(f, "gpudirect.*, gpu.nvidia_count, ib.count, nvswitch.count", use, "iommu.gpu_traffic");
+        else if (err)
+                fact_unreadable(f, bad, err, "it may decide the path", "iommu.gpu_traffic");
+        else
+                fact_str(f, "gpudirect.*, gpu.nvidia_count, ib.count, nvswitch.count", "none", "iommu.gpu_traffic");
+}
+
+static int iommu_probe_run(struct facts *f)
+{
+        iommu_run(f);
+        gpu_traffic(f);
+        return 0;
+}
+
 const struct probe probe_iommu = {
         .name = "iommu",
         .prefixes = {"iommu."},
-        .run = iommu_run,
+        .run = iommu_probe_run,
 };

@@ -30,7 +30,7 @@ static const char *const curated[] = {
 };
 
 struct kstate {
-        bool base_done;
+        bool base_done, kernel_done;
         char *release; /* NULL when unknown */
         const char *release_src; /* the file it was read from */
         const char *release_bad; /* a source of it that is there but could not be read, and its error */
@@ -111,6 +111,9 @@ static void ensure_base(struct facts *f, struct kstate *ks)
 
 static void kernel_facts(struct facts *f, struct kstate *ks)
 {
+        if (ks->kernel_done)
+                return;
+        ks->kernel_done = true;
         const char *rsrc = ks->release_src;
         if (ks->release)
                 fact_str(f, rsrc, ks->release, "kernel.release");
@@ -424,6 +427,11 @@ static int kernel_lookup(struct facts *f, const char *name)
         }
         if (startswith(name, "modprobe.") && (mod = middle(name, "modprobe.", pattrs, ARRAY_SIZE(pattrs)))) {
                 modprobe_facts(f, ks, mod);
+                return 0;
+        }
+        /* the release and command line alone (probe-mem asks for the release): no module stage */
+        if (startswith(name, "kernel.")) {
+                kernel_facts(f, ks);
                 return 0;
         }
         return -ENOENT;

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "dropin-order.h"
 #include "facts.h"
 #include "parse.h"
 #include "probes.h"
@@ -30,7 +31,6 @@
 #define LIMITS_D "/etc/security/limits.d"
 #define SYSTEM_CONF "/etc/systemd/system.conf"
 #define SYSTEMD_DEFAULT_MEMLOCK (8ull << 20) /* systemd-system.conf(5): DefaultLimitMEMLOCK=8M */
-#define MAX_FILES 4096
 
 struct lim {
         bool set, unlimited;
@@ -72,139 +72,57 @@ static void record(struct facts *f, const struct lim *l, const char *name)
                 fact_uint(f, l->src, l->bytes, "%s", name);
 }
 
-/* --- pam_limits ------------------------------------------------------------------------------- */
-
-/* limits.conf(5): "domain type item value"; memlock in KiB; "-" sets both; unlimited/infinity/-1.
- * Lines of the same domain replace earlier ones (pam_limits.c process_limit); a bad value is
- * ignored, as pam_limits does. Only DOMAIN's lines: "*" (what every user but root gets) or "root". */
-static void parse_limits(const char *path, const char *data, const char *domain, struct pair *ret)
+/* The setting in effect of KEY ("* soft memlock", "Manager.DefaultLimitMEMLOCK") in family F's files,
+ * by the family's rule (dropin-order.h); NULL when no line sets it. An unreadable file makes the
+ * pair unknown. *E is the caller's to release. */
+static const struct dropin_entry *effective(struct root *r, const struct dropin_family *f, const char *key,
+                                            struct dropin_entries *e, struct pair *p)
 {
-        _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(data);
-        while (line_next(&it)) {
-                char *line = it.line;
-                char *hash = strchr(line, '#');
-                if (hash)
-                        *hash = '\0';
-                char dom[64], type[16], item[32], value[64], extra;
-                if (sscanf(line, "%63s %15s %31s %63s %c", dom, type, item, value, &extra) != 4)
-                        continue;
-                if (!streq(dom, domain) || !streq(item, "memlock"))
-                        continue;
-                bool unlimited = streq(value, "unlimited") || streq(value, "infinity") || streq(value, "-1");
-                uint64_t kib = 0;
-                if (!unlimited && parse_u64(value, &kib) < 0)
-                        continue;
-                if (kib > UINT64_MAX / 1024)
-                        unlimited = true;
-                _cleanup_free_ char *src = xasprintf("%s:%u", path, it.lineno);
-                if (streq(type, "soft") || streq(type, "-"))
-                        lim_set(&ret->soft, unlimited, kib * 1024, src);
-                if (streq(type, "hard") || streq(type, "-"))
-                        lim_set(&ret->hard, unlimited, kib * 1024, src);
+        _cleanup_free_ char *bad = NULL;
+        int rc = dropin_entries_load(r, f, NULL, e, &bad);
+        if (rc < 0) {
+                pair_read(p, bad, rc);
+                return NULL;
         }
+        return dropin_effective(r, e, key);
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+/* --- pam_limits: limits.conf, then limits.d/\*.conf in name order; the last line of the domain wins */
 
 static void login_limits(struct root *r, const char *domain, struct pair *ret)
 {
-        const char *data;
-        if (pair_read(ret, LIMITS_CONF, root_read(r, LIMITS_CONF, &data, NULL)))
-                parse_limits(LIMITS_CONF, data, domain, ret);
-        struct strv names = {0};
-        if (pair_read(ret, LIMITS_D, root_list(r, LIMITS_D, &names)) && names.n > 0 && names.n < MAX_FILES) {
-                qsort_safe(names.v, names.n, sizeof(*names.v), cmp_str);
-                for (size_t i = 0; i < names.n; i++) {
-                        if (!endswith(names.v[i], ".conf") || names.v[i][0] == '.')
-                                continue;
-                        _cleanup_free_ char *path = xasprintf(LIMITS_D "/%s", names.v[i]);
-                        if (pair_read(ret, path, root_read(r, path, &data, NULL)))
-                                parse_limits(path, data, domain, ret);
+        struct lim *l[2] = {&ret->soft, &ret->hard};
+        const char *types[2] = {"soft", "hard"};
+        for (int k = 0; k < 2 && !ret->bad; k++) {
+                struct dropin_entries e;
+                _cleanup_free_ char *key = xasprintf("%s %s memlock", domain, types[k]);
+                const struct dropin_entry *w = effective(r, &dropin_limits, key, &e, ret);
+                bool unlimited;
+                uint64_t bytes;
+                if (w && dropin_limits.number(w->value, &unlimited, &bytes) == 0) {
+                        _cleanup_free_ char *src = xasprintf("%s:%u", w->file->path, w->line);
+                        lim_set(l[k], unlimited, bytes, src);
                 }
+                dropin_entries_done(&e);
         }
-        strv_done(&names);
 }
 
-/* --- systemd ---------------------------------------------------------------------------------- */
+/* --- systemd: system.conf, then the system.conf.d drop-ins; the last DefaultLimitMEMLOCK= wins --- */
 
-static void parse_system_conf(const char *path, const char *data, struct pair *ret)
+/* Returns whether a setting or system.conf was found. */
+static bool service_limits(struct root *r, struct pair *ret)
 {
-        bool manager = false;
-        _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(data);
-        while (line_next(&it)) {
-                char *line = it.line;
-                strip_trailing(line);
-                const char *l = line;
-                while (isspace((unsigned char)*l))
-                        l++;
-                if (*l == '#' || *l == ';' || !*l)
-                        continue;
-                if (*l == '[') {
-                        manager = streq(l, "[Manager]");
-                        continue;
-                }
-                if (!manager || !startswith(l, "DefaultLimitMEMLOCK"))
-                        continue;
-                const char *v = l + strlen("DefaultLimitMEMLOCK");
-                while (*v == ' ' || *v == '\t')
-                        v++;
-                if (*v != '=')
-                        continue;
-                v++;
-                while (*v == ' ' || *v == '\t')
-                        v++;
-                /* "SOFT:HARD" or one value for both (systemd.exec(5) LimitCPU=); a bad value is ignored */
-                struct rlimit_pair p;
-                if (rlimit_pair_parse(v, &p) < 0)
-                        continue;
-                _cleanup_free_ char *src = xasprintf("%s:%u", path, it.lineno);
+        struct dropin_entries e;
+        const struct dropin_entry *w = effective(r, &dropin_system_conf, "Manager.DefaultLimitMEMLOCK", &e, ret);
+        struct rlimit_pair p;
+        if (!ret->bad && w && rlimit_pair_parse(w->value, &p) == 0) {
+                _cleanup_free_ char *src = xasprintf("%s:%u", w->file->path, w->line);
                 lim_set(&ret->soft, p.soft_unlimited, p.soft, src);
                 lim_set(&ret->hard, p.hard_unlimited, p.hard, src);
         }
-}
-
-/* systemd-system.conf(5): system.conf, then the drop-ins of every system.conf.d in name order; a
- * name in /etc hides the same name in /run and /usr/lib. Returns whether any file was found. */
-static bool service_limits(struct root *r, struct pair *ret)
-{
-        static const char *const dirs[] = {"/etc/systemd/system.conf.d", "/run/systemd/system.conf.d",
-                                           "/usr/local/lib/systemd/system.conf.d", "/usr/lib/systemd/system.conf.d",
-                                           "/lib/systemd/system.conf.d"};
-        const char *data;
-        bool found = false;
-        if (pair_read(ret, SYSTEM_CONF, root_read(r, SYSTEM_CONF, &data, NULL))) {
-                parse_system_conf(SYSTEM_CONF, data, ret);
-                found = true;
-        }
-        struct strv names = {0}, paths = {0};
-        for (size_t d = 0; d < ARRAY_SIZE(dirs); d++) {
-                struct strv l = {0};
-                if (pair_read(ret, dirs[d], root_list(r, dirs[d], &l)))
-                        for (size_t i = 0; i < l.n && names.n < MAX_FILES; i++)
-                                if (endswith(l.v[i], ".conf") && !strv_contains(&names, l.v[i])) {
-                                        strv_add(&names, l.v[i]);
-                                        strv_push(&paths, xasprintf("%s/%s", dirs[d], l.v[i]));
-                                }
-                strv_done(&l);
-        }
-        /* name order across directories */
-        for (size_t i = 1; i < names.n; i++)
-                for (size_t j = i; j > 0 && strcmp(names.v[j - 1], names.v[j]) > 0; j--) {
-                        char *t = names.v[j];
-                        names.v[j] = names.v[j - 1];
-                        names.v[j - 1] = t;
-                        t = paths.v[j];
-                        paths.v[j] = paths.v[j - 1];
-                        paths.v[j - 1] = t;
-                }
-        for (size_t i = 0; i < paths.n; i++)
-                if (pair_read(ret, paths.v[i], root_read(r, paths.v[i], &data, NULL))) {
-                        parse_system_conf(paths.v[i], data, ret);
-                        found = true;
-                }
-        strv_done(&names);
-        strv_done(&paths);
-        return found;
+        dropin_entries_done(&e);
+        struct stat st;
+        return ret->bad || w || root_stat(r, SYSTEM_CONF, &st, true) == 0;
 }
 
 static void pair_done(struct pair *p)

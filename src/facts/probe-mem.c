@@ -2,12 +2,23 @@
 /*
  * mem.* and thp.*: total and available memory (/proc/meminfo), the size of /dev/shm, and
  * transparent hugepage "enabled"/"defrag" (Documentation/admin-guide/mm/transhuge.rst).
+ *
+ * thp.persistent.enabled / .defrag: what the file holds after the next boot. A tmpfiles.d "w" line
+ * decides (systemd-tmpfiles-setup runs after the kernel started; which line wins is tmpfiles.d(5)'s
+ * rule, dropin-order.h); without one the kernel command line's transparent_hugepage= (for
+ * "enabled"), else the kernel's build default: CONFIG_TRANSPARENT_HUGEPAGE_ALWAYS/_MADVISE/_NEVER of
+ * /boot/config-RELEASE for "enabled", "madvise" for "defrag" (mm/huge_memory.c since Linux 4.6). A
+ * service that sets it later (tuned) is a finding of its own (tuner.*).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <sys/statvfs.h>
 
+#include "boot-config.h"
+#include "cmdline.h"
+#include "dropin-order.h"
 #include "facts.h"
 #include "mounts.h"
 #include "parse.h"
@@ -161,6 +172,96 @@ static void probe_thp_file(struct facts *f, const char *file)
         strv_done(&all);
 }
 
+/* The kernel's own default for FILE, or NULL (with *src why not). */
+static char *thp_kernel_default(struct facts *f, const char *file, char **src, int *err)
+{
+        const struct fact *rel = facts_get(f, "kernel.release");
+        unsigned a = 0, b = 0;
+        if (!rel || rel->status != FACT_OK || sscanf(rel->str, "%u.%u", &a, &b) != 2) {
+                *src = xstrdup("the kernel release is unknown");
+                return NULL;
+        }
+        if (streq(file, "defrag")) {
+                bool known = a > 4 || (a == 4 && b >= 6);
+                *src = xstrdup(known ? "kernel default (mm/huge_memory.c: madvise since Linux 4.6)"
+                                     : "the kernel's default before Linux 4.6");
+                return known ? xstrdup("madvise") : NULL;
+        }
+        static const char *const modes[] = {"always", "madvise", "never"};
+        for (size_t i = 0; i < ARRAY_SIZE(modes); i++) {
+                _cleanup_free_ char *sym = xasprintf("TRANSPARENT_HUGEPAGE_%s", modes[i]), *v = NULL, *path = NULL;
+                for (char *p = sym; *p; p++)
+                        *p = (char)toupper((unsigned char)*p);
+                int rc = kernel_config(facts_root(f), rel->str, sym, &v, &path);
+                if (rc == 0 && streq(v, "y")) {
+                        *src = xasprintf("kernel default (%s: CONFIG_%s=y)", path, sym);
+                        return xstrdup(modes[i]);
+                }
+                if (rc != -ENODATA) {
+                        *err = rc == -ENOENT ? 0 : rc;
+                        *src = rc == -ENOENT ? xasprintf("no %s, which holds the kernel's default", path) : xstrdup(path);
+                        return NULL;
+                }
+        }
+        *src = xasprintf("/boot/config-%s sets no CONFIG_TRANSPARENT_HUGEPAGE_ALWAYS/MADVISE/NEVER", rel->str);
+        return NULL;
+}
+
+/* The words the kernel's transparent_hugepage= takes (mm/huge_memory.c
+ * setup_transparent_hugepage); it ignores any other value. */
+static bool thp_mode(const char *v) { return v && (streq(v, "always") || streq(v, "madvise") || streq(v, "never")); }
+
+/* Without a tmpfiles.d line: the command line's transparent_hugepage= ("enabled"; the kernel.cmdline
+ * fact, CMDLINE), else the kernel's default. 1 with *value, 0 when unknown (*src why), -errno
+ * unreadable (*src what). */
+static int thp_boot_default(struct facts *f, const char *file, const struct fact *cmdline, char **value,
+                            char **src)
+{
+        if (streq(file, "enabled") && cmdline && cmdline->status == FACT_OK &&
+            cmdline_get_key(cmdline->str, "transparent_hugepage", thp_mode, value)) {
+                *src = xasprintf("%s (transparent_hugepage=)", cmdline->source);
+                return 1;
+        }
+        int err = 0;
+        *value = thp_kernel_default(f, file, src, &err);
+        return err < 0 ? err : *value != NULL;
+}
+
+static void probe_thp_persistent(struct facts *f, const char *file)
+{
+        struct root *r = facts_root(f);
+        _cleanup_free_ char *path = xasprintf(THP_DIR "/%s", file), *bad = NULL;
+        struct dropin_entries e;
+        int rc = dropin_entries_load(r, &dropin_tmpfiles, NULL, &e, &bad);
+        if (rc < 0) {
+                fact_unreadable(f, bad, rc, "systemd-tmpfiles reads it at boot (tmpfiles.d(5))", "thp.persistent.%s", file);
+                return;
+        }
+        const struct dropin_entry *w = dropin_effective(r, &e, path);
+        if (w) {
+                _cleanup_free_ char *src = xasprintf("%s:%u", w->file->path, w->line);
+                fact_str(f, src, w->value, "thp.persistent.%s", file);
+                dropin_entries_done(&e);
+                return;
+        }
+        dropin_entries_done(&e);
+        const struct fact *cl = streq(file, "enabled") ? facts_get(f, "kernel.cmdline") : NULL;
+        if (cl && cl->status == FACT_UNREADABLE) {
+                fact_unreadable(f, cl->source, 0, cl->reason, "thp.persistent.%s", file);
+                return;
+        }
+        _cleanup_free_ char *value = NULL, *src = NULL;
+        rc = thp_boot_default(f, file, cl, &value, &src);
+        if (rc > 0)
+                fact_str(f, src, value, "thp.persistent.%s", file);
+        else if (rc < 0)
+                fact_unreadable(f, src, rc, NULL, "thp.persistent.%s", file);
+        else {
+                _cleanup_free_ char *why = xasprintf("no tmpfiles.d line writes it and %s", src);
+                fact_absent(f, "/etc/tmpfiles.d", why, "thp.persistent.%s", file);
+        }
+}
+
 static int mem_run(struct facts *f)
 {
         mem_fact(f, "MemTotal", "mem.total");
@@ -173,6 +274,8 @@ static int thp_run(struct facts *f)
 {
         probe_thp_file(f, "enabled");
         probe_thp_file(f, "defrag");
+        probe_thp_persistent(f, "enabled");
+        probe_thp_persistent(f, "defrag");
         return 0;
 }
 

@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "dropin-order.h"
 #include "facts.h"
 #include "probes.h"
 #include "rpmdb.h"
@@ -117,10 +118,6 @@ static struct svc_state *get_state(struct facts *f)
         return s;
 }
 
-/* udev(7) rules directories, highest priority first. */
-static const char *const udev_dirs[] = {"/etc/udev/rules.d", "/run/udev/rules.d", "/usr/local/lib/udev/rules.d",
-                                        "/usr/lib/udev/rules.d", "/lib/udev/rules.d"};
-
 /* The units one rules line assigns to ENV{SYSTEMD_WANTS} ("=" or "+=", not the "==" match). */
 static void udev_line(const char *line, const char *path, struct strv *ret)
 {
@@ -149,42 +146,35 @@ static void udev_line(const char *line, const char *path, struct strv *ret)
         }
 }
 
+/* udev(7): *.rules of /etc, /run, /usr/local/lib, /usr/lib, /lib udev/rules.d, merged by name (an
+ * earlier directory's file hides a later one of the same name, a /dev/null link masks it) and read
+ * in name order: the family model of dropin-order.h. */
 static void udev_read(struct root *r, struct svc_state *s)
 {
         if (s->udev_read)
                 return;
         s->udev_read = true;
-        struct strv seen = {0};
-        for (size_t d = 0; d < ARRAY_SIZE(udev_dirs); d++) {
-                struct strv files = {0};
-                int rc = root_list(r, udev_dirs[d], &files);
-                note_bad(&s->udev_bad, &s->udev_bad_rc, udev_dirs[d], rc);
-                if (rc == 0)
-                        strv_sort(&files);
-                for (size_t i = 0; i < files.n; i++) {
-                        if (!endswith(files.v[i], ".rules") || strv_contains(&seen, files.v[i]))
-                                continue;
-                        strv_add(&seen, files.v[i]);
-                        _cleanup_free_ char *path = xasprintf("%s/%s", udev_dirs[d], files.v[i]);
-                        if (root_masked(r, path))
-                                continue;
-                        const char *data;
-                        size_t len;
-                        rc = root_read(r, path, &data, &len);
-                        note_bad(&s->udev_bad, &s->udev_bad_rc, path, rc);
-                        if (rc < 0)
-                                continue;
-                        for (const char *p = data; p < data + len;) {
-                                const char *nl = memchr(p, '\n', (size_t)(data + len - p));
-                                size_t n = nl ? (size_t)(nl - p) : (size_t)(data + len - p);
-                                _cleanup_free_ char *line = xstrndup(p, n);
-                                udev_line(line, path, &s->udev_wants);
-                                p += n + 1;
-                        }
-                }
-                strv_done(&files);
+        struct dropin_list l;
+        _cleanup_free_ char *bad = NULL;
+        int rc = dropin_list_load(r, &dropin_udev, NULL, &l, &bad);
+        if (rc < 0) {
+                note_bad(&s->udev_bad, &s->udev_bad_rc, bad, rc);
+                return;
         }
-        strv_done(&seen);
+        for (size_t i = 0; i < l.n; i++) {
+                const char *path = l.v[i].path;
+                if (root_masked(r, path))
+                        continue;
+                const char *data;
+                rc = root_read(r, path, &data, NULL);
+                note_bad(&s->udev_bad, &s->udev_bad_rc, path, rc);
+                if (rc < 0)
+                        continue;
+                _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(data);
+                while (line_next(&it))
+                        udev_line(it.line, path, &s->udev_wants);
+        }
+        dropin_list_done(&l);
 }
 
 /* The rules file whose SYSTEMD_WANTS names UNIT, or NULL. */

@@ -8,7 +8,7 @@
 #define OWN_PROBES \
         &probe_cpu, &probe_numa, &probe_mem,  &probe_thp, &probe_sysctl, &probe_swap, \
         &probe_kernel, &probe_pci, &probe_ib, &probe_net, &probe_storage, &probe_boot, &probe_affinity, \
-        &probe_iommu, &probe_edac, &probe_limits, &probe_slurm, &probe_service, &probe_tuner, &probe_nvml, &probe_xid, &probe_aer, \
+        &probe_iommu, &probe_edac, &probe_limits, &probe_slurm, &probe_cmdline, &probe_service, &probe_tuner, &probe_nvml, &probe_xid, &probe_aer, \
         &probe_root, &probe_counters
 const struct probe *probe_table[PROBES_MAX] = {OWN_PROBES};
 size_t probe_count = ARRAY_SIZE(((const struct probe *[]){OWN_PROBES}));

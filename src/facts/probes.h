@@ -23,6 +23,7 @@ extern const struct probe probe_iommu;   /* iommu.*   probe-iommu.c */
 extern const struct probe probe_edac;    /* edac.*    probe-edac.c */
 extern const struct probe probe_limits;  /* limits.*  probe-limits.c */
 extern const struct probe probe_slurm;   /* slurm.*   probe-slurm.c */
+extern const struct probe probe_cmdline; /* cmdline.* probe-cmdline.c */
 extern const struct probe probe_service; /* service.*, gpudirect.*  probe-service.c */
 extern const struct probe probe_tuner;   /* tuner.*   probe-tuner.c (boot-time governor/THP tuners) */
 extern const struct probe probe_xid;     /* xid.*     probe-xid.c (kernel log, rules/xid-catalog.tsv) */

@@ -45,8 +45,8 @@ def fact(root, name):
     return json.loads(out)['facts'].get(name, {}) if rc == 0 else {}
 
 
-def copy_root(tmp, name):
-    dst = os.path.join(tmp, name)
+def copy_root(tmp, name, as_name=None):
+    dst = os.path.join(tmp, as_name or name)
     shutil.copytree(os.path.join(ROOTS, name), dst, symlinks=True)
     return dst
 
@@ -247,6 +247,266 @@ def case_i29_item10_slurm_memlock(tmp):
     rc, out, err = run(root, 'plan', '--profile', 'h100-sxm-8x', '--rule', rule)
     check('PropagateResourceLimitsExcept=MEMLOCK' in out and 'scontrol reconfigure' in out,
           'item 10: the plan names PropagateResourceLimitsExcept=MEMLOCK and scontrol reconfigure')
+
+
+THP_PATH = '/sys/kernel/mm/transparent_hugepage/enabled'
+GOV_CPU_GLOB = '/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor'
+GOV_POLICY_GLOB = '/sys/devices/system/cpu/cpufreq/policy*/scaling_governor'
+
+
+def case_i29_item4_tmpfiles(tmp):
+    """Issue 29 item 4, tmpfiles.d(5): for one path the lexicographically earliest file wins and later
+    lines for it are dropped; lines with other paths that reach the same file (the governor's cpu* and
+    policy* globs) are all written, the later path last. A site's disable-thp.conf writing never beats
+    llmtune-thp-enabled.conf: audit judges the value at the next boot, and apply disables the line that
+    beats its own."""
+    root = copy_root(tmp, 'hgx-h100')
+    write(root, '/etc/tmpfiles.d/disable-thp.conf', 'w %s - - - - never\n' % THP_PATH)
+    write(root, THP_PATH, 'always [madvise] never\n')
+    f = fact(root, 'thp.persistent.enabled')
+    check(f.get('value') == 'never' and f.get('source') == '/etc/tmpfiles.d/disable-thp.conf:1',
+          'item 4: the boot value of THP is never, from disable-thp.conf (%r)' % f)
+    res = audit(root, 'h100-sxm-8x', 'thp-enabled', 'thp-enabled-persistent')
+    check(res['thp-enabled']['status'] == 'pass' and res['thp-enabled-persistent']['status'] == 'fail',
+          'item 4: the runtime value passes, the boot value fails (no false PASS)')
+    rc, out, err = run(root, 'apply', '--profile', 'h100-sxm-8x', '--rule', 'thp-enabled-persistent')
+    check(rc == 0, 'item 4: apply exits 0 (%s)' % err.strip())
+    check(read(root, '/etc/tmpfiles.d/disable-thp.conf') == '#llmtune-disabled# w %s - - - - never\n' % THP_PATH,
+          'item 4: the line of disable-thp.conf that beat llmtune\'s is disabled behind the marker')
+    check('madvise' in (read(root, '/etc/tmpfiles.d/llmtune-thp-enabled.conf') or ''),
+          'item 4: llmtune-thp-enabled.conf is written (the runtime twin\'s name)')
+    res = audit(root, 'h100-sxm-8x', 'thp-enabled-persistent')
+    check(res['thp-enabled-persistent']['status'] == 'pass', 'item 4: the boot value passes after apply')
+    rc, out, err = run(root, 'verify')
+    check(rc == 0, 'item 4: verify is clean after apply (%s)' % out.strip()[-200:])
+    rc, out, err = run(root, 'rollback', '--last-run')
+    check(read(root, '/etc/tmpfiles.d/disable-thp.conf') == 'w %s - - - - never\n' % THP_PATH,
+          'item 4: rollback restores disable-thp.conf')
+    # the governor: three lines with three paths reach every policy's scaling_governor
+    root = copy_root(tmp, 'dgx-a100')
+    write(root, '/etc/tmpfiles.d/aa-site.conf', 'w %s - - - - ondemand\n' % GOV_CPU_GLOB)
+    write(root, '/etc/tmpfiles.d/zz-power.conf', 'w %s - - - - powersave\n' % GOV_CPU_GLOB.replace('cpu*', 'cpu[0-9]*'))
+    write(root, '/usr/lib/tmpfiles.d/zz-vendor.conf', 'w %s - - - - schedutil\n' % GOV_POLICY_GLOB)
+    f = fact(root, 'cpu.policy.7.persistent_governor')
+    check(f.get('value') == 'schedutil' and f.get('source') == '/usr/lib/tmpfiles.d/zz-vendor.conf:1',
+          'item 4: of three different paths reaching policy7, the one that appears last writes last (%r)' % f)
+    rc, out, err = run(root, 'apply', '--profile', 'a100-8x', '--rule', 'cpu-governor', '--rule',
+                       'cpu-governor-persistent')
+    check(rc == 0, 'item 4: governor apply exits 0 (%s)' % err.strip())
+    check(read(root, '/etc/tmpfiles.d/zz-power.conf').startswith('#llmtune-disabled# '),
+          'item 4: zz-power.conf, whose cpu[0-9]* line is written after llmtune\'s policy* line, is disabled')
+    check(read(root, '/etc/tmpfiles.d/aa-site.conf') == 'w %s - - - - ondemand\n' % GOV_CPU_GLOB,
+          'item 4: aa-site.conf, written before llmtune\'s line, is left alone')
+    check(read(root, '/etc/tmpfiles.d/zz-vendor.conf') is None,
+          'item 4: zz-vendor.conf (policy*, the path of llmtune\'s line in a later file: dropped) is not shadowed')
+    res = audit(root, 'a100-8x', 'cpu-governor-persistent')
+    check(res['cpu-governor-persistent']['status'] == 'pass', 'item 4: every policy gets performance at boot')
+
+
+def case_i29_item4_limits(tmp):
+    """Issue 29 item 4, limits.conf(5) / pam_limits(8): limits.conf, then limits.d/*.conf in C order,
+    the last line of a domain winning. A site's 99-site.conf lowering memlock beats
+    90-llmtune-memlock.conf: before, apply said success, the audit still failed and plan said 0
+    changes (it never converged). Now its lines are disabled and the next plan is empty."""
+    root = copy_root(tmp, 'hgx-h100')
+    site = '* soft memlock 65536\n* hard memlock 65536\nroot hard memlock 65536\n* soft nofile 4096\n'
+    write(root, '/etc/security/limits.d/99-site.conf', site)
+    f = fact(root, 'limits.memlock.login.soft')
+    check(f.get('value') == 65536 * 1024 and f.get('source') == '/etc/security/limits.d/99-site.conf:1',
+          'item 4: the login memlock at boot comes from 99-site.conf (%r)' % f)
+    rc, out, err = run(root, 'apply', '--profile', 'h100-sxm-8x', '--rule', 'memlock-login')
+    check(rc == 0, 'item 4: apply exits 0 (%s)' % err.strip())
+    check(read(root, '/etc/security/limits.d/99-site.conf') ==
+          '#llmtune-disabled# * soft memlock 65536\n#llmtune-disabled# * hard memlock 65536\n'
+          '#llmtune-disabled# root hard memlock 65536\n* soft nofile 4096\n',
+          'item 4: the memlock lines of 99-site.conf are disabled, its nofile line kept')
+    res = audit(root, 'h100-sxm-8x', 'memlock-login')
+    check(res['memlock-login']['status'] == 'pass', 'item 4: memlock-login passes after apply')
+    rc, out, err = run(root, 'plan', '--profile', 'h100-sxm-8x', '--rule', 'memlock-login')
+    check('0 changes planned' in out, 'item 4: the next plan has nothing to do (it converges)')
+    # verify judges precedence too: a file added since that wins over llmtune's is drift
+    write(root, '/etc/security/limits.d/99-zz-late.conf', '* soft memlock 1024\n')
+    rc, out, err = run(root, 'verify')
+    check(rc == 2 and 'no longer decides at boot' in out and '99-zz-late.conf:1' in out,
+          'item 4: verify reports llmtune\'s limits.d file overridden by a file added later (%s)' % out.strip()[-300:])
+    os.unlink(os.path.join(root, 'etc/security/limits.d/99-zz-late.conf'))
+    rc, out, err = run(root, 'rollback', '--last-run')
+    check(read(root, '/etc/security/limits.d/99-site.conf') == site, 'item 4: rollback restores 99-site.conf')
+    # a later line that gives at least the profile's minimum stays
+    write(root, '/etc/security/limits.d/99-site.conf', '* soft memlock unlimited\n* hard memlock infinity\n')
+    rc, out, err = run(root, 'plan', '--profile', 'h100-sxm-8x', '--rule', 'memlock-login')
+    check('99-site.conf' not in out, 'item 4: a later line at or above the minimum is left alone')
+
+
+def case_i29_item4_system_conf(tmp):
+    """Issue 29 item 4, systemd-system.conf(5): system.conf, then the system.conf.d drop-ins of /etc,
+    /run, /usr/local/lib, /usr/lib by name (/etc hiding the same name), the last assignment winning.
+    /usr/lib/systemd/system.conf.d/99-vendor.conf with DefaultLimitMEMLOCK=64M beats llmtune's
+    90-llmtune-memlock.conf: it is shadowed by an /etc copy of the same name with that line disabled."""
+    root = copy_root(tmp, 'hgx-h100')
+    vendor = '[Manager]\nDefaultLimitMEMLOCK=64M\nDefaultLimitNOFILE=1024:524288\n'
+    write(root, '/usr/lib/systemd/system.conf.d/99-vendor.conf', vendor)
+    f = fact(root, 'limits.memlock.service.soft')
+    check(f.get('value') == 64 << 20 and f.get('source') == '/usr/lib/systemd/system.conf.d/99-vendor.conf:2',
+          'item 4: the services\' memlock at boot comes from the vendor drop-in (%r)' % f)
+    rc, out, err = run(root, 'apply', '--profile', 'h100-sxm-8x', '--rule', 'memlock-services')
+    check(rc == 0, 'item 4: apply exits 0 (%s)' % err.strip())
+    shadow = read(root, '/etc/systemd/system.conf.d/99-vendor.conf') or ''
+    check('#llmtune-disabled# DefaultLimitMEMLOCK=64M' in shadow and '\nDefaultLimitNOFILE=1024:524288' in shadow,
+          'item 4: an /etc copy of 99-vendor.conf shadows it with only the memlock line disabled')
+    check(read(root, '/usr/lib/systemd/system.conf.d/99-vendor.conf') == vendor, 'item 4: the vendor file is untouched')
+    res = audit(root, 'h100-sxm-8x', 'memlock-services')
+    check(res['memlock-services']['status'] == 'pass', 'item 4: memlock-services passes after apply')
+    rc, out, err = run(root, 'plan', '--profile', 'h100-sxm-8x', '--rule', 'memlock-services')
+    check('0 changes planned' in out, 'item 4: the next plan has nothing to do')
+    rc, out, err = run(root, 'rollback', '--last-run')
+    check(read(root, '/etc/systemd/system.conf.d/99-vendor.conf') is None, 'item 4: rollback removes the shadow copy')
+
+
+def case_i29_item4_modprobe(tmp):
+    """Issue 29 item 4, modprobe.d(5) as kmod reads it: options add up and the last value of a parameter
+    wins (a later file's modeset=1 beats llmtune's modeset=0); kmod runs the first install line instead
+    of loading, and systemd-modules-load skips a blacklisted module, so either keeps llmtune's
+    modules-load.d line from loading nvidia_peermem at boot."""
+    root = copy_root(tmp, 'dgx-a100')
+    write(root, '/etc/modprobe.d/zz-nouveau.conf', 'options nouveau modeset=1\n')
+    rc, out, err = run(root, 'apply', '--profile', 'a100-8x', '--rule', 'nouveau-blacklisted')
+    check(rc == 0, 'item 4: apply exits 0 (%s)' % err.strip())
+    check(read(root, '/etc/modprobe.d/zz-nouveau.conf') == '#llmtune-disabled# options nouveau modeset=1\n',
+          'item 4: the later options line that would set modeset=1 back is disabled')
+    f = fact(root, 'modprobe.nouveau.options')
+    check(f.get('value') == 'modeset=0', 'item 4: libkmod now gives nouveau modeset=0 only (%r)' % f)
+    # OFED + proprietary module without nvidia_peermem, and a site that blacklists it
+    root = copy_root(tmp, 'hgx-h100')
+    drop_module(root, 'nvidia_peermem')
+    write(root, '/usr/lib/modprobe.d/site-rdma.conf', 'blacklist nvidia_peermem\ninstall nvidia_peermem /bin/true\n')
+    rc, out, err = run(root, 'plan', '--profile', 'h100-sxm-8x', '--rule', 'driver-peermem-loaded')
+    check('+++ b/etc/modprobe.d/site-rdma.conf' in out and '+#llmtune-disabled# blacklist nvidia_peermem' in out
+          and '+#llmtune-disabled# install nvidia_peermem /bin/true' in out,
+          'item 4: the blacklist and install lines that keep nvidia_peermem from loading at boot are disabled '
+          'in an /etc copy (%s)' % out.strip()[:400])
+
+
+def case_i29_item4_udev(tmp):
+    """Issue 29 item 4, udev(7): rules files of /etc, /run, /usr/local/lib, /usr/lib and /lib
+    udev/rules.d merged by name, the earlier directory's file hiding a later one of the same name, a
+    /dev/null link masking it (the same model as every other family, dropin-order.c)."""
+    root = copy_root(tmp, 'hgx-h100')
+    os.makedirs(os.path.join(root, 'etc/systemd/system/multi-user.target.wants'))
+    write(root, '/usr/lib/systemd/system/nvidia-persistenced.service', '[Service]\nExecStart=/usr/bin/nvidia-persistenced\n')
+    wants = 'ACTION=="add", DEVPATH=="/bus/pci/drivers/nvidia", ENV{SYSTEMD_WANTS}="nvidia-persistenced.service"\n'
+    write(root, '/usr/lib/udev/rules.d/71-nvidia.rules', wants)
+    f = fact(root, 'service.nvidia-persistenced.enabled')
+    check(f.get('value') is True and f.get('source') == '/usr/lib/udev/rules.d/71-nvidia.rules',
+          'item 4: the vendor rule pulls nvidia-persistenced in (%r)' % f)
+    write(root, '/run/udev/rules.d/71-nvidia.rules', '# overridden at runtime, no SYSTEMD_WANTS\n')
+    f = fact(root, 'service.nvidia-persistenced.enabled')
+    check(f.get('value') is False, 'item 4: a /run file of the same name hides the vendor rule (%r)' % f)
+    write(root, '/etc/udev/rules.d/71-nvidia.rules', wants)
+    f = fact(root, 'service.nvidia-persistenced.enabled')
+    check(f.get('value') is True and f.get('source') == '/etc/udev/rules.d/71-nvidia.rules',
+          'item 4: the /etc file of that name hides the /run one (%r)' % f)
+
+
+def translated_iommu(root):
+    """An IOMMU (dmar0) whose group's default domain translates DMA (Linux 5.11+ sysfs)."""
+    os.makedirs(os.path.join(root, 'sys/class/iommu/dmar0'), exist_ok=True)
+    write(root, '/sys/kernel/iommu_groups/0/type', 'DMA-FQ\n')
+
+
+def debian_grub(root, linux='', default='quiet'):
+    write(root, '/etc/default/grub', 'GRUB_DEFAULT=0\nGRUB_TIMEOUT=5\nGRUB_CMDLINE_LINUX_DEFAULT="%s"\n'
+          'GRUB_CMDLINE_LINUX="%s"\n' % (default, linux))
+    write(root, '/usr/sbin/update-grub', '#!/bin/sh\nexec grub-mkconfig -o /boot/grub/grub.cfg "$@"\n', 0o755)
+
+
+def case_i29_item6_iommu(tmp):
+    """Issue 29 item 6: the IOMMU in translated mode is critical on the nvidia_peermem path (NVIDIA's
+    GPUDirect RDMA documentation, "Supported Systems"), a warning where GPUDirect RDMA through DMA-BUF or
+    PCIe peer-to-peer is in use (the CUDA Programming Guide), and only information otherwise; the fix is
+    the kernel command line (item 9)."""
+    root = copy_root(tmp, 'hgx-h100')       # OFED + nvidia_peermem loaded
+    translated_iommu(root)
+    rules = ('pcie-iommu-peermem', 'pcie-iommu-gpudirect', 'pcie-iommu-mode')
+    res = audit(root, 'h100-sxm-8x', *rules)
+    r = res['pcie-iommu-peermem']
+    check(r['status'] == 'fail' and r['severity'] == 'critical' and r['remedy']['kind'] == 'cmdline'
+          and r['remedy']['params']['param'] == 'iommu=pt',
+          'item 6: nvidia_peermem with a translating IOMMU is critical, fixed by iommu=pt (%r)' % r)
+    check(res['pcie-iommu-gpudirect']['status'] == 'n/a' and res['pcie-iommu-mode']['status'] == 'n/a',
+          'item 6: one finding per node: the lower tiers do not apply on the peermem path')
+    # DMA-BUF: the open module on Linux 5.14, no peer-memory module
+    os.unlink(os.path.join(root, 'usr/bin/ofed_info'))
+    drop_module(root, 'nvidia_peermem')
+    write(root, '/proc/driver/nvidia/version', OPEN_535)
+    res = audit(root, 'h100-sxm-8x', *rules)
+    r = res['pcie-iommu-gpudirect']
+    check(r['status'] == 'fail' and r['severity'] == 'warning' and res['pcie-iommu-peermem']['status'] == 'n/a',
+          'item 6: GPUDirect RDMA through DMA-BUF with a translating IOMMU is a warning (%r)' % r)
+    # two PCIe GPUs, no NVSwitch: peer-to-peer crosses PCIe
+    ws = copy_root(tmp, 'ws-4090')
+    translated_iommu(ws)
+    res = audit(ws, 'rtx4090-ws', *rules)
+    check(res['pcie-iommu-gpudirect']['status'] == 'fail', 'item 6: two PCIe GPUs (P2P) with a translating IOMMU warn')
+    f = fact(ws, 'iommu.gpu_traffic')
+    check(f.get('value') == 'p2p', 'item 6: the traffic is PCIe peer-to-peer (%r)' % f)
+
+
+def case_i29_item9_cmdline(tmp):
+    """Issue 29 item 9: a kernel command-line remedy goes through the distribution's own tool, logged and
+    reversible, with "reboot required"; under --root the command is a step for the live system, never run;
+    the audit tells the running command line from the next boot's."""
+    root = copy_root(tmp, 'hgx-h100')
+    translated_iommu(root)
+    debian_grub(root, linux='iommu=nopt')
+    f = fact(root, 'cmdline.next.iommu')
+    check(f.get('value') == 'nopt', 'item 9: the next boot has iommu=nopt from /etc/default/grub (%r)' % f)
+    rc, out, err = run(root, 'plan', '--profile', 'h100-sxm-8x', '--rule', 'pcie-iommu-peermem')
+    check('+++ b/etc/default/grub.d/zz-llmtune.cfg' in out
+          and '+GRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT iommu=pt"' in out
+          and 'on the live system run: update-grub' in out and 'Reboot required' in out and 'grub.cfg\n' not in out,
+          'item 9: Debian: a grub.d file, update-grub as a step for the live system, reboot required (%s)' % out)
+    rc, out, err = run(root, 'apply', '--profile', 'h100-sxm-8x', '--rule', 'pcie-iommu-peermem')
+    check(rc == 0 and os.path.exists(os.path.join(root, 'etc/default/grub.d/zz-llmtune.cfg')),
+          'item 9: apply writes the grub.d file (%s)' % err)
+    f = fact(root, 'cmdline.next.iommu')
+    check(f.get('value') == 'pt', 'item 9: the next boot now has iommu=pt, the last value (%r)' % f)
+    res = audit(root, 'h100-sxm-8x', 'pcie-iommu-peermem')
+    r = res['pcie-iommu-peermem']
+    check(r['status'] == 'fail' and 'set for the next boot' in (r['reason'] or '') and 'reboot required' in r['reason'],
+          'item 9: the audit says the fix waits for a reboot, apart from "not set" (%r)' % r.get('reason'))
+    rc, out, err = run(root, 'plan', '--profile', 'h100-sxm-8x', '--rule', 'pcie-iommu-peermem')
+    check('0 changes planned' in out and 'set for the next boot' in out, 'item 9: the next plan only asks for the reboot')
+    rc, out, err = run(root, 'rollback', '--last-run')
+    check(rc == 0 and not os.path.exists(os.path.join(root, 'etc/default/grub.d/zz-llmtune.cfg')),
+          'item 9: rollback removes the grub.d file')
+    # RHEL / Fedora: Boot Loader Specification entries and grubby, $kernelopts from grubenv (RHEL 8)
+    rh = copy_root(tmp, 'hgx-h100', 'rhel')
+    translated_iommu(rh)
+    rel = read(rh, '/proc/sys/kernel/osrelease').strip()
+    write(rh, '/boot/loader/entries/abc-%s.conf' % rel, 'title Red Hat\nversion %s\nlinux /vmlinuz-%s\n'
+          'options $kernelopts iommu=nopt\n' % (rel, rel))
+    write(rh, '/boot/grub2/grubenv', '# GRUB Environment Block\nkernelopts=root=/dev/sda2 ro quiet\n')
+    write(rh, '/usr/sbin/grubby', '#!/bin/sh\n', 0o755)
+    f = fact(rh, 'cmdline.next')
+    check(f.get('value') == 'root=/dev/sda2 ro quiet iommu=nopt', 'item 9: the BLS entry with $kernelopts (%r)' % f)
+    rc, out, err = run(rh, 'plan', '--profile', 'h100-sxm-8x', '--rule', 'pcie-iommu-peermem')
+    check('on the live system run: grubby --update-kernel=ALL --args=iommu=pt' in out and 'zz-llmtune' not in out,
+          'item 9: RHEL: grubby --update-kernel=ALL --args=, never run under --root (%s)' % out)
+    # Pop!_OS: kernelstub
+    ks = copy_root(tmp, 'hgx-h100', 'popos')
+    translated_iommu(ks)
+    write(ks, '/etc/kernelstub/configuration', '{"default": {"kernel_options": ["quiet"]}, "user": '
+          '{"kernel_options": ["quiet", "splash"], "esp_path": "/boot/efi"}}\n')
+    write(ks, '/usr/bin/kernelstub', '#!/bin/sh\n', 0o755)
+    rc, out, err = run(ks, 'plan', '--profile', 'h100-sxm-8x', '--rule', 'pcie-iommu-peermem')
+    check('on the live system run: kernelstub -a iommu=pt' in out, 'item 9: kernelstub -a where it is the tool (%s)' % out)
+    # no tool llmtune knows: a manual step, nothing written
+    none = copy_root(tmp, 'hgx-h100', 'none')
+    translated_iommu(none)
+    rc, out, err = run(none, 'plan', '--profile', 'h100-sxm-8x', '--rule', 'pcie-iommu-peermem')
+    check('0 changes planned' in out and 'add iommu=pt to the kernel command line' in out,
+          'item 9: without a known boot loader tool the plan is a manual step (%s)' % out)
 
 
 # --- item 3: the ext4 stripe in effect ---------------------------------------------------------------
@@ -1146,6 +1406,13 @@ CASES = {
     'i29-item5-xfs-reshaped': case_i29_item5_xfs_reshaped,
     'i29-item10-slurm-memlock': case_i29_item10_slurm_memlock,
     'zram-mask-in-place': case_zram_mask_in_place,
+    'i29-item4-tmpfiles': case_i29_item4_tmpfiles,
+    'i29-item4-limits': case_i29_item4_limits,
+    'i29-item4-system-conf': case_i29_item4_system_conf,
+    'i29-item4-modprobe': case_i29_item4_modprobe,
+    'i29-item4-udev': case_i29_item4_udev,
+    'i29-item6-iommu': case_i29_item6_iommu,
+    'i29-item9-cmdline': case_i29_item9_cmdline,
 }
 
 

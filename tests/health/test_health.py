@@ -107,6 +107,32 @@ def h100_good(d):
     etc['/etc/slurm/slurm.conf'] = 'ClusterName=lab\nPropagateResourceLimitsExcept=MEMLOCK\n'
 
 
+def iommu_translated(d):
+    etc = d.setdefault('etc', {})
+    etc['/sys/class/iommu/dmar0'] = None
+    etc['/sys/kernel/iommu_groups/0/type'] = 'DMA-FQ\n'
+    etc['/sys/kernel/iommu_groups/1/type'] = 'DMA\n'
+
+
+def iommu_passthrough(d):
+    etc = d.setdefault('etc', {})
+    etc['/sys/class/iommu/dmar0'] = None
+    etc['/sys/kernel/iommu_groups/0/type'] = 'identity\n'
+
+
+def h100_peermem_translated(d):
+    """h100-good with the IOMMU translating: GPUDirect RDMA through nvidia_peermem (issue 29 item 6)."""
+    h100_good(d)
+    iommu_translated(d)
+
+
+def h100_no_gpudirect(d):
+    """h100-good without nvidia_peermem (MLNX_OFED, the proprietary module): no GPUDirect RDMA, and the
+    NVSwitches carry GPU peer traffic: nothing crosses the IOMMU."""
+    h100_good(d)
+    drop_modules(d, {'nvidia_peermem'})
+
+
 def h100_bad(d):
     """One fault per rule, each on a different device so the rules stay independent."""
     child(d, 0x18)['sta'] = (5, 8)             # GPU trained x8 in an x16 port
@@ -211,6 +237,10 @@ VARIANTS = {
     'h100-fm-old': ('hgx-h100', h100_fm_old),
     'b200-open': ('hgx-h100', lambda d: b200(d, True)),
     'b200-proprietary': ('hgx-h100', lambda d: b200(d, False)),
+    'h100-peermem-dma': ('hgx-h100', h100_peermem_translated),
+    'h100-no-gpudirect': ('hgx-h100', h100_no_gpudirect),
+    'h100-open-pt': ('hgx-h100', lambda d: (h100_inbox_open(d), iommu_passthrough(d))),
+    'h100-open-dma': ('hgx-h100', lambda d: (h100_inbox_open(d), iommu_translated(d))),
 }
 
 LOADED = 'loaded.ini'  # a site profile: the audit runs under load
@@ -220,6 +250,9 @@ IB_SITE = 'ib-site.ini'  # a site profile: the site's fabric is InfiniBand (ib_l
 # ends support is information on an idle audit (GPUs lower width and speed when idle), critical
 # under load; the slot's own capability and an adapter's width are judged the same either way.
 SEVERITIES = {
+    ('h100-peermem-dma', 'h100-sxm-8x', 'pcie-iommu-peermem'): 'critical',
+    ('h100-open-dma', 'h100-sxm-8x', 'pcie-iommu-gpudirect'): 'warning',
+    ('h100-bad', 'h100-sxm-8x', 'pcie-iommu-mode'): 'info',
     ('h100-bad', 'h100-sxm-8x', 'pcie-gpu-link-width'): 'info',
     ('h100-bad', LOADED, 'pcie-gpu-link-width'): 'critical',
     ('ws-4090', 'rtx4090-ws', 'pcie-gpu-link-speed'): 'info',
@@ -279,7 +312,12 @@ CASES = [
     ('h100-bad', 'h100-sxm-8x', 'pcie-gpu-max-read-request', 'fail', 'gpu.5.link.mrrs = 128 (1 of 8'),
     ('h100-good', 'h100-sxm-8x', 'pcie-hca-max-read-request', 'pass', 'ib.mlx5_0.link.mrrs = 512'),
     ('h100-bad', 'h100-sxm-8x', 'pcie-hca-max-read-request', 'fail', 'ib.mlx5_5.link.mrrs = 128 (1 of'),
-    ('h100-good', 'h100-sxm-8x', 'pcie-iommu-mode', 'pass', 'passthrough'),
+    # the IOMMU, graded by the traffic that crosses it (issue 29 item 6)
+    ('h100-good', 'h100-sxm-8x', 'pcie-iommu-peermem', 'pass', 'passthrough'),
+    ('h100-peermem-dma', 'h100-sxm-8x', 'pcie-iommu-peermem', 'fail', 'translated'),
+    ('h100-open-pt', 'h100-sxm-8x', 'pcie-iommu-gpudirect', 'pass', 'passthrough'),
+    ('h100-open-dma', 'h100-sxm-8x', 'pcie-iommu-gpudirect', 'fail', 'translated'),
+    ('h100-no-gpudirect', 'h100-sxm-8x', 'pcie-iommu-mode', 'pass', 'passthrough'),
     ('h100-bad', 'h100-sxm-8x', 'pcie-iommu-mode', 'fail', 'translated'),
     # driver stack
     ('h100-good', 'h100-sxm-8x', 'driver-nvidia-loaded', 'pass', None),

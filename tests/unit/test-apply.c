@@ -11,6 +11,7 @@
 #include "actions.h"
 #include "command.h"
 #include "diff.h"
+#include "dropin-order.h"
 #include "remedy.h"
 #include "tmptree.h"
 #include "unit-main.h"
@@ -225,6 +226,23 @@ START_TEST(commands_are_typed)
         ck_assert_int_eq(undo_ok("systemctl start a.service", "systemctl stop b.service"), -EINVAL);
         ck_assert_int_eq(undo_ok("modprobe nvidia_peermem", "modprobe nouveau"), -EINVAL);
         ck_assert_int_eq(undo_ok("systemctl daemon-reload", "systemctl daemon-reload"), 0);
+        /* the kernel command line, through the distribution's tool (issue 29 item 9) */
+        ck_assert_int_eq(parse("update-grub"), 0);
+        ck_assert_int_eq(parse("update-grub -o /boot/grub/grub.cfg"), -EINVAL);
+        ck_assert_int_eq(parse("grubby --update-kernel=ALL --args=iommu=pt"), 0);
+        ck_assert_int_eq(parse("grubby --update-kernel=ALL --remove-args=iommu=pt"), 0);
+        ck_assert_int_eq(parse("grubby --update-kernel=ALL --args=init=/bin/sh"), -EINVAL);
+        ck_assert_int_eq(parse("grubby --update-kernel=ALL --args=a;reboot"), -EINVAL);
+        ck_assert_int_eq(parse("grubby --update-kernel=/boot/vmlinuz --args=iommu=pt"), -EINVAL);
+        ck_assert_int_eq(parse("kernelstub -a iommu=pt"), 0);
+        ck_assert_int_eq(parse("kernelstub -a -k"), -EINVAL);
+        ck_assert_int_eq(undo_ok("update-grub", "update-grub"), 0);
+        ck_assert_int_eq(undo_ok("grubby --update-kernel=ALL --args=iommu=pt", "grubby --update-kernel=ALL --remove-args=iommu=pt"), 0);
+        ck_assert_int_eq(undo_ok("grubby --update-kernel=ALL --args=iommu=pt", "grubby --update-kernel=ALL --args=iommu=nopt"), 0);
+        ck_assert_int_eq(undo_ok("grubby --update-kernel=ALL --args=iommu=pt", "grubby --update-kernel=ALL --args=quiet"), -EINVAL);
+        ck_assert_int_eq(undo_ok("grubby --update-kernel=ALL --args=iommu=pt", "grubby --update-kernel=ALL --remove-args=quiet"), -EINVAL);
+        ck_assert_int_eq(undo_ok("kernelstub -a iommu=pt", "kernelstub -d iommu=pt"), 0);
+        ck_assert_int_eq(undo_ok("kernelstub -a iommu=pt", "kernelstub -d quiet"), -EINVAL);
 }
 END_TEST
 DEFINE_TEST(commands_are_typed, .description = "commands are typed", .root = "tmptree");
@@ -302,15 +320,22 @@ START_TEST(records_are_checked)
 END_TEST
 DEFINE_TEST(records_are_checked, .description = "records are checked", .root = "tmptree");
 
+/* A file of the source tree (LLMTUNE_SOURCE_ROOT, set by tests/meson.build), open for reading. */
+static FILE *source_file(const char *rel)
+{
+        const char *src = getenv("LLMTUNE_SOURCE_ROOT");
+        ck_assert_msg(src != NULL, "LLMTUNE_SOURCE_ROOT is not set (tests/meson.build sets it)");
+        _cleanup_free_ char *path = xasprintf("%s/%s", src, rel);
+        FILE *f = fopen(path, "re");
+        ck_assert_msg(f != NULL, "cannot open %s", path);
+        return f;
+}
+
 /* The remedy kinds: the planner's table (plan.c), the rule loader's (remedy.c) and the manual's
  * list in llmtune.rule(5) name the same kinds. */
 START_TEST(remedy_kinds_agree)
 {
-        const char *src = getenv("LLMTUNE_SOURCE_ROOT");
-        ck_assert_msg(src != NULL, "LLMTUNE_SOURCE_ROOT is not set (tests/meson.build sets it)");
-        char *path = xasprintf("%s/packaging/man/llmtune.rule.5", src);
-        FILE *f = fopen(path, "re");
-        ck_assert_msg(f != NULL, "cannot open %s", path);
+        FILE *f = source_file("packaging/man/llmtune.rule.5");
         /* The man page's list: ".TP" then ".B kind" in the Remedies section, "\-" for "-". */
         struct strv man = {0};
         char line[512];
@@ -329,11 +354,8 @@ START_TEST(remedy_kinds_agree)
                 tp = in && streq(line, ".TP");
         }
         fclose(f);
-        free(path);
         /* README's: the backquoted kinds of the paragraph "Remedy kinds: ..." */
-        path = xasprintf("%s/README.md", src);
-        f = fopen(path, "re");
-        ck_assert_msg(f != NULL, "cannot open %s", path);
+        f = source_file("README.md");
         struct strv readme = {0};
         in = false;
         while (fgets(line, sizeof(line), f)) {
@@ -345,7 +367,6 @@ START_TEST(remedy_kinds_agree)
                 }
         }
         fclose(f);
-        free(path);
         size_t n = 0;
         for (const char *k; (k = plan_remedy_kind(n)); n++) {
                 ck_assert_msg(remedy_kind_find(k) != NULL, "plan.c plans '%s', which remedy.c does not know", k);
@@ -371,5 +392,45 @@ START_TEST(remedy_kinds_agree)
 }
 END_TEST
 DEFINE_TEST(remedy_kinds_agree, .description = "remedy kinds agree", .root = "tmptree");
+
+/* docs/TUNING.md "Which file wins" has a row for every family dropin-order.c models, naming its
+ * manual page, and the NCCL row gives NCCL's order: the user's file before /etc/nccl.conf, the
+ * first definition winning (NCCL src/misc/param.cc, initEnvFunc). */
+START_TEST(dropin_families_documented)
+{
+        FILE *f = source_file("docs/TUNING.md");
+        struct strv rows = {0};
+        char line[4096];
+        bool in = false;
+        while (fgets(line, sizeof(line), f)) {
+                if (startswith(line, "## "))
+                        in = startswith(line, "## Which file wins");
+                if (in && startswith(line, "| "))
+                        strv_add(&rows, line);
+        }
+        fclose(f);
+        for (size_t i = 0; dropin_families[i]; i++) {
+                const struct dropin_family *fam = dropin_families[i];
+                _cleanup_free_ char *key = xasprintf("| `%s` |", fam->name);
+                const char *row = NULL;
+                for (size_t k = 0; k < rows.n && !row; k++)
+                        if (startswith(rows.v[k], key))
+                                row = rows.v[k];
+                ck_assert_msg(row != NULL, "docs/TUNING.md has no row for the family %s", fam->name);
+                ck_assert_msg(strstr(row, fam->manual) != NULL, "the %s row does not cite %s", fam->name, fam->manual);
+        }
+        const char *nccl = NULL;
+        for (size_t k = 0; k < rows.n && !nccl; k++)
+                if (startswith(rows.v[k], "| NCCL files |"))
+                        nccl = rows.v[k];
+        ck_assert_msg(nccl != NULL, "docs/TUNING.md has no row for NCCL's files");
+        const char *user = strstr(nccl, "~/.nccl.conf"), *etc = strstr(nccl, "/etc/nccl.conf");
+        ck_assert_msg(user && etc && user < etc, "the NCCL row must read ~/.nccl.conf before /etc/nccl.conf");
+        ck_assert_msg(strstr(nccl, "the first definition") != NULL, "the NCCL row must say the first definition wins");
+        strv_done(&rows);
+}
+END_TEST
+DEFINE_TEST(dropin_families_documented, .description = "every drop-in family's precedence is documented",
+            .root = "none");
 
 UNIT_MAIN(.name = "apply", .setup = setup, .teardown = tmptree_drop)

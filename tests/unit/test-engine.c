@@ -613,7 +613,7 @@ START_TEST(engine_results)
         ck_assert_int_eq(a.v[0].status, RES_FAIL);
         ck_assert_str_eq(a.v[0].observed, "cpu.policy.0.governor = ondemand (1 of 1 item)");
         ck_assert_str_eq(a.v[0].expected, "== performance");
-        ck_assert_str_eq(a.v[0].remedy_summary, "write performance to /sys/x now, and at boot through tmpfiles.d");
+        ck_assert_str_eq(a.v[0].remedy_summary, "write performance to /sys/x now, and at boot through tmpfiles.d (disabling a tmpfiles.d line that would win over it)");
         ck_assert_int_eq(a.v[1].status, RES_PASS);
         ck_assert_uint_eq(a.count[RES_FAIL], 1);
         audit_done(&a);

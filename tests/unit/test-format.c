@@ -42,6 +42,11 @@ static const struct want ok[] = {
         {FF_GPU_AFFINITY, FF_ADDRESS, "0000:07:00.0"},
         {FF_GPU_AFFINITY, FF_ADDRESS, "0001:c1:1f.7"},
         {FF_GPU_AFFINITY, FF_FIELD, "0-15,32-47"},
+        {FF_CMDLINE, FF_ITEM, "iommu=pt"},
+        {FF_CMDLINE, FF_ITEM, "transparent_hugepage=madvise"},
+        {FF_CMDLINE, FF_ITEM, "bootlab.marker=1"},
+        {FF_CMDLINE, FF_ITEM, "isolcpus=managed_irq,domain,2-7"},
+        {FF_CMDLINE, FF_ITEM, "quiet"},
         {FF_NCCL_CONF, FF_COMMENT, "NCCL_DEBUG: profile a100-8x (it says = here)"},
 };
 
@@ -97,6 +102,14 @@ static const struct want bad[] = {
         {FF_GPU_AFFINITY, FF_ADDRESS, "0000:0G:00.0"},
         {FF_GPU_AFFINITY, FF_ADDRESS, "07:00.0"},
         {FF_GPU_AFFINITY, FF_FIELD, "0-3 4"},
+        {FF_CMDLINE, FF_ITEM, "iommu=pt\ninit=/bin/sh"},
+        {FF_CMDLINE, FF_ITEM, "iommu=pt quiet"},
+        {FF_CMDLINE, FF_ITEM, "init=/bin/sh"},
+        {FF_CMDLINE, FF_ITEM, "a=$(reboot)"},
+        {FF_CMDLINE, FF_ITEM, "a=\"b\""},
+        {FF_CMDLINE, FF_ITEM, "-k"},
+        {FF_CMDLINE, FF_ITEM, "=pt"},
+        {FF_CMDLINE, FF_VALUE, "iommu=pt"},
         /* a field a format does not have */
         {FF_FSTAB, FF_KEY, "x"},
         {FF_NCCL_CONF, FF_PATH, "/x"},

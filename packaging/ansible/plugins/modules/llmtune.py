@@ -152,6 +152,10 @@ options:
       iommu_modes:
         description: "A comma list of off, passthrough, translated (C(list off passthrough translated)); unset, the profile's value."
         type: str
+      iommu_passthrough_arg:
+        description: "One of iommu=pt, iommu.passthrough=1 (C(enum iommu=pt iommu.passthrough=1)); unset, the profile's value."
+        type: str
+        choices: ["iommu=pt", "iommu.passthrough=1"]
       memlock_min:
         description: "A size (bytes, or with K, M, G or T: 64G) or unlimited (C(size | unlimited)); unset, the profile's value."
         type: str
@@ -392,6 +396,7 @@ PARAMS_SPEC = dict(
     ib_link_layer=dict(type='str', choices=['ib', 'roce', 'efa', 'any']),
     ib_rate_gbps=dict(type='str'),
     iommu_modes=dict(type='str'),
+    iommu_passthrough_arg=dict(type='str', choices=['iommu=pt', 'iommu.passthrough=1']),
     memlock_min=dict(type='str'),
     nccl_debug_switches=dict(type='str', choices=['keep', 'remove']),
     nccl_ib_hca=dict(type='str'),
