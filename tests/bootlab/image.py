@@ -305,9 +305,13 @@ def fstab(swapfile=True):
     if swapfile:
         lines.append('/swapfile none swap sw 0 0')
     # The arrays, as an installer writes them: defaults, no noatime; no nofail, so an array that
-    # does not come up stops the boot where the lab sees it.
-    lines.append(f'UUID={DATA_FS_UUID} /data ext4 defaults 0 2')
-    lines.append(f'UUID={SCRATCH_FS_UUID} /scratch xfs defaults 0 2')
+    # does not come up stops the boot where the lab sees it. systemd waits 90 s for a mount's device
+    # by default: under TCG on a loaded host the arrays took longer to assemble (boot 1 of fights
+    # went to emergency mode at a load average of 34), so the wait is 10 minutes
+    # (x-systemd.device-timeout=, systemd.mount(5)), within the lab's bound.
+    wait = 'x-systemd.device-timeout=10min'
+    lines.append(f'UUID={DATA_FS_UUID} /data ext4 defaults,{wait} 0 2')
+    lines.append(f'UUID={SCRATCH_FS_UUID} /scratch xfs defaults,{wait} 0 2')
     return '\n'.join(lines) + '\n'
 
 
@@ -399,7 +403,7 @@ def inputs_digest(*dirs):
 
 def build_root_images(work, rootfs, rootfs_key, deb):
     """{variant: disk image} for 'fresh' and 'fights', from one extraction of the rootfs."""
-    key = digest(rootfs_key, file_digest(deb), inputs_digest('guest', 'site', 'fights'))
+    key = digest(rootfs_key, file_digest(deb), inputs_digest('guest', 'site', 'fights'), fstab())
     out = {v: os.path.join(work, f'root-{key}-{v}.raw') for v in ('fresh', 'fights')}
     if all(os.path.exists(p) for p in out.values()):
         log(f'root disks: cached root-{key}-*.raw')

@@ -224,9 +224,6 @@ def fresh_after_rollback(n, b1, b3):
 # Remedy kinds that leave the fix to the operator: a rule that still fails after apply and a reboot
 # must have one of these, with the step spelled out.
 OPERATOR_KINDS = {'manual', 'xfs-align', 'boot-tuner', 'reboot'}
-ITEM4 = 'issue 29 item 4 (drop-in precedence: tmpfiles.d, limits.d, system.conf.d)'
-# The rules whose fix a file of the fights distribution defeats until ITEM4 lands.
-ITEM4_RULES = {'memlock-login', 'memlock-services'}
 
 
 def fights(lab):
@@ -269,9 +266,7 @@ def fights_checks(n, b1, b2):
         if rule in ('thp-enabled', 'thp-defrag') and tuner.get('status') == 'fail':
             continue  # tuned sets it after the boot, and boot-tuner-thp says so
         what = f'{n}: boot 2: {rule}, changed by apply, fails after the reboot ({r.get("observed")})'
-        if rule in changed and rule in ITEM4_RULES:
-            xcheck(False, what, ITEM4)  # a later limits.d / system.conf.d file wins over llmtune's 90- file
-        elif rule in changed:
+        if rule in changed:
             check(False, what)
         else:
             check(kind in OPERATOR_KINDS and (r.get('remedy') or {}).get('summary'),
@@ -294,32 +289,26 @@ def fights_readings(n, r1, r2, b2):
     check('RAID stride:              16' in raid, f'{n}: boot 2: md0 ext4 stride fixed: {raid}')
     tmpfiles = b2.text('tmpfiles-thp') or ''
     word = next((w[1:-1] for w in tmpfiles.split() if w.startswith('[')), None)
-    xcheck(word == THP, f'{n}: boot 2: systemd-tmpfiles sets THP {word}, the profile wants {THP} '
-           '(00-site-thp.conf sorts before llmtune\'s file)', ITEM4)
+    check(word == THP, f'{n}: boot 2: systemd-tmpfiles sets THP {word}, the profile wants {THP} '
+          '(00-site-thp.conf sorts before llmtune\'s file: apply disables its line)')
     for user in ('root', 'labuser'):
         lim = r2.get('ulimit_login', {}).get(user)
-        xcheck(lim == ['unlimited', 'unlimited'],
-               f'{n}: boot 2: ulimit -l in a login shell of {user} is unlimited despite limits.d/99-site.conf: {lim}', ITEM4)
-    xcheck('DefaultLimitMEMLOCK=infinity' in r2.get('systemd_default_memlock', ''),
-           f'{n}: boot 2: DefaultLimitMEMLOCK despite system.conf.d/99-vendor.conf: '
-           f'{r2.get("systemd_default_memlock")}', ITEM4)
-    # Whatever the outcome, the audit must tell it as it is: memlock passes only if the login shell has
-    # it. Today it passes while limits.d/99-site.conf lowers the limit (the review's finding).
+        check(lim == ['unlimited', 'unlimited'],
+              f'{n}: boot 2: ulimit -l in a login shell of {user} is unlimited despite limits.d/99-site.conf: {lim}')
+    check('DefaultLimitMEMLOCK=infinity' in r2.get('systemd_default_memlock', ''),
+          f'{n}: boot 2: DefaultLimitMEMLOCK despite system.conf.d/99-vendor.conf: '
+          f'{r2.get("systemd_default_memlock")}')
+    # The audit tells it as it is: memlock passes only if the login shell has it (before issue 29
+    # item 4 it passed while limits.d/99-site.conf lowered the limit).
     lim = r2.get('ulimit_login', {}).get('labuser')
     said = results(b2.json('audit-after')).get('memlock-login', {}).get('status')
-    what = f'{n}: boot 2: the audit\'s memlock-login ({said}) agrees with the login shell ({lim})'
-    if lim != ['unlimited', 'unlimited'] and said == 'pass':
-        xcheck(False, what, ITEM4)
-    else:
-        check((said == 'pass') == (lim == ['unlimited', 'unlimited']), what)
+    check((said == 'pass') == (lim == ['unlimited', 'unlimited']),
+          f'{n}: boot 2: the audit\'s memlock-login ({said}) agrees with the login shell ({lim})')
     lim_fact = fact(facts, 'limits.memlock.login.soft')
     check(lim_fact is not None, f'{n}: boot 2: llmtune reads the login memlock limit ({lim_fact})')
 
 
 # --- kernel command line ----------------------------------------------------------------------------
-
-ITEM9 = 'issue 29 item 9 (the kernel command line remedy kind)'
-
 
 def lint_host(lab, path):
     """(exit status, message) of `llmtune lint PATH` with the checkout's own build: the same code
@@ -340,11 +329,10 @@ def cmdline(lab):
               f'boot 2: /proc/cmdline (GRUB from the guest\'s disk) has {CMDLINE_PARAM}',
               'boot 2: the audit passes lab-cmdline', 'rollback --all exits 0',
               f'boot 3: /proc/cmdline has no {CMDLINE_PARAM} after rollback', 'boot 3: /etc as before boot 1']
-    if rc != 0:
-        # The remedy kind is not there yet: the guest would refuse every command with this rule
-        # installed, so nothing is booted; the checks stay, expected to fail.
+    if not check(rc == 0, f'{n}: llmtune lint accepts {os.path.basename(rule)} ({msg.splitlines()[:1]})'):
+        # the guest would refuse every command with this rule installed: nothing to boot
         for c in checks:
-            xcheck(False, f'{n}: {c} (llmtune lint: {(msg.splitlines() or [str(rc)])[0].split(" (known:")[0]})', ITEM9)
+            check(False, f'{n}: {c} (not run: lint refused the rule)')
         return
     files = {}
     for name in ('lab-cmdline.ini', 'bootlab-cmdline.ini'):
