@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Acknowledged findings in the change log (ack.h). */
-#include "ack.h"
+#include "apply/ack.h"
 
 #include <errno.h>
 #include <pwd.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "json-out.h"
+#include "facts/json-out.h"
 
 #define ACK_EVIDENCE_MAX 4096u /* entries kept in one record: beyond that the log would bloat */
 #define ACK_VALUE_MAX 256u

@@ -18,8 +18,8 @@
 
 #include <time.h>
 
-#include "changelog.h"
-#include "engine.h"
+#include "apply/changelog.h"
+#include "engine/engine.h"
 
 struct ack {
         long seq;             /* of the ack record */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "actions.h"
+#include "apply/actions.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -11,16 +11,16 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "affinity.h"
-#include "site-config.h"
-#include "command.h"
-#include "dropin-order.h"
-#include "facts.h"
-#include "fileattr.h"
-#include "mounts.h"
-#include "parse.h"
-#include "swaps.h"
-#include "test-hooks.h"
+#include "facts/readers/affinity.h"
+#include "base/site-config.h"
+#include "apply/command.h"
+#include "facts/readers/dropin-order.h"
+#include "facts/facts.h"
+#include "base/fileattr.h"
+#include "facts/readers/mounts.h"
+#include "base/parse.h"
+#include "facts/readers/swaps.h"
+#include "base/test-hooks.h"
 
 /* Split PATH into an open directory fd and its last component. The directory is reached without
  * following any symbolic link (root_open_nolinks) unless FOLLOW: a link planted in a parent of a

@@ -9,8 +9,8 @@
  */
 #pragma once
 
-#include "plan.h"
-#include "root.h"
+#include "apply/plan.h"
+#include "base/root.h"
 
 /* May C's kind of change write its target? Files only where a remedy writes one (/etc/fstab,
  * /etc/nccl.conf, the affinity map, files named *llmtune* in drop-in directories, unit files a link

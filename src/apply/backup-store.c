@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The change log's backup store (backup-store.h). */
-#include "backup-store.h"
+#include "apply/backup-store.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "changelog-internal.h"
-#include "digest.h"
+#include "apply/changelog-internal.h"
+#include "base/digest.h"
 
 /* Is NAME a temporary file of backup_store (".<sha256>.llmtune-<pid>")? */
 bool backup_is_temp_name(const char *name, const void *unused _unused_)

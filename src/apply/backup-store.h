@@ -10,8 +10,8 @@
 
 #include <json-c/json.h>
 
-#include "plan.h"
-#include "root.h"
+#include "apply/plan.h"
+#include "base/root.h"
 
 /* C's before and after states that go to the store rather than inline: stored, BK naming each
  * ("backups/<sha256>", NULL when inline; caller frees) and SHA its hash. 0 or -errno. */

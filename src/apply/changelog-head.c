@@ -10,7 +10,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "changelog-internal.h"
+#include "apply/changelog-internal.h"
 
 /* Read the head file: 0 with SEQ and HASH, -ENOENT when there is none, -EBADMSG when it is not
  * exactly "SEQ:HASH\n", or the trust checks' refusal. */

@@ -10,9 +10,9 @@
 #include <json-c/json.h>
 #include <sys/types.h>
 
-#include "changelog.h"
-#include "digest.h"
-#include "util.h"
+#include "apply/changelog.h"
+#include "base/digest.h"
+#include "base/util.h"
 
 #define BACKUP_DIR CHANGELOG_DIR "/backups"
 

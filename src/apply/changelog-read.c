@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ack.h"
-#include "actions.h"
-#include "backup-store.h"
-#include "changelog-internal.h"
+#include "apply/ack.h"
+#include "apply/actions.h"
+#include "apply/backup-store.h"
+#include "apply/changelog-internal.h"
 
 static void add_problem(struct log_read *lr, long seq, const char *fmt, ...) _printf_(3, 4);
 static void add_problem(struct log_read *lr, long seq, const char *fmt, ...)

@@ -37,9 +37,9 @@
  * the log back and checking its chain changelog-read.c, the backup store backup-store.c, and the
  * recovery of an interrupted run, which is part of the transaction, txn-recover.c.
  */
-#include "changelog.h"
+#include "apply/changelog.h"
 
-#include "deadline.h"
+#include "base/deadline.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,11 +51,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backup-store.h"
-#include "changelog-internal.h"
-#include "digest.h"
-#include "json-out.h"
-#include "trust.h"
+#include "apply/backup-store.h"
+#include "apply/changelog-internal.h"
+#include "base/digest.h"
+#include "facts/json-out.h"
+#include "base/trust.h"
 
 #define JSON_FLAGS (JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 

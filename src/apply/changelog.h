@@ -20,8 +20,8 @@
 
 #include <json-c/json.h>
 
-#include "plan.h"
-#include "root.h"
+#include "apply/plan.h"
+#include "base/root.h"
 
 #define CHANGELOG_DIR "/var/lib/llmtune"
 #define CHANGELOG_PATH CHANGELOG_DIR "/changelog.jsonl"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* llmtune's commands as typed data (see command.h). */
-#include "command.h"
+#include "apply/command.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "file-format.h"
+#include "base/file-format.h"
 
 static bool argv_is(const struct strv *a, const char *const *want)
 {

@@ -17,8 +17,8 @@
 
 #include <stdbool.h>
 
-#include "root.h"
-#include "util.h"
+#include "base/root.h"
+#include "base/util.h"
 
 enum cmd_tool {
         CMD_DAEMON_RELOAD,    /* systemctl daemon-reload */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "diff.h"
+#include "apply/diff.h"
 
 #include <stdio.h>
 
-#include "util.h"
+#include "base/util.h"
 
 #define CONTEXT 3
 #define MAX_LINES 20000 /* configuration files; beyond this the diff is summarised */

@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "plan.h"
+#include "apply/plan.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include "affinity.h"
-#include "command.h"
-#include "dropin-order.h"
-#include "file-format.h"
-#include "mounts.h"
-#include "nccl-gen.h"
-#include "parse.h"
-#include "probes.h"
-#include "swaps.h"
+#include "facts/readers/affinity.h"
+#include "apply/command.h"
+#include "facts/readers/dropin-order.h"
+#include "base/file-format.h"
+#include "facts/readers/mounts.h"
+#include "nccl/nccl-gen.h"
+#include "base/parse.h"
+#include "facts/probes/probes.h"
+#include "facts/readers/swaps.h"
 
 #define DISABLED_MARK "#llmtune-disabled# "
 

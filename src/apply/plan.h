@@ -10,10 +10,10 @@
 
 #include <sys/types.h>
 
-#include "engine.h"
-#include "facts.h"
-#include "ini-load.h"
-#include "profiles.h"
+#include "engine/engine.h"
+#include "facts/facts.h"
+#include "base/ini-load.h"
+#include "engine/profiles.h"
 
 enum change_type {
         CHANGE_FILE,     /* create or replace a file: before/after are contents, NULL = absent */

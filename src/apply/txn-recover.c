@@ -6,8 +6,8 @@
  */
 #include <string.h>
 
-#include "actions.h"
-#include "txn.h"
+#include "apply/actions.h"
+#include "apply/txn.h"
 
 #define RECOVERED "recovered after an interrupted run: "
 

@@ -5,11 +5,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "actions.h"
-#include "facts.h"
-#include "parse.h"
-#include "test-hooks.h"
-#include "txn.h"
+#include "apply/actions.h"
+#include "facts/facts.h"
+#include "base/parse.h"
+#include "base/test-hooks.h"
+#include "apply/txn.h"
 
 static void set_error(struct txn *t, char *owned)
 {

@@ -10,10 +10,10 @@
  */
 #pragma once
 
-#include "changelog.h"
-#include "plan.h"
-#include "root.h"
-#include "util.h"
+#include "apply/changelog.h"
+#include "apply/plan.h"
+#include "base/root.h"
+#include "base/util.h"
 
 struct txn {
         struct root *root;

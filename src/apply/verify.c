@@ -3,18 +3,18 @@
  * verify's judgement: see verify.h. Like tuned's verify (re-read and compare each tunable), but
  * against the log on disk rather than a daemon's memory, and per target.
  */
-#include "verify.h"
+#include "apply/verify.h"
 
 #include <errno.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "actions.h"
-#include "diff.h"
-#include "digest.h"
-#include "dropin-order.h"
-#include "facts.h"
+#include "apply/actions.h"
+#include "apply/diff.h"
+#include "base/digest.h"
+#include "facts/readers/dropin-order.h"
+#include "facts/facts.h"
 
 static const char *const check_names[CHECK_STATUS_MAX] = {"ok", "drift", "not-checkable", "error"};
 

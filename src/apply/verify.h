@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <time.h>
 
-#include "changelog.h"
-#include "root.h"
+#include "apply/changelog.h"
+#include "base/root.h"
 
 /* What one change in force is found to be. */
 enum verify_check_status { CHECK_OK, CHECK_DRIFT, CHECK_UNCHECKABLE, CHECK_ERROR, CHECK_STATUS_MAX };

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Vetting and unpacking a gathered archive into a private directory (archive-root.h). */
-#include "archive-root.h"
+#include "base/archive-root.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,11 +15,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "digest.h"
-#include "json-doc.h"
-#include "lazy-archive.h"
-#include "private-tmp.h"
-#include "root.h"
+#include "base/digest.h"
+#include "base/json-doc.h"
+#include "base/lazy-archive.h"
+#include "base/private-tmp.h"
+#include "base/root.h"
 
 /* One MANIFEST entry, sorted by path for lookup. */
 struct mentry {

@@ -23,7 +23,7 @@
 
 #include <stddef.h>
 
-#include "util.h"
+#include "base/util.h"
 
 /* Where `llmtune gather` stores hwloc's XML export of the topology under the root. An archive
  * root loads hwloc from it when present (the archive holds llmtune's own evidence, not every file

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The read deadline and the guard of llmtune's own reads (deadline.h). */
-#include "deadline.h"
+#include "base/deadline.h"
 
 #include <limits.h>
 #include <pthread.h>

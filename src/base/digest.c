@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "digest.h"
+#include "base/digest.h"
 
 #include <openssl/evp.h>
 #include <string.h>

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* One check per written file format and field (file-format.h). */
-#include "file-format.h"
+#include "base/file-format.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "util.h"
+#include "base/util.h"
 
 #define ALNUM "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* chattr(1) flags kept across an atomic replace, and the ones that forbid it (fileattr.h). */
-#include "fileattr.h"
+#include "base/fileattr.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 /* The flags that describe how the content is kept, which the replacing file takes over (chattr(1):
  * A, d, S, c, m, C, s, u, t, j). Not kept: i and a (they refuse the replace instead), and what

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The host-read vet, the fallback of the sandbox (host-vet.h). */
-#include "host-vet.h"
+#include "base/host-vet.h"
 
 #include <dirent.h>
 #include <errno.h>

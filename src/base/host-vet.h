@@ -12,7 +12,7 @@
  */
 #pragma once
 
-#include "root.h"
+#include "base/root.h"
 
 /* NULL when the tree is fit, else why not (static storage of the handle: the walk is made once per
  * root). */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "ini-load.h"
+#include "base/ini-load.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "util.h"
+#include "base/util.h"
 
 /* Diagnostics collected while loading: "file:line: message". */
 struct diags {

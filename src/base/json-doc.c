@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* One JSON document read strictly: see json-doc.h. */
-#include "json-doc.h"
+#include "base/json-doc.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -6,7 +6,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "lazy-lib.h"
+#include "base/lazy-lib.h"
 
 #define archive_entry_filetype LAZY_SYM(LAZY_ARCHIVE, archive_entry_filetype)
 #define archive_entry_free LAZY_SYM(LAZY_ARCHIVE, archive_entry_free)

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 
 #include "config.h"
-#include "lazy-lib.h"
-#include "util.h"
+#include "base/lazy-lib.h"
+#include "base/util.h"
 
 static struct {
         const char *soname;

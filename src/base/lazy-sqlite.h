@@ -5,7 +5,7 @@
 
 #include <sqlite3.h>
 
-#include "lazy-lib.h"
+#include "base/lazy-lib.h"
 
 #define sqlite3_close LAZY_SYM(LAZY_SQLITE, sqlite3_close)
 #define sqlite3_column_blob LAZY_SYM(LAZY_SQLITE, sqlite3_column_blob)

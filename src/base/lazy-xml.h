@@ -7,7 +7,7 @@
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 
-#include "lazy-lib.h"
+#include "base/lazy-lib.h"
 
 #define xmlDocGetRootElement LAZY_SYM(LAZY_XML, xmlDocGetRootElement)
 #define xmlFreeDoc LAZY_SYM(LAZY_XML, xmlFreeDoc)

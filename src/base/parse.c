@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "parse.h"
+#include "base/parse.h"
 
 #include <ctype.h>
 #include <errno.h>

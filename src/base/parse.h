@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util.h"
+#include "base/util.h"
 
 /* Decimal integer with optional sign (and a 0x prefix for hex); surrounding whitespace allowed. */
 int parse_integer(const char *s, bool *neg, uint64_t *mag);

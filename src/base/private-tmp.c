@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Private directories for roots built from files, removed on exit, on signals, or by the next run
  * when their process is gone (private-tmp.h). */
-#include "private-tmp.h"
+#include "base/private-tmp.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -17,7 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 /* Deeper than any archive member may be (ARCHIVE_MAX_DEPTH, 64) or sysfs goes. */
 #define REMOVE_MAX_DEPTH 72

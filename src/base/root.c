@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "root.h"
+#include "base/root.h"
 
-#include "archive-root.h"
-#include "deadline.h"
-#include "fileattr.h"
-#include "parse.h"
-#include "sandbox.h"
-#include "test-hooks.h"
-#include "topology-root.h"
+#include "base/archive-root.h"
+#include "base/deadline.h"
+#include "base/fileattr.h"
+#include "base/parse.h"
+#include "base/sandbox.h"
+#include "base/test-hooks.h"
+#include "base/topology-root.h"
 
 #include <dirent.h>
 #include <fnmatch.h>

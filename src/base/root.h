@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "util.h"
+#include "base/util.h"
 
 /* An error of a read, listing or stat that means "not there": the path does not exist (ENOENT) or a
  * component of it is no directory (ENOTDIR). Any other error (EACCES, EIO, ELOOP, EISDIR, ...) means

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Library work on a tree, in a confined child under the read deadline (sandbox.h). */
-#include "sandbox.h"
+#include "base/sandbox.h"
 
-#include "deadline.h"
-#include "host-vet.h"
-#include "test-hooks.h"
+#include "base/deadline.h"
+#include "base/host-vet.h"
+#include "base/test-hooks.h"
 
 #include <errno.h>
 #include <fcntl.h>

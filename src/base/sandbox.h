@@ -26,8 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "root.h"
-#include "util.h"
+#include "base/root.h"
+#include "base/util.h"
 
 enum confinement {
         CONFINE_NONE,     /* the live system: nothing to confine */

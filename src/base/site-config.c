@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "site-config.h"
+#include "base/site-config.h"
 
 #include <errno.h>
 #include <string.h>

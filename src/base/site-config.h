@@ -14,8 +14,8 @@
 
 #include <stdbool.h>
 
-#include "ini-load.h"
-#include "root.h"
+#include "base/ini-load.h"
+#include "base/root.h"
 
 #define SITE_CONFIG_PATH "/etc/llmtune/llmtune.conf"
 

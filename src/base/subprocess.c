@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Run a program and capture what it writes: see subprocess.h. */
-#include "subprocess.h"
+#include "base/subprocess.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 extern char **environ;
 

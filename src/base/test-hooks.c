@@ -2,7 +2,7 @@
 /* Test hooks (see test-hooks.h). Compiled twice (src/meson.build): with LLMTUNE_TEST_HOOKS_ON for
  * the test programs, where nothing runs unless an LLMTUNE_TEST_* variable is set; without it for
  * the installed llmtune, where every function is a no-op and no variable is ever read. */
-#include "test-hooks.h"
+#include "base/test-hooks.h"
 
 #ifndef LLMTUNE_TEST_HOOKS_ON
 
@@ -28,7 +28,7 @@ const char *test_confinement(void) { return (const char *)0; }
 #include <stdio.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 static const struct {
         const char *name;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "topology-root.h"
+#include "base/topology-root.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "archive-root.h"
-#include "private-tmp.h"
+#include "base/archive-root.h"
+#include "base/private-tmp.h"
 
 /* Bigger than any real export (a DGX-2 with every PCI function is about 300 KiB); a file this
  * size is not an lstopo export and is refused before hwloc parses it. */

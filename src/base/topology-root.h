@@ -17,7 +17,7 @@
 
 #include <stdbool.h>
 
-#include "util.h"
+#include "base/util.h"
 
 /* Whether PATH starts like an XML document (a regular file that is not a gathered archive). */
 bool topology_file_is_xml(const char *path);

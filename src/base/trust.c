@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Trust in the files llmtune takes as input: the one policy (trust.h). */
-#include "trust.h"
+#include "base/trust.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -22,7 +22,7 @@
  */
 #pragma once
 
-#include "ini-load.h"
+#include "base/ini-load.h"
 
 /* NULL when the file or directory open at FD may be taken as input, else why not, NAME (how the
  * message names it: "the file itself", "its directory /etc", a path) as its subject: "NAME is owned

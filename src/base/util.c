@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "util.h"
+#include "base/util.h"
 
 #include <ctype.h>
 #include <errno.h>

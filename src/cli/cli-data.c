@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "cli-data.h"
+#include "cli/cli-data.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -7,11 +7,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ack.h"
+#include "apply/ack.h"
 #include "config.h"
-#include "counters.h"
-#include "deadline.h"
-#include "site-config.h"
+#include "facts/probes/counters.h"
+#include "base/deadline.h"
+#include "base/site-config.h"
 
 static bool has_rules(const char *dir)
 {

@@ -3,10 +3,10 @@
  * choosing a profile (by --profile NAME|FILE or by auto-detection). */
 #pragma once
 
-#include "cli.h"
-#include "engine.h"
-#include "profiles.h"
-#include "rules.h"
+#include "cli/cli.h"
+#include "engine/engine.h"
+#include "engine/profiles.h"
+#include "engine/rules.h"
 
 struct rule_env {
         struct ruleset rules;
@@ -40,8 +40,8 @@ void rule_env_done(struct rule_env *env);
 /* The acknowledgements in the change log under the root applied to A (apply/ack.h): acked failures
  * become RES_ACKED. A log that cannot be read is said on stderr, and A's failures stay failures. */
 void cli_judge_acks(struct cli *cli, struct audit *a);
-/* This run's counter readings saved as the next run's baseline (facts/counters.h); a failure is
- * said on stderr (a gathered archive or topology export is read-only: nothing to say). */
+/* This run's counter readings saved as the next run's baseline (facts/probes/counters.h); a
+ * failure is said on stderr (a gathered archive or topology export is read-only: nothing to say). */
 void cli_record_counters(struct cli *cli, struct facts *f);
 /* The getopt values of --timeout and --rule-timeout, and their entries for a long option table. */
 enum { CLI_OPT_TIMEOUT = 0x1000, CLI_OPT_RULE_TIMEOUT };

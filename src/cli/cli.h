@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "root.h"
+#include "base/root.h"
 
 struct site_config;
 

@@ -14,10 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ack.h"
-#include "cli-data.h"
-#include "commands.h"
-#include "json-out.h"
+#include "apply/ack.h"
+#include "cli/cli-data.h"
+#include "cli/commands.h"
+#include "facts/json-out.h"
 
 #define REASON_MAX 1000
 

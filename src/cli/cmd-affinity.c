@@ -4,10 +4,10 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "affinity.h"
-#include "cli-data.h"
-#include "commands.h"
-#include "parse.h"
+#include "facts/readers/affinity.h"
+#include "cli/cli-data.h"
+#include "cli/commands.h"
+#include "base/parse.h"
 
 static int affinity_cmd(struct cli *cli, int argc, char **argv)
 {

@@ -5,16 +5,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "actions.h"
-#include "changelog.h"
-#include "cli-data.h"
-#include "commands.h"
-#include "diff.h"
-#include "json-out.h"
-#include "plan.h"
-#include "site-config.h"
-#include "site-setup.h"
-#include "txn.h"
+#include "apply/actions.h"
+#include "apply/changelog.h"
+#include "cli/cli-data.h"
+#include "cli/commands.h"
+#include "apply/diff.h"
+#include "facts/json-out.h"
+#include "apply/plan.h"
+#include "base/site-config.h"
+#include "cli/site-setup.h"
+#include "apply/txn.h"
 
 struct apply_opts {
         const char *profile;

@@ -6,12 +6,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "audit-export.h"
-#include "cli-data.h"
-#include "commands.h"
-#include "deadline.h"
-#include "json-out.h"
-#include "site-config.h"
+#include "report/audit-export.h"
+#include "cli/cli-data.h"
+#include "cli/commands.h"
+#include "base/deadline.h"
+#include "facts/json-out.h"
+#include "base/site-config.h"
 
 static const char *status_label(enum result_status s)
 {

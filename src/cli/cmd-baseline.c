@@ -14,11 +14,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli-data.h"
-#include "commands.h"
-#include "consistency.h"
-#include "expr.h"
-#include "param-types.h"
+#include "cli/cli-data.h"
+#include "cli/commands.h"
+#include "report/consistency.h"
+#include "engine/expr.h"
+#include "engine/param-types.h"
 
 enum reduce {
         SAME, /* every item has one value: that value */

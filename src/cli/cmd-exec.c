@@ -11,10 +11,10 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "affinity.h"
-#include "cli-data.h"
-#include "commands.h"
-#include "parse.h"
+#include "facts/readers/affinity.h"
+#include "cli/cli-data.h"
+#include "cli/commands.h"
+#include "base/parse.h"
 
 /* What exec was asked for (the options), and the command's position in argv. */
 struct exec_opts {

@@ -2,11 +2,11 @@
 /* llmtune explain RULE: what a rule checks, with the values of a profile, why, and the source. */
 #include <getopt.h>
 
-#include "cli-data.h"
-#include "commands.h"
-#include "json-out.h"
-#include "remedy.h"
-#include "site-config.h"
+#include "cli/cli-data.h"
+#include "cli/commands.h"
+#include "facts/json-out.h"
+#include "engine/remedy.h"
+#include "base/site-config.h"
 
 struct values {
         const struct rule *rule;

@@ -3,10 +3,10 @@
 #include <getopt.h>
 #include <string.h>
 
-#include "cli-data.h"
-#include "commands.h"
-#include "facts.h"
-#include "json-out.h"
+#include "cli/cli-data.h"
+#include "cli/commands.h"
+#include "facts/facts.h"
+#include "facts/json-out.h"
 
 static void print_human(struct cli *cli, const struct fact *const *v, size_t n)
 {

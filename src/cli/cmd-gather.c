@@ -12,12 +12,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "anonymize.h"
-#include "cli-data.h"
-#include "commands.h"
-#include "gather.h"
-#include "lib-hwloc.h"
-#include "subprocess.h"
+#include "gather/anonymize.h"
+#include "cli/cli-data.h"
+#include "cli/commands.h"
+#include "gather/gather.h"
+#include "facts/adapters/lib-hwloc.h"
+#include "base/subprocess.h"
 
 extern char **environ;
 

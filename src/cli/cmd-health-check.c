@@ -37,10 +37,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli-data.h"
-#include "commands.h"
-#include "deadline.h"
-#include "subprocess.h"
+#include "cli/cli-data.h"
+#include "cli/commands.h"
+#include "base/deadline.h"
+#include "base/subprocess.h"
 
 #define HC_CONFIG "/etc/llmtune/health-check.conf"
 #define REASON_LEADER "llmtune:"

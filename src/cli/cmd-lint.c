@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include "cli-data.h"
-#include "commands.h"
-#include "nccl-lint.h"
+#include "cli/cli-data.h"
+#include "cli/commands.h"
+#include "nccl/nccl-lint.h"
 
 /* A rule file has [rule-id] sections; a profile has [profile]. Decide by content, read as every
  * file llmtune is handed (a FIFO is not waited on); one that cannot be read is left to the rules

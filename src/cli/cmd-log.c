@@ -4,9 +4,9 @@
 #include <getopt.h>
 #include <string.h>
 
-#include "changelog.h"
-#include "commands.h"
-#include "json-out.h"
+#include "apply/changelog.h"
+#include "cli/commands.h"
+#include "facts/json-out.h"
 
 /* A value for the table: short, one line. Files show size and the start of their hash. */
 static char *short_value(const struct log_record *rec, const char *v, const char *key)

@@ -4,10 +4,10 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "cli-data.h"
-#include "commands.h"
-#include "nccl-gen.h"
-#include "probes.h"
+#include "cli/cli-data.h"
+#include "cli/commands.h"
+#include "nccl/nccl-gen.h"
+#include "facts/probes/probes.h"
 
 /* A file named on the command line is the user's own (like `llmtune lint FILE`), not the root's;
  * "-" is standard input. */

@@ -11,11 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "actions.h"
-#include "cli-data.h"
-#include "commands.h"
-#include "json-out.h"
-#include "site-config.h"
+#include "apply/actions.h"
+#include "cli/cli-data.h"
+#include "cli/commands.h"
+#include "facts/json-out.h"
+#include "base/site-config.h"
 
 static int show_active(struct cli *cli, const char *wanted, bool json)
 {

@@ -2,10 +2,10 @@
 /* llmtune profiles [show NAME]: the shipped and site profiles, and a profile after inheritance. */
 #include <getopt.h>
 
-#include "cli-data.h"
-#include "commands.h"
-#include "json-out.h"
-#include "param-types.h"
+#include "cli/cli-data.h"
+#include "cli/commands.h"
+#include "facts/json-out.h"
+#include "engine/param-types.h"
 
 static json_object *match_json(const struct expr *m, size_t n)
 {

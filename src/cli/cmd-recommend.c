@@ -3,9 +3,9 @@
 #include <errno.h>
 #include <getopt.h>
 
-#include "cli-data.h"
-#include "commands.h"
-#include "json-out.h"
+#include "cli/cli-data.h"
+#include "cli/commands.h"
+#include "facts/json-out.h"
 
 static int recommend_cmd(struct cli *cli, int argc, char **argv)
 {

@@ -7,12 +7,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli-data.h"
-#include "commands.h"
-#include "consistency.h"
-#include "report-render.h"
-#include "report.h"
-#include "subprocess.h"
+#include "cli/cli-data.h"
+#include "cli/commands.h"
+#include "report/consistency.h"
+#include "report/report-render.h"
+#include "report/report.h"
+#include "base/subprocess.h"
 
 enum format { FMT_TABLE, FMT_CSV, FMT_JSON, FMT_HTML };
 

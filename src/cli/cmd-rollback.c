@@ -7,14 +7,14 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "actions.h"
-#include "changelog.h"
-#include "cli-data.h"
-#include "commands.h"
-#include "json-out.h"
-#include "parse.h"
-#include "site-config.h"
-#include "txn.h"
+#include "apply/actions.h"
+#include "apply/changelog.h"
+#include "cli/cli-data.h"
+#include "cli/commands.h"
+#include "facts/json-out.h"
+#include "base/parse.h"
+#include "base/site-config.h"
+#include "apply/txn.h"
 
 /* A value for a line of the report: a long one (kept in the backup store, up to 8 MiB) by its
  * length, not spelled out (--json has it whole). */

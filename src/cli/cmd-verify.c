@@ -11,14 +11,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "actions.h"
-#include "changelog.h"
-#include "commands.h"
-#include "diff.h"
-#include "digest.h"
-#include "facts.h"
-#include "json-out.h"
-#include "verify.h"
+#include "apply/actions.h"
+#include "apply/changelog.h"
+#include "cli/commands.h"
+#include "apply/diff.h"
+#include "base/digest.h"
+#include "facts/facts.h"
+#include "facts/json-out.h"
+#include "apply/verify.h"
 
 #define DIFF_LINES_SHOWN 20
 

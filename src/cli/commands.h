@@ -2,7 +2,7 @@
 /* One command per cmd-*.c file; main.c lists them in command_table. */
 #pragma once
 
-#include "cli.h"
+#include "cli/cli.h"
 
 extern const struct command cmd_facts;
 extern const struct command cmd_audit;

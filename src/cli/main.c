@@ -12,14 +12,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "deadline.h"
-#include "facts.h"
-#include "sandbox.h"
-#include "topology-root.h"
-#include "site-config.h"
-#include "util.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "base/deadline.h"
+#include "facts/facts.h"
+#include "base/sandbox.h"
+#include "base/topology-root.h"
+#include "base/site-config.h"
+#include "base/util.h"
 
 #ifndef LLMTUNE_VERSION
 #define LLMTUNE_VERSION "unknown"

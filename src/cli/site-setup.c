@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "site-setup.h"
+#include "cli/site-setup.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "site-config.h"
+#include "base/site-config.h"
 
 void site_setup_done(struct site_setup *s)
 {

@@ -7,8 +7,8 @@
  */
 #pragma once
 
-#include "cli-data.h"
-#include "plan.h"
+#include "cli/cli-data.h"
+#include "apply/plan.h"
 
 struct site_setup {
         struct strv keys, vals;  /* --param NAME=VALUE, in order given */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "engine.h"
+#include "engine/engine.h"
 
 #include <errno.h>
 
-#include "deadline.h"
-#include "remedy.h"
+#include "base/deadline.h"
+#include "engine/remedy.h"
 
 const char *result_status_name(enum result_status s)
 {

@@ -4,9 +4,9 @@
 
 #include <stdint.h>
 
-#include "facts.h"
-#include "profiles.h"
-#include "rules.h"
+#include "facts/facts.h"
+#include "engine/profiles.h"
+#include "engine/rules.h"
 
 /* RES_ACKED: a failure an operator acknowledged (llmtune ack) whose evidence has not changed since:
  * neither pass nor fail. The engine itself never gives it; the change log's acks do (apply/ack.h). */

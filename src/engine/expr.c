@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "expr.h"
+#include "engine/expr.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "parse.h"
+#include "base/parse.h"
 
 /* The value that says "not checked here" for a parameter (base.ini: ram_per_gpu = any). */
 #define PARAM_UNSET "any"

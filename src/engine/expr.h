@@ -16,7 +16,7 @@
 
 #include <stdbool.h>
 
-#include "facts.h"
+#include "facts/facts.h"
 
 enum expr_op {
         OP_EQ, OP_NE, OP_GE, OP_LE, OP_GT, OP_LT, OP_IN, OP_NOT_IN,

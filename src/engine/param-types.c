@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "param-types.h"
+#include "engine/param-types.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <string.h>
 
-#include "parse.h"
+#include "base/parse.h"
 
 static const struct {
         const char *name;

@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "util.h"
+#include "base/util.h"
 
 enum param_kind {
         PT_WORD, PT_ENUM, PT_BOOL, PT_INTEGER, PT_SIZE, PT_DURATION, PT_VERSION, PT_INTEGERS, PT_NAMES, PT_LIST,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "profiles.h"
+#include "engine/profiles.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include "digest.h"
-#include "param-types.h"
-#include "parse.h"
-#include "trust.h"
+#include "base/digest.h"
+#include "engine/param-types.h"
+#include "base/parse.h"
+#include "base/trust.h"
 
 static void settings_set(struct settings *s, const char *key, const char *value, const char *origin)
 {

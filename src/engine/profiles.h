@@ -8,10 +8,10 @@
  */
 #pragma once
 
-#include "expr.h"
-#include "facts.h"
-#include "ini-load.h"
-#include "rules.h"
+#include "engine/expr.h"
+#include "facts/facts.h"
+#include "base/ini-load.h"
+#include "engine/rules.h"
 
 #define PROFILES_SITE_DIR "/etc/llmtune/profiles.d"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "remedy.h"
+#include "engine/remedy.h"
 
 /* Where each change is persisted (sysctl.d(5), tmpfiles.d(5), modprobe.d(5), fstab(5)): sysctl.d,
  * tmpfiles.d, modprobe.d + initramfs, fstab lines commented behind a marker, generators masked;

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "util.h"
+#include "base/util.h"
 
 struct remedy_kind {
         const char *name;

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "rules.h"
+#include "engine/rules.h"
 
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 
-#include "remedy.h"
-#include "trust.h"
+#include "engine/remedy.h"
+#include "base/trust.h"
 
 const char *severity_name(enum severity s)
 {

@@ -20,8 +20,8 @@
  */
 #pragma once
 
-#include "expr.h"
-#include "ini-load.h"
+#include "engine/expr.h"
+#include "base/ini-load.h"
 
 enum severity { SEV_INFO, SEV_WARNING, SEV_CRITICAL };
 

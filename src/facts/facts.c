@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "facts.h"
+#include "facts/facts.h"
 
-#include "deadline.h"
+#include "base/deadline.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "parse.h"
-#include "probes.h"
+#include "base/parse.h"
+#include "facts/probes/probes.h"
 
 #define BUCKETS 4096
 

@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "root.h"
-#include "util.h"
+#include "base/root.h"
+#include "base/util.h"
 
 enum fact_status {
         FACT_OK,

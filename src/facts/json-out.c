@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "json-out.h"
+#include "facts/json-out.h"
 
 #include <stdint.h>
 #include <stdlib.h>

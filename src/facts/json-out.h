@@ -5,7 +5,7 @@
 #include <json-c/json.h>
 #include <stdio.h>
 
-#include "facts.h"
+#include "facts/facts.h"
 
 /* {"status": "ok", "type": "int", "value": 2, "source": "..."} or
  * {"status": "absent"|"unreadable", "reason": "...", "source": "..."} */

@@ -8,12 +8,12 @@
  * Generated comments avoid '=': NCCL before 2.26 has no comments and turns "# a=b" into a junk
  * variable named "# a" (harmless, but a comment should not define anything).
  */
-#include "nccl-gen.h"
+#include "nccl/nccl-gen.h"
 
 #include <errno.h>
 #include <stdio.h>
 
-#include "file-format.h"
+#include "base/file-format.h"
 
 /* Names that container runtimes, Kubernetes network plugins, libvirt and VPNs give their interfaces
  * (the names rules/consistency.conf leaves out of the fleet's socket-ifname check): never the

@@ -11,9 +11,9 @@
  */
 #pragma once
 
-#include "facts.h"
-#include "nccl-lint.h"
-#include "profiles.h"
+#include "facts/facts.h"
+#include "nccl/nccl-lint.h"
+#include "engine/profiles.h"
 
 #define NCCL_GEN_BEGIN "# BEGIN llmtune managed"
 #define NCCL_GEN_END "# END llmtune managed"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "nccl-lint.h"
+#include "nccl/nccl-lint.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "util.h"
+#include "base/util.h"
 
 enum nccl_status { NCCL_DOCUMENTED, NCCL_UNDOCUMENTED, NCCL_DEPRECATED, NCCL_REMOVED, NCCL_NOT_NCCL };
 

@@ -7,10 +7,10 @@
 #include <errno.h>
 #include <sys/stat.h>
 
-#include "facts.h"
-#include "nccl-gen.h"
-#include "nccl-lint.h"
-#include "probes.h"
+#include "facts/facts.h"
+#include "nccl/nccl-gen.h"
+#include "nccl/nccl-lint.h"
+#include "facts/probes/probes.h"
 
 #define NCCL_CONF "/etc/nccl.conf"
 

@@ -13,7 +13,7 @@
  * name without a namespace becomes a label under feature.node.kubernetes.io/. Values must be valid
  * Kubernetes label values (63 characters of [A-Za-z0-9._-], alphanumeric at both ends).
  */
-#include "audit-export.h"
+#include "report/audit-export.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "engine.h"
-#include "facts.h"
-#include "verify.h"
+#include "engine/engine.h"
+#include "facts/facts.h"
+#include "apply/verify.h"
 
 struct audit_export {
         const char *profile;          /* resolved profile name */

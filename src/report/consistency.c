@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fleet consistency (consistency.h): which hosts differ from the rest in facts that must agree. */
-#include "consistency.h"
+#include "report/consistency.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "facts.h"
-#include "json-doc.h"
-#include "json-out.h"
+#include "facts/facts.h"
+#include "base/json-doc.h"
+#include "facts/json-out.h"
 
 /* Largest input file: a facts --json of a 384-CPU machine is well under 2 MiB. */
 #define CONS_FILE_MAX (64u << 20)

@@ -22,8 +22,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "ini-load.h"
-#include "util.h"
+#include "base/ini-load.h"
+#include "base/util.h"
 
 struct cons_check {
         char *id, *title, *why, *source;

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fleet report output: terminal table, CSV (RFC 4180), JSON (json-c) and self-contained HTML. */
-#include "report-render.h"
+#include "report/report-render.h"
 
 #include <json-c/json.h>
 #include <string.h>
 
-#include "json-out.h"
+#include "facts/json-out.h"
 
 #define HOSTS_SHOWN 6 /* host names listed per line in the terminal table before "+N more" */
 #define WRAP 100      /* terminal line width for wrapped lists */

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "report.h"
+#include "report/report.h"
 
 /* Summary, failing rules (most hosts first) with their hosts, host groups with their findings. */
 void report_print_table(FILE *out, const struct report *rp);

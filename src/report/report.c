@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Fleet report: parse many `llmtune audit --json` documents (json-c) and aggregate them. */
-#include "report.h"
+#include "report/report.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "json-doc.h"
-#include "json-out.h"
+#include "base/json-doc.h"
+#include "facts/json-out.h"
 
 const char *cell_name(enum cell c)
 {

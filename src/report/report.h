@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "util.h"
+#include "base/util.h"
 
 /* A host's result for one rule. CELL_MISSING: the rule was not in that host's audit
  * (another profile, or --rule). The first four follow the audit's status names. */

@@ -2,7 +2,7 @@
 /* Gathered archives as roots (archive-root.c): untrusted tar/gzip/zstd input, vetted and unpacked. */
 #include <stdlib.h>
 
-#include "archive-root.h"
+#include "base/archive-root.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -4,9 +4,9 @@
  * the first); the log is read through open file descriptors, never from the handle's cache. */
 #include <stdlib.h>
 
-#include "changelog.h"
+#include "apply/changelog.h"
 #include "fuzz.h"
-#include "root.h"
+#include "base/root.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

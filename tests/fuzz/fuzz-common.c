@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "util.h"
+#include "base/util.h"
 
 static char dir[64];
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* /proc/mdstat. */
 #include "fuzz.h"
-#include "mdstat.h"
-#include "util.h"
+#include "facts/readers/mdstat.h"
+#include "base/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 
 #include "fuzz.h"
-#include "mounts.h"
-#include "root.h"
+#include "facts/readers/mounts.h"
+#include "base/root.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

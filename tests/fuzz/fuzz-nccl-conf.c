@@ -2,7 +2,7 @@
 /* nccl.conf text through the linter (NCCL's own reading rules). */
 #include "config.h"
 #include "fuzz.h"
-#include "nccl-lint.h"
+#include "nccl/nccl-lint.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -8,9 +8,9 @@
  * facts store's code, not this parser's. */
 #include <stdlib.h>
 
-#include "facts.h"
+#include "facts/facts.h"
 #include "fuzz.h"
-#include "root.h"
+#include "base/root.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -8,8 +8,8 @@
 
 #include "config.h"
 #include "fuzz.h"
-#include "profiles.h"
-#include "rules.h"
+#include "engine/profiles.h"
+#include "engine/rules.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -2,7 +2,7 @@
 /* A rule file, through loading and validation (conditions, remedies, parameters), parsed from
  * memory (rules_load_buffer, what rules_load_file does once it has read the file). */
 #include "fuzz.h"
-#include "rules.h"
+#include "engine/rules.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

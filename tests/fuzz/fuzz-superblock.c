@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "superblock.h"
+#include "facts/readers/superblock.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -19,14 +19,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "affinity.h"
+#include "facts/readers/affinity.h"
 #include "config.h"
-#include "facts.h"
-#include "file-format.h"
+#include "facts/facts.h"
+#include "base/file-format.h"
 #include "fuzz.h"
-#include "nccl-gen.h"
-#include "nccl-lint.h"
-#include "root.h"
+#include "nccl/nccl-gen.h"
+#include "nccl/nccl-lint.h"
+#include "base/root.h"
 
 static struct nccl_catalog cat;
 static struct root *root;

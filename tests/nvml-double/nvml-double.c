@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A test double of NVIDIA's libnvidia-ml.so.1: the NVML entry points llmtune calls
- * (src/facts/nvml-api.h), answering from a description file named by LLMTUNE_NVML_DOUBLE, so that the
- * live NVML path (src/facts/nvml-live.c) is tested end to end on a machine without a GPU. The test suite
- * builds it twice: full/ with every entry point, old/ as a driver before row remapping and the 535
- * renaming (-DNVML_DOUBLE_OLD: no nvmlDeviceGetRemappedRows, and the clock event reasons only under
- * their old name nvmlDeviceGetCurrentClocksThrottleReasons).
+ * (src/facts/adapters/nvml-api.h), answering from a description file named by LLMTUNE_NVML_DOUBLE, so
+ * that the live NVML path (src/facts/adapters/nvml-live.c) is tested end to end on a machine without a
+ * GPU. The test suite builds it twice: full/ with every entry point, old/ as a driver before row
+ * remapping and the 535 renaming (-DNVML_DOUBLE_OLD: no nvmlDeviceGetRemappedRows, and the clock event
+ * reasons only under their old name nvmlDeviceGetCurrentClocksThrottleReasons).
  *
  * The description, one "key = value" per line ('#' comments), read again at every nvmlInit_v2:
  *   init = CODE                 nvmlInit_v2's return (default 0)
@@ -37,7 +37,8 @@
 #include <string.h>
 
 /* The entry points are the library's interface; their prototypes are NVIDIA's nvml.h, which the
- * test suite does not have (llmtune's own declarations are in src/facts/nvml-api.h). */
+ * test suite does not have (llmtune's own declarations are in
+ * src/facts/adapters/nvml-api.h). */
 #pragma GCC diagnostic ignored "-Wmissing-prototypes"
 
 #define MAXGPU 64

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """src/ is in layers (docs/ARCHITECTURE.md): a file may include headers of its own layer and of the
-layers below it, never of a layer above. The order is src/meson.build's `src_layers` list, so the build
-and this check cannot disagree. Also fails on a source file outside every layer folder and on an
-include of a project header that no layer holds (a typo, or a header left behind by a move)."""
+layers below it, never of a layer above. A layer is a top folder of src/ (its files may sit in
+subfolders, as facts/probes/ does); the order is src/meson.build's `src_layers` list, so the build and
+this check cannot disagree. An include names the header's path under src/ ("facts/readers/mounts.h",
+which includes.py checks); a bare name is still placed by the one header of that name, so the order is
+judged either way. Also fails on a source file outside every layer folder, on a folder that is not a
+layer, on two headers of one name, and on an include of a project header that no layer holds (a
+typo, or a header left behind by a move)."""
 import os
 import re
 import sys
@@ -20,26 +24,31 @@ rank = {name: i for i, name in enumerate(layers)}
 GENERATED = {'config.h'}
 
 errors = []
-home = {}
-files = []
+home = {}      # a file's name -> its path under src/
+files = []     # (layer, path under src/)
 for entry in sorted(os.listdir(src)):
     path = os.path.join(src, entry)
-    if os.path.isdir(path):
-        if entry not in rank:
-            errors.append(f'src/{entry}/: a folder that is not a layer in src_layers')
-            continue
-        for name in sorted(os.listdir(path)):
-            if name.endswith(('.c', '.h')):
-                if name in home:
-                    errors.append(f'src/{entry}/{name}: the same name in src/{home[name]}/ too')
-                home[name] = entry
-                files.append((entry, name))
-    elif entry.endswith(('.c', '.h')):
-        errors.append(f'src/{entry}: outside every layer folder')
+    if not os.path.isdir(path):
+        if entry.endswith(('.c', '.h')):
+            errors.append(f'src/{entry}: outside every layer folder')
+        continue
+    if entry not in rank:
+        errors.append(f'src/{entry}/: a folder that is not a layer in src_layers')
+        continue
+    for folder, dirs, names in os.walk(path):
+        dirs.sort()
+        for name in sorted(names):
+            if not name.endswith(('.c', '.h')):
+                continue
+            rel = os.path.relpath(os.path.join(folder, name), src)
+            if name in home:
+                errors.append(f'src/{rel}: the same name as src/{home[name]}')
+            home[name] = rel
+            files.append((entry, rel))
 
 include = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
-for layer, name in files:
-    text = open(os.path.join(src, layer, name), encoding='utf-8').read()
+for layer, rel in files:
+    text = open(os.path.join(src, rel), encoding='utf-8').read()
     for lineno, line in enumerate(text.splitlines(), 1):
         mo = include.match(line)
         if not mo:
@@ -47,11 +56,13 @@ for layer, name in files:
         header = mo.group(1)
         if header in GENERATED:
             continue
-        owner = home.get(header)
-        if owner is None:
-            errors.append(f'src/{layer}/{name}:{lineno}: includes "{header}", which no layer holds')
-        elif rank[owner] > rank[layer]:
-            errors.append(f'src/{layer}/{name}:{lineno}: includes "{header}" from {owner}, '
+        where = header if os.path.isfile(os.path.join(src, header)) else home.get(header)
+        if where is None:
+            errors.append(f'src/{rel}:{lineno}: includes "{header}", which no layer holds')
+            continue
+        owner = where.split('/')[0]
+        if owner in rank and rank[owner] > rank[layer]:
+            errors.append(f'src/{rel}:{lineno}: includes "{header}" from {owner}, '
                           f'a layer above {layer} ({" < ".join(layers)})')
 
 for e in errors:

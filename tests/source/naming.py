@@ -7,13 +7,13 @@
   X_done(p)  releases what the struct p holds and leaves p itself to its owner (on the stack, in
              another struct): it returns nothing.
 
-Checked on every function declared or defined at file level in src/*/*.h and src/*/*.c, static ones
-included: a name ending in `_free` returns a pointer and each `return` in its body is `return NULL;`;
-a name ending in `_done` does not return a pointer; no function is named `*_clear` or `free_*` (the
-two other spellings of an in-place release that src/ had). A reader then knows from the name alone whether
-the pointer is dead after the call. EXCEPTIONS below are the functions whose signature something
-else fixes, each with its reason. Fails, too, when it finds no release function at all (a parse that
-matches nothing would otherwise pass)."""
+Checked on every function declared or defined at file level in the .h and .c files of src/'s layer
+folders and their subfolders, static ones included: a name ending in `_free` returns a pointer and each
+`return` in its body is `return NULL;`; a name ending in `_done` does not return a pointer; no function
+is named `*_clear` or `free_*` (the two other spellings of an in-place release that src/ had). A reader
+then knows from the name alone whether the pointer is dead after the call. EXCEPTIONS below are the
+functions whose signature something else fixes, each with its reason. Fails, too, when it finds no
+release function at all (a parse that matches nothing would otherwise pass)."""
 import os
 import re
 import sys
@@ -48,14 +48,13 @@ other = re.compile(r'^(?P<type>[A-Za-z_][^;{}()=\n]*?[\s*])'
 
 errors = []
 seen = {'free': 0, 'done': 0}
-for layer in sorted(os.listdir(src)):
-    folder = os.path.join(src, layer)
-    if not os.path.isdir(folder):
+for folder, dirs, names in sorted(os.walk(src)):
+    if folder == src:
         continue
-    for fname in sorted(os.listdir(folder)):
+    for fname in sorted(names):
         if not fname.endswith(('.c', '.h')):
             continue
-        rel = f'src/{layer}/{fname}'
+        rel = 'src/' + os.path.relpath(os.path.join(folder, fname), src)
         text = open(os.path.join(folder, fname), encoding='utf-8').read()
         lines = text.split('\n')
         for m in other.finditer(text):

@@ -5,9 +5,9 @@
 #include <check.h>
 #include <string.h>
 
-#include "root.h"
+#include "base/root.h"
 #include "tmptree.h"
-#include "util.h"
+#include "base/util.h"
 
 struct facts *open_facts(const char *dir)
 {

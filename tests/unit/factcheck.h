@@ -6,7 +6,7 @@
  */
 #pragma once
 
-#include "facts.h"
+#include "facts/facts.h"
 
 /* The facts of the tree at DIR (NULL: the case's tmptree), on a root of their own that
  * close_facts releases with them. */

@@ -11,9 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "affinity.h"
-#include "facts.h"
-#include "parse.h"
+#include "facts/readers/affinity.h"
+#include "facts/facts.h"
+#include "base/parse.h"
 #include "unit-main.h"
 
 static struct root *root;

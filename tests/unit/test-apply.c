@@ -8,11 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "actions.h"
-#include "command.h"
-#include "diff.h"
-#include "dropin-order.h"
-#include "remedy.h"
+#include "apply/actions.h"
+#include "apply/command.h"
+#include "apply/diff.h"
+#include "facts/readers/dropin-order.h"
+#include "engine/remedy.h"
 #include "tmptree.h"
 #include "unit-main.h"
 

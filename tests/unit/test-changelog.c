@@ -13,11 +13,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ack.h"
-#include "changelog.h"
+#include "apply/ack.h"
+#include "apply/changelog.h"
 #include "tmptree.h"
-#include "trust.h"
-#include "txn.h"
+#include "base/trust.h"
+#include "apply/txn.h"
 #include "unit-main.h"
 
 static void setup(void)

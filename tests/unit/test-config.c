@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "site-config.h"
+#include "base/site-config.h"
 #include "tmptree.h"
 #include "unit-main.h"
 

@@ -18,9 +18,9 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "facts.h"
-#include "lib-hwloc.h"
-#include "root.h"
+#include "facts/facts.h"
+#include "facts/adapters/lib-hwloc.h"
+#include "base/root.h"
 #include "factcheck.h"
 #include "unit-main.h"
 

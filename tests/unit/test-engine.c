@@ -7,14 +7,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine.h"
-#include "expr.h"
-#include "nccl-lint.h"
-#include "param-types.h"
-#include "profiles.h"
-#include "rules.h"
+#include "engine/engine.h"
+#include "engine/expr.h"
+#include "nccl/nccl-lint.h"
+#include "engine/param-types.h"
+#include "engine/profiles.h"
+#include "engine/rules.h"
 #include "tmptree.h"
-#include "ini-load.h"
+#include "base/ini-load.h"
 #include "unit-main.h"
 
 static void setup(void) { tmptree_new("engine"); }

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "file-format.h"
+#include "base/file-format.h"
 #include "unit-main.h"
 
 struct want {

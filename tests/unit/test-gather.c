@@ -11,11 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "anonymize.h"
+#include "gather/anonymize.h"
 #include "config.h"
-#include "archive-root.h"
-#include "gather.h"
-#include "root.h"
+#include "base/archive-root.h"
+#include "gather/gather.h"
+#include "base/root.h"
 #include "tmptree.h"
 #include "unit-main.h"
 

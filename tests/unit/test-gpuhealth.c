@@ -12,10 +12,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "counters.h"
-#include "facts.h"
-#include "nvlink-status.h"
-#include "root.h"
+#include "facts/probes/counters.h"
+#include "facts/facts.h"
+#include "facts/readers/nvlink-status.h"
+#include "base/root.h"
 #include "tmptree.h"
 #include "factcheck.h"
 #include "unit-main.h"

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "facts.h"
-#include "root.h"
+#include "facts/facts.h"
+#include "base/root.h"
 #include "tmptree.h"
 #include "factcheck.h"
 #include "unit-main.h"

@@ -12,9 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "facts.h"
-#include "nccl-gen.h"
-#include "nccl-lint.h"
+#include "facts/facts.h"
+#include "nccl/nccl-gen.h"
+#include "nccl/nccl-lint.h"
 #include "tmptree.h"
 #include "unit-main.h"
 

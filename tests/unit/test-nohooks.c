@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "test-hooks.h"
+#include "base/test-hooks.h"
 #include "unit-main.h"
 
 START_TEST(hooks_are_ignored)

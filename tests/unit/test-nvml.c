@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The live NVML path (src/facts/nvml-live.c) end to end against the test double of libnvidia-ml.so.1
- * (tests/nvml-double): healthy 8-GPU H100 node, MIG on, a pending row remap, NVLinks down, a
- * hardware slowdown, NVML errors (nvmlInit_v2, one call, a lost GPU), a missing library, a library
- * without the core symbols, an old driver without optional ones, a GPU on PCI that NVML does not
- * list; and through the binary: `facts nvml` live, never under --root, and an audit that needs no
- * nvml.* fact does not load NVML. The double's directories come from LLMTUNE_NVML_DOUBLE_DIR
- * (full/ and old/); its description file is LLMTUNE_NVML_DOUBLE, written by each test.
+ * The live NVML path (src/facts/adapters/nvml-live.c) end to end against the test double of
+ * libnvidia-ml.so.1 (tests/nvml-double): healthy 8-GPU H100 node, MIG on, a pending row remap, NVLinks
+ * down, a hardware slowdown, NVML errors (nvmlInit_v2, one call, a lost GPU), a missing library, a
+ * library without the core symbols, an old driver without optional ones, a GPU on PCI that NVML does
+ * not list; and through the binary: `facts nvml` live, never under --root, and an audit that needs no
+ * nvml.* fact does not load NVML. The double's directories come from LLMTUNE_NVML_DOUBLE_DIR (full/
+ * and old/); its description file is LLMTUNE_NVML_DOUBLE, written by each test.
  */
 #include <check.h>
 #include <stdio.h>
@@ -14,9 +14,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "facts.h"
-#include "nvgpu.h"
-#include "root.h"
+#include "facts/facts.h"
+#include "facts/adapters/nvgpu.h"
+#include "base/root.h"
 #include "tmptree.h"
 #include "factcheck.h"
 #include "unit-main.h"

@@ -10,10 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cmdline.h"
-#include "parse.h"
-#include "subprocess.h"
-#include "util.h"
+#include "facts/readers/cmdline.h"
+#include "base/parse.h"
+#include "base/subprocess.h"
+#include "base/util.h"
 #include "unit-main.h"
 
 START_TEST(integers)
@@ -244,8 +244,9 @@ END_TEST
 DEFINE_TEST(spawn_capture_streams_and_limits, .description = "spawn_capture keeps both streams, reports a missing program, kills at its deadline and cap",
             .root = "none");
 
-/* The kernel command line's keys (facts/cmdline.c): the last occurrence the handler takes, quotes
- * as the kernel's next_arg reads them, '-' and '_' alike, a bare key, systemd's booleans. */
+/* The kernel command line's keys (facts/readers/cmdline.c): the last occurrence the handler
+ * takes, quotes as the kernel's next_arg reads them, '-' and '_' alike, a bare key, systemd's
+ * booleans. */
 START_TEST(cmdline_keys)
 {
         char *v = NULL;

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report-render.h"
-#include "report.h"
+#include "report/report-render.h"
+#include "report/report.h"
 #include "unit-main.h"
 
 /* A fleet of one host whose one failing rule has a title that is a formula, a quote and a tag. */

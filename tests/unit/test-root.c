@@ -17,9 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "root.h"
+#include "base/root.h"
 #include "tmptree.h"
-#include "util.h"
+#include "base/util.h"
 #include "unit-main.h"
 
 static const char *const mode_name[] = {"openat2", "walk"};

@@ -25,13 +25,13 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "deadline.h"
-#include "root.h"
-#include "sandbox.h"
-#include "test-hooks.h"
+#include "base/deadline.h"
+#include "base/root.h"
+#include "base/sandbox.h"
+#include "base/test-hooks.h"
 #include "tmptree.h"
 #include "unit-main.h"
-#include "util.h"
+#include "base/util.h"
 
 static const char *const outward[] = {"abs", "esc/secret", "d/rel", "d/climb"};
 

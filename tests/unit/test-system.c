@@ -13,11 +13,11 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "facts.h"
-#include "mdstat.h"
-#include "root.h"
-#include "superblock.h"
-#include "swaps.h"
+#include "facts/facts.h"
+#include "facts/readers/mdstat.h"
+#include "base/root.h"
+#include "facts/readers/superblock.h"
+#include "facts/readers/swaps.h"
 #include "tmptree.h"
 #include "factcheck.h"
 #include "unit-main.h"

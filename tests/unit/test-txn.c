@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 
 #include "tmptree.h"
-#include "txn.h"
+#include "apply/txn.h"
 #include "unit-main.h"
-#include "verify.h"
+#include "apply/verify.h"
 
 #define SWAPPINESS "proc/sys/vm/swappiness"
 #define DIRTY "proc/sys/vm/dirty_ratio"

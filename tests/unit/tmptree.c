@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 static char *tree;
 
