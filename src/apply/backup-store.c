@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "apply/change-kind.h"
 #include "apply/changelog-internal.h"
 #include "base/digest.h"
 
@@ -66,7 +67,8 @@ int backup_store_change(struct root *r, const struct change *c, char sha[2][65],
 {
         const char *state[2] = {c->before, c->after};
         mode_t bmode = 0600;
-        if (c->type == CHANGE_FILE) {
+        bool content = change_kind_of(c)->content;
+        if (content) {
                 struct stat st;
                 mode_t m = c->target && root_stat(r, c->target, &st, false) == 0 && S_ISREG(st.st_mode)
                                    ? st.st_mode
@@ -74,7 +76,7 @@ int backup_store_change(struct root *r, const struct change *c, char sha[2][65],
                 bmode = (m & 0004) ? 0644 : 0600;
         }
         for (int k = 0; k < 2; k++) {
-                bool store = state[k] && (c->type == CHANGE_FILE || strlen(state[k]) > CHANGELOG_VALUE_INLINE);
+                bool store = state[k] && (content || strlen(state[k]) > CHANGELOG_VALUE_INLINE);
                 int rc = store ? backup_store(r, state[k], bmode, sha[k], &bk[k]) : 0;
                 if (rc < 0)
                         return rc;

@@ -15,6 +15,7 @@
 #include "apply/ack.h"
 #include "apply/actions.h"
 #include "apply/backup-store.h"
+#include "apply/change-kind.h"
 #include "apply/changelog-internal.h"
 
 static void add_problem(struct log_read *lr, long seq, const char *fmt, ...) _printf_(3, 4);
@@ -86,7 +87,7 @@ static char *record_from_json(struct root *r, json_object *o, struct log_record 
             json_strv(o, "undo", &c->undo) < 0)
                 return xstrdup("its mkdirs, argv or undo is not a list of strings");
         char *why = NULL;
-        if (c->type != CHANGE_FILE) {
+        if (!change_kind_of(c)->content) {
                 /* Inline, or (a long value) in the backup store; never both. */
                 static const char *const which[] = {"before", "after"};
                 for (int k = 0; k < 2; k++) {
@@ -489,11 +490,12 @@ static void log_analyse(struct log_read *lr)
  * "done" it names by ref, wherever it stands, and the top of the stack is the state the target
  * should be in. Rolling back the latest of two applies to one file puts the earlier one back in
  * force, which is what restoring its "before" did. The top is the last live record of its
- * (type, target) key. A file and a link are one type here: both are what one path holds, and a
+ * (type, target) key. The kinds whose targets are paths in /etc (a file, a link) are one type here:
+ * both are what one path holds, and a
  * mask that replaced a regular file (want_symlink: the file removed, then the link made) leaves
  * the link on top, the removal beneath it, undone after it.
  */
-static long in_force_kind(enum change_type t) { return (long)(t == CHANGE_SYMLINK ? CHANGE_FILE : t); }
+static long in_force_kind(const struct change *c) { return change_kind_of(c)->in_etc ? -1 : (long)c->type; }
 
 size_t changelog_in_force(const struct log_read *lr, size_t **ret)
 {
@@ -502,7 +504,7 @@ size_t changelog_in_force(const struct log_read *lr, size_t **ret)
         for (size_t i = 0; i < lr->n; i++) {
                 const struct log_record *rec = &lr->v[i];
                 if (rec->event == LOG_DONE && rec->change.target && !rec->reversed)
-                        key_add(&live, in_force_kind(rec->change.type), rec->change.target, i);
+                        key_add(&live, in_force_kind(&rec->change), rec->change.target, i);
         }
         key_index_sort(&live);
         bool *top = xcalloc(lr->n + 1, sizeof(bool));

@@ -27,9 +27,9 @@
  *   undo-intent              the seq of the "done" record it is about to reverse
  *   undone, undo-failed      the seq of the "done" record it reverses (not of its undo-intent)
  *
- * File contents are not inline: before/after are null for CHANGE_FILE and the contents live in
- * CHANGELOG_DIR/backups/<sha256>, written once per content (atomically, before the record that
- * names them), so a record never references a backup that is not on disk. A runtime value longer
+ * File contents (the states of a kind with .content) are not inline: before/after are null and the
+ * contents live in CHANGELOG_DIR/backups/<sha256>, written once per content (atomically, before the
+ * record that names them), so a record never references a backup that is not on disk. A runtime value longer
  * than CHANGELOG_VALUE_INLINE is kept the same way (its before/after null, its *_sha256 and
  * backup_* set); shorter ones are inline.
  *
@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "apply/backup-store.h"
+#include "apply/change-kind.h"
 #include "apply/changelog-internal.h"
 #include "base/digest.h"
 #include "facts/json-out.h"
@@ -594,7 +595,7 @@ static char *record_line(const struct changelog *l, const struct log_context *ct
                          const struct change *c, long ref, const char *detail, json_object *fields, char sha[2][65],
                          char *bk[2], char hash[65], size_t *ret_len)
 {
-        bool file = c->type == CHANGE_FILE;
+        bool file = change_kind_of(c)->content;
         char now[32];
         utc_now(now);
         _cleanup_free_ char *mode = file && c->mode ? xasprintf("%04o", (unsigned)(c->mode & 07777)) : NULL;

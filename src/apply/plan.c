@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "facts/readers/affinity.h"
+#include "apply/change-kind.h"
 #include "apply/command.h"
 #include "facts/readers/dropin-order.h"
 #include "base/file-format.h"
@@ -16,24 +17,6 @@
 #include "facts/readers/swaps.h"
 
 #define DISABLED_MARK "#llmtune-disabled# "
-
-static const char *const type_names[] = {
-        [CHANGE_FILE] = "file",       [CHANGE_SYMLINK] = "symlink", [CHANGE_VALUE] = "value",
-        [CHANGE_SWAP] = "swap",       [CHANGE_MOUNTOPT] = "mountopt", [CHANGE_COMMAND] = "command",
-        [CHANGE_NOTE] = "note",
-};
-
-const char *change_type_name(enum change_type t) { return type_names[t]; }
-
-int change_type_parse(const char *s, enum change_type *ret)
-{
-        for (size_t i = 0; i < ARRAY_SIZE(type_names); i++)
-                if (streq(type_names[i], s)) {
-                        *ret = (enum change_type)i;
-                        return 0;
-                }
-        return -EINVAL;
-}
 
 void change_done(struct change *c)
 {
@@ -60,7 +43,7 @@ size_t plan_changes(const struct plan *p)
 {
         size_t n = 0;
         for (size_t i = 0; i < p->n; i++)
-                n += p->v[i].type != CHANGE_NOTE;
+                n += !change_kind_of(&p->v[i])->reported_only;
         return n;
 }
 

@@ -10,26 +10,23 @@
 
 #include <sys/types.h>
 
+#include "apply/change-kinds.h"
 #include "engine/engine.h"
 #include "facts/facts.h"
 #include "base/ini-load.h"
 #include "engine/profiles.h"
 
-enum change_type {
-        CHANGE_FILE,     /* create or replace a file: before/after are contents, NULL = absent */
-        CHANGE_SYMLINK,  /* a link (masking a unit or generator): before/after are link targets or NULL */
-        CHANGE_VALUE,    /* a runtime sysfs/procfs value: before/after are the values */
-        CHANGE_SWAP,     /* swap area on/off at runtime: before/after "on"/"off"; aux = the /proc/swaps line */
-        CHANGE_MOUNTOPT, /* remount with an option: target = mount point, before/after = option lists */
-        CHANGE_COMMAND,  /* a command (initramfs, tune2fs, modprobe); argv and undo argv */
-        CHANGE_NOTE,     /* reported, never done: reboot required or a manual step */
-};
+/* The kinds of change, in change-kinds.h's order: what each is, and how it is made, undone, read
+ * back and shown, is its module's (change-kind.h, src/apply/change-*.c). */
+#define CHANGE_KIND_ENUM(e, module) CHANGE_##e,
+enum change_type { CHANGE_KINDS(CHANGE_KIND_ENUM) };
+#undef CHANGE_KIND_ENUM
 
 struct change {
         char *rule;
         enum change_type type;
         char *target;         /* path under the root; swap device; mount point; command label */
-        char *before, *after; /* see change_type; NULL means "absent" for files and links */
+        char *before, *after; /* what they are is the kind's (change-NAME.c); NULL: absent (files, links) */
         char *aux;            /* SWAP: /proc/swaps line; NOTE: the text */
         mode_t mode;          /* FILE: mode of a new file (existing files keep theirs) */
         struct strv mkdirs;   /* FILE/SYMLINK: parent directories that do not exist yet, outermost first */

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "apply/actions.h"
+#include "apply/change-kind.h"
 #include "facts/facts.h"
 #include "base/parse.h"
 #include "base/test-hooks.h"
@@ -187,7 +188,7 @@ static int make_change(struct root *r, const struct change *c, char **err)
         test_points_in_action(1);
         int rc = action_apply(r, c, err);
         test_points_in_action(0);
-        if (rc == 0 && c->type != CHANGE_COMMAND) {
+        if (rc == 0 && change_has_states(c)) {
                 _cleanup_free_ char *now = NULL;
                 int st = action_current(r, c, &now);
                 if (st < 0 || !action_state_equal(c, now, c->after)) {
@@ -259,7 +260,7 @@ static char *apply_blocked(struct root *r, const struct plan *p, const char **st
 static bool target_planned(const struct plan *p, size_t i)
 {
         for (size_t k = 0; k < i; k++)
-                if (p->v[k].type != CHANGE_NOTE && p->v[k].target && streq(p->v[k].target, p->v[i].target))
+                if (!change_kind_of(&p->v[k])->reported_only && p->v[k].target && streq(p->v[k].target, p->v[i].target))
                         return true;
         return false;
 }
@@ -273,7 +274,7 @@ char *txn_foresee(struct root *r, const struct plan *p)
         for (size_t i = 0; i < p->n && !failure; i++) {
                 const struct change *c = &p->v[i];
                 _cleanup_free_ char *why = NULL;
-                if (c->type != CHANGE_NOTE && action_foresee(r, c, target_planned(p, i), &why) < 0)
+                if (!change_kind_of(c)->reported_only && action_foresee(r, c, target_planned(p, i), &why) < 0)
                         failure = xasprintf("%s (rule %s): %s", c->target, c->rule, why);
         }
         return failure;
@@ -296,8 +297,8 @@ int txn_apply(struct txn *t, const struct plan *p, const struct log_context *bas
         long begin = 0; /* this run's run-begin record */
         for (size_t i = 0; i < p->n && !res->failure; i++) {
                 const struct change *c = &p->v[i];
-                if (c->type == CHANGE_NOTE) {
-                        res->status[i] = c->reboot ? "reboot-required" : "manual";
+                if (change_kind_of(c)->reported_only) {
+                        res->status[i] = change_plan_status(t->root, c);
                         continue;
                 }
                 /* Before the first change: a run-begin, so a run killed between two changes (no
@@ -348,14 +349,14 @@ static void pick(const struct log_read *lr, enum txn_scope scope, long to, struc
 {
         const char *last_run = NULL;
         for (size_t i = 0; i < lr->n; i++)
-                if (lr->v[i].event == LOG_DONE && lr->v[i].change.type != CHANGE_NOTE && !lr->v[i].reversed)
+                if (lr->v[i].event == LOG_DONE && !change_kind_of(&lr->v[i].change)->reported_only && !lr->v[i].reversed)
                         last_run = lr->v[i].run;
         s->v = xcalloc(lr->n + 1, sizeof(*s->v));
         s->skip = xcalloc(lr->n + 1, sizeof(bool));
         for (size_t i = 0; i < lr->n; i++) {
                 const struct log_record *rec = &lr->v[i];
                 /* reversed: a later "undone" names it (worked out once when the log was read) */
-                if (rec->event != LOG_DONE || rec->change.type == CHANGE_NOTE || rec->reversed)
+                if (rec->event != LOG_DONE || change_kind_of(&rec->change)->reported_only || rec->reversed)
                         continue;
                 if (scope == TXN_ALL || (scope == TXN_TO && rec->seq > to) ||
                     (scope == TXN_LAST_RUN && last_run && streq(rec->run, last_run)))
@@ -518,7 +519,7 @@ static int rollback_one(struct txn *t, const struct log_record *rec, bool skip, 
                                                        "recorded (the next run closes it)", ch->target));
                 return rc;
         }
-        bool manual = rc == 1 && ch->type == CHANGE_COMMAND && ch->undo.n == 0;
+        bool manual = rc == 1 && !change_undoable(ch);
         s = changelog_append(t->log, &ctx, LOG_UNDONE, ch, rec->seq,
                              rc == 1 ? (manual ? "no undo command: reverse by hand" : "not run under --root") : NULL);
         if (s < 0)

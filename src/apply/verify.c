@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "apply/actions.h"
+#include "apply/change-kind.h"
 #include "apply/diff.h"
 #include "base/digest.h"
 #include "facts/readers/dropin-order.h"
@@ -44,7 +45,7 @@ static char *quote(const char *v) { return v ? xasprintf("'%s'", v) : xstrdup("a
 static bool overridden_at_boot(struct root *root, const struct log_record *rec, struct verify_check *ck)
 {
         const struct change *c = &rec->change;
-        const char *base = c->type == CHANGE_FILE ? strrchr(c->target, '/') : NULL;
+        const char *base = change_kind_of(c)->content ? strrchr(c->target, '/') : NULL;
         _cleanup_free_ char *over = NULL;
         int rc = base && strstr(base, "llmtune") ? dropin_overridden(root, c->target, c->after, &over) : 0;
         if (rc < 0) {
@@ -87,7 +88,7 @@ void verify_check_one(struct root *root, const struct log_record *rec, struct ve
                 return;
         }
         ck->status = CHECK_DRIFT;
-        if (c->type == CHANGE_FILE) {
+        if (change_kind_of(c)->content) {
                 _cleanup_free_ char *e = describe_file(c->after), *f = describe_file(ck->found);
                 ck->message = xasprintf("drift: %s: expected %s (written by change %ld), found %s", c->target, e,
                                         rec->seq, f);

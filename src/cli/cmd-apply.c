@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "apply/actions.h"
+#include "apply/change-kind.h"
 #include "apply/changelog.h"
 #include "cli/cli-data.h"
 #include "cli/commands.h"
@@ -31,26 +32,27 @@ static void print_file_diffs(const struct plan *p)
         _cleanup_(strv_done) struct strv seen = {0};
         for (size_t i = 0; i < p->n; i++) {
                 const struct change *c = &p->v[i];
-                if (c->type != CHANGE_FILE || strv_contains(&seen, c->target))
+                if (!change_kind_of(c)->content || strv_contains(&seen, c->target))
                         continue;
                 strv_add(&seen, c->target);
                 const char *last = c->after;
                 for (size_t j = i + 1; j < p->n; j++)
-                        if (p->v[j].type == CHANGE_FILE && streq(p->v[j].target, c->target))
+                        if (change_kind_of(&p->v[j])->content && streq(p->v[j].target, c->target))
                                 last = p->v[j].after;
                 _cleanup_free_ char *d = unified_diff(c->target, c->before, last);
                 fputs(d, stdout);
         }
 }
 
-/* How many changes from I on are values alike (a governor per CPU): same rule, before and after. */
+/* How many changes from I on are alike (a value per CPU): of a kind shown grouped, the same kind,
+ * rule, before and after. */
 static size_t values_alike(const struct plan *p, size_t i)
 {
         const struct change *c = &p->v[i];
         size_t same = 1;
-        while (c->type == CHANGE_VALUE && i + same < p->n) {
+        while (change_kind_of(c)->grouped && i + same < p->n) {
                 const struct change *d = &p->v[i + same];
-                if (d->type != CHANGE_VALUE || !streq(d->rule, c->rule) || !streq(d->after, c->after) ||
+                if (d->type != c->type || !streq(d->rule, c->rule) || !streq(d->after, c->after) ||
                     !streq_ptr(d->before, c->before))
                         break;
                 same++;
@@ -58,25 +60,15 @@ static size_t values_alike(const struct plan *p, size_t i)
         return same;
 }
 
-static void print_change_line(const struct change *c)
-{
-        if (c->type == CHANGE_COMMAND) {
-                _cleanup_free_ char *cmd = strv_join(&c->argv, " ");
-                printf("  %s   (%s)\n", cmd, c->rule);
-        } else if (c->type == CHANGE_SWAP)
-                printf("  swapoff %s   (%s)\n", c->target, c->rule);
-        else
-                printf("  %s: %s -> %s   (%s)\n", c->target, c->before ? c->before : "(none)",
-                       c->after ? c->after : "(removed)", c->rule);
-}
-
-/* The changes of type T under TITLE; many values alike as one line with the first and last target. */
-static void print_group(const struct plan *p, enum change_type t, const char *title)
+/* The changes of KIND under its section S; many alike as one line with the first and last target. */
+static void print_group(const struct plan *p, const struct change_kind *kind, unsigned s)
 {
         bool head = false;
         for (size_t i = 0; i < p->n; i++) {
                 const struct change *c = &p->v[i];
-                if (c->type != t)
+                unsigned in;
+                const char *title = change_kind_of(c) == kind ? change_section(c, &in) : NULL;
+                if (!title || in != s)
                         continue;
                 if (!head)
                         printf("%s:\n", title);
@@ -88,34 +80,19 @@ static void print_group(const struct plan *p, enum change_type t, const char *ti
                         i += same - 1;
                         continue;
                 }
-                print_change_line(c);
+                _cleanup_free_ char *line = change_line(c);
+                printf("  %s   (%s)\n", line, c->rule);
         }
 }
 
+/* Files as diffs, then each kind's sections in the order of the table of kinds. */
 static void print_plan_human(const struct plan *p)
 {
         print_file_diffs(p);
-        static const struct {
-                enum change_type t;
-                const char *title;
-        } groups[] = {
-                {CHANGE_SYMLINK, "Links"},   {CHANGE_VALUE, "Runtime values"}, {CHANGE_SWAP, "Swap"},
-                {CHANGE_MOUNTOPT, "Remounts"}, {CHANGE_COMMAND, "Commands"},
-        };
-        for (size_t g = 0; g < ARRAY_SIZE(groups); g++)
-                print_group(p, groups[g].t, groups[g].title);
-        for (int reboot = 1; reboot >= 0; reboot--) {
-                bool head = false;
-                for (size_t i = 0; i < p->n; i++) {
-                        const struct change *c = &p->v[i];
-                        if (c->type != CHANGE_NOTE || c->reboot != reboot)
-                                continue;
-                        if (!head)
-                                printf("%s:\n", reboot ? "Reboot required" : "Manual steps");
-                        head = true;
-                        printf("  %s   (%s)\n", c->aux, c->rule);
-                }
-        }
+        const struct change_kind *k;
+        for (size_t i = 0; (k = change_kind_at(i)); i++)
+                for (unsigned s = 0; s < ARRAY_SIZE(k->sections) && k->sections[s]; s++)
+                        print_group(p, k, s);
 }
 
 /* One change record, the same for plan and apply (a dry run's records are the real run's). */
@@ -125,20 +102,13 @@ static json_object *change_json(const struct change *c, const char *status)
         json_object_object_add(o, "rule", json_object_new_string(c->rule));
         json_object_object_add(o, "type", json_object_new_string(change_type_name(c->type)));
         json_object_object_add(o, "target", json_object_new_string(c->target));
-        if (c->type == CHANGE_FILE) {
+        if (change_kind_of(c)->content) {
                 _cleanup_free_ char *d = unified_diff(c->target, c->before, c->after);
                 json_object_object_add(o, "diff", json_object_new_string(d));
         }
         json_object_object_add(o, "before", c->before ? json_object_new_string(c->before) : NULL);
         json_object_object_add(o, "after", c->after ? json_object_new_string(c->after) : NULL);
-        if (c->type == CHANGE_COMMAND) {
-                _cleanup_free_ char *cmd = strv_join(&c->argv, " ");
-                json_object_object_add(o, "command", json_object_new_string(cmd));
-        }
-        if (c->type == CHANGE_NOTE) {
-                json_object_object_add(o, "text", json_object_new_string(c->aux));
-                json_object_object_add(o, "reboot", json_object_new_boolean(c->reboot));
-        }
+        change_json_fields(c, o);
         if (status)
                 json_object_object_add(o, "status", json_object_new_string(status));
         return o;
@@ -147,7 +117,7 @@ static json_object *change_json(const struct change *c, const char *status)
 static bool reboot_required(const struct plan *p)
 {
         for (size_t i = 0; i < p->n; i++)
-                if (p->v[i].type == CHANGE_NOTE && p->v[i].reboot)
+                if (p->v[i].reboot)
                         return true;
         return false;
 }
@@ -181,9 +151,7 @@ static int print_plan(struct root *root, const struct rule_env *env, const struc
                 json_object *arr = json_object_new_array();
                 for (size_t i = 0; i < p->n; i++) {
                         const struct change *ch = &p->v[i];
-                        const char *st = ch->type == CHANGE_NOTE ? (ch->reboot ? "reboot-required" : "manual")
-                                         : ch->type == CHANGE_COMMAND && !plan_command_runs(root, &ch->argv) ? "skipped"
-                                                                                                             : "planned";
+                        const char *st = change_plan_status(root, ch);
                         would += streq(st, "planned");
                         json_object_array_add(arr, change_json(ch, st));
                 }
@@ -234,13 +202,13 @@ static void print_result(struct root *r, const struct rule_env *env, const struc
         }
         for (size_t i = 0; i < p->n; i++) {
                 const struct change *c = &p->v[i];
-                if (!res->status[i] || c->type == CHANGE_NOTE)
+                if (!res->status[i] || change_kind_of(c)->reported_only)
                         continue;
-                _cleanup_free_ char *what = c->type == CHANGE_COMMAND ? strv_join(&c->argv, " ") : xstrdup(c->target);
+                _cleanup_free_ char *what = change_label(c);
                 printf("%-8s %-10s %s   (%s)\n", res->status[i], change_type_name(c->type), what, c->rule);
         }
         for (size_t i = 0; i < p->n; i++)
-                if (p->v[i].type == CHANGE_NOTE)
+                if (change_kind_of(&p->v[i])->reported_only)
                         printf("%-8s %s   (%s)\n", p->v[i].reboot ? "REBOOT" : "MANUAL", p->v[i].aux, p->v[i].rule);
         printf("%zu changed%s\n", res->changed, reboot_required(p) ? ", reboot required" : "");
 }

@@ -4,43 +4,30 @@
 #include <getopt.h>
 #include <string.h>
 
+#include "apply/change-kind.h"
 #include "apply/changelog.h"
 #include "cli/commands.h"
 #include "facts/json-out.h"
 
-/* A value for the table: short, one line. Files show size and the start of their hash. */
+/* A value for the table, in its kind's short form (a file by its size and the start of its hash). */
 static char *short_value(const struct log_record *rec, const char *v, const char *key)
 {
-        if (rec->change.type == CHANGE_FILE || rec->change.type == CHANGE_SYMLINK) {
-                if (!v)
-                        return xstrdup("(absent)");
-                if (rec->change.type == CHANGE_FILE) {
-                        json_object *h;
-                        const char *sha = json_object_object_get_ex(rec->json, key, &h) ? json_object_get_string(h) : NULL;
-                        return xasprintf("%zu bytes %.8s", strlen(v), sha ? sha : "");
-                }
-        }
-        if (!v)
-                return xstrdup("-");
-        struct sbuf b = {0};
-        for (const char *p = v; *p && b.len < 40; p++)
-                sbuf_addn(&b, *p == '\n' || *p == '\t' ? " " : p, 1);
-        if (strlen(v) > 40)
-                sbuf_add(&b, "...");
-        return b.s ? sbuf_steal(&b) : xstrdup("\"\"");
+        json_object *h;
+        const char *sha = json_object_object_get_ex(rec->json, key, &h) ? json_object_get_string(h) : NULL;
+        return change_short_form(&rec->change, v, sha);
 }
 
-/* How many (intent, outcome) pairs from I on are runtime values alike: same run, rule, event
- * pair, before and after, the outcome concluding its intent (a governor per CPU). */
+/* How many (intent, outcome) pairs from I on are changes alike of a kind shown grouped: same kind,
+ * run, rule, event pair, before and after, the outcome concluding its intent (a value per CPU). */
 static size_t value_pairs(const struct log_read *lr, size_t i)
 {
         const struct log_record *a = &lr->v[i];
-        if (a->change.type != CHANGE_VALUE || a->event != LOG_INTENT)
+        if (!change_kind_of(&a->change)->grouped || a->event != LOG_INTENT)
                 return 0;
         size_t k = 0;
         for (size_t j = i; j + 1 < lr->n; j += 2, k++) {
                 const struct log_record *x = &lr->v[j], *y = &lr->v[j + 1];
-                if (x->change.type != CHANGE_VALUE || x->event != LOG_INTENT || y->ref != x->seq ||
+                if (x->change.type != a->change.type || x->event != LOG_INTENT || y->ref != x->seq ||
                     y->event != lr->v[i + 1].event || !streq(x->run, a->run) || !streq(x->change.rule, a->change.rule) ||
                     !streq(x->change.after, a->change.after) || x->detail || y->detail ||
                     !((!x->change.before && !a->change.before) ||
@@ -105,12 +92,10 @@ static void print_table(struct cli *cli, const struct log_read *lr, const char *
                        c->rule ? c->rule : "-", change_type_name(c->type), c->target ? c->target : "-");
                 /* What the step does, once, on its intent; outcomes refer to it by OF. */
                 if (rec->event == LOG_INTENT) {
-                        if (c->type == CHANGE_COMMAND) {
-                                _cleanup_free_ char *cmd = strv_join(&c->argv, " ");
-                                printf("%7s%s%s%s\n", "", dim, cmd, off);
-                        } else if (c->type == CHANGE_NOTE) {
-                                if (c->aux)
-                                        printf("%7s%s%s%s\n", "", dim, c->aux, off);
+                        if (!change_has_states(c)) {
+                                _cleanup_free_ char *label = change_label(c); /* a command line, a note's text */
+                                if (label)
+                                        printf("%7s%s%s%s\n", "", dim, label, off);
                         } else {
                                 _cleanup_free_ char *b = short_value(rec, c->before, "before_sha256"),
                                                     *a = short_value(rec, c->after, "after_sha256");

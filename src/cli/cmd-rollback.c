@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "apply/actions.h"
+#include "apply/change-kind.h"
 #include "apply/changelog.h"
 #include "cli/cli-data.h"
 #include "cli/commands.h"
@@ -32,28 +33,36 @@ static const char *show(const char *s)
         return buf[k];
 }
 
+/* The state a change goes back to, in a line: a file's content not spelled out. */
+static const char *restored_state(const struct change *ch)
+{
+        if (change_kind_of(ch)->content)
+                return ch->before ? "previous content" : "(removed)";
+        return show(ch->before);
+}
+
 /* One line of the report (a JSON record with --json, where a failed one is also kept). */
 static void print_one(const struct log_record *rec, const char *status)
 {
         const struct change *ch = &rec->change;
         if (streq(status, "would-restore"))
                 printf("would restore %-10s %s -> %s   (seq %ld)\n", change_type_name(ch->type), ch->target,
-                       ch->type == CHANGE_FILE ? (ch->before ? "previous content" : "(removed)") : show(ch->before), rec->seq);
+                       restored_state(ch), rec->seq);
         else if (streq(status, "already"))
                 printf("already  %-10s %s   (seq %ld)\n", change_type_name(ch->type), ch->target, rec->seq);
         else if (streq(status, "next-boot"))
                 printf("next boot %-9s %s -> %s: not set up in this boot   (seq %ld)\n", change_type_name(ch->type),
                        ch->target, show(ch->before), rec->seq);
         else if (streq(status, "manual")) {
-                _cleanup_free_ char *cmd = strv_join(&ch->argv, " ");
-                printf("manual   command    %s: reverse by hand   (seq %ld)\n", cmd, rec->seq);
+                _cleanup_free_ char *what = change_label(ch);
+                printf("manual   %-10s %s: reverse by hand   (seq %ld)\n", change_type_name(ch->type), what, rec->seq);
         } else
                 printf("restored %-10s %s -> %s   (seq %ld)\n", change_type_name(ch->type), ch->target,
-                       ch->type == CHANGE_FILE ? (ch->before ? "previous content" : "(removed)") : show(ch->before), rec->seq);
+                       restored_state(ch), rec->seq);
 }
 
-/* Consecutive runtime values alike (a governor per CPU: same rule, status and before value) are
- * one line with the first and last target and a count, as `plan` shows them. */
+/* Consecutive changes alike of a kind shown grouped (a value per CPU: same kind, rule, status and
+ * before value) are one line with the first and last target and a count, as `plan` shows them. */
 struct pending {
         const struct log_record *v[8192];
         size_t n;
@@ -78,7 +87,7 @@ static void flush(struct pending *p)
 static bool alike(const struct log_record *a, const struct log_record *b)
 {
         const struct change *x = &a->change, *y = &b->change;
-        return x->type == CHANGE_VALUE && y->type == CHANGE_VALUE && streq(x->rule, y->rule) &&
+        return change_kind_of(x)->grouped && x->type == y->type && streq(x->rule, y->rule) &&
                ((!x->before && !y->before) || (x->before && y->before && streq(x->before, y->before)));
 }
 
@@ -98,7 +107,7 @@ static void report(json_object *arr, const struct log_record *rec, const char *s
         json_object_object_add(o, "type", json_object_new_string(change_type_name(ch->type)));
         json_object_object_add(o, "target", json_object_new_string(ch->target));
         json_object_object_add(o, "status", json_object_new_string(status));
-        if (ch->type != CHANGE_FILE)
+        if (!change_kind_of(ch)->content)
                 json_object_object_add(o, "before", ch->before ? json_object_new_string(ch->before) : NULL);
         json_object_array_add(arr, o);
         if (json || streq(status, "failed"))
@@ -234,8 +243,8 @@ static size_t dry_run(const struct txn_selection *s, struct out *o)
         for (size_t i = s->n; i-- > 0;) {
                 const struct change *ch = &s->v[i]->change;
                 report(o->changes, s->v[i], s->skip[i] ? "already"
-                                            : ch->type == CHANGE_COMMAND && ch->undo.n == 0 ? "manual"
-                                                                                            : "would-restore",
+                                            : !change_undoable(ch) ? "manual"
+                                                                   : "would-restore",
                        o->json);
                 n += !s->skip[i];
         }

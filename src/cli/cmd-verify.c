@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "apply/actions.h"
+#include "apply/change-kind.h"
 #include "apply/changelog.h"
 #include "cli/commands.h"
 #include "apply/diff.h"
@@ -39,7 +40,7 @@ static json_object *str_or_null(const char *s) { return s ? json_object_new_stri
 
 static json_object *state_json(const struct change *c, const char *v)
 {
-        if (c->type != CHANGE_FILE || !v)
+        if (!change_kind_of(c)->content || !v)
                 return str_or_null(v);
         char h[65];
         sha256_hex(v, strlen(v), h);

@@ -2,14 +2,18 @@
 /* The transaction of apply and rollback (src/apply/txn.c) on a throwaway tree: a plan carried out
  * and logged, a failed run undone, rollback by --last-run, --to SEQ and --all, refusal when a
  * target was changed by someone else, recovery of an interrupted run, and a rollback that stops
- * when the log cannot take its records. */
+ * when the log cannot take its records. Every change kind of the registry (change-kind.h) made,
+ * read back, compared and undone on a tree of its own. */
 #include <check.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "apply/actions.h"
+#include "apply/change-kind.h"
 #include "tmptree.h"
 #include "apply/txn.h"
 #include "unit-main.h"
@@ -376,5 +380,149 @@ START_TEST(verify_status_precedence)
 }
 END_TEST
 DEFINE_TEST(verify_status_precedence, .description = "verify's statuses in their one order", .root = "none");
+
+/* One change of each kind, on the tree the setup wrote plus what SAMPLE writes: a kind of the
+ * registry without a sample here fails every_change_kind, so a new kind cannot go untested. */
+struct kind_sample {
+        const char *kind;
+        void (*make)(struct change *c);
+};
+
+static void sample_file(struct change *c)
+{
+        tmptree_mkdir("etc");
+        *c = (struct change){.target = xstrdup("/etc/sysctl.d/90-llmtune-test.conf"),
+                             .after = xstrdup("vm.swappiness = 10\n"), .mode = 0644};
+        strv_add(&c->mkdirs, "/etc/sysctl.d");
+}
+
+static void sample_link(struct change *c)
+{
+        tmptree_mkdir("etc");
+        *c = (struct change){.target = xstrdup("/etc/systemd/system/zramswap.service"), .after = xstrdup("/dev/null")};
+        strv_add(&c->mkdirs, "/etc/systemd");
+        strv_add(&c->mkdirs, "/etc/systemd/system");
+}
+
+static void sample_value(struct change *c)
+{
+        *c = (struct change){.target = xstrdup("/" SWAPPINESS), .before = xstrdup("60"), .after = xstrdup("10")};
+}
+
+static void sample_swap(struct change *c)
+{
+        tmptree_put("proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n/dev/sdb2 partition 1024 0 -2\n", 0444);
+        *c = (struct change){.target = xstrdup("/dev/sdb2"), .before = xstrdup("on"), .after = xstrdup("off"),
+                             .aux = xstrdup("/dev/sdb2 partition 1024 0 -2")};
+}
+
+static void sample_mount(struct change *c)
+{
+        tmptree_put("proc/mounts", "/dev/md0 /data ext4 rw,relatime 0 0\n", 0444);
+        *c = (struct change){.target = xstrdup("/data"), .before = xstrdup("rw,relatime"),
+                             .after = xstrdup("rw,noatime")};
+}
+
+/* One of llmtune's own commands: under a foreign root it is skipped (1), never run here. */
+static void sample_command(struct change *c)
+{
+        *c = (struct change){.target = xstrdup("systemctl daemon-reload")};
+        strv_add(&c->argv, "systemctl");
+        strv_add(&c->argv, "daemon-reload");
+        strv_add(&c->undo, "systemctl");
+        strv_add(&c->undo, "daemon-reload");
+}
+
+static void sample_note(struct change *c)
+{
+        *c = (struct change){.target = xstrdup("reboot"), .aux = xstrdup("reboot to load the new initramfs"),
+                             .reboot = true};
+}
+
+static const struct kind_sample kind_samples[] = {
+        {"file", sample_file},   {"symlink", sample_link},   {"value", sample_value}, {"swap", sample_swap},
+        {"mountopt", sample_mount}, {"command", sample_command}, {"note", sample_note},
+};
+
+/* The target reads STATE (C's before or after), and not the other one. */
+static void target_is(const struct change *c, const char *state, const char *other, const char *when)
+{
+        const char *name = change_type_name(c->type);
+        _cleanup_free_ char *now = NULL;
+        ck_assert_msg(action_current(root, c, &now) == 0, "%s: %s: current failed", name, when);
+        ck_assert_msg(action_state_equal(c, now, state), "%s: %s: %s, not %s", name, when, now ? now : "(absent)",
+                      state ? state : "(absent)");
+        ck_assert_msg(!action_state_equal(c, now, other), "%s: %s: equal to both states", name, when);
+}
+
+/* The ops every kind must have, and what it says of itself agrees with the registry. */
+static void kind_is_whole(const struct change_kind *k, size_t i)
+{
+        ck_assert_msg(k->name && *k->name, "kind %zu has no name", i);
+        ck_assert_msg(k->allowed && k->area, "%s: no confinement (allowed, area)", k->name);
+        ck_assert_msg(k->apply && k->undo, "%s: no apply or undo", k->name);
+        enum change_type t;
+        ck_assert_int_eq(change_type_parse(k->name, &t), 0);
+        ck_assert_uint_eq((size_t)t, i);
+        ck_assert_msg(k->current || (!k->equal && !k->describe), "%s: compares states it cannot read", k->name);
+        ck_assert_msg(k->sections[0] || k->content, "%s: shown nowhere in a plan (no section, no diff)", k->name);
+}
+
+/* Its target made, read back and compared, then undone: by apply's, verify's and rollback's ops. */
+static void kind_round_trip(const struct change_kind *k, struct change *c)
+{
+        char *err = NULL;
+        if (!k->current) {
+                _cleanup_free_ char *now = NULL;
+                ck_assert_int_eq(action_current(root, c, &now), -EOPNOTSUPP);
+                int rc = action_apply(root, c, &err);
+                ck_assert_msg(rc == 0 || rc == 1, "%s: apply: %d %s", k->name, rc, err ? err : "");
+                rc = action_undo(root, c, &err);
+                ck_assert_msg(rc == 0 || rc == 1, "%s: undo: %d %s", k->name, rc, err ? err : "");
+                ck_assert(change_undoable(c));
+                return;
+        }
+        target_is(c, c->before, c->after, "before apply");
+        ck_assert_msg(action_apply(root, c, &err) == 0, "%s: apply: %s", k->name, err);
+        target_is(c, c->after, c->before, "after apply");
+        ck_assert_msg(action_undo(root, c, &err) == 0, "%s: undo: %s", k->name, err);
+        target_is(c, c->before, c->after, "after undo");
+        ck_assert(action_state_equal(c, NULL, NULL));
+        ck_assert(!action_state_equal(c, c->after, NULL));
+        ck_assert(action_state_equal(c, c->after, c->after));
+        for (size_t d = 0; d < c->mkdirs.n; d++) { /* the directories it made went with the undo */
+                _cleanup_free_ char *dir = xasprintf("%s%s", tmptree_path(), c->mkdirs.v[d]);
+                ck_assert_msg(access(dir, F_OK) < 0, "%s: %s left", k->name, c->mkdirs.v[d]);
+        }
+}
+
+START_TEST(every_change_kind)
+{
+        const struct change_kind *k;
+        size_t i = 0;
+        for (; (k = change_kind_at(i)); i++) {
+                kind_is_whole(k, i);
+                const struct kind_sample *sm = NULL;
+                for (size_t j = 0; j < ARRAY_SIZE(kind_samples) && !sm; j++)
+                        sm = streq(kind_samples[j].kind, k->name) ? &kind_samples[j] : NULL;
+                ck_assert_msg(sm, "change kind %s has no sample in test-txn.c's kind_samples", k->name);
+                struct change c;
+                sm->make(&c);
+                c.type = (enum change_type)i;
+                c.rule = xstrdup("test-rule");
+                char *why = NULL;
+                ck_assert_msg(action_check(&c, &why) == 0, "%s: its sample is refused: %s", k->name, why);
+                _cleanup_free_ char *line = change_line(&c), *label = change_label(&c);
+                ck_assert(line && label);
+                kind_round_trip(k, &c);
+                change_done(&c);
+        }
+        ck_assert_uint_eq(i, ARRAY_SIZE(kind_samples));
+        ck_assert_ptr_null(change_kind_at(i));
+}
+END_TEST
+DEFINE_TEST(every_change_kind,
+            .description = "every change kind of the registry: made, read back, compared and undone on a tree",
+            .root = "tmptree");
 
 UNIT_MAIN(.name = "txn", .setup = setup, .teardown = teardown)
