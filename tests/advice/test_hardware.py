@@ -523,8 +523,101 @@ def case_item1_efa(tmp):
                   'ib-port-rate': 'n/a'}, 'item 1: an EFA node gets no InfiniBand finding (%r)' % got)
 
 
+def roce_site(root, priority):
+    """A site profile of the HGX H100 on RoCE whose switches give RoCE traffic 802.1p PRIORITY."""
+    write(root, '/etc/llmtune/profiles.d/site-h100.ini',
+          '[profile]\nname = site-h100\ndescription = our HGX H100 on RoCE\ninherits = h100-sxm-8x\n\n'
+          '[params]\nib_link_layer = roce\nroce_ecn_priority = %d\n' % priority)
+
+
+def case_item1_roce_mtu(tmp):
+    """tests/roots/hardware/hgx-h100-roce: the RoCE MTU is the largest IB MTU that fits the netdev's MTU
+    less 96 bytes of headers (iboe_get_mtu), so mlx5_2's netdev at 1500 gives 1024 and roce-mtu warns;
+    the netdev is found through GID 0 or, without one, the PCI function's net/ folder."""
+    root = hw_root(tmp, 'hgx-h100-roce')
+    f = facts(root, 'ib')
+    got = {k: f.get('ib.mlx5_%s.port.1.%s' % k, {}).get('value') for k in
+           (('2', 'netdev'), ('2', 'netdev_mtu'), ('2', 'roce_mtu'), ('0', 'roce_mtu'), ('5', 'netdev'))}
+    check(got == {('2', 'netdev'): 'enp59s0np0', ('2', 'netdev_mtu'): 1500, ('2', 'roce_mtu'): 1024,
+                  ('0', 'roce_mtu'): 4096, ('5', 'netdev'): 'enp172s0np0'},
+          'item 1: netdevs, their MTUs and the RoCE MTUs (%r)' % got)
+    check(f['ib.mlx5_5.port.1.netdev']['source'].endswith('mlx5_5/device/net'),
+          'item 1: without GID 0\'s interface the function\'s net/ folder names it (%r)' % f['ib.mlx5_5.port.1.netdev'])
+    for mtu, want in ((4192, 4096), (4191, 2048), (1500 + 96, 1024), (351, 0)):
+        write(root, '/sys/class/net/enp25s0np0/mtu', '%d\n' % mtu)
+        got = fact(root, 'ib.mlx5_0.port.1.roce_mtu').get('value')
+        check(got == want, 'item 1: netdev MTU %d gives RoCE MTU %d (%r)' % (mtu, want, got))
+    write(root, '/sys/class/net/enp25s0np0/mtu', '9000\n')
+    r = audit(root, 'h100-sxm-8x', 'roce-mtu')['roce-mtu']
+    check(r['status'] == 'fail' and r['severity'] == 'warning' and
+          'ib.mlx5_2.port.1.roce_mtu = 1024 (1 of 8 items)' in (r['observed'] or ''),
+          'item 1: the netdev at 1500 fails roce-mtu, naming mlx5_2 (%r)' % r)
+    write(root, '/sys/class/net/enp59s0np0/mtu', '9000\n')
+    r = audit(root, 'h100-sxm-8x', 'roce-mtu')['roce-mtu']
+    check(r['status'] == 'pass', 'item 1: jumbo frames everywhere pass (%r)' % r['status'])
+    r = audit(copy_root(tmp, 'hgx-h100'), 'h100-sxm-8x', 'roce-mtu')['roce-mtu']
+    check(r['status'] == 'n/a', 'item 1: InfiniBand ports are not judged by the netdev MTU (%r)' % r['status'])
+
+
+def case_item1_roce_ecn(tmp):
+    """ECN (DCQCN) per priority from MLNX_OFED's ecn/roce_{np,rp}/enable/ files, judged on the site's
+    priority: mlx5_4's reaction point is off; mlx5_6 has no files (inbox driver: not judged); an
+    empty file (mlx5 prints nothing when the firmware query fails) is unknown, never "off"."""
+    root = hw_root(tmp, 'hgx-h100-roce')
+    f = facts(root, 'ib')
+    got = [f.get('ib.mlx5_%d.port.1.ecn_%s_priorities' % (n, w), {}).get('value') for n, w in
+           ((0, 'np'), (0, 'rp'), (4, 'np'), (4, 'rp'))]
+    check(got == ['3', '3', '3', 'none'], 'item 1: ECN priorities (%r)' % got)
+    check(f.get('ib.mlx5_6.port.1.ecn_rp_priorities', {}).get('status') == 'absent',
+          'item 1: no ecn/ folder is absent (%r)' % f.get('ib.mlx5_6.port.1.ecn_rp_priorities'))
+    r = audit(root, 'h100-sxm-8x', 'roce-ecn')['roce-ecn']
+    check(r['status'] == 'n/a', 'item 1: without the site\'s priority ECN is not judged (%r)' % r['status'])
+    roce_site(root, 3)
+    r = audit(root, 'site-h100', 'roce-ecn')['roce-ecn']
+    check(r['status'] == 'fail' and 'ib.mlx5_4.port.1.ecn_rp_priorities = none (1 of 7 items)' in (r['observed'] or ''),
+          'item 1: the reaction point off on priority 3 fails, the port without ECN files is not judged (%r)' % r)
+    roce_site(root, 5)
+    r = audit(root, 'site-h100', 'roce-ecn')['roce-ecn']
+    check(r['status'] == 'fail' and '(7 of 7 items)' in (r['observed'] or ''),
+          'item 1: ECN on 3 is not ECN on the site\'s 5 (%r)' % r)
+    roce_site(root, 3)
+    write(root, '/sys/class/net/enp155s0np0/ecn/roce_rp/enable/3', '1\n')
+    write(root, '/sys/class/net/enp25s0np0/ecn/roce_np/enable/2', '')
+    f = fact(root, 'ib.mlx5_0.port.1.ecn_np_priorities')
+    check(f.get('status') == 'unreadable' and 'enable/2' in (f.get('source') or ''),
+          'item 1: an empty ECN file is unreadable, naming it (%r)' % f)
+    r = audit(root, 'site-h100', 'roce-ecn')['roce-ecn']
+    check(r['status'] == 'error', 'item 1: ECN that cannot be read is not judged off (%r)' % r)
+
+
+def case_item1_roce_counters(tmp):
+    """mlx5's hw_counters of a RoCE port, judged by how much they rose since the recorded reading:
+    a lost packet (local_ack_timeout_err) fails roce-port-errors-growing; CNPs (congestion control at
+    work) do not."""
+    root = hw_root(tmp, 'hgx-h100-roce')
+    f = facts(root, 'ib.mlx5_1.port.1')
+    check(f.get('ib.mlx5_1.port.1.np_cnp_sent', {}).get('value') == 1520 and
+          f.get('ib.mlx5_1.port.1.local_ack_timeout_err', {}).get('value') == 0,
+          'item 1: hw_counters read (%r)' % {k: v.get('value') for k, v in f.items() if 'cnp' in k or 'ack' in k})
+    rc, out, err = run(root, 'audit', '--profile', 'h100-sxm-8x', '--rule', 'roce-port-errors-growing',
+                       '--record-counters')
+    check(rc == 0 and 'not applicable' in out, 'item 1: no growth before a recorded reading (%d %r)' % (rc, out[-300:]))
+    cp = '/sys/class/infiniband/mlx5_1/ports/1/hw_counters/'
+    write(root, cp + 'np_cnp_sent', '9000\n')
+    write(root, cp + 'rp_cnp_handled', '8000\n')
+    r = audit(root, 'h100-sxm-8x', 'roce-port-errors-growing')['roce-port-errors-growing']
+    check(r['status'] == 'pass', 'item 1: congestion notifications are not loss (%r)' % r)
+    write(root, cp + 'local_ack_timeout_err', '4\n')
+    r = audit(root, 'h100-sxm-8x', 'roce-port-errors-growing')['roce-port-errors-growing']
+    check(r['status'] == 'fail' and 'ib.mlx5_1.port.1.local_ack_timeout_err_growth = 4' in (r['observed'] or ''),
+          'item 1: a lost packet on mlx5_1 fails (%r)' % r)
+
+
 CASES = {
     'item1-roce': case_item1_roce,
+    'item1-roce-mtu': case_item1_roce_mtu,
+    'item1-roce-ecn': case_item1_roce_ecn,
+    'item1-roce-counters': case_item1_roce_counters,
     'item1-efa': case_item1_efa,
     'item2-h200': case_item2_h200,
     'item2-b200': case_item2_b200,

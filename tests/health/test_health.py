@@ -223,6 +223,15 @@ def b200(d, open_modules):
     d['nvidia'] = 'NVRM version: NVIDIA UNIX %s  570.133.20  Release Build  Tue Mar 25 00:45:38 UTC 2025\n' % flavour
 
 
+def roce(d, bad=False):
+    """The HGX H100 on a RoCE fabric (mkroots.py 'ib_ports'): every ConnectX-7 port Ethernet, its netdev
+    at MTU 9000, ECN's notification and reaction points on priority 3 (MLNX_OFED's ecn/ files). Bad:
+    mlx5_2's netdev left at 1500 (RoCE MTU 1024) and mlx5_4's reaction point off."""
+    d['ib_ports'] = {'*': {'link_layer': 'Ethernet', 'netdev': {'mtu': 9000, 'ecn': {'np': [3], 'rp': [3]}}}}
+    if bad:
+        d['ib_ports'].update({'mlx5_2': {'netdev': {'mtu': 1500}}, 'mlx5_4': {'netdev': {'ecn': {'np': [3], 'rp': []}}}})
+
+
 VARIANTS = {
     # name: (desc, change); change None: the built fixture root of that name
     'ws-4090': ('ws-4090', None),
@@ -241,10 +250,13 @@ VARIANTS = {
     'h100-no-gpudirect': ('hgx-h100', h100_no_gpudirect),
     'h100-open-pt': ('hgx-h100', lambda d: (h100_inbox_open(d), iommu_passthrough(d))),
     'h100-open-dma': ('hgx-h100', lambda d: (h100_inbox_open(d), iommu_translated(d))),
+    'roce-good': ('hgx-h100', roce),
+    'roce-bad': ('hgx-h100', lambda d: roce(d, bad=True)),
 }
 
 LOADED = 'loaded.ini'  # a site profile: the audit runs under load
 IB_SITE = 'ib-site.ini'  # a site profile: the site's fabric is InfiniBand (ib_link_layer = ib)
+ROCE_SITE = 'roce-site.ini'  # a site profile: RoCE, its traffic on priority 3 (roce_ecn_priority = 3)
 
 # (variant, profile, rule) -> the severity of its finding (issue 12 item 12): a link below what both
 # ends support is information on an idle audit (GPUs lower width and speed when idle), critical
@@ -366,6 +378,13 @@ CASES = [
     ('h100-good', 'h100-sxm-8x', 'ib-link-layer', 'n/a', None),  # ib_link_layer = any: the site's
     ('h100-good', 'h100-sxm-8x', 'ib-link-layer-uniform', 'pass', None),
     ('h100-bad', 'h100-sxm-8x', 'ib-link-layer-uniform', 'fail', 'ib.compute_link_layers = ib,roce'),
+    # RoCE: the netdev's MTU behind the RDMA MTU, ECN on the site's priority (issue 29 item 1)
+    ('roce-good', 'h100-sxm-8x', 'roce-mtu', 'pass', 'ib.mlx5_0.port.1.roce_mtu = 4096 (8 items)'),
+    ('roce-bad', 'h100-sxm-8x', 'roce-mtu', 'fail', 'ib.mlx5_2.port.1.roce_mtu = 1024 (1 of 8'),
+    ('h100-good', 'h100-sxm-8x', 'roce-mtu', 'n/a', None),  # InfiniBand ports have their own MTU
+    ('roce-good', ROCE_SITE, 'roce-ecn', 'pass', None),
+    ('roce-bad', ROCE_SITE, 'roce-ecn', 'fail', 'ib.mlx5_4.port.1.ecn_rp_priorities = none'),
+    ('roce-good', 'h100-sxm-8x', 'roce-ecn', 'n/a', None),  # roce_ecn_priority = any: the site's
     ('dgx-a100', 'a100-8x', 'ib-gpu-affinity', 'pass', None),
     ('a100-nohca', 'a100-8x', 'ib-gpu-affinity', 'fail', '.local_hca = none'),
     # limits and memory
@@ -447,7 +466,11 @@ def main(argv):
         with open(ib_site, 'w') as f:
             f.write('[profile]\nname = h100-ib\ndescription = HGX H100 on an InfiniBand fabric\n'
                     'inherits = h100-sxm-8x\n\n[params]\nib_link_layer = ib\n')
-        sites = {LOADED: loaded, IB_SITE: ib_site}
+        roce_site = os.path.join(tmp, ROCE_SITE)
+        with open(roce_site, 'w') as f:
+            f.write('[profile]\nname = h100-roce\ndescription = HGX H100 on a RoCE fabric\n'
+                    'inherits = h100-sxm-8x\n\n[params]\nib_link_layer = roce\nroce_ecn_priority = 3\n')
+        sites = {LOADED: loaded, IB_SITE: ib_site, ROCE_SITE: roce_site}
 
         # group the cases per (variant, profile): one audit each
         groups = {}

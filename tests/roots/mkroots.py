@@ -734,6 +734,10 @@ def gen_pci_children(t, d, dev):
         t.attr(port + '/cap_mask', '0xa651e848')
         g = ib['guid'].replace(':', '')
         t.attr(port + '/gids/0', 'fe80:0000:0000:0000:%s:%s:%s:%s' % (g[0:4], g[4:8], g[8:12], g[12:16]))
+        for name, value in ib.get('hw_counters', {}).items():
+            t.attr(port + '/hw_counters/' + name, value)
+        if 'netdev' in ib:
+            gen_roce_netdev(t, d, dev, port, ib, g)
         t.link('/sys/class/infiniband/%s' % ib['name'], p)
     if 'nvme' in spec:
         gen_nvme(t, d, dev, spec['nvme'])
@@ -750,6 +754,25 @@ def gen_pci_children(t, d, dev):
             t.link('/sys/bus/virtio/devices/%s' % net['virtio'], v)
             parent = v
         gen_netdev(t, d, '%s/net/%s' % (parent, net['name']), net, parent)
+
+
+def gen_roce_netdev(t, d, dev, port, ib, guid):
+    """The Ethernet interface of a RoCE port: in the PCI function's net/ folder, named in the port's
+    gid_attrs/ndevs/0 (drivers/infiniband/core/sysfs.c), with MLNX_OFED mlx5's ecn/roce_{np,rp}/enable/
+    0..7 files when 'ecn' gives the priorities each is on ({'np': [3], 'rp': [3]})."""
+    nd = ib['netdev']
+    name = nd.get('name', 'enp%ds0np0' % dev.spec['bus'])
+    mac = ':'.join(guid[i:i + 2] for i in (0, 2, 4, 10, 12, 14))
+    net = dict(name=name, mac=mac, type=1, ifindex=100 + dev.spec['bus'], mtu=nd.get('mtu', 1500),
+               speed=nd.get('speed', 400000))
+    path = '%s/net/%s' % (dev.sysdir, name)
+    gen_netdev(t, d, path, net, dev.sysdir)
+    t.attr(path + '/dev_port', 0)
+    if not nd.get('no_gid_ndev'):
+        t.attr(port + '/gid_attrs/ndevs/0', name)
+    for who, prios in (nd.get('ecn') or {}).items():
+        for prio in range(8):
+            t.attr('%s/ecn/roce_%s/enable/%d' % (path, who, prio), 1 if prio in prios else 0, 0o644)
 
 
 def gen_netdev(t, d, p, net, device):
@@ -1206,6 +1229,27 @@ def swap(d):
         d['pci'] = walk(d['pci'])
 
 
+def ib_ports(d):
+    """'ib_ports': {NAME: {...}} merges into the 'ib' spec of RDMA device NAME ('*': every one), after
+    inheritance: an HGX H100 whose ConnectX-7 run RoCE, one of them on a netdev of MTU 1500."""
+    table = d.pop('ib_ports', {})
+
+    def walk(node):
+        if isinstance(node, list):
+            for x in node:
+                walk(x)
+        elif isinstance(node, dict):
+            for v in node.values():
+                walk(v)
+            ib = node.get('ib')
+            if isinstance(ib, dict) and 'name' in ib:
+                for key in ('*', ib['name']):
+                    if key in table:
+                        node['ib'] = ib = merge(ib, table[key])
+    if table:
+        walk(d['pci'])
+
+
 def trim(t, d):
     """What a snapshot tool did not copy: 'move' {FROM: TO} renames a generated path (a copy of
     /proc/self/mounts without the /proc/mounts symlink), then 'omit' [PATH...] removes paths."""
@@ -1226,6 +1270,7 @@ def trim(t, d):
 def generate(desc_path, outdir):
     d = load_desc(desc_path)
     swap(d)
+    ib_ports(d)
     name = os.path.splitext(os.path.basename(desc_path))[0]
     final = os.path.join(outdir, name)
     os.makedirs(outdir, exist_ok=True)

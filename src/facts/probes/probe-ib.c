@@ -13,6 +13,7 @@
 #include "base/parse.h"
 #include "facts/readers/pci-link.h"
 #include "facts/probes/probes.h"
+#include "facts/probes/roce.h"
 
 #define IB_DIR "/sys/class/infiniband"
 
@@ -178,6 +179,8 @@ static const char *probe_port(struct facts *f, const char *dev, const char *port
                 fact_str(f, lp, fabric, "ib.%s.port.%s.fabric", dev, port);
         else
                 fact_unreadable(f, lp, rc, NULL, "ib.%s.port.%s.fabric", dev, port);
+        if (fabric && streq(fabric, "roce"))
+                roce_port_facts(f, dev, port, dir);
         if (fabric && streq(fabric, "ib")) {
                 c->infiniband++;
                 c->active += active;

@@ -210,6 +210,15 @@ options:
       ram_per_gpu:
         description: "A size (bytes, or with K, M, G or T: 64G) or any (C(size | any)); unset, the profile's value."
         type: str
+      roce_ecn_priority:
+        description: "An integer from 0 to 7 or any (C(integer 0..7 | any)); unset, the profile's value."
+        type: str
+      roce_error_growth_max:
+        description: "An integer (C(integer)); unset, the profile's value."
+        type: int
+      roce_mtu_min:
+        description: "An integer from 256 to 4096 or any (C(integer 256..4096 | any)); unset, the profile's value."
+        type: str
       shm_min:
         description: "A size (bytes, or with K, M, G or T: 64G) (C(size)); unset, the profile's value."
         type: str
@@ -414,6 +423,9 @@ PARAMS_SPEC = dict(
     pcie_mrrs_min=dict(type='int'),
     prolog_gpu_memory_max=dict(type='str'),
     ram_per_gpu=dict(type='str'),
+    roce_ecn_priority=dict(type='str'),
+    roce_error_growth_max=dict(type='int'),
+    roce_mtu_min=dict(type='str'),
     shm_min=dict(type='str'),
     shmall_min=dict(type='int'),
     shmmax_min=dict(type='str'),
