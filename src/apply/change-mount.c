@@ -102,16 +102,13 @@ static int mount_apply(struct root *r, const struct change *c, char **err)
 
 static int mount_undo(struct root *r, const struct change *c, char **err) { return remount(r, c, c->before, err); }
 
-/* The options as a remount sets them: without the stripe=, which a remount leaves as it is (see
- * plan_mount_option). */
+/* The options the mount point has, as the kernel shows them: verify reports what is there. The
+ * comparison (mount_state_equal) judges only the options the change touched, so a stripe= the
+ * kernel shows (a remount leaves it as it is, see plan_mount_option) is not a drift. */
 static int mount_current(struct root *r, const struct change *c, char **ret)
 {
-        _cleanup_free_ char *all = NULL;
-        int rc = mount_options_of(r, c->target, &all);
-        if (rc < 0)
-                return rc; /* the mount table cannot be read: not "not mounted" */
-        *ret = all ? mount_options_without(all, "stripe") : NULL;
-        return 0;
+        int rc = mount_options_of(r, c->target, ret);
+        return rc < 0 ? rc : 0; /* the mount table cannot be read: not "not mounted" */
 }
 
 /* Option lists compare as sets: the kernel prints remount options in its own order. */
@@ -152,8 +149,11 @@ static void split_options(const char *list, struct strv *out)
 static bool mount_state_equal(const struct change *c, const char *current, const char *want)
 {
         const char *other = c->after && streq(want, c->after) ? c->before : c->after;
-        if (!other || streq(other, want))
-                return same_options(current, want);
+        if (!other || streq(other, want)) {
+                /* no option to judge by: all of them, but the stripe no remount sets */
+                _cleanup_free_ char *cur = mount_options_without(current, "stripe");
+                return same_options(cur, want);
+        }
         struct strv cur = {0}, w = {0}, o = {0};
         split_options(current, &cur);
         split_options(want, &w);

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,6 +61,19 @@ static bool overridden_at_boot(struct root *root, const struct log_record *rec, 
         return rc != 0;
 }
 
+/* A file change that finds a symbolic link where its file was (a file-to-link replacement killed
+ * half way, a site's own link): what is there is the link, never "a file holding the link's
+ * description", which is how the file change's reader spells it for the comparison. NULL otherwise. */
+static char *link_in_file_place(struct root *root, const struct change *c)
+{
+        struct stat st;
+        char *t = NULL;
+        if (change_kind_of(c)->content && root_stat(root, c->target, &st, false) == 0 && S_ISLNK(st.st_mode) &&
+            root_readlink(root, c->target, &t) < 0)
+                t = xstrdup("?");
+        return t;
+}
+
 void verify_check_one(struct root *root, const struct log_record *rec, struct verify_check *ck)
 {
         const struct change *c = &rec->change;
@@ -88,7 +102,12 @@ void verify_check_one(struct root *root, const struct log_record *rec, struct ve
                 return;
         }
         ck->status = CHECK_DRIFT;
-        if (change_kind_of(c)->content) {
+        ck->found_link = link_in_file_place(root, c);
+        if (ck->found_link) {
+                _cleanup_free_ char *e = describe_file(c->after);
+                ck->message = xasprintf("drift: %s: expected %s (written by change %ld), found a symbolic link to %s",
+                                        c->target, e, rec->seq, ck->found_link);
+        } else if (change_kind_of(c)->content) {
                 _cleanup_free_ char *e = describe_file(c->after), *f = describe_file(ck->found);
                 ck->message = xasprintf("drift: %s: expected %s (written by change %ld), found %s", c->target, e,
                                         rec->seq, f);
@@ -102,6 +121,7 @@ void verify_check_one(struct root *root, const struct log_record *rec, struct ve
 void verify_check_done(struct verify_check *ck)
 {
         free(ck->found);
+        free(ck->found_link);
         free(ck->message);
         free(ck->diff);
         *ck = (struct verify_check){0};
@@ -194,6 +214,24 @@ static int read_log_shared(struct root *root, struct log_read *lr, const char **
         return rc;
 }
 
+/* A drift on a target that an unfinished step of a later run was changing (a file replaced by a
+ * link, killed between the two) is most likely that step's doing: say so with the drift. */
+static void note_unfinished_on_target(struct verify_result *v, struct verify_check *ck)
+{
+        const char *target = ck->rec->change.target;
+        for (size_t u = 0; u < v->unfinished.n; u++) {
+                const struct log_record *rec = &v->lr.v[v->unf_idx[u]];
+                if (rec->seq > ck->rec->seq && rec->event != LOG_RUN_BEGIN && rec->change.target &&
+                    streq(rec->change.target, target)) {
+                        char *m = xasprintf("%s (change %ld on the same target did not finish and may have made it)",
+                                            ck->message, rec->seq);
+                        free(ck->message);
+                        ck->message = m;
+                        return;
+                }
+        }
+}
+
 /* The unfinished steps, the check of every change in force against ROOT, and the status. */
 static void verify_judge(struct root *root, struct verify_result *v)
 {
@@ -208,6 +246,8 @@ static void verify_judge(struct root *root, struct verify_result *v)
         v->ck = xcalloc(v->n_ck + 1, sizeof(*v->ck));
         for (size_t i = 0; i < v->n_ck; i++) {
                 verify_check_one(root, &lr->v[v->idx[i]], &v->ck[i]);
+                if (v->ck[i].status == CHECK_DRIFT)
+                        note_unfinished_on_target(v, &v->ck[i]);
                 v->count[v->ck[i].status]++;
         }
         if (v->eh.set)

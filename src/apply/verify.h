@@ -23,6 +23,7 @@ struct verify_check {
         const struct log_record *rec;
         enum verify_check_status status;
         char *found;   /* current state (NULL: absent) */
+        char *found_link; /* a file change found a symbolic link in the file's place: its target */
         char *message; /* one line */
         char *diff;    /* files: expected -> found */
 };

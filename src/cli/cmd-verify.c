@@ -49,6 +49,12 @@ static json_object *state_json(const struct change *c, const char *v)
         return json_object_new_string(buf);
 }
 
+static json_object *link_json(const char *target)
+{
+        _cleanup_free_ char *s = xasprintf("link:%s", target);
+        return json_object_new_string(s);
+}
+
 static json_object *head_file_json(const struct log_read *lr)
 {
         json_object *o = json_object_new_object();
@@ -120,7 +126,9 @@ static void print_json(struct cli *cli, const struct verify_result *v)
                 json_object_object_add(o, "status", json_object_new_string(verify_check_name(ck[i].status)));
                 bool checked = ck[i].status == CHECK_OK || ck[i].status == CHECK_DRIFT;
                 json_object_object_add(o, "expected", checked ? state_json(c, c->after) : NULL);
-                json_object_object_add(o, "found", checked ? state_json(c, ck[i].found) : NULL);
+                json_object_object_add(o, "found", !checked           ? NULL
+                                                   : ck[i].found_link ? link_json(ck[i].found_link)
+                                                                      : state_json(c, ck[i].found));
                 json_object_object_add(o, "message", json_object_new_string(ck[i].message));
                 json_object_object_add(o, "diff", str_or_null(ck[i].diff));
                 json_object_array_add(changes, o);

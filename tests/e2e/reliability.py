@@ -1224,6 +1224,57 @@ def bootswap(tool, roots, tmp, args):
             check([c['status'] for c in swap] == ['failed'], f'the swap area is reported failed: {swap}')
 
 
+# --- found: what verify says it found is what the target holds (the boot lab's truth.py) -----------
+
+def found(tool, roots, tmp, args):
+    found_link(tool, roots, tmp)
+    found_mount(tool, roots, tmp)
+
+
+def found_mount(tool, roots, tmp):
+    """A remount leaves ext4's stripe= as it is and the kernel shows it: verify's found is the options
+    /proc/mounts has, stripe= and all, and the change (noatime) is judged by the options it touched."""
+    root = copy_root(roots, 'dgx-a100', os.path.join(tmp, 'mount'))
+    rc, out, err = tool.run(root, 'apply', '--profile', 'a100-8x')
+    check(rc == 0, f'apply (rc {rc}: {err.strip()[:200]})')
+    opts = next(l.split()[3] for l in read(os.path.join(root, 'proc', 'mounts'), 'r').splitlines()
+                if l.split()[1] == '/raid')
+    rc, doc, err = jrun(tool, root, 'verify', '--json')
+    mine = [c for c in doc.get('changes', []) if c.get('type') == 'mountopt' and c.get('target') == '/raid']
+    check(rc == 0 and 'stripe=64' in opts and mine and all(c['status'] == 'ok' and
+          set(c['found'].split(',')) == set(opts.split(',')) for c in mine),
+          f'verify found /raid with {opts}: {[(c.get("status"), c.get("found")) for c in mine]} (rc {rc})')
+
+
+def found_link(tool, roots, tmp):
+    """Debian ships /etc/systemd/zram-generator.conf as a file; masking the generator removes it (one
+    change) and links the name to /dev/null (the next). Killed after the link is made but before its
+    outcome is logged, verify must say what is there, a link (found by the boot lab, kill at point 9)."""
+    root = copy_root(roots, 'vm-nogpu', os.path.join(tmp, 'filelink'))
+    write(os.path.join(root, 'proc', 'swaps'), b'Filename\tType\tSize\tUsed\tPriority\n'
+          b'/dev/zram0                              partition\t748540\t0\t100\n')
+    conf = os.path.join(root, 'etc', 'systemd', 'zram-generator.conf')
+    os.makedirs(os.path.dirname(conf), exist_ok=True)
+    write(conf, b'[zram0]\nzram-size = min(ram / 2, 4096)\n')
+    apply = ('apply', '--profile', 'base')
+    n = first_point(tool, root, apply, 'changed', skip=1)
+    check(n is not None, 'apply removes the file and then links its name: two changes')
+    rc, out, err = tool.run(root, *apply, env={'LLMTUNE_TEST_KILL_AT': str(n)})
+    check(rc == -signal.SIGKILL or rc == 137, f'apply killed at point {n} (rc {rc})')
+    check(os.readlink(conf) == '/dev/null', 'the link was made before the kill')
+    rc, doc, err = jrun(tool, root, 'verify', '--json')
+    mine = [c for c in doc.get('changes', []) if c.get('target') == '/etc/systemd/zram-generator.conf']
+    check(rc == 2 and doc.get('unfinished'), f'verify exits 2 and names the unfinished step (rc {rc})')
+    check(mine and all(c.get('found') == 'link:/dev/null' for c in mine),
+          f'verify found the link that is there, not a file: {[c.get("found") for c in mine]}')
+    check(mine and all('symbolic link to /dev/null' in c.get('message', '') and 'did not finish' in c.get('message', '')
+                       for c in mine if c.get('status') == 'drift'),
+          f'the drift names the link and the unfinished change on the same target: {[c.get("message") for c in mine]}')
+    rc, out, err = tool.run(root, *apply)
+    rc2, out2, err2 = tool.run(root, 'verify')
+    check(rc == 0 and rc2 == 0, f'a rerun completes it and verify is clean (rc {rc}, then {rc2}: {(out2 + err2).strip()[:300]})')
+
+
 # --- acks: an acknowledgement is whole or absent, never lost (issue 33) ------------------------------
 
 def acks(tool, roots, tmp, args):
@@ -1313,7 +1364,7 @@ def _acks(tool, roots, tmp, runs, rnd):
     figures['records written / not'] = f'{whole} / {absent}'
 
 
-PARTS = {'acks': acks, 'bootswap': bootswap, 'rollback': rollback, 'chattr': chattr, 'head': head, 'runs': runs, 'bytes': bytes_, 'longlog': longlog, 'logbound': logbound, 'metadata': metadata, 'rootshape': rootshape, 'output': output, 'renames': renames, 'lostupdate': lostupdate, 'backups': backups, 'lock': lock, 'debris': debris, 'kills': kills}
+PARTS = {'acks': acks, 'found': found, 'bootswap': bootswap, 'rollback': rollback, 'chattr': chattr, 'head': head, 'runs': runs, 'bytes': bytes_, 'longlog': longlog, 'logbound': logbound, 'metadata': metadata, 'rootshape': rootshape, 'output': output, 'renames': renames, 'lostupdate': lostupdate, 'backups': backups, 'lock': lock, 'debris': debris, 'kills': kills}
 
 
 def main():
