@@ -104,9 +104,9 @@ def etc_diff(before, after):
 # --- fresh node -------------------------------------------------------------------------------
 
 # Rules a fresh guest fails under the lab's profile and apply fixes (issue 30 item 2): THP (Debian's
-# kernel: always), swap (the swap file), memlock (the guest has a soft-RoCE adapter), the nouveau blacklist (site rule)
+# kernel: always), swap (the swap file and Debian's zram device), memlock (the guest has a soft-RoCE adapter), the nouveau blacklist (site rule)
 # with its initramfs, and the arrays' noatime and ext4 stride.
-FRESH_EXPECTED = ['thp-enabled', 'swap-active', 'swap-fstab', 'memlock-login', 'memlock-services',
+FRESH_EXPECTED = ['thp-enabled', 'swap-active', 'swap-fstab', 'swap-zram', 'memlock-login', 'memlock-services',
                   'lab-nouveau-blacklisted', 'raid-noatime', 'raid-ext4-stride']
 
 
@@ -161,6 +161,11 @@ def fresh_checks(n, b1, b2, b3):
     check(b2.rc('rollback') == 0 and rb.get('rolled_back', 0) > 0 and not rb.get('refused'),
           f'{n}: rollback --all exits 0 and restores ({b2.rc("rollback")}, {rb.get("rolled_back")} restored, '
           f'{b2.text("rollback.err")})')
+    # The zram device swapped off in boot 1 is not set up in boot 2 (its generator was masked): the
+    # rollback restores the generator and reports the device back at the next boot, and goes on.
+    zram = [c for c in rb.get('changes', []) if c.get('type') == 'swap' and '/zram' in c.get('target', '')]
+    check(zram and all(c.get('status') == 'next-boot' for c in zram),
+          f'{n}: boot 2: rollback reports the zram swap device next-boot ({zram})')
     check(b2.rc('verify-rollback') == 0, f'{n}: verify after rollback exits 0')
     fresh_after_rollback(n, b1, b3)
 
@@ -204,9 +209,13 @@ def fresh_after_rollback(n, b1, b3):
     diff = etc_diff(r1.get('etc', {}), r3.get('etc', {}))
     check(r1.get('etc') and not diff, f'{n}: boot 3: /etc is as before boot 1 ({len(r1.get("etc", {}))} entries: '
           'content, mode, owner)' + ('; differs: ' + '; '.join(diff[:20]) if diff else ''))
-    for key in ('thp', 'sysctl', 'swapon', 'mounts', 'ulimit_login', 'systemd_default_memlock', 'service_memlock',
+    for key in ('thp', 'sysctl', 'mounts', 'ulimit_login', 'systemd_default_memlock', 'service_memlock',
                 'service_ulimit', 'modprobe_nouveau', 'md0_ext4_raid', 'cmdline'):
         check(r1.get(key) == r3.get(key), f'{n}: boot 3: {key} as before boot 1 ({r1.get(key)} / {r3.get(key)})')
+    # swapon --show --raw --bytes: NAME TYPE SIZE USED PRIO; what is used differs from boot to boot
+    s1, s3 = ([l.split()[:3] + l.split()[4:] for l in r.get('swapon', [])] for r in (r1, r3))
+    check(s1 == s3 and any('/zram' in l[0] for l in s3),
+          f'{n}: boot 3: the swap areas (the swap file, the zram device) as before boot 1 ({s1} / {s3})')
     # rollback regenerates the initramfs after the blacklist file is gone, not before
     check(r1.get('initramfs_modprobe_d') == r3.get('initramfs_modprobe_d'),
           f'{n}: boot 3: lsinitramfs as before boot 1 ({r3.get("initramfs_modprobe_d")})')
