@@ -181,6 +181,22 @@ def a100_no_local_hca(d):
                 ch.pop('ib', None)
 
 
+def h100_hca_moved(d):
+    """h100-good with GPU 0's rail (mlx5_0) moved from GPU 0's PCIe switch (root 0000:15) to the switch
+    of GPU 1 (root 0000:26): same NUMA node, another switch. GPU 0's nearest HCAs are then only on its
+    NUMA node, where NCCL does not use GPUDirect RDMA by default."""
+    h100_good(d)
+    moved = None
+    for hb in d['pci']:
+        if hb['root'] == '0000:15':
+            sw = hb['ports'][0]['switch']
+            moved = [ch for ch in sw['children'] if ch.get('ib', {}).get('name') == 'mlx5_0'][0]
+            sw['children'] = [ch for ch in sw['children'] if ch is not moved]
+    for hb in d['pci']:
+        if hb['root'] == '0000:26':
+            hb['ports'][0]['switch']['children'].append(dict(moved, bus=0x2b))
+
+
 def a100_storage_hcas(d, down=True):
     """DGX A100 with the two storage ConnectX-6 of the real box on node 4 (no GPU there): one DOWN,
     one ACTIVE at EDR 100 Gb/s. Neither is an NCCL rail, so the compute-port rules must not fail."""
@@ -239,6 +255,7 @@ VARIANTS = {
     'h100-good': ('hgx-h100', h100_good),
     'h100-bad': ('hgx-h100', h100_bad),
     'a100-nohca': ('dgx-a100', a100_no_local_hca),
+    'h100-hca-moved': ('hgx-h100', h100_hca_moved),
     'a100-storage': ('dgx-a100', a100_storage_hcas),
     'a100-storage-up': ('dgx-a100', lambda d: a100_storage_hcas(d, down=False)),
     'h100-inbox': ('hgx-h100', h100_inbox),
@@ -387,6 +404,9 @@ CASES = [
     ('roce-good', 'h100-sxm-8x', 'roce-ecn', 'n/a', None),  # roce_ecn_priority = any: the site's
     ('dgx-a100', 'a100-8x', 'ib-gpu-affinity', 'pass', None),
     ('a100-nohca', 'a100-8x', 'ib-gpu-affinity', 'fail', '.local_hca = none'),
+    # HGX: the HCA must share the GPU's PCIe switch, not only its NUMA node (issue 29)
+    ('h100-good', 'h100-sxm-8x', 'ib-gpu-affinity', 'pass', None),
+    ('h100-hca-moved', 'h100-sxm-8x', 'ib-gpu-affinity', 'fail', 'gpu.0.local_hca_via = numa_node'),
     # limits and memory
     ('h100-good', 'h100-sxm-8x', 'memlock-login', 'pass', None),
     ('h100-bad', 'h100-sxm-8x', 'memlock-login', 'fail', 'limits.memlock.login.soft = 8388608'),

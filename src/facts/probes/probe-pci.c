@@ -9,7 +9,8 @@
  *   names  - vendor/name/arch (pci.ids, the tree's own else this host's: pci-ids.c)
  *   libpci - link.*, upstream*, acs_redirect (config space first, sysfs link files second)
  *   hwloc  - hwloc_numa_node, locality_agrees
- *   ib     - local_hca, local_hca_via (asks the ib probe for the HCAs' addresses and NUMA nodes)
+ *   ib     - local_hca, local_hca_via (asks the ib probe for the HCAs' addresses and NUMA nodes),
+ *            pcie_switch (the GPU's place in the PCIe tree, the same walk)
  * facts_get() of one name runs only the stage that provides it (lookup), a glob pattern only the
  * stages that provide a name it matches (match); listing the prefix runs all of them.
  */
@@ -947,9 +948,31 @@ static void gpu_local_hca(struct facts *f, const struct gpu *g, size_t idx, cons
                 pci_place_done(&gp);
 }
 
+/* gpu.N.pcie_switch: a PCIe switch sits between the GPU and its root port (a bridge below the root
+ * port among its ancestors). HGX and DGX baseboards put each GPU and its rail there; ib-gpu-affinity
+ * then asks for an HCA behind that switch, the path on which NCCL uses GPUDirect RDMA by default. */
+static void gpu_pcie_switch(struct facts *f, const struct gpu *g, size_t idx)
+{
+        struct pci_place gp;
+        _cleanup_free_ char *why = NULL, *gdir = xasprintf(PCI_DEVS "/%s", g->d->addr);
+        int rc = pci_place_get(f, g->d->addr, &gp, &why);
+        if (rc < 0) {
+                /* a tree whose entry is not a link (trimmed, an export) gives no place: not there */
+                if (root_gone(rc) || rc == -EINVAL)
+                        fact_absent(f, gdir, why, "gpu.%zu.pcie_switch", idx);
+                else
+                        fact_unreadable(f, gdir, rc, why, "gpu.%zu.pcie_switch", idx);
+                return;
+        }
+        fact_bool(f, gdir, gp.up.n >= 2, "gpu.%zu.pcie_switch", idx);
+        pci_place_done(&gp);
+}
+
 static void stage_ib(struct facts *f, struct state *s)
 {
         s->ib = true;
+        for (size_t i = 0; i < s->ngpus; i++)
+                gpu_pcie_switch(f, &s->gpus[i], i);
         if (s->ngpus == 0)
                 return;
         const struct fact *count = facts_get(f, "ib.count");
@@ -1035,7 +1058,7 @@ static const char *const gpu_libpci_facts[] = {
         "upstream_link.max_speed", "upstream_link.max_width", "acs_redirect", "link.mps", "link.max_mps",
         "link.mrrs", "link.mps_ok", "upstream_link.mps", "upstream_link.max_mps", "upstream_link.mrrs"};
 static const char *const gpu_hwloc_facts[] = {"hwloc_numa_node", "locality_agrees"};
-static const char *const gpu_ib_facts[] = {"local_hca", "local_hca_via"};
+static const char *const gpu_ib_facts[] = {"local_hca", "local_hca_via", "pcie_switch"};
 
 /* The stages after sysfs, each with the GPU facts it provides and whether it has run. */
 static const struct gpu_stage {
