@@ -449,6 +449,56 @@ def case_item2_b200(tmp):
     check(r['status'] == 'fail', 'item 2: 565 is below HGX B200\'s 570.133.20 (%r)' % r['status'])
 
 
+B200_RPMDB = [('kernel', '5.14.0', '284.30.1.el9_2'), ('nvidia-driver', '570.133.20', '1.el9'),
+              ('nvidia-fabricmanager-570', '570.133.20', '1'), ('rpm', '4.16.1.3', '22.el9')]
+NVL5_RULES = ('driver-fabricmanager', 'driver-fabricmgr-version', 'driver-nvlsm', 'driver-nvlsm-umad')
+
+
+def statuses(root, prof, rules):
+    res = audit(root, prof, *rules)
+    return {r: (res[r]['status'], res[r]['severity']) for r in rules}
+
+
+def case_item2_b200_nvlink5(tmp):
+    """hgx-b200's NVLink 5 switches are no PCI functions: the host reaches them through a ConnectX-7
+    whose VPD says SW_MNG (NVIDIA gpu-driver-container's _assert_nvlink5_system). They are found
+    there, so the fabric manager, NVLSM (nvlsm) and ib_umad are required under any profile; without
+    the bridge eight Blackwell GPUs are not an HGX B200."""
+    root = hw_root(tmp, 'hgx-b200')
+    f = facts(root, 'nvswitch')
+    got = tuple(f.get('nvswitch.' + k, {}).get('value') for k in ('count', 'bridge_count', 'present'))
+    check(got == (0, 4, True), 'item 2: no NVSwitch on the bus, four SW_MNG bridges, switches present (%r)' % (got,))
+    for prof in ('base', 'b200-8x'):
+        got = statuses(root, prof, NVL5_RULES)
+        check(all(v[0] == 'pass' for v in got.values()), 'item 2: an NVLink 5 board in order passes under %s (%r)'
+              % (prof, got))
+    wants = os.path.join(root, 'etc/systemd/system/multi-user.target.wants')
+    os.unlink(os.path.join(wants, 'nvidia-fabricmanager.service'))
+    os.symlink('/usr/lib/systemd/system/sshd.service', os.path.join(wants, 'sshd.service'))
+    put_rpmdb(root, B200_RPMDB, tmp)
+    write(root, '/proc/modules', ''.join(l + '\n' for l in read(root, '/proc/modules').splitlines()
+                                         if not l.startswith(('ib_umad ', 'nvidia_peermem '))))
+    for mod in ('ib_umad', 'nvidia_peermem'):
+        shutil.rmtree(os.path.join(root, 'sys/module', mod))
+    for prof in ('base', 'b200-8x'):
+        got = statuses(root, prof, ('driver-fabricmanager', 'driver-nvlsm', 'driver-nvlsm-umad'))
+        check(all(v == ('fail', 'critical') for v in got.values()),
+              'item 2: fabric manager off, nvlsm not installed, ib_umad not loaded fail critical under %s (%r)'
+              % (prof, got))
+    rc, out, err = run(root, 'plan', '--profile', 'b200-8x', '--rule', 'driver-nvlsm-umad')
+    check('ib_umad' in out and 'modules-load.d' in out, 'item 2: the plan loads ib_umad at boot (%r)' % out[-400:])
+    # proprietary modules, no peermem: no GPUDirect; GPU peer copies go over NVLink, not PCIe
+    ver = read(root, '/proc/driver/nvidia/version')
+    write(root, '/proc/driver/nvidia/version', ver.replace('Open Kernel Module for x86_64', 'x86_64 Kernel Module'))
+    g = fact(root, 'iommu.gpu_traffic').get('value')
+    check(g == 'none', 'item 2: on an NVLink 5 board no GPU traffic crosses the IOMMU without GPUDirect (%r)' % g)
+    for dirpath, dirs, files in os.walk(os.path.join(root, 'sys/devices')):
+        if 'vpd' in files:
+            os.unlink(os.path.join(dirpath, 'vpd'))
+    name, doc = detected(root)
+    check(name != 'b200-8x', 'item 2: eight Blackwell GPUs without NVLink switches are not an HGX B200 (%r)' % name)
+
+
 # --- item 1: RoCE and EFA nodes ----------------------------------------------------------------------
 
 def set_ports(root, **files):
@@ -621,6 +671,7 @@ CASES = {
     'item1-efa': case_item1_efa,
     'item2-h200': case_item2_h200,
     'item2-b200': case_item2_b200,
+    'item2-b200-nvlink5': case_item2_b200_nvlink5,
     'item3-storage-hca': case_item3_storage_hca,
     'item11-clocks': case_item11_clocks,
     'item7-fabricmanager-rpm': case_item7_fabricmanager_rpm,

@@ -714,7 +714,32 @@ def case_cleanup(tmp):
     print("ok cleanup: copies removed on SIGINT/SIGTERM/SIGHUP, stale ones of dead processes by the next run")
 
 
-CASES = {"roundtrip": case_roundtrip, "manifest": case_manifest, "exclude": case_exclude, "deny": case_deny,
+def case_nvlink5_bridge(tmp):
+    """An HGX B200 (tests/roots/hardware/hgx-b200): the VPD of its NVLink 5 switch bridges is gathered as
+    the marker the probe looks for, not as the VPD, which holds the board's serial number; the
+    archive answers the nvswitch facts and the fabric rules as the tree does."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = os.path.join(tmp, "hw")
+    subprocess.run([sys.executable, os.path.join(here, "..", "roots", "mkroots.py"), "--out", out,
+                    os.path.join(here, "..", "roots", "hardware", "hgx-b200.desc")], check=True, capture_output=True,
+                   timeout=300)
+    tree, arch = os.path.join(out, "hgx-b200"), os.path.join(tmp, "b200.tar.gz")
+    run("--root", tree, "gather", "-o", arch, rc=0)
+    got = members(arch)
+    vpd = [k for k in got if k.endswith("/vpd")]
+    check(len(vpd) == 4 and all(got[k] == ("file", b"SW_MNG") for k in vpd),
+          f"nvlink5-bridge: the bridges' VPD is gathered as the marker only ({[(k, got[k]) for k in vpd]})")
+    check(not any(v[0] == "file" and b"MT2412X00042" in v[1] for v in got.values()),
+          "nvlink5-bridge: the bridge's serial number is in the archive")
+    for cmd in (["facts", "--json", "nvswitch"], ["audit", "--json", "--profile", "base", "--rule",
+                                                   "driver-fabricmanager", "--rule", "driver-nvlsm"]):
+        a = without_root(run("--root", tree, *cmd, rc=(0, 2)).stdout)
+        b = without_root(run("--root", arch, *cmd, rc=(0, 2)).stdout)
+        check(a == b, f"nvlink5-bridge: {cmd[0]} of the archive differs from the tree's")
+    print("ok nvlink5-bridge: marker only, no serial, facts and audit equal")
+
+
+CASES = {"roundtrip": case_roundtrip, "nvlink5-bridge": case_nvlink5_bridge, "manifest": case_manifest, "exclude": case_exclude, "deny": case_deny,
          "readonly": case_readonly, "anonymize": case_anonymize, "live": case_live, "kernel-links": case_kernel_links,
          "anonymize-scan": case_anonymize_scan,
          "report": case_report, "unlisted": case_unlisted, "mode": case_mode, "cleanup": case_cleanup}

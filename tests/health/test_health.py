@@ -15,7 +15,6 @@ BUILT_ROOTS (the build's fixture roots). Then `llmtune --root TREE audit --profi
 under the base profile without "error" results, and the 32em64t tree must report its ACTIVE FDR
 port. Exit 0 pass, 1 fail.
 """
-import ast
 import copy
 import json
 import os
@@ -33,8 +32,12 @@ SMALL_BAR = ('0x00000000a0000000 0x00000000a0ffffff 0x0000000000040200\n'
 
 
 def load(roots, name):
-    with open(os.path.join(roots, name + '.desc')) as f:
-        return ast.literal_eval(f.read())
+    """tests/roots/NAME.desc (NAME may be hardware/X), 'inherits' resolved as mkroots.py resolves it."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location('mkroots', os.path.join(roots, 'mkroots.py'))
+    mkroots = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mkroots)
+    return mkroots.load_desc(os.path.join(roots, name + '.desc'))
 
 
 def children(d):
@@ -248,6 +251,18 @@ def roce(d, bad=False):
         d['ib_ports'].update({'mlx5_2': {'netdev': {'mtu': 1500}}, 'mlx5_4': {'netdev': {'ecn': {'np': [3], 'rp': []}}}})
 
 
+def b200_nvl5(d, nvlsm=True, umad=True, fm=True):
+    """tests/roots/hardware/hgx-b200 (NVLink 5 switches behind a ConnectX bridge whose VPD says SW_MNG,
+    the fabric manager enabled, nvlsm installed, ib_umad loaded), less what the case takes away."""
+    if not nvlsm:
+        d['rpmdb'] = [p for p in d['rpmdb'] if p[0] != 'nvlsm']
+    if not umad:
+        drop_modules(d, {'ib_umad'})
+    if not fm:   # installed, not enabled: another unit is
+        del d['links']['/etc/systemd/system/multi-user.target.wants/nvidia-fabricmanager.service']
+        d['links']['/etc/systemd/system/multi-user.target.wants/sshd.service'] = '/usr/lib/systemd/system/sshd.service'
+
+
 VARIANTS = {
     # name: (desc, change); change None: the built fixture root of that name
     'ws-4090': ('ws-4090', None),
@@ -263,6 +278,10 @@ VARIANTS = {
     'h100-fm-old': ('hgx-h100', h100_fm_old),
     'b200-open': ('hgx-h100', lambda d: b200(d, True)),
     'b200-proprietary': ('hgx-h100', lambda d: b200(d, False)),
+    'b200-nvl5': ('hardware/hgx-b200', b200_nvl5),
+    'b200-no-nvlsm': ('hardware/hgx-b200', lambda d: b200_nvl5(d, nvlsm=False)),
+    'b200-no-umad': ('hardware/hgx-b200', lambda d: b200_nvl5(d, umad=False)),
+    'b200-no-fm': ('hardware/hgx-b200', lambda d: b200_nvl5(d, fm=False)),
     'h100-peermem-dma': ('hgx-h100', h100_peermem_translated),
     'h100-no-gpudirect': ('hgx-h100', h100_no_gpudirect),
     'h100-open-pt': ('hgx-h100', lambda d: (h100_inbox_open(d), iommu_passthrough(d))),
@@ -376,6 +395,15 @@ CASES = [
     ('b200-open', 'b200-8x', 'driver-open-kernel-module', 'pass', None),
     ('b200-proprietary', 'base', 'driver-open-kernel-module', 'fail', 'nvidia.driver.flavor = proprietary'),
     ('h100-good', 'h100-sxm-8x', 'driver-open-kernel-module', 'n/a', None),
+    # NVLink 5 (HGX B200): the switches are found by their ConnectX bridges, not on the PCI bus; the
+    # fabric manager, NVLSM and ib_umad are required whatever the profile (issue 29 item 2)
+    ('b200-nvl5', 'b200-8x', 'driver-fabricmanager', 'pass', None),
+    ('b200-no-fm', 'base', 'driver-fabricmanager', 'fail', 'service.nvidia-fabricmanager.enabled = false'),
+    ('b200-nvl5', 'b200-8x', 'driver-nvlsm', 'pass', None),
+    ('b200-no-nvlsm', 'base', 'driver-nvlsm', 'fail', 'nvlsm.installed = false'),
+    ('b200-nvl5', 'base', 'driver-nvlsm-umad', 'pass', None),
+    ('b200-no-umad', 'b200-8x', 'driver-nvlsm-umad', 'fail', 'module.ib_umad.loaded = false'),
+    ('h100-good', 'h100-sxm-8x', 'driver-nvlsm', 'n/a', None),
     # InfiniBand
     ('h100-good', 'h100-sxm-8x', 'ib-hca-count', 'pass', None),
     ('h100-bad', 'h100-sxm-8x', 'ib-hca-count', 'fail', 'ib.count = 7'),

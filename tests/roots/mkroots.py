@@ -79,6 +79,13 @@ CATALOGUE = {
                        link=(4, 16), bars=[(0, 'pref64', 32 * MIB)]),
     'connectx-7': dict(vendor=0x15b3, device=0x1021, cls=0x020700, sub=(0x15b3, 0x0041), rev=0x00, type='ep',
                        link=(5, 16), bars=[(0, 'pref64', 32 * MIB)]),
+    # The ConnectX-7 of an NVLink 5 baseboard (HGX B200) that bridges the host to the NVSwitches: the same
+    # chip, a narrow link, and SW_MNG in its VPD (what NVIDIA's gpu-driver-container looks for)
+    'connectx-7-bridge': dict(vendor=0x15b3, device=0x1021, cls=0x020700, sub=(0x15b3, 0x0041), rev=0x00,
+                              type='ep', link=(5, 2), bars=[(0, 'pref64', 32 * MIB)],
+                              vpd=dict(ident='NVIDIA ConnectX-7 NVLink switch management bridge',
+                                       ro=[('PN', 'MCX7-BRIDGE'), ('EC', 'A1'), ('SN', 'MT2412X00042'),
+                                           ('V3', 'SMDL=SW_MNG')])),
     # NVMe SSDs: Samsung PM1733, Kioxia CM6, Samsung 990 PRO
     'pm1733': dict(vendor=0x144d, device=0xa824, cls=0x010802, sub=(0x144d, 0xa809), rev=0x00, type='ep',
                    link=(4, 4), bars=[(0, 'mem64', 32 * KIB)]),
@@ -636,6 +643,23 @@ def pcie_config(dev):
     return bytes(c)
 
 
+def vpd_bytes(vpd):
+    """PCI Vital Product Data (PCI Local Bus Specification 3.0, 6.4 and appendix I): the identifier
+    string (large resource tag 0x82), the read-only keywords (tag 0x90) ending in RV, whose first byte
+    makes the sum of every byte up to it zero, and the end tag 0x78."""
+    ident = vpd['ident'].encode()
+    out = bytearray(b'\x82' + struct.pack('<H', len(ident)) + ident)
+    ro = bytearray()
+    for key, value in vpd.get('ro', []):
+        v = value.encode()
+        ro += key.encode() + bytes([len(v)]) + v
+    ro += b'RV\x01'                      # RV: checksum byte follows (no reserved space)
+    out += b'\x90' + struct.pack('<H', len(ro) + 1) + ro
+    out += bytes([(-sum(out)) & 0xff])
+    out += b'\x78'
+    return bytes(out)
+
+
 def gen_pci(t, d, cpus):
     devs = build_pci(d)
     assign_resources(devs, d)
@@ -680,6 +704,9 @@ def gen_pci(t, d, cpus):
             lines.append('0x%016x 0x%016x 0x%016x\n' % (s, e, fl))
         t.write(path + '/resource', ''.join(lines), 0o444)
         t.write(path + '/config', pcie_config(dev), 0o644)
+        vpd = dev.spec.get('vpd', cat.get('vpd'))
+        if vpd:
+            t.write(path + '/vpd', vpd_bytes(vpd), 0o600)   # root's only, as the kernel makes it
         if dev.sec is not None:
             t.attr(path + '/secondary_bus_number', dev.sec)
             t.attr(path + '/subordinate_bus_number', dev.sub)

@@ -159,17 +159,19 @@ static void gpu_traffic(struct facts *f)
         const char *mode = fact_str_of(f, "gpudirect.mode", &err, &bad);
         int64_t gpus = fact_int_of(f, "gpu.nvidia_count", &err, &bad);
         int64_t hcas = fact_int_of(f, "ib.count", &err, &bad);
-        int64_t switches = fact_int_of(f, "nvswitch.count", &err, &bad);
+        /* NVSwitches on the PCI bus, or an NVLink 5 board's behind its ConnectX bridges: peer copies
+         * go over NVLink; only where neither is known to be there do they cross PCIe */
+        const char *switches = fact_str_of(f, "nvswitch.present", &err, &bad);
         const char *use = (peermem && !streq(peermem, "none")) || (mode && streq(mode, "peermem")) ? "peermem"
                           : mode && streq(mode, "dmabuf") && hcas > 0                              ? "rdma"
-                          : gpus >= 2 && switches == 0                                              ? "p2p"
+                          : gpus >= 2 && switches && streq(switches, "false")                      ? "p2p"
                                                                                                     : NULL;
         if (use)
-                fact_str(f, "gpudirect.*, gpu.nvidia_count, ib.count, nvswitch.count", use, "iommu.gpu_traffic");
+                fact_str(f, "gpudirect.*, gpu.nvidia_count, ib.count, nvswitch.present", use, "iommu.gpu_traffic");
         else if (err)
                 fact_unreadable(f, bad, err, "it may decide the path", "iommu.gpu_traffic");
         else
-                fact_str(f, "gpudirect.*, gpu.nvidia_count, ib.count, nvswitch.count", "none", "iommu.gpu_traffic");
+                fact_str(f, "gpudirect.*, gpu.nvidia_count, ib.count, nvswitch.present", "none", "iommu.gpu_traffic");
 }
 
 static int iommu_probe_run(struct facts *f)

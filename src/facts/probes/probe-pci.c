@@ -11,6 +11,8 @@
  *   hwloc  - hwloc_numa_node, locality_agrees
  *   ib     - local_hca, local_hca_via (asks the ib probe for the HCAs' addresses and NUMA nodes),
  *            pcie_switch (the GPU's place in the PCIe tree, the same walk)
+ *   bridges - nvswitch.bridge_count, bridges, present (the VPD of the ConnectX functions: an NVLink 5
+ *             board's switches are reached through them)
  * facts_get() of one name runs only the stage that provides it (lookup), a glob pattern only the
  * stages that provide a name it matches (match); listing the prefix runs all of them.
  */
@@ -61,7 +63,9 @@ struct gpu {
 };
 
 struct state {
-        bool sysfs, names, libpci, hwloc, ib; /* stages done */
+        bool sysfs, names, libpci, hwloc, ib, bridges; /* stages done */
+        int scan_rc;                                   /* of listing PCI_DEVS */
+        size_t nvswitches;                             /* NVIDIA "bridge, other" functions */
         struct pdev *devs;
         size_t ndevs;
         struct gpu *gpus;
@@ -664,6 +668,7 @@ static void stage_sysfs(struct facts *f, struct state *s)
         s->sysfs = true;
         _cleanup_free_ char *bad = NULL;
         int lrc = scan_devices(f, s, &bad);
+        s->scan_rc = lrc;
         static const char *const counts[] = {"gpu.count", "gpu.nvidia_count", "nvswitch.count", "accel.count",
                                              "gpu.excluded"};
         mark_unknown(f, lrc, bad, counts, ARRAY_SIZE(counts));
@@ -678,6 +683,7 @@ static void stage_sysfs(struct facts *f, struct state *s)
         fact_int(f, PCI_DEVS, (int64_t)s->ngpus, "gpu.count");
         fact_int(f, PCI_DEVS, (int64_t)c.nvidia, "gpu.nvidia_count");
         fact_int(f, PCI_DEVS, (int64_t)c.nvswitch, "nvswitch.count");
+        s->nvswitches = c.nvswitch;
         fact_int(f, PCI_DEVS, (int64_t)c.accel, "accel.count");
         if (c.excluded.n) {
                 _cleanup_free_ char *list = strv_join(&c.excluded, ", ");
@@ -995,6 +1001,78 @@ static void stage_ib(struct facts *f, struct state *s)
         hcas_done(h, nh);
 }
 
+/* --- bridges stage: NVLink 5 switches behind ConnectX management bridges ----------------------- */
+
+#define VENDOR_MELLANOX 0x15b3
+#define SW_MNG "SW_MNG"
+
+/* Does the VPD of function D carry SW_MNG? 1 yes, 0 no (no VPD at all included), -errno. */
+static int vpd_sw_mng(struct root *r, const struct pdev *d)
+{
+        _cleanup_free_ char *path = dev_path(d, "vpd");
+        const char *data;
+        size_t len;
+        int rc = root_read(r, path, &data, &len);
+        if (root_gone(rc))
+                return 0; /* no VPD capability */
+        if (rc < 0)
+                return rc;
+        bool found = memmem(data, len, SW_MNG, strlen(SW_MNG)) != NULL;
+        /* gather keeps the marker, not the VPD: it holds the board's serial number, which
+         * --anonymize does not know to replace inside a binary file */
+        if (root_recording(r))
+                root_record_data(r, path, found ? SW_MNG : "", found ? strlen(SW_MNG) : 0);
+        return found;
+}
+
+/*
+ * nvswitch.bridge_count, nvswitch.bridges, nvswitch.present. On NVLink 5 baseboards (HGX B200/B300)
+ * the NVSwitches are no PCI functions of the host: they are reached over InfiniBand through
+ * ConnectX functions of the baseboard whose VPD says SW_MNG, and the fabric manager then runs the
+ * NVLink Subnet Manager (NVLSM) over them. That VPD marker is how NVIDIA's own driver container
+ * (gpu-driver-container, nvidia-driver: _assert_nvlink5_system) tells such a system from an older
+ * one whose NVSwitches are PCI functions (nvswitch.count). A VPD that is there but cannot be read
+ * (it is root's only) may be a bridge's: unknown, never "none".
+ */
+static const char *const bridge_facts[] = {"nvswitch.bridge_count", "nvswitch.bridges", "nvswitch.present"};
+
+static void stage_bridges(struct facts *f, struct state *s)
+{
+        s->bridges = true;
+        if (s->scan_rc < 0) {
+                mark_unknown(f, s->scan_rc, NULL, bridge_facts, ARRAY_SIZE(bridge_facts));
+                return;
+        }
+        struct strv found = {0};
+        _cleanup_free_ char *bad = NULL;
+        int bad_rc = 0;
+        for (size_t i = 0; i < s->ndevs; i++) {
+                if (s->devs[i].vendor != VENDOR_MELLANOX)
+                        continue;
+                int rc = vpd_sw_mng(facts_root(f), &s->devs[i]);
+                if (rc > 0)
+                        strv_add(&found, s->devs[i].addr);
+                else if (rc < 0 && !bad) {
+                        bad = dev_path(&s->devs[i], "vpd");
+                        bad_rc = rc;
+                }
+        }
+        if (bad && !found.n) {
+                /* NVSwitches on the bus answer "present" whatever the bridges are */
+                if (s->nvswitches)
+                        fact_bool(f, PCI_DEVS, true, "nvswitch.present");
+                for (size_t k = 0; k < ARRAY_SIZE(bridge_facts); k++)
+                        fact_unreadable(f, bad, bad_rc, "the VPD of a ConnectX function (NVLink 5 switch bridges say "
+                                                        "SW_MNG there) cannot be read", "%s", bridge_facts[k]);
+        } else {
+                fact_int(f, PCI_DEVS, (int64_t)found.n, "nvswitch.bridge_count");
+                _cleanup_free_ char *list = found.n ? strv_join(&found, ",") : xstrdup("none");
+                fact_str(f, PCI_DEVS, list, "nvswitch.bridges");
+                fact_bool(f, PCI_DEVS, found.n || s->nvswitches, "nvswitch.present");
+        }
+        strv_done(&found);
+}
+
 /* --- probe entry points ----------------------------------------------------------------------- */
 
 static struct state *get_state(struct facts *f)
@@ -1020,6 +1098,8 @@ static int pci_run(struct facts *f)
                 stage_hwloc(f, s);
         if (!s->ib)
                 stage_ib(f, s);
+        if (!s->bridges)
+                stage_bridges(f, s);
         return 0;
 }
 
@@ -1122,6 +1202,8 @@ static int pci_lookup(struct facts *f, const char *name)
                 gpu_lookup(f, s, (size_t)idx, rest, name);
                 return 0;
         }
+        if (!s->bridges && in_list(name, bridge_facts, ARRAY_SIZE(bridge_facts)))
+                stage_bridges(f, s);
         for (size_t k = 0; k < ARRAY_SIZE(item_kinds); k++) {
                 const struct item_kind *ik = &item_kinds[k];
                 size_t n = 0;
@@ -1160,6 +1242,9 @@ static int pci_match(struct facts *f, const char *pattern)
                 if (!stage_done(s, g) && pattern_hits(s, pattern, g->facts, g->n))
                         g->run(f, s);
         }
+        for (size_t k = 0; k < ARRAY_SIZE(bridge_facts) && !s->bridges; k++)
+                if (glob_match(pattern, bridge_facts[k]))
+                        stage_bridges(f, s);
         return 0;
 }
 

@@ -23,6 +23,8 @@
  * fabricmanager.driver_match: that version equals the loaded driver's (nvidia.driver.version, from
  *   /proc/driver/nvidia/version): the NVIDIA Fabric Manager user guide requires the same version,
  *   and the fabric manager refuses to start on a mismatch.
+ * nvlsm.installed, nvlsm.version: the NVLink Subnet Manager package ("nvlsm"), dpkg's database else
+ *   rpm's; unreadable when neither database answers.
  * gpudirect.peermem: the loaded GPUDirect RDMA peer-memory module, nvidia_peermem (driver 470+) or
  * nv_peer_mem (Mellanox's older one), or "none".
  * gpudirect.dmabuf: GPUDirect RDMA through DMA-BUF is possible: the NVIDIA open kernel module
@@ -422,9 +424,15 @@ static char *upstream_version(const char *v)
         return dash ? xstrndup(v, (size_t)(dash - v)) : xstrdup(v);
 }
 
+/* The NVLink Subnet Manager's package (the CUDA repository's "nvlsm", deb and rpm alike). */
+static bool nvlsm_package(const char *name) { return streq(name, "nvlsm"); }
+
+/* The packages whose dpkg paragraphs gather keeps. */
+static bool recorded_package(const char *name) { return fm_package(name) || nvlsm_package(name); }
+
 /* gather: of dpkg's status file (a megabyte, every package) only the paragraphs of the fabric
- * manager's packages go into the archive: all fm_version reads of it, so the archive answers the
- * same (a version, or no such package). */
+ * manager's and NVLSM's packages go into the archive: all pkg_version_dpkg reads of it, so the
+ * archive answers the same (a version, or no such package). */
 static void record_fm_paragraphs(struct root *r, const char *data, size_t len)
 {
         if (!root_recording(r))
@@ -437,7 +445,7 @@ static void record_fm_paragraphs(struct root *r, const char *data, size_t len)
                 if (startswith(p, "Package: ")) {
                         const char *eol = strchr(p, '\n');
                         _cleanup_free_ char *name = xstrndup(p + 9, (size_t)((eol && eol < p + n ? eol : p + n) - p - 9));
-                        if (fm_package(name))
+                        if (recorded_package(name))
                                 sbuf_addn(&b, p, n);
                 }
                 p += n;
@@ -446,9 +454,9 @@ static void record_fm_paragraphs(struct root *r, const char *data, size_t len)
         free(sbuf_steal(&b));
 }
 
-/* The installed fabric manager's version from dpkg's status file; NULL with *err and *why
- * (-ENOENT: no dpkg database, or no such package in it). */
-static char *fm_version_dpkg(struct root *r, int *err, char **why)
+/* The version of the installed package MATCH accepts (WHAT names it) from dpkg's status file;
+ * NULL with *err and *why (-ENOENT: no dpkg database; -ESRCH: no such package in it). */
+static char *pkg_version_dpkg(struct root *r, bool (*match)(const char *), const char *what, int *err, char **why)
 {
         const char *data;
         size_t len;
@@ -464,7 +472,7 @@ static char *fm_version_dpkg(struct root *r, int *err, char **why)
                 const char *nl = memchr(p, '\n', (size_t)(data + len - p));
                 size_t n = nl ? (size_t)(nl - p) : (size_t)(data + len - p);
                 if (n == 0) { /* end of a paragraph */
-                        if (pkg && fm_package(pkg) && status && endswith(status, " installed") && version)
+                        if (pkg && match(pkg) && status && endswith(status, " installed") && version)
                                 found = upstream_version(version);
                         free(pkg), free(status), free(version);
                         pkg = status = version = NULL;
@@ -478,11 +486,11 @@ static char *fm_version_dpkg(struct root *r, int *err, char **why)
                         break;
                 p = nl + 1;
         }
-        if (!found && pkg && fm_package(pkg) && status && endswith(status, " installed") && version)
+        if (!found && pkg && match(pkg) && status && endswith(status, " installed") && version)
                 found = upstream_version(version); /* the last paragraph, without a blank line after it */
         if (!found) {
-                *err = -ENOENT;
-                *why = xstrdup("no nvidia-fabricmanager package in the dpkg database");
+                *err = -ESRCH;
+                *why = xasprintf("no %s package in the dpkg database", what);
         }
         return found;
 }
@@ -524,8 +532,10 @@ static char *fm_version_capture(struct root *r, int *err, char **why)
 static char *fm_version(struct root *r, const char **src, int *err, char **why)
 {
         _cleanup_free_ char *dwhy = NULL, *rwhy = NULL, *cwhy = NULL, *name = NULL;
-        char *v = fm_version_dpkg(r, err, &dwhy);
+        char *v = pkg_version_dpkg(r, fm_package, "nvidia-fabricmanager", err, &dwhy);
         *src = DPKG_STATUS;
+        if (*err == -ESRCH)
+                *err = -ENOENT; /* not in dpkg's database: the next source may know it */
         if (v || !root_gone(*err)) {
                 *why = v ? NULL : xstrdup(dwhy);
                 return v;
@@ -582,6 +592,38 @@ static void fabricmanager(struct facts *f)
                 fact_bool(f, src, streq(v, drv->str), "fabricmanager.driver_match");
 }
 
+/*
+ * nvlsm.installed, nvlsm.version: the NVLink Subnet Manager's package, from the dpkg database, else
+ * the rpm database. On an NVLink 5 system (nvswitch.bridge_count) the fabric manager's start script
+ * runs NVLSM itself; without the package the switches are never configured. No database that can
+ * answer is unknown, not "not installed".
+ */
+static void nvlsm(struct facts *f)
+{
+        struct root *r = facts_root(f);
+        int err = 0;
+        _cleanup_free_ char *dwhy = NULL, *rwhy = NULL, *name = NULL, *v = NULL;
+        const char *src = DPKG_STATUS;
+        v = pkg_version_dpkg(r, nvlsm_package, "nvlsm", &err, &dwhy);
+        if (!v && root_gone(err)) {
+                src = RPMDB_SQLITE;
+                err = rpmdb_package_version(r, nvlsm_package, &name, &v, &rwhy);
+        }
+        if (v) {
+                fact_bool(f, src, true, "nvlsm.installed");
+                fact_str(f, src, v, "nvlsm.version");
+        } else if (err == -ESRCH) {
+                fact_bool(f, src, false, "nvlsm.installed");
+                fact_absent(f, src, rwhy ? rwhy : dwhy, "nvlsm.version");
+        } else {
+                /* no database at all says nothing either way: no errno of its own */
+                _cleanup_free_ char *why = rwhy ? xasprintf("%s; %s: cannot tell whether nvlsm is installed", dwhy, rwhy)
+                                                : xstrdup(dwhy);
+                fact_unreadable(f, src, root_gone(err) ? 0 : err, why, "nvlsm.installed");
+                fact_unreadable(f, src, root_gone(err) ? 0 : err, why, "nvlsm.version");
+        }
+}
+
 static int service_run(struct facts *f)
 {
         struct svc_state *s = get_state(f);
@@ -595,6 +637,7 @@ static int service_run(struct facts *f)
                 fact_unreadable(f, ETC_UNITS, s->rc, NULL, "service.enabled");
         gpudirect(f, NULL);
         fabricmanager(f);
+        nvlsm(f);
         return 0;
 }
 
@@ -607,6 +650,10 @@ static int service_lookup(struct facts *f, const char *name)
         }
         if (startswith(name, "fabricmanager.")) {
                 fabricmanager(f);
+                return 0;
+        }
+        if (startswith(name, "nvlsm.")) {
+                nvlsm(f);
                 return 0;
         }
         if (!startswith(name, "service."))
@@ -624,7 +671,7 @@ static int service_lookup(struct facts *f, const char *name)
 
 const struct probe probe_service = {
         .name = "service",
-        .prefixes = {"service.", "gpudirect.", "fabricmanager."},
+        .prefixes = {"service.", "gpudirect.", "fabricmanager.", "nvlsm."},
         .run = service_run,
         .lookup = service_lookup,
 };
