@@ -18,6 +18,7 @@
 #include "gather/gather.h"
 #include "facts/adapters/lib-hwloc.h"
 #include "base/subprocess.h"
+#include "facts/readers/dropin-order.h"
 
 extern char **environ;
 
@@ -60,14 +61,15 @@ static void run_readers(struct cli *cli, struct facts *f)
         strv_done(&d.msgs);
         rule_env_done(&env);
 
-        /* Read by host path inside libkmod (modprobe-config.c), so recorded here. */
-        static const char *const modprobe_dirs[] = {"/etc/modprobe.d", "/run/modprobe.d", "/usr/local/lib/modprobe.d",
-                                                    "/usr/lib/modprobe.d", "/lib/modprobe.d"};
-        for (size_t i = 0; i < ARRAY_SIZE(modprobe_dirs); i++) {
+        /* Read by host path inside libkmod (modprobe-config.c), so recorded here: the directories
+         * libkmod reads, from the one list of them (dropin-order.c). */
+        _cleanup_strv_ struct strv modprobe_dirs = {0};
+        dropin_family_dirs(&dropin_modprobe, &modprobe_dirs);
+        for (size_t i = 0; i < modprobe_dirs.n; i++) {
                 struct strv names = {0};
-                if (root_list(cli->root, modprobe_dirs[i], &names) == 0)
+                if (root_list(cli->root, modprobe_dirs.v[i], &names) == 0)
                         for (size_t k = 0; k < names.n; k++) {
-                                _cleanup_free_ char *p = xasprintf("%s/%s", modprobe_dirs[i], names.v[k]);
+                                _cleanup_free_ char *p = xasprintf("%s/%s", modprobe_dirs.v[i], names.v[k]);
                                 const char *data;
                                 root_read(cli->root, p, &data, NULL);
                         }

@@ -739,7 +739,38 @@ def case_nvlink5_bridge(tmp):
     print("ok nvlink5-bridge: marker only, no serial, facts and audit equal")
 
 
-CASES = {"roundtrip": case_roundtrip, "nvlink5-bridge": case_nvlink5_bridge, "manifest": case_manifest, "exclude": case_exclude, "deny": case_deny,
+# libkmod's modprobe.d search path (libkmod.c default_config_paths), highest precedence first: written
+# out here on purpose, so that the one list in src/facts/readers/dropin-order.c is checked against it.
+KMOD_DIRS = ["/etc/modprobe.d", "/run/modprobe.d", "/usr/local/lib/modprobe.d", "/usr/lib/modprobe.d",
+             "/lib/modprobe.d"]
+
+
+def case_modprobe_dirs(tmp):
+    """libkmod reads modprobe.d by host path, so gather records its directories itself: a file in each
+    of them (a blacklist line of its own) is in the archive, and the archive answers modprobe.* as the
+    tree does, each blacklisted module included."""
+    tree, arch = os.path.join(tmp, "modprobe-tree"), os.path.join(tmp, "modprobe.tar.gz")
+    shutil.copytree(os.path.join(ROOTS, "vm-nogpu"), tree, symlinks=True)
+    for i, d in enumerate(KMOD_DIRS):
+        os.makedirs(tree + d, exist_ok=True)
+        with open(os.path.join(tree + d, f"{i}-gather.conf"), "w") as f:
+            f.write(f"blacklist gathermod{i}\n")
+    run("--root", tree, "gather", "-o", arch, rc=0)
+    got = members(arch)
+    for i, d in enumerate(KMOD_DIRS):
+        name = f"root{d}/{i}-gather.conf"
+        check(got.get(name) == ("file", f"blacklist gathermod{i}\n".encode()),
+              f"modprobe-dirs: {d}/{i}-gather.conf is in the archive as it is in the tree ({got.get(name)})")
+    a = without_root(run("--root", tree, "facts", "--json", "modprobe", rc=0).stdout)
+    b = without_root(run("--root", arch, "facts", "--json", "modprobe", rc=0).stdout)
+    listed = (a["facts"].get("modprobe.blacklist") or {}).get("value") or ""
+    check(all(f"gathermod{i}" in listed for i in range(len(KMOD_DIRS))),
+          f"modprobe-dirs: the tree's blacklist has a module from each directory ({listed!r})")
+    check(a == b, "modprobe-dirs: the archive's modprobe facts differ from the tree's")
+    print("ok modprobe-dirs: each of the five directories gathered, facts equal")
+
+
+CASES = {"roundtrip": case_roundtrip, "nvlink5-bridge": case_nvlink5_bridge, "modprobe-dirs": case_modprobe_dirs, "manifest": case_manifest, "exclude": case_exclude, "deny": case_deny,
          "readonly": case_readonly, "anonymize": case_anonymize, "live": case_live, "kernel-links": case_kernel_links,
          "anonymize-scan": case_anonymize_scan,
          "report": case_report, "unlisted": case_unlisted, "mode": case_mode, "cleanup": case_cleanup}

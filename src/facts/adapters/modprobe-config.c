@@ -6,6 +6,7 @@
 #include <libkmod.h>
 
 #include "base/sandbox.h"
+#include "facts/readers/dropin-order.h"
 
 #define CONFIG_SRC "modprobe.d (libkmod)"
 
@@ -191,18 +192,19 @@ static void put_entries(struct sbuf *out, char kind, const struct modprobe_entri
 static int kmod_work(void *arg, const char *root_path, struct sbuf *out)
 {
         const char *release = arg;
-        /* modprobe.d(5) search path, highest priority first (kmod's default_config_paths) */
-        static const char *const dirs[] = {"/etc/modprobe.d", "/run/modprobe.d", "/usr/local/lib/modprobe.d",
-                                           "/usr/lib/modprobe.d", "/lib/modprobe.d"};
-        char *paths[ARRAY_SIZE(dirs) + 1] = {0};
-        for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
-                paths[i] = under(root_path, dirs[i]);
+        /* modprobe.d(5) search path, highest priority first, as libkmod has it (dropin-order.c) */
+        _cleanup_strv_ struct strv dirs = {0};
+        dropin_family_dirs(&dropin_modprobe, &dirs);
+        char **paths = xcalloc(dirs.n + 1, sizeof(*paths));
+        for (size_t i = 0; i < dirs.n; i++)
+                paths[i] = under(root_path, dirs.v[i]);
         /* Only the configuration is used: the module directory need not exist. */
         _cleanup_free_ char *moddir = xasprintf("/lib/modules/%s", release ? release : "unknown");
         _cleanup_free_ char *dirname = under(root_path, moddir);
         struct kmod_ctx *ctx = kmod_new_quiet(dirname, (const char *const *)paths);
-        for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+        for (size_t i = 0; i < dirs.n; i++)
                 free(paths[i]);
+        free(paths);
         if (!ctx) {
                 sbuf_add(out, "kmod_new failed");
                 return -ENOMEM;

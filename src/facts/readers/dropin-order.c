@@ -13,9 +13,14 @@
 
 /* systemd's configuration search path (systemd.syntax(7), conf-files.c): earlier directories take
  * precedence for a file name. /lib is kept for systems without the merged /usr (it is a link to
- * /usr/lib on merged ones; the name then simply appears twice and the first wins). kmod reads
- * modprobe.d from the same places (modprobe.d(5)), udev its rules (udev(7)). */
+ * /usr/lib on merged ones; the name then simply appears twice and the first wins). udev reads its
+ * rules from the same places (udev(7)). */
 static const char *const systemd_dirs[] = {"/etc", "/run", "/usr/local/lib", "/usr/lib", "/lib", NULL};
+/* libkmod's modprobe.d search path, highest precedence first (default_config_paths in
+ * libkmod/libkmod.c: SYSCONFDIR, /run, /usr/local/lib, DISTCONFDIR, /lib, each with /modprobe.d;
+ * the distributions build it with /etc and /usr/lib). The one list: the modprobe.d family, the
+ * libkmod context of modprobe-config.c and gather all take it from dropin_modprobe. */
+static const char *const kmod_dirs[] = {"/etc", "/run", "/usr/local/lib", "/usr/lib", "/lib", NULL};
 /* pam_limits reads limits.conf, then the glob limits.d/\*.conf in C collation (pam_limits(8)). */
 static const char *const security_dirs[] = {"/etc/security", NULL};
 
@@ -298,7 +303,7 @@ const struct dropin_family dropin_system_conf = {
         .skip_invalid = true,
 };
 const struct dropin_family dropin_modprobe = {
-        .name = "modprobe.d", .manual = "modprobe.d(5)", .subdir = "modprobe.d", .dirs = systemd_dirs,
+        .name = "modprobe.d", .manual = "modprobe.d(5)", .subdir = "modprobe.d", .dirs = kmod_dirs,
         .suffix = ".conf",
         .winner = "options add up, the last value of a parameter wins; the first install line for a module is "
                   "the one modprobe runs; blacklists add up",
@@ -319,6 +324,12 @@ const struct dropin_family *const dropin_families[] = {
         &dropin_sysctl,   &dropin_tmpfiles,     &dropin_limits, &dropin_system_conf,
         &dropin_modprobe, &dropin_modules_load, &dropin_udev,   NULL,
 };
+
+void dropin_family_dirs(const struct dropin_family *f, struct strv *ret)
+{
+        for (size_t d = 0; f->dirs[d]; d++)
+                strv_push(ret, xasprintf("%s/%s", f->dirs[d], f->subdir));
+}
 
 const struct dropin_family *dropin_family_of(const char *path)
 {

@@ -71,6 +71,10 @@ extern const struct dropin_family dropin_sysctl, dropin_tmpfiles, dropin_limits,
 /* Every family, NULL-terminated (the docs test walks it). */
 extern const struct dropin_family *const dropin_families[];
 
+/* The drop-in directories family F reads, highest precedence first ("/etc/modprobe.d", ...), appended
+ * to RET (the caller's to release with strv_done). */
+void dropin_family_dirs(const struct dropin_family *f, struct strv *ret);
+
 /* The family whose /etc directory (or main file) holds PATH, or NULL. */
 const struct dropin_family *dropin_family_of(const char *path);
 
