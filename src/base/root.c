@@ -741,6 +741,40 @@ int root_read_i64(struct root *r, const char *path, int64_t *ret)
         return rc < 0 ? rc : parse_i64(line, ret);
 }
 
+/* The path of a root_readf_* call: FMT and its arguments, formatted once (caller frees). */
+#define READF_PATH(fmt)                                                                                   \
+        ({                                                                                                \
+                va_list _ap;                                                                              \
+                va_start(_ap, fmt);                                                                       \
+                char *_p = xvasprintf(fmt, _ap);                                                          \
+                va_end(_ap);                                                                              \
+                _p;                                                                                       \
+        })
+
+int root_readf_line(struct root *r, char **ret, const char *fmt, ...)
+{
+        _cleanup_free_ char *path = READF_PATH(fmt);
+        return root_read_line(r, path, ret);
+}
+
+int root_readf_u64(struct root *r, uint64_t *ret, const char *fmt, ...)
+{
+        _cleanup_free_ char *path = READF_PATH(fmt);
+        return root_read_u64(r, path, ret);
+}
+
+int root_readf_i64(struct root *r, int64_t *ret, const char *fmt, ...)
+{
+        _cleanup_free_ char *path = READF_PATH(fmt);
+        return root_read_i64(r, path, ret);
+}
+
+int root_readf_str(struct root *r, const char **ret, const char *fmt, ...)
+{
+        _cleanup_free_ char *path = READF_PATH(fmt);
+        return root_read(r, path, ret, NULL);
+}
+
 char *root_read_active(struct root *r, const char *path)
 {
         _cleanup_free_ char *line = NULL;

@@ -95,6 +95,17 @@ int root_read_line(struct root *r, const char *path, char **ret);
 int root_read_u64(struct root *r, const char *path, uint64_t *ret);
 int root_read_i64(struct root *r, const char *path, int64_t *ret);
 
+/*
+ * The same with the path given printf-style (util-linux's ul_path_readf_*), for a value of one of
+ * many objects: root_readf_u64(r, &v, "/sys/devices/system/cpu/cpu%u/online", n). What a reader
+ * that names its path again (a fact's source) needs is the path itself: root_read_* then.
+ */
+int root_readf_line(struct root *r, char **ret, const char *fmt, ...) _printf_(3, 4);
+int root_readf_u64(struct root *r, uint64_t *ret, const char *fmt, ...) _printf_(3, 4);
+int root_readf_i64(struct root *r, int64_t *ret, const char *fmt, ...) _printf_(3, 4);
+/* The whole file as root_read gives it: cached, owned by the handle, NUL-terminated. */
+int root_readf_str(struct root *r, const char **ret, const char *fmt, ...) _printf_(3, 4);
+
 /* A sysfs value as the kernel means it: the bracketed word of a choice list ("always [madvise]
  * never" -> "madvise"), else the trimmed line. NULL when unreadable. Caller frees. */
 char *root_read_active(struct root *r, const char *path);

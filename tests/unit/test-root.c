@@ -327,4 +327,42 @@ END_TEST
 DEFINE_TEST(entries_of_one_directory_resolve_it_once,
             .description = "entries of one directory resolve it once", .root = "tmptree", .loop_end = 2);
 
+/* root_readf_*: the path formatted printf-style, then read as root_read_* reads it (the same
+ * cache: a file read by both is opened once). */
+START_TEST(readf_formats_the_path)
+{
+        make_tree();
+        tmptree_put("tree/sys/cpu7/online", "1\n", 0644);
+        tmptree_put("tree/sys/node-1/distance", "-12 \n", 0644);
+        tmptree_put("tree/sys/dev/0000:3b:00.0/class", "0x030200\n", 0644);
+        tmptree_put("tree/sys/empty", "\n", 0644);
+        struct root *r = open_root(_i);
+        uint64_t u = 0;
+        int64_t i = 0;
+        _cleanup_free_ char *line = NULL;
+        const char *str = NULL;
+        ck_assert_int_eq(root_readf_u64(r, &u, "/sys/cpu%u/online", 7u), 0);
+        ck_assert_uint_eq(u, 1);
+        ck_assert_int_eq(root_readf_i64(r, &i, "/sys/node-%d/%s", 1, "distance"), 0);
+        ck_assert_int_eq(i, -12);
+        ck_assert_int_eq(root_readf_u64(r, &u, "/sys/dev/%04x:%02x:%02x.%u/class", 0u, 0x3bu, 0u, 0u), 0);
+        ck_assert_uint_eq(u, 0x030200);
+        ck_assert_int_eq(root_readf_line(r, &line, "/sys/dev/%s/class", "0000:3b:00.0"), 0);
+        ck_assert_str_eq(line, "0x030200");
+        ck_assert_int_eq(root_readf_str(r, &str, "/sys/node-%d/distance", 1), 0);
+        ck_assert_str_eq(str, "-12 \n");
+        unsigned opened = root_files_opened(r);
+        ck_assert_int_eq(root_readf_i64(r, &i, "/sys/node-%d/distance", 1), 0);
+        ck_assert_uint_eq(root_files_opened(r), opened); /* cached as root_read caches */
+        /* the errors of root_read_*: absent, empty, not a number */
+        ck_assert_int_eq(root_readf_u64(r, &u, "/sys/cpu%u/online", 8u), -ENOENT);
+        ck_assert_int_eq(root_readf_line(r, &line, "/sys/%s", "empty"), -ENODATA);
+        ck_assert_int_eq(root_readf_u64(r, &u, "/etc/%s", "marker"), -EINVAL);
+        ck_assert_int_eq(root_readf_u64(r, &u, "/sys/node-%d/distance", 1), -ERANGE);
+        root_free(r);
+        tmptree_drop();
+}
+END_TEST
+DEFINE_TEST(readf_formats_the_path, .description = "readf formats the path", .root = "tmptree", .loop_end = 2);
+
 UNIT_MAIN(.name = "root")
