@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "base/ini-load.h"
 
+#include "base/trust.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <ini.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void diag_add(struct diags *d, const char *file, unsigned line, const char *fmt, ...)
@@ -124,4 +127,85 @@ int ini_load_file(const char *path, ini_key_fn fn, void *user, struct diags *d)
                 return rc;
         }
         return ini_load_buffer(path, data, len, fn, user, d);
+}
+
+/* PATH opened for ini_read_input: -EINVAL when it is not a regular file (read_user_file's code). */
+static int open_input(struct root *root, const char *path)
+{
+        int fd = root ? root_open_input(root, path) : open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+                return fd == -ENOTREG ? -EINVAL : root ? fd : -errno;
+        struct stat st;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                close(fd);
+                return -EINVAL;
+        }
+        return fd;
+}
+
+int ini_read_input(struct root *root, const char *path, const char *what, char **ret, size_t *ret_len,
+                   struct diags *d)
+{
+        _cleanup_close_ int fd = open_input(root, path);
+        int rc = fd < 0 ? fd : 0;
+        if (rc == 0) {
+                /* the messages name the file on this machine, as trust_problem's walk sees it */
+                _cleanup_free_ char *shown = root ? root_host_path(root, path) : xstrdup(path);
+                _cleanup_free_ char *why = trust_opened_problem(fd, shown);
+                if (why) {
+                        diag_add(d, path, 0,
+                                 "refused: %s; llmtune runs as root and takes rules and profiles only from files "
+                                 "that no other user can change (chmod go-w, or chown root)",
+                                 why);
+                        return -EPERM;
+                }
+                rc = read_fd_capped(fd, HOST_FILE_MAX, ret, ret_len);
+        }
+        if (rc < 0) {
+                _cleanup_free_ char *why = read_user_file_why(rc, HOST_FILE_MAX, what);
+                diag_add(d, path, 0, "cannot read: %s", why);
+        }
+        return rc;
+}
+
+/* The *.ini names of the host directory DIR, sorted. */
+static int host_list(const char *dir, struct strv *ret)
+{
+        _cleanup_closedir_ DIR *dp = opendir(dir);
+        if (!dp)
+                return -errno;
+        struct dirent *de;
+        while ((de = readdir(dp)))
+                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                        strv_add(ret, de->d_name);
+        strv_sort(ret);
+        return 0;
+}
+
+int ini_dir_load(struct root *root, const char *dir, const char *what, const char *skip, ini_file_fn fn, void *user,
+                 struct diags *d, size_t *ret_n)
+{
+        _cleanup_strv_ struct strv names = {0};
+        int rc = root ? root_list(root, dir, &names) : host_list(dir, &names);
+        if (ret_n)
+                *ret_n = 0;
+        if (rc < 0) {
+                if (!root_gone(rc))
+                        diag_add(d, dir, 0, "cannot list: %s", strerror(-rc));
+                return rc;
+        }
+        for (size_t i = 0; i < names.n; i++) {
+                if (!endswith(names.v[i], ".ini") || names.v[i][0] == '.')
+                        continue;
+                if (ret_n)
+                        (*ret_n)++;
+                _cleanup_free_ char *p = xasprintf("%s/%s", dir, names.v[i]);
+                if (skip && streq(p, skip))
+                        continue;
+                _cleanup_free_ char *data = NULL;
+                size_t len = 0;
+                if (ini_read_input(root, p, what, &data, &len, d) < 0 || fn(user, p, data, len, d) < 0)
+                        rc = -EINVAL;
+        }
+        return rc;
 }

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "base/root.h"
 #include "base/util.h"
 
 /* Diagnostics collected while loading: "file:line: message". */
@@ -25,3 +26,30 @@ int ini_load_buffer(const char *file, const char *data, size_t len, ini_key_fn f
 
 /* Read a host file (rules, profiles given by path) and parse it. */
 int ini_load_file(const char *path, ini_key_fn fn, void *user, struct diags *d);
+
+/*
+ * The rule, profile and configuration files llmtune takes as input (shipped, named on the command
+ * line, or the site's under the root), each read one way: opened once, without blocking (a FIFO is
+ * refused, not waited on), judged on that descriptor by the one trust policy (trust.h: only when
+ * llmtune runs as root), and what is read is the file judged, never a second open of its path; a
+ * regular file of HOST_FILE_MAX bytes at most. ROOT NULL: PATH is a host path; else a path under
+ * ROOT. 0 and *ret (the caller's); else -errno (-EPERM: refused, -EINVAL: not a regular file,
+ * -EFBIG: too large) and one diagnostic on PATH in D, WHAT naming the kind ("a profile").
+ */
+int ini_read_input(struct root *root, const char *path, const char *what, char **ret, size_t *ret_len,
+                   struct diags *d);
+
+/* One file of a directory, handed on by ini_dir_load: FILE as messages name it, its whole text.
+ * Returns < 0 when it did not load (its diagnostics in D). */
+typedef int (*ini_file_fn)(void *user, const char *file, const char *data, size_t len, struct diags *d);
+
+/*
+ * Each NAME.ini of DIR (hidden ones left out) in name order, read by ini_read_input and handed to
+ * FN; SKIP (may be NULL) is a path not to read (a file being replaced). The one error convention of
+ * the rule and profile directories: the files that load are loaded whatever the others do; -EINVAL
+ * when any did not (each said in D); -errno when DIR cannot be listed, said in D unless it is
+ * not there (root_gone: the caller decides whether that is an error). *ret_n (may be NULL): how
+ * many *.ini files DIR has.
+ */
+int ini_dir_load(struct root *root, const char *dir, const char *what, const char *skip, ini_file_fn fn, void *user,
+                 struct diags *d, size_t *ret_n);

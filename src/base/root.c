@@ -624,35 +624,59 @@ static int read_fd_apart(int fd, size_t size, char **ret, size_t *ret_len)
         return 0;
 }
 
-/* PATH's content into C. Opened without blocking and typed by fstat before anything is read: a
- * FIFO reads as empty or blocks, a device node is the host's device whatever tree it sits in;
- * neither is ever read as a file ("not a regular file"). read(2) of a directory fails with EISDIR
- * by itself. A file on a file system that may not answer is read apart; any other operation that
- * hangs is the guard's (deadline.h). */
-static void read_guarded(struct root *r, const char *key, struct cached *c)
+/* KEY opened for reading without blocking and typed by fstat before anything is read: a FIFO
+ * reads as empty or blocks, a device node is the host's device whatever tree it sits in; neither
+ * is ever read as a file (-ENOTREG, "not a regular file"); an entry an archive holds only by name
+ * gives the error reading it gave there. read(2) of a directory fails with EISDIR by itself.
+ * Returns the descriptor (*ST its fstat, st_mode 0 when unknown) or -errno. */
+static int open_for_read(struct root *r, const char *key, struct stat *st)
 {
-        _cleanup_close_ int fd = root_open(r, key, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
+        int fd = root_open(r, key, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
         int ue = fd >= 0 ? unread_err(r, fd) : 0;
         if (ue) {
                 close(fd);
                 fd = ue;
         }
-        struct stat st;
-        if (fd == -ENXIO && root_stat(r, key, &st, true) == 0 && S_ISSOCK(st.st_mode))
+        if (fd == -ENXIO && root_stat(r, key, st, true) == 0 && S_ISSOCK(st->st_mode))
                 fd = -ENOTREG; /* open(2) of a socket */
         if (fd < 0)
-                c->err = fd;
-        else {
-                r->opened++;
-                bool known = fstat(fd, &st) == 0;
-                size_t size = known && S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size : 0;
-                if (known && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
-                        c->err = -ENOTREG;
-                else if (known && S_ISREG(st.st_mode) && read_apart(r, fd, &st))
-                        c->err = read_fd_apart(fd, size, &c->data, &c->len);
-                else
-                        c->err = read_fd(fd, size, &c->data, &c->len);
+                return fd;
+        r->opened++;
+        if (fstat(fd, st) < 0)
+                st->st_mode = 0;
+        if (S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode) || S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)) {
+                close(fd);
+                return -ENOTREG;
         }
+        return fd;
+}
+
+int root_open_input(struct root *r, const char *path)
+{
+        _cleanup_free_ char *key = normalize(path);
+        struct stat st;
+        deadline_enter(key);
+        int fd = open_for_read(r, key, &st);
+        deadline_leave();
+        root_record(r, key, ROOT_REC_FILE, fd < 0 ? fd : 0);
+        return fd;
+}
+
+/* KEY's content into C (open_for_read). A file on a file system that may not answer is read
+ * apart; any other operation that hangs is the guard's (deadline.h). */
+static void read_guarded(struct root *r, const char *key, struct cached *c)
+{
+        struct stat st;
+        _cleanup_close_ int fd = open_for_read(r, key, &st);
+        if (fd < 0) {
+                c->err = fd;
+                return;
+        }
+        size_t size = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size : 0;
+        if (S_ISREG(st.st_mode) && read_apart(r, fd, &st))
+                c->err = read_fd_apart(fd, size, &c->data, &c->len);
+        else
+                c->err = read_fd(fd, size, &c->data, &c->len);
 }
 
 static void read_into(struct root *r, const char *key, struct cached *c)

@@ -78,6 +78,12 @@ int root_open(struct root *r, const char *path, int flags, mode_t mode);
  * refused rather than followed. Reads (sysfs is all links) keep using root_open. */
 int root_open_nolinks(struct root *r, const char *path, int flags, mode_t mode);
 
+/* PATH opened for reading as root_read opens it, for a reader that must judge the very file it
+ * reads (trust.h) before reading it: no FIFO, socket or device (-ENOTREG), and an archive's entry
+ * held only by name gives its error. Not cached; recorded as a read (gather packs it). Returns the
+ * descriptor or -errno. */
+int root_open_input(struct root *r, const char *path);
+
 /* Whole file, cached for the life of the handle (negative results too). *ret stays owned by the
  * handle and is NUL-terminated; embedded NULs are kept in *ret_len. Returns 0 or -errno. */
 int root_read(struct root *r, const char *path, const char **ret, size_t *ret_len);

@@ -98,15 +98,37 @@ static char *judge_components(const char *real, bool same, const int *fds, const
         return why;
 }
 
-char *trust_problem(const char *path)
+/* The path the open descriptor FD names now (the kernel's /proc/self/fd link): what its
+ * directories are judged by. NULL with errno when it cannot be told. */
+static char *fd_path(int fd)
+{
+        char link[64], buf[PATH_MAX];
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, buf, sizeof(buf) - 1);
+        if (n < 0)
+                return NULL;
+        buf[n] = '\0';
+        if (buf[0] != '/') { /* "anon_inode:...", a pipe: no file of a directory */
+                errno = ENOENT;
+                return NULL;
+        }
+        return xstrdup(buf);
+}
+
+/* Is the descriptor A the same file as B? */
+static bool same_file(int a, int b)
+{
+        struct stat sa, sb;
+        return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+char *trust_opened_problem(int fd, const char *shown)
 {
         if (geteuid() != 0)
                 return NULL;
-        char real[PATH_MAX];
-        /* Missing: the loader reports it. Any other failure to check (a path over PATH_MAX, a
-         * directory that cannot be searched) is a refusal, never "no problem". */
-        if (!realpath(path, real))
-                return errno == ENOENT ? NULL : cannot_check(path, errno);
+        _cleanup_free_ char *real = fd_path(fd);
+        if (!real)
+                return cannot_check(shown, errno);
         size_t slots = 2;
         for (const char *p = real; *p; p++)
                 slots += *p == '/';
@@ -114,22 +136,25 @@ char *trust_problem(const char *path)
         _cleanup_free_ size_t *ends = xcalloc(slots, sizeof(*ends));
         size_t n = 0;
         int rc = open_components(real, fds, ends, &n);
-        char *why = rc == -ENOENT ? NULL
-                    : rc < 0      ? cannot_check(n ? real : "/", -rc)
-                                  : judge_components(real, streq(real, path), fds, ends, n);
+        /* What the walk reached must be the file that is open: a file moved, replaced or unlinked
+         * (" (deleted)") since it was opened is not judged by the directories of another. */
+        if (rc == 0 && !same_file(fds[n], fd))
+                rc = -ESTALE;
+        char *why = rc < 0 ? cannot_check(rc == -ESTALE ? shown : n ? real : "/", -rc)
+                           : judge_components(real, streq(real, shown), fds, ends, n);
         for (size_t k = 0; k <= n && fds[k] >= 0; k++)
                 close(fds[k]);
         return why;
 }
 
-int trust_check_file(const char *path, struct diags *d)
+char *trust_problem(const char *path)
 {
-        _cleanup_free_ char *why = trust_problem(path);
-        if (!why)
-                return 0;
-        diag_add(d, path, 0,
-                 "refused: %s; llmtune runs as root and takes rules and profiles only from files that no other "
-                 "user can change (chmod go-w, or chown root)",
-                 why);
-        return -EPERM;
+        if (geteuid() != 0)
+                return NULL;
+        _cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
+        /* Missing: the loader reports it. Any other failure to check (a path over PATH_MAX, a
+         * directory that cannot be searched) is a refusal, never "no problem". */
+        if (fd < 0)
+                return errno == ENOENT ? NULL : cannot_check(path, errno);
+        return trust_opened_problem(fd, path);
 }

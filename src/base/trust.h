@@ -22,7 +22,7 @@
  */
 #pragma once
 
-#include "base/ini-load.h"
+#include "base/util.h"
 
 /* NULL when the file or directory open at FD may be taken as input, else why not, NAME (how the
  * message names it: "the file itself", "its directory /etc", a path) as its subject: "NAME is owned
@@ -30,11 +30,14 @@
  * 0666)", "NAME is writable by group 10 (mode 0664)". Caller frees. */
 char *trust_fd_problem(int fd, const char *name);
 
-/* 0 when PATH (a host path) may be used; else a diagnostic naming the file is added to D and
- * -EPERM returned. Checked only when llmtune runs as root. */
-int trust_check_file(const char *path, struct diags *d);
+/* NULL when the file open at FD (any open mode, O_PATH too) may be taken as input, else why not;
+ * checked only when llmtune runs as root. The file is judged on FD, and the directories from it up
+ * to "/" on the path FD names now (/proc/self/fd), each opened one component at a time without
+ * following links: a walk that does not reach FD's file again (it was moved or replaced meanwhile)
+ * is a refusal. SHOWN is the path the messages give: "the file itself" when FD is reached by it
+ * without a link, else "the file REAL". Caller frees. */
+char *trust_opened_problem(int fd, const char *shown);
 
-/* The check of trust_check_file without diagnostics: NULL when trusted, else why not (caller
- * frees). The file (symbolic links resolved) and every directory from it up to "/" are opened one
- * component at a time without following links, and each is judged on its descriptor. */
+/* The same for PATH (a host path; symbolic links followed): NULL as well when it does not exist
+ * (the loader says so). */
 char *trust_problem(const char *path);

@@ -283,14 +283,8 @@ char *read_user_file_error(const char *path, int rc, size_t max, const char *wha
         return xasprintf("%s: %s", path, why);
 }
 
-int read_user_file(const char *path, size_t max, char **ret, size_t *ret_len)
+int read_fd_capped(int fd, size_t max, char **ret, size_t *ret_len)
 {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-        if (fd < 0)
-                return -errno;
-        struct stat st;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-                return -EINVAL;
         size_t cap = 65536, len = 0;
         _cleanup_free_ char *buf = xmalloc(cap + 1);
         for (;;) {
@@ -315,4 +309,15 @@ int read_user_file(const char *path, size_t max, char **ret, size_t *ret_len)
         *ret = TAKE_PTR(buf);
         *ret_len = len;
         return 0;
+}
+
+int read_user_file(const char *path, size_t max, char **ret, size_t *ret_len)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        struct stat st;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return -EINVAL;
+        return read_fd_capped(fd, max, ret, ret_len);
 }

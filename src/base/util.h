@@ -166,6 +166,10 @@ void line_iter_done(struct line_iter *it);
  * *ret (NUL-terminated) is the caller's. */
 int read_user_file(const char *path, size_t max, char **ret, size_t *ret_len);
 
+/* What is left to read of FD, whatever kind of file it is (a pipe too), as read_user_file reads:
+ * -EFBIG past MAX bytes, else 0 and *ret (NUL-terminated, the caller's). */
+int read_fd_capped(int fd, size_t max, char **ret, size_t *ret_len);
+
 /* read_user_file()'s error RC said for PATH: "PATH: not a regular file", "PATH: larger than N MiB:
  * not WHAT" (WHAT: "an audit file"), or "PATH: " + strerror. The caller frees it. */
 char *read_user_file_error(const char *path, int rc, size_t max, const char *what);

@@ -15,23 +15,7 @@ static int read_host_file(const char *path, char **ret, size_t *ret_len)
 {
         if (!streq(path, "-"))
                 return read_user_file(path, HOST_FILE_MAX, ret, ret_len);
-        struct sbuf b = {0};
-        char buf[8192];
-        size_t n, total = 0;
-        while ((n = fread(buf, 1, sizeof(buf), stdin)) > 0) {
-                total += n;
-                if (total > HOST_FILE_MAX)
-                        break;
-                sbuf_addn(&b, buf, n);
-        }
-        int rc = ferror(stdin) ? -EIO : total > HOST_FILE_MAX ? -EFBIG : 0;
-        *ret_len = b.len;
-        *ret = b.s ? sbuf_steal(&b) : xstrdup("");
-        if (rc < 0) {
-                free(*ret);
-                *ret = NULL;
-        }
-        return rc;
+        return read_fd_capped(STDIN_FILENO, HOST_FILE_MAX, ret, ret_len);
 }
 
 static size_t lint_print(const struct nccl_catalog *c, const char *label, const char *data, size_t len)

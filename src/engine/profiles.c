@@ -277,25 +277,11 @@ static int load_one(struct profile_lib *lib, const char *file, const char *data,
         return 0;
 }
 
-/* PATH read whole, as every file llmtune is handed (read_user_file: a regular file, HOST_FILE_MAX at
- * most); why not in D. */
-static int read_profile(const char *path, char **data, size_t *len, struct diags *d)
-{
-        int rc = read_user_file(path, HOST_FILE_MAX, data, len);
-        if (rc < 0) {
-                _cleanup_free_ char *why = read_user_file_why(rc, HOST_FILE_MAX, "a profile");
-                diag_add(d, path, 0, "cannot read: %s", why);
-        }
-        return rc;
-}
-
 int profiles_load_file(struct profile_lib *lib, const char *path, struct diags *d)
 {
-        if (trust_check_file(path, d) < 0) /* running as root: no file another user could edit */
-                return -EPERM;
         _cleanup_free_ char *data = NULL;
         size_t len = 0;
-        int rc = read_profile(path, &data, &len, d);
+        int rc = ini_read_input(NULL, path, "a profile", &data, &len, d);
         return rc < 0 ? rc : profiles_load_buffer(lib, path, data, len, d);
 }
 
@@ -304,71 +290,32 @@ int profiles_load_buffer(struct profile_lib *lib, const char *name, const char *
         return load_one(lib, name, data, len, true, d);
 }
 
-static struct strv ini_names(const char *dir)
+static int load_shipped(void *lib, const char *file, const char *data, size_t len, struct diags *d)
 {
-        struct strv names = {0};
-        DIR *dp = opendir(dir);
-        if (!dp)
-                return names;
-        struct dirent *de;
-        while ((de = readdir(dp)))
-                if (endswith(de->d_name, ".ini") && de->d_name[0] != '.')
-                        strv_add(&names, de->d_name);
-        closedir(dp);
-        strv_sort(&names);
-        return names;
+        return load_one(lib, file, data, len, false, d);
+}
+
+static int load_site(void *lib, const char *file, const char *data, size_t len, struct diags *d)
+{
+        return load_one(lib, file, data, len, true, d);
 }
 
 int profiles_load(struct profile_lib *lib, const char *shipped_dir, struct root *root, struct diags *d)
 {
-        int rc = 0;
-        struct strv names = ini_names(shipped_dir);
-        if (names.n == 0) {
+        size_t n = 0;
+        int rc = ini_dir_load(NULL, shipped_dir, "a profile", NULL, load_shipped, lib, d, &n);
+        if (n == 0 && (rc == 0 || root_gone(rc))) {
                 diag_add(d, shipped_dir, 0, "no profiles found");
                 rc = -ENOENT;
-        }
-        for (size_t i = 0; i < names.n; i++) {
-                _cleanup_free_ char *p = xasprintf("%s/%s", shipped_dir, names.v[i]);
-                _cleanup_free_ char *data = NULL;
-                size_t len = 0;
-                if (trust_check_file(p, d) < 0 || read_profile(p, &data, &len, d) < 0 ||
-                    load_one(lib, p, data, len, false, d) < 0)
-                        rc = -EINVAL;
-        }
-        strv_done(&names);
+        } else if (rc < 0)
+                rc = -EINVAL;
         if (!root)
                 return rc;
-        /* Site profiles are part of the machine: read them through the root handle. */
-        struct strv site = {0};
-        int lrc = root_list(root, PROFILES_SITE_DIR, &site);
-        if (lrc < 0 && !root_gone(lrc)) {
-                /* a site profile there may be the one asked for, or replace a shipped one */
-                diag_add(d, PROFILES_SITE_DIR, 0, "cannot list: %s", strerror(-lrc));
+        /* Site profiles are part of the machine: read them through the root handle. A site profile
+         * that cannot be read may be the one asked for, or replace a shipped one: an error. */
+        int src = ini_dir_load(root, PROFILES_SITE_DIR, "a profile", lib->overlay_path, load_site, lib, d, NULL);
+        if (src < 0 && !root_gone(src))
                 rc = -EINVAL;
-        }
-        for (size_t i = 0; i < site.n; i++) {
-                if (!endswith(site.v[i], ".ini") || site.v[i][0] == '.')
-                        continue;
-                _cleanup_free_ char *p = xasprintf(PROFILES_SITE_DIR "/%s", site.v[i]);
-                if (lib->overlay_path && streq(p, lib->overlay_path))
-                        continue;
-                const char *data;
-                size_t len;
-                _cleanup_free_ char *host = root_host_path(root, p);
-                if (trust_check_file(host, d) < 0) {
-                        rc = -EINVAL;
-                        continue;
-                }
-                int r = root_read(root, p, &data, &len);
-                if (r < 0) {
-                        diag_add(d, p, 0, "cannot read: %s", strerror(-r));
-                        rc = -EINVAL;
-                        continue;
-                }
-                if (load_one(lib, p, data, len, true, d) < 0)
-                        rc = -EINVAL;
-        }
-        strv_done(&site);
         if (lib->overlay_path && load_one(lib, lib->overlay_path, lib->overlay_text, strlen(lib->overlay_text), true, d) < 0)
                 rc = -EINVAL;
         return rc;

@@ -117,7 +117,7 @@ static void add_expr(struct loader *l, struct expr **v, size_t *n, const char *v
         (*v)[(*n)++] = e;
 }
 
-static bool valid_id(const char *s)
+bool rule_id_valid(const char *s)
 {
         if (!*s)
                 return false;
@@ -177,7 +177,7 @@ static void on_key(void *user, const char *section, unsigned section_line, const
                 diag_add(l->d, l->file, line, "key '%s' outside a [rule-id] section", key);
                 return;
         }
-        if (!valid_id(section)) {
+        if (!rule_id_valid(section)) {
                 diag_add(l->d, l->file, section_line, "rule id '%s': use lowercase letters, digits and '-'", section);
                 return;
         }
@@ -187,7 +187,7 @@ static void on_key(void *user, const char *section, unsigned section_line, const
         else if (streq(key, "area")) {
                 /* Areas are data: any name a rule gives (audit groups rules by it, in the order the
                  * areas first appear); only its spelling is checked, as it becomes a metric label. */
-                if (!valid_id(value))
+                if (!rule_id_valid(value))
                         diag_add(l->d, l->file, line, "area '%s': use lowercase letters, digits and '-'", value);
                 set_once(l, &r->area, key, value, line);
         } else if (streq(key, "severity"))
@@ -255,13 +255,10 @@ static void validate(struct loader *l)
 
 int rules_load_file(struct ruleset *rs, const char *path, struct diags *d)
 {
-        struct loader l = {.rs = rs, .d = d, .file = path, .first = rs->n};
-        size_t before = d->msgs.n;
-        if (trust_check_file(path, d) < 0) /* running as root: no file another user could edit */
-                return -EPERM;
-        ini_load_file(path, on_key, &l, d);
-        validate(&l);
-        return d->msgs.n > before ? -EINVAL : 0;
+        _cleanup_free_ char *data = NULL;
+        size_t len = 0;
+        int rc = ini_read_input(NULL, path, "a rule file", &data, &len, d);
+        return rc < 0 ? rc : rules_load_buffer(rs, path, data, len, d);
 }
 
 int rules_load_buffer(struct ruleset *rs, const char *name, const char *data, size_t len, struct diags *d)
@@ -273,65 +270,24 @@ int rules_load_buffer(struct ruleset *rs, const char *name, const char *data, si
         return d->msgs.n > before ? -EINVAL : 0;
 }
 
+static int load_one(void *rs, const char *file, const char *data, size_t len, struct diags *d)
+{
+        return rules_load_buffer(rs, file, data, len, d);
+}
+
 int rules_load_dir(struct ruleset *rs, const char *dir, struct diags *d)
 {
-        DIR *dp = opendir(dir);
-        if (!dp) {
-                diag_add(d, dir, 0, "cannot open rules directory: %s", strerror(errno));
-                return -errno;
-        }
-        struct strv names = {0};
-        struct dirent *de;
-        while ((de = readdir(dp)))
-                if (endswith(de->d_name, ".ini") && de->d_name[0] != '.')
-                        strv_add(&names, de->d_name);
-        closedir(dp);
-        strv_sort(&names);
-        int rc = 0;
-        for (size_t i = 0; i < names.n; i++) {
-                _cleanup_free_ char *p = xasprintf("%s/%s", dir, names.v[i]);
-                if (rules_load_file(rs, p, d) < 0)
-                        rc = -EINVAL;
-        }
-        strv_done(&names);
+        int rc = ini_dir_load(NULL, dir, "a rule file", NULL, load_one, rs, d, NULL);
+        if (root_gone(rc))
+                diag_add(d, dir, 0, "cannot open rules directory: %s", strerror(-rc));
         return rc;
 }
 
 int rules_load_site(struct ruleset *rs, struct root *root, struct diags *d)
 {
-        struct strv names = {0};
-        int r = root_list(root, RULES_SITE_DIR, &names);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0) {
-                diag_add(d, RULES_SITE_DIR, 0, "cannot list: %s", strerror(-r));
-                return r;
-        }
-        strv_sort(&names);
-        int rc = 0;
-        for (size_t i = 0; i < names.n; i++) {
-                if (!endswith(names.v[i], ".ini") || names.v[i][0] == '.')
-                        continue;
-                _cleanup_free_ char *p = xasprintf(RULES_SITE_DIR "/%s", names.v[i]);
-                _cleanup_free_ char *host = root_host_path(root, p);
-                /* running as root: no rule another user could edit (as for profiles.d) */
-                if (trust_check_file(host, d) < 0) {
-                        rc = -EPERM;
-                        continue;
-                }
-                const char *data;
-                size_t len;
-                r = root_read(root, p, &data, &len);
-                if (r < 0) {
-                        diag_add(d, p, 0, "cannot read: %s", strerror(-r));
-                        rc = -EINVAL;
-                        continue;
-                }
-                if (rules_load_buffer(rs, p, data, len, d) < 0)
-                        rc = -EINVAL;
-        }
-        strv_done(&names);
-        return rc;
+        /* no rules.d: nothing to load, no error */
+        int rc = ini_dir_load(root, RULES_SITE_DIR, "a rule file", NULL, load_one, rs, d, NULL);
+        return root_gone(rc) ? 0 : rc;
 }
 
 void rule_params(const struct rule *r, struct strv *ret)

@@ -67,3 +67,7 @@ int severity_parse(const char *s, enum severity *ret);
 void rule_params(const struct rule *r, struct strv *ret);
 /* Raw value of remedy parameter KEY, or NULL. */
 const char *rule_remedy_param(const struct rule *r, const char *key);
+
+/* The grammar of a rule id (a rule's section name, and what a profile, an ack or a consistency rule
+ * names it by): one or more lowercase letters, digits and '-'. */
+bool rule_id_valid(const char *s);

@@ -14,6 +14,7 @@
 #include "facts/facts.h"
 #include "base/json-doc.h"
 #include "facts/json-out.h"
+#include "engine/rules.h"
 
 /* Largest input file: a facts --json of a 384-CPU machine is well under 2 MiB. */
 #define CONS_FILE_MAX (64u << 20)
@@ -27,16 +28,6 @@ struct loader {
         const char *file;
         struct diags *d;
 };
-
-static bool valid_id(const char *s)
-{
-        if (!*s)
-                return false;
-        for (; *s; s++)
-                if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-'))
-                        return false;
-        return true;
-}
 
 static void split_patterns(struct strv *l, const char *value)
 {
@@ -59,7 +50,7 @@ static void on_key(void *user, const char *section, unsigned section_line, const
                 diag_add(l->d, l->file, line, "key '%s' outside a [check-id] section", key);
                 return;
         }
-        if (!valid_id(section)) {
+        if (!rule_id_valid(section)) {
                 diag_add(l->d, l->file, section_line, "check id '%s': use lowercase letters, digits and '-'", section);
                 return;
         }

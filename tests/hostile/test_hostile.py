@@ -208,7 +208,7 @@ def profiles(c):
         put(c.tmp, 'lint.ini', data)
         c.run(f'a profile file of {kind}', os.path.join(c.roots, ROOT), ['lint', os.path.join(c.tmp, 'lint.ini')], (1,) if want == (1,) else (0,))
     sparse(r, os.path.join(site, 'x.ini'))
-    c.run('a gigabyte site profile', r, ['audit', '--profile', 'base'], (1,), say='too large')
+    c.run('a gigabyte site profile', r, ['audit', '--profile', 'base'], (1,), say='larger than 1 MiB: not a profile')
     shutil.rmtree(r)
 
 

@@ -791,7 +791,7 @@ START_TEST(dsl_site_rules)
         int rc = rules_load_site(&rs, root, &d);
         dump(&d);
         if (geteuid() == 0) {
-                ck_assert_int_eq(rc, -EPERM);
+                ck_assert_int_eq(rc, -EINVAL); /* a file that did not load, whatever the reason (ini_dir_load) */
                 ck_assert(has_msg(&d, "30-open.ini: refused: the file itself is writable by every user"));
                 ck_assert_uint_eq(rs.n, 1);
         } else
@@ -808,6 +808,64 @@ START_TEST(dsl_site_rules)
 }
 END_TEST
 DEFINE_TEST(dsl_site_rules, .description = "dsl site rules", .root = "tmptree");
+
+/*
+ * A site rule or profile is judged on the file that is read, and read with the one cap: (1) a link
+ * in rules.d to an absolute path is followed inside the root by the read, so the trust check must
+ * follow it there too (it judged the host path the link names, which here does not exist, and
+ * passed a world-writable file in the tree); (2) a site file over HOST_FILE_MAX is refused by name
+ * as a shipped one is (the root's 8 MiB read cap let it through).
+ */
+START_TEST(site_files_judged_as_read)
+{
+        if (geteuid() != 0)
+                return; /* not root: rule and profile files are not checked (trust.h) */
+        _cleanup_free_ char *target = xasprintf("/llmtune-site-%d/open.ini", (int)getpid());
+        _cleanup_free_ char *in_tree = xasprintf("root%s", target);
+        tmptree_put(in_tree, sev_rules, 0666);
+        tmptree_link("root/etc/llmtune/rules.d/10-link.ini", target);
+        ck_assert_int_ne(access(target, F_OK), 0); /* no such file on the host */
+        char *rootdir = xasprintf("%s/root", tmptree_path());
+        struct root *root;
+        ck_assert_int_eq(root_new(rootdir, &root), 0);
+        struct ruleset rs = {0};
+        struct diags d = {0};
+        ck_assert_int_eq(rules_load_site(&rs, root, &d), -EINVAL);
+        dump(&d);
+        ck_assert_uint_eq(rs.n, 0);
+        ck_assert_msg(has_msg(&d, "10-link.ini: refused: the file ") && has_msg(&d, "open.ini is writable by every user"),
+                      "the linked world-writable rule file is refused");
+        strv_done(&d.msgs);
+        root_free(root);
+
+        ck_assert_int_eq(chmod(rootdir, 0755), 0);
+        size_t n = HOST_FILE_MAX + 16;
+        _cleanup_free_ char *big = xmalloc(n);
+        memset(big, '#', n);
+        memcpy(big, "[profile]\nname = big\n", strlen("[profile]\nname = big\n"));
+        for (size_t i = 64; i < n; i += 64)
+                big[i] = '\n';
+        tmptree_write("root/etc/llmtune/profiles.d/big.ini", big, n);
+        tmptree_put("shipped/base.ini", "[profile]\nname = base\n", 0644);
+        _cleanup_free_ char *pdir = xasprintf("%s/shipped", tmptree_path());
+        ck_assert_int_eq(root_new(rootdir, &root), 0);
+        struct profile_lib lib = {0};
+        ck_assert_int_eq(profiles_load(&lib, pdir, root, &d), -EINVAL);
+        dump(&d);
+        ck_assert_msg(has_msg(&d, "/etc/llmtune/profiles.d/big.ini: cannot read: larger than 1 MiB: not a profile"),
+                      "the big site profile is refused by name");
+        ck_assert_uint_eq(lib.n, 1);
+        ck_assert_str_eq(lib.v[0].name, "base");
+        strv_done(&d.msgs);
+        profiles_done(&lib);
+        rules_done(&rs);
+        root_free(root);
+        free(rootdir);
+}
+END_TEST
+DEFINE_TEST(site_files_judged_as_read,
+            .description = "a site rule or profile is judged on the file read (a link followed inside the root) and capped as a shipped one",
+            .root = "tmptree", .timeout = 60);
 
 START_TEST(dsl_long_values)
 {
