@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -323,6 +324,23 @@ static bool hex_field(const char **p, size_t min, size_t max, char sep, unsigned
                 return false;
         *p += n + (sep ? 1 : 0);
         *ret = v;
+        return true;
+}
+
+bool parse_name_index(const char *name, const char *prefix, unsigned *ret)
+{
+        if (!startswith(name, prefix))
+                return false;
+        const char *d = name + strlen(prefix);
+        size_t n = strspn(d, "0123456789");
+        if (n == 0 || d[n] || (d[0] == '0' && n > 1) || n > 10)
+                return false;
+        uint64_t v = 0;
+        for (size_t k = 0; k < n; k++)
+                v = v * 10 + (uint64_t)(d[k] - '0');
+        if (v > UINT_MAX)
+                return false;
+        *ret = (unsigned)v;
         return true;
 }
 

@@ -40,6 +40,11 @@ int parse_size(const char *s, uint64_t base, uint64_t *ret);
 /* A PCI function's address as the kernel names it under /sys/bus/pci/devices: "DDDD:BB:DD.F",
  * hexadecimal digits only (no sign, no 0x, no white space), a domain of 4 to 8 digits (Intel VMD's
  * 10000), device below 32, function below 8. NVML's "00000000:18:00.0" is one. */
+/* NAME is PREFIX and an index as the kernel names its objects ("cpu12", "node1", "policy0"): decimal
+ * digits only, no sign, space or leading zero (the kernel prints them with %d/%u), fitting an
+ * unsigned int. */
+bool parse_name_index(const char *name, const char *prefix, unsigned *ret);
+
 struct pci_addr {
         unsigned dom, bus, dev, fn;
 };

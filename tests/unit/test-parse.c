@@ -295,4 +295,18 @@ START_TEST(pci_addresses)
 END_TEST
 DEFINE_TEST(pci_addresses, .description = "PCI addresses: the kernel's form only, compared in enumeration order", .root = "none");
 
+START_TEST(name_indexes)
+{
+        unsigned n = 99;
+        ck_assert(parse_name_index("cpu0", "cpu", &n) && n == 0);
+        ck_assert(parse_name_index("node12", "node", &n) && n == 12);
+        ck_assert(parse_name_index("policy4294967295", "policy", &n) && n == 4294967295u);
+        static const char *const bad[] = {"cpu",     "cpu-1",  "cpu+1",  "cpu 1",        "cpu01",
+                                          "cpu1 ",   "cpu1x",  "cpufreq", "cpu4294967296", "node1", "cpu99999999999"};
+        for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+                ck_assert_msg(!parse_name_index(bad[i], "cpu", &n), "'%s' is not a cpu", bad[i]);
+}
+END_TEST
+DEFINE_TEST(name_indexes, .description = "object names as the kernel prints them: PREFIX and digits only", .root = "none");
+
 UNIT_MAIN(.name = "parse")

@@ -126,6 +126,28 @@ DEFINE_TEST(numa_balancing_last_occurrence,
             .description = "numa_balancing= on the command line twice: the last occurrence is the kernel default",
             .root = "tmptree");
 
+/* A NUMA node is a directory the kernel names "node%d": "node01", "node-1", "node+1" or "node 1" in
+ * a tree are not nodes (sscanf's %u took each, as node 1 again or as node 4294967295). */
+START_TEST(numa_node_names_as_the_kernel_prints_them)
+{
+        tmptree_new("system");
+        puts_("sys/devices/system/node/node0/cpulist", "0-3\n");
+        puts_("sys/devices/system/node/node1/cpulist", "4-7\n");
+        static const char *const not_nodes[] = {"node01", "node-1", "node+1", "node 1"};
+        for (size_t i = 0; i < ARRAY_SIZE(not_nodes); i++) {
+                _cleanup_free_ char *p = xasprintf("sys/devices/system/node/%s/cpulist", not_nodes[i]);
+                puts_(p, "8-9\n");
+        }
+        struct facts *f = open_facts(NULL);
+        eq(f, "numa.nodes", "2");
+        eq(f, "numa.node_list", "0-1");
+        close_facts(f);
+        tmptree_drop();
+}
+END_TEST
+DEFINE_TEST(numa_node_names_as_the_kernel_prints_them,
+            .description = "NUMA node directories: node and digits only, as the kernel names them", .root = "tmptree");
+
 START_TEST(swap_garbage)
 {
         tmptree_new("system");

@@ -399,8 +399,8 @@ static long get_processes(const struct nvml *L, const struct nvgpu_out *o, nvmlD
                 return fail(L, o, field, fn, rc), -1;
         }
         for (unsigned i = 0; list && i < n; i++) {
-                _cleanup_free_ char *path = xasprintf("/proc/%u/comm", v[i].pid), *comm = NULL;
-                if (root_read_line(facts_root(o->f), path, &comm) < 0)
+                _cleanup_free_ char *comm = NULL;
+                if (root_readf_line(facts_root(o->f), &comm, "/proc/%u/comm", v[i].pid) < 0)
                         comm = xstrdup("?");
                 sbuf_addf(list, "%s%u %s %llu MiB", list->len ? ", " : "", v[i].pid, comm,
                           v[i].usedGpuMemory >> 20);

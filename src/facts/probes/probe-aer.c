@@ -31,9 +31,8 @@ static bool is_bdf(const char *s)
 
 static const char *role_of(struct root *r, const char *addr, int *err)
 {
-        _cleanup_free_ char *p = xasprintf(PCI_DEVS "/%s/class", addr);
         uint64_t cls;
-        int rc = root_read_u64(r, p, &cls);
+        int rc = root_readf_u64(r, &cls, PCI_DEVS "/%s/class", addr);
         if (rc < 0 && !root_gone(rc))
                 *err = rc; /* it may be a GPU, NIC or NVMe drive */
         if (rc < 0)

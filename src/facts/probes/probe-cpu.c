@@ -256,8 +256,7 @@ static void stage_policies(struct facts *f, struct cpu_state *s)
         if (lrc == 0)
                 for (size_t i = 0; i < names.n; i++) {
                         unsigned id;
-                        char tail;
-                        if (sscanf(names.v[i], "policy%u%c", &id, &tail) != 1)
+                        if (!parse_name_index(names.v[i], "policy", &id))
                                 continue;
                         _cleanup_free_ char *dir = xasprintf(CPU_DIR "/cpufreq/%s", names.v[i]);
                         if (add_policy(f, s, dir, id, &driver))

@@ -346,9 +346,8 @@ static int ib_functions_on_pci(struct root *r, char **ret)
                 return 0;
         int n = 0;
         for (size_t i = 0; i < names.n; i++) {
-                _cleanup_free_ char *p = xasprintf("/sys/bus/pci/devices/%s/class", names.v[i]);
                 uint64_t cls;
-                if (root_read_u64(r, p, &cls) < 0 || (cls >> 8) != 0x0207)
+                if (root_readf_u64(r, &cls, "/sys/bus/pci/devices/%s/class", names.v[i]) < 0 || (cls >> 8) != 0x0207)
                         continue;
                 if (n++ == 0)
                         *ret = xstrdup(names.v[i]);

@@ -139,8 +139,7 @@ static int numa_run(struct facts *f)
         size_t n = 0;
         for (size_t i = 0; i < names.n; i++) {
                 unsigned id;
-                char tail;
-                if (sscanf(names.v[i], "node%u%c", &id, &tail) == 1)
+                if (parse_name_index(names.v[i], "node", &id))
                         ids[n++] = id;
         }
         for (size_t i = 1; i < n; i++)

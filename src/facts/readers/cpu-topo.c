@@ -50,12 +50,10 @@ static int load_online(struct root *r, struct cpu_topo *t)
         t->cpus = xcalloc(names.n + 1, sizeof(*t->cpus));
         for (size_t i = 0; i < names.n; i++) {
                 unsigned c;
-                char tail;
-                if (sscanf(names.v[i], "cpu%u%c", &c, &tail) != 1)
+                if (!parse_name_index(names.v[i], "cpu", &c))
                         continue;
-                _cleanup_free_ char *p = xasprintf(CPU_DIR "/cpu%u/online", c);
                 _cleanup_free_ char *on = NULL;
-                rc = root_read_line(r, p, &on);
+                rc = root_readf_line(r, &on, CPU_DIR "/cpu%u/online", c);
                 if (rc < 0 && !root_gone(rc)) {
                         /* whether that CPU is online is unknown (no file: cpu0, always online) */
                         strv_done(&names);
@@ -74,8 +72,7 @@ static int load_online(struct root *r, struct cpu_topo *t)
 
 static bool read_i64(struct root *r, unsigned cpu, const char *file, int64_t *ret)
 {
-        _cleanup_free_ char *p = xasprintf(CPU_DIR "/cpu%u/topology/%s", cpu, file);
-        return root_read_i64(r, p, ret) == 0;
+        return root_readf_i64(r, ret, CPU_DIR "/cpu%u/topology/%s", cpu, file) == 0;
 }
 
 /* The lowest online CPU of the sibling list of CPU (core_cpus_list, then thread_siblings_list);
@@ -84,10 +81,9 @@ static int64_t sibling_key(struct root *r, const struct cpu_topo *t, unsigned cp
 {
         static const char *const files[] = {"core_cpus_list", "thread_siblings_list"};
         for (size_t k = 0; k < ARRAY_SIZE(files); k++) {
-                _cleanup_free_ char *p = xasprintf(CPU_DIR "/cpu%u/topology/%s", cpu, files[k]);
                 _cleanup_free_ char *line = NULL;
                 _cleanup_free_ unsigned *sib = NULL;
-                if (root_read_line(r, p, &line) < 0)
+                if (root_readf_line(r, &line, CPU_DIR "/cpu%u/topology/%s", cpu, files[k]) < 0)
                         continue;
                 int n = parse_cpulist(line, &sib);
                 if (n <= 0)
