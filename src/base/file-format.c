@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/parse.h"
 #include "base/util.h"
 
 #define ALNUM "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
@@ -185,15 +186,12 @@ static const char *systemd(enum ff_field field, const char *v)
 
 static const char *gpu_affinity(enum ff_field field, const char *v)
 {
-        unsigned dom, bus, dev, fn;
-        int n = 0;
+        struct pci_addr a;
         switch (field) {
         case FF_FIELD: return word(v);
         case FF_ADDRESS:
-                /* Canonical DOMAIN:BUS:DEV.FN, lower-case hex: no sign, blank, prefix or leading blank
-                 * that sscanf would take. */
-                if (!only(v, "0123456789abcdef:.") || sscanf(v, "%8x:%2x:%2x.%1u%n", &dom, &bus, &dev, &fn, &n) != 4 ||
-                    (size_t)n != strlen(v) || strlen(v) < 12 || v[strlen(v) - 8] != ':' || dev > 31 || fn > 7)
+                /* The kernel's DOMAIN:BUS:DEV.FN (pci_addr_parse), in lower-case hex as it prints it. */
+                if (!only(v, "0123456789abcdef:.") || !pci_addr_parse(v, &a))
                         return "a PCI address is DOMAIN:BUS:DEVICE.FUNCTION in lower-case hex (0000:07:00.0)";
                 return NULL;
         default: return "not a field of gpu-affinity.conf";
