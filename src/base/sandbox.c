@@ -400,13 +400,13 @@ static int run_child(struct root *r, enum confinement c, int keep_fd, sandbox_fn
         }
         pid_t parent = getpid();
         pid_t pid = fork();
+        int e = pid < 0 ? -errno : 0; /* before the close below, which may change errno */
         if (pid == 0) {
                 close(p[0]);
                 child_main(r, c, keep_fd, fn, arg, p[1], parent);
         }
         close(p[1]);
         if (pid < 0) {
-                int e = -errno;
                 close(p[0]);
                 *ret_why = xasprintf("fork: %s", strerror(-e));
                 return e;
