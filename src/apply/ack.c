@@ -122,10 +122,10 @@ void ack_list_from_log(const struct log_read *lr, struct ack_list *ret)
         }
 }
 
-int ack_list_read(struct root *root, struct ack_list *ret)
+int ack_list_read(struct root *root, struct ack_list *ret, char **why)
 {
         struct log_read lr;
-        int rc = changelog_read(root, &lr);
+        int rc = changelog_read(root, &lr, why);
         if (rc < 0) {
                 *ret = (struct ack_list){0};
                 return rc;

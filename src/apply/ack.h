@@ -42,8 +42,9 @@ struct ack_list {
 /* The acks of a log read with changelog_read, oldest first, with their withdrawals. */
 void ack_list_from_log(const struct log_read *lr, struct ack_list *ret);
 /* The same from ROOT's change log; a missing log has none. Returns 0, -EBADMSG when the log does not
- * verify (a broken chain: no ack in it is trusted), or -errno (changelog_strerror). */
-int ack_list_read(struct root *root, struct ack_list *ret);
+ * verify (a broken chain: no ack in it is trusted), or -errno (a refusal's reason in *WHY, may be
+ * NULL; else changelog_strerror). */
+int ack_list_read(struct root *root, struct ack_list *ret, char **why);
 void ack_list_done(struct ack_list *l);
 
 /* "active", "expired" or "withdrawn" at NOW. */

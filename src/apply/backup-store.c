@@ -23,7 +23,7 @@ bool backup_is_temp_name(const char *name, const void *unused _unused_)
 
 /* Store CONTENT as backups/<sha256> unless it is there already; *ref = "backups/<sha256>". MODE:
  * 0644, or 0600 for the content of a file others may not read (a 0600 fstab with a password). */
-static int backup_store(struct root *r, const char *content, mode_t mode, char sha[65], char **ref)
+static int backup_store(struct root *r, const char *content, mode_t mode, char sha[65], char **ref, char **why)
 {
         size_t len = strlen(content);
         sha256_hex(content, len, sha);
@@ -47,7 +47,7 @@ static int backup_store(struct root *r, const char *content, mode_t mode, char s
          * policy refuses (a sticky log directory where another user planted this name) fails the
          * change before it is made, not its rollback. And a content written before as readable
          * (or replaced keeping the mode it had) is made private when this one must be. */
-        int fd = log_open_trusted(r, path, O_RDONLY, 0, true);
+        int fd = log_open_trusted(r, path, O_RDONLY, 0, true, why);
         if (fd < 0)
                 return fd;
         struct stat st;
@@ -63,7 +63,7 @@ static int backup_store(struct root *r, const char *content, mode_t mode, char s
  * always (as private as the file: the target's mode now, else the mode apply gives a new one), a
  * value over CHANGELOG_VALUE_INLINE (0600: nobody else needs it). BK names each stored one
  * ("backups/<sha256>", NULL when inline) and SHA its hash. Returns 0 or -errno. */
-int backup_store_change(struct root *r, const struct change *c, char sha[2][65], char *bk[2])
+int backup_store_change(struct root *r, const struct change *c, char sha[2][65], char *bk[2], char **why)
 {
         const char *state[2] = {c->before, c->after};
         mode_t bmode = 0600;
@@ -77,7 +77,7 @@ int backup_store_change(struct root *r, const struct change *c, char sha[2][65],
         }
         for (int k = 0; k < 2; k++) {
                 bool store = state[k] && (content || strlen(state[k]) > CHANGELOG_VALUE_INLINE);
-                int rc = store ? backup_store(r, state[k], bmode, sha[k], &bk[k]) : 0;
+                int rc = store ? backup_store(r, state[k], bmode, sha[k], &bk[k], why) : 0;
                 if (rc < 0)
                         return rc;
         }
@@ -103,12 +103,14 @@ int backup_load(struct root *r, json_object *o, const char *which, char **ret, c
         _cleanup_free_ char *path = xasprintf("%s/%s", CHANGELOG_DIR, ref);
         _cleanup_free_ char *data = NULL;
         size_t len = 0;
-        int fd = log_open_trusted(r, path, O_RDONLY, 0, true);
+        _cleanup_free_ char *refused = NULL;
+        int fd = log_open_trusted(r, path, O_RDONLY, 0, true, &refused);
         int rc = fd < 0 ? fd : log_read_whole(fd, &data, &len);
         if (fd >= 0)
                 close(fd);
         if (rc < 0) {
-                *why = xasprintf("backup %s of its %s content: %s", path, which, changelog_strerror(rc));
+                *why = xasprintf("backup %s of its %s content: %s", path, which,
+                                 refused ? refused : changelog_strerror(rc));
                 return rc;
         }
         char actual[65];

@@ -15,7 +15,7 @@
 
 /* C's before and after states that go to the store rather than inline: stored, BK naming each
  * ("backups/<sha256>", NULL when inline; caller frees) and SHA its hash. 0 or -errno. */
-int backup_store_change(struct root *r, const struct change *c, char sha[2][65], char *bk[2]);
+int backup_store_change(struct root *r, const struct change *c, char sha[2][65], char *bk[2], char **why);
 
 /* The content record O names by "backup_WHICH" (WHICH: "before" or "after"), checked against
  * "WHICH_sha256": 0 with *RET (NULL when the record names none), or -errno with *WHY saying what

@@ -14,11 +14,11 @@
 
 /* Read the head file: 0 with SEQ and HASH, -ENOENT when there is none, -EBADMSG when it is not
  * exactly "SEQ:HASH\n", or the trust checks' refusal. */
-int log_head_read(struct root *r, long *ret_seq, char ret_hash[65])
+int log_head_read(struct root *r, long *ret_seq, char ret_hash[65], char **why)
 {
         *ret_seq = 0;
         ret_hash[0] = '\0';
-        int fd = log_open_trusted(r, CHANGELOG_HEAD, O_RDONLY, 0, true);
+        int fd = log_open_trusted(r, CHANGELOG_HEAD, O_RDONLY, 0, true, why);
         if (fd < 0)
                 return fd;
         char buf[128];

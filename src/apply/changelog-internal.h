@@ -23,14 +23,17 @@
  * an llmtune that keeps the head file. */
 #define RUN_BEGIN_KEY "\"event\":\"run-begin\""
 
-/* Record why a file of the log was refused, for changelog_strerror; returns CODE. */
-int log_refuse(int code, const char *fmt, ...) _printf_(2, 3);
+/* Why a file of the log was refused, into *WHY (WHY may be NULL; what it held is replaced: the
+ * caller frees it); returns CODE. The reason travels with the error, never through a buffer that
+ * a later error could be told with. */
+int log_refuse(char **why, int code, const char *fmt, ...) _printf_(3, 4);
 
-/* Open PATH under R as a file of the log: with STRICT, refused (log_refuse) unless the trust checks
- * pass; without (the lock), only the kind of file is checked. Returns the fd or -errno. */
-int log_open_trusted(struct root *r, const char *path, int flags, mode_t mode, bool strict);
-/* The log's directory and its backups directory pass the trust checks (missing ones do). 0 or -errno. */
-int log_check_dirs(struct root *r);
+/* Open PATH under R as a file of the log: with STRICT, refused (log_refuse into *WHY) unless the
+ * trust checks pass; without (the lock), only the kind of file is checked. Returns the fd or -errno. */
+int log_open_trusted(struct root *r, const char *path, int flags, mode_t mode, bool strict, char **why);
+/* The log's directory and its backups directory pass the trust checks (missing ones do). 0 or -errno
+ * (a refusal's reason into *WHY). */
+int log_check_dirs(struct root *r, char **why);
 
 /* All of FD (a log file, at most CHANGELOG_READ_MAX bytes, else -EFBIG) into *RET (NUL-terminated,
  * caller frees) and *RET_LEN. 0 or -errno. */
@@ -55,7 +58,7 @@ struct head_view {
 
 /* Read the head file: 0 with SEQ and HASH, -ENOENT when there is none, -EBADMSG when it is not
  * exactly "SEQ:HASH\n", or the trust checks' refusal. */
-int log_head_read(struct root *r, long *ret_seq, char ret_hash[65]);
+int log_head_read(struct root *r, long *ret_seq, char ret_hash[65], char **why);
 /* Replace the head file with SEQ:HASH, atomically. 0 or -errno. */
 int log_head_write(struct root *r, long seq, const char *hash);
 /* Judge the log's end against the head file into *V (see changelog-head.c). */

@@ -133,9 +133,9 @@ static void record_done(struct log_record *rec)
 static void log_analyse(struct log_read *lr);
 
 /* Judge the end of the log read into LR against the head file (see judge_head). */
-static int check_head(struct root *r, struct log_read *lr, bool log_exists, bool has_runs)
+static int check_head(struct root *r, struct log_read *lr, bool log_exists, bool has_runs, char **why)
 {
-        int hrc = log_head_read(r, &lr->head_seq, lr->head_hash);
+        int hrc = log_head_read(r, &lr->head_seq, lr->head_hash, why);
         if (hrc < 0 && hrc != -ENOENT && hrc != -EBADMSG)
                 return hrc;
         const char *at_head = NULL;
@@ -246,9 +246,9 @@ static void read_record_line(struct root *r, struct log_read *lr, size_t *cap, s
 
 /* The open log FD's bytes into *DATA, after checking the directories it lives in; closes FD.
  * Returns 0 or -errno. */
-static int read_log_fd(struct root *r, int fd, char **data, size_t *len)
+static int read_log_fd(struct root *r, int fd, char **data, size_t *len, char **why)
 {
-        int rc = log_check_dirs(r);
+        int rc = log_check_dirs(r, why);
         if (rc == 0)
                 rc = log_read_whole(fd, data, len);
         close(fd);
@@ -291,13 +291,13 @@ static void judge_torn_line(struct log_read *lr, size_t torn_line, size_t torn_b
         lr->head_note = note;
 }
 
-int changelog_read(struct root *r, struct log_read *ret)
+int changelog_read(struct root *r, struct log_read *ret, char **ret_why)
 {
         struct log_read lr = {.head_state = "none"};
-        int fd = log_open_trusted(r, CHANGELOG_PATH, O_RDONLY, 0, true);
+        int fd = log_open_trusted(r, CHANGELOG_PATH, O_RDONLY, 0, true, ret_why);
         if (fd == -ENOENT) {
                 /* No log: nothing was ever applied, unless a head file says it was deleted. */
-                int rc = check_head(r, &lr, false, false);
+                int rc = check_head(r, &lr, false, false, ret_why);
                 if (rc < 0 && !root_gone(rc)) {
                         log_read_done(&lr);
                         return rc;
@@ -309,7 +309,7 @@ int changelog_read(struct root *r, struct log_read *ret)
                 return fd;
         _cleanup_free_ char *data = NULL;
         size_t len = 0;
-        int rc = read_log_fd(r, fd, &data, &len);
+        int rc = read_log_fd(r, fd, &data, &len, ret_why);
         if (rc < 0)
                 return rc;
 
@@ -323,7 +323,7 @@ int changelog_read(struct root *r, struct log_read *ret)
                 whole--;
         size_t torn_line = read_records(r, &lr, data, len);
         log_analyse(&lr);
-        rc = check_head(r, &lr, true, memmem(data, whole, RUN_BEGIN_KEY, strlen(RUN_BEGIN_KEY)) != NULL);
+        rc = check_head(r, &lr, true, memmem(data, whole, RUN_BEGIN_KEY, strlen(RUN_BEGIN_KEY)) != NULL, ret_why);
         if (rc < 0) {
                 log_read_done(&lr);
                 return rc;

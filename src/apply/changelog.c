@@ -67,28 +67,30 @@ struct changelog {
         char prev[65];  /* its hash */
         char *host;
         char *note;     /* what opening did to the head file (changelog_note) */
+        char *why;      /* why its last append was refused (changelog_error) */
 };
 
 /* ---- trust in the log's own files ---- */
 
-/* Why the last file of the log was refused (changelog_strerror), with the code it was refused with. */
-static char refusal[512];
-static int refusal_code;
-
-int log_refuse(int code, const char *fmt, ...)
+int log_refuse(char **why, int code, const char *fmt, ...)
 {
+        if (!why)
+                return code;
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(refusal, sizeof(refusal), fmt, ap);
+        free(*why);
+        *why = xvasprintf(fmt, ap);
         va_end(ap);
-        refusal_code = code;
         return code;
+}
+
+char *changelog_reason(int rc, char *why)
+{
+        return why ? why : xstrdup(changelog_strerror(rc));
 }
 
 const char *changelog_strerror(int rc)
 {
-        if (rc == refusal_code && refusal[0])
-                return refusal;
         if (rc == -EBADMSG)
                 return "its last record is damaged (see `llmtune verify`)";
         if (rc == -ELOOP)
@@ -104,7 +106,7 @@ const char *changelog_strerror(int rc)
  * usual) with one name (a hard link would make appends and reads reach a file outside the tree).
  * STRICT false (the lock): only the kind of file is checked.
  */
-int log_open_trusted(struct root *r, const char *path, int flags, mode_t mode, bool strict)
+int log_open_trusted(struct root *r, const char *path, int flags, mode_t mode, bool strict, char **refused)
 {
         int fd = root_open_nolinks(r, path, flags | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, mode);
         if (fd < 0)
@@ -115,13 +117,13 @@ int log_open_trusted(struct root *r, const char *path, int flags, mode_t mode, b
         if (fstat(fd, &st) < 0)
                 rc = -errno;
         else if (!S_ISREG(st.st_mode))
-                rc = log_refuse(-EINVAL,
+                rc = log_refuse(refused, -EINVAL,
                                 "%s is not a regular file (a FIFO, device or socket is never used as the change log)",
                                 path);
         else if (strict && (why = trust_fd_problem(fd, path)))
-                rc = log_refuse(-EPERM, "%s: anyone who can change it could forge records", why);
+                rc = log_refuse(refused, -EPERM, "%s: anyone who can change it could forge records", why);
         else if (strict && st.st_nlink != 1)
-                rc = log_refuse(-EMLINK, "%s has %lu hard links: it may be a file outside the tree", path,
+                rc = log_refuse(refused, -EMLINK, "%s has %lu hard links: it may be a file outside the tree", path,
                                 (unsigned long)st.st_nlink);
         else {
                 int fl = fcntl(fd, F_GETFL);
@@ -136,19 +138,19 @@ int log_open_trusted(struct root *r, const char *path, int flags, mode_t mode, b
 }
 
 /* The log's directory and its backups directory, under the same policy (a missing one passes). */
-static int check_dir(struct root *r, const char *path)
+static int check_dir(struct root *r, const char *path, char **refused)
 {
         _cleanup_close_ int fd = root_open_nolinks(r, path, O_PATH | O_DIRECTORY, 0);
         if (fd < 0)
                 return fd == -ENOENT ? 0 : fd;
         _cleanup_free_ char *why = trust_fd_problem(fd, path);
-        return why ? log_refuse(-EPERM, "%s: anyone who can change it could forge records", why) : 0;
+        return why ? log_refuse(refused, -EPERM, "%s: anyone who can change it could forge records", why) : 0;
 }
 
-int log_check_dirs(struct root *r)
+int log_check_dirs(struct root *r, char **why)
 {
-        int rc = check_dir(r, CHANGELOG_DIR);
-        return rc < 0 ? rc : check_dir(r, BACKUP_DIR);
+        int rc = check_dir(r, CHANGELOG_DIR, why);
+        return rc < 0 ? rc : check_dir(r, BACKUP_DIR, why);
 }
 
 char *changelog_run_id(void)
@@ -260,9 +262,9 @@ long log_field_seq(json_object *o, const char *key)
 
 /* Whether the log exists (*EXISTED): a missing log beside a head file was deleted, not never
  * written. Returns 0 or -errno. */
-static int log_exists(struct root *r, bool *existed)
+static int log_exists(struct root *r, bool *existed, char **why)
 {
-        int probe = log_open_trusted(r, CHANGELOG_PATH, O_RDONLY, 0, true);
+        int probe = log_open_trusted(r, CHANGELOG_PATH, O_RDONLY, 0, true, why);
         *existed = probe >= 0;
         if (probe >= 0)
                 close(probe);
@@ -311,11 +313,11 @@ static int drop_torn_record(struct changelog *l, size_t whole, size_t len)
  * error reading the head; a cut log is V->problem, told by head_refusal in the words apply and
  * plan both use. */
 static int judge_log_end(struct root *r, const struct changelog *l, const char *data, size_t whole, bool log_existed,
-                         struct head_view *v)
+                         struct head_view *v, char **why)
 {
         long head_seq = 0;
         char head_hash[65], at_head[65] = "";
-        int hrc = log_head_read(r, &head_seq, head_hash);
+        int hrc = log_head_read(r, &head_seq, head_hash, why);
         if (hrc < 0 && hrc != -ENOENT && hrc != -EBADMSG)
                 return hrc;
         if (hrc == 0 && head_seq == l->seq)
@@ -327,9 +329,9 @@ static int judge_log_end(struct root *r, const struct changelog *l, const char *
         return 0;
 }
 
-static int head_refusal(struct root *r, const struct changelog *l, const char *problem)
+static int head_refusal(struct root *r, const struct changelog *l, const char *problem, char **why)
 {
-        return log_refuse(-ESTALE,
+        return log_refuse(why, -ESTALE,
                       "%s (see `llmtune verify`). To accept the loss and go on from the log as it is, "
                       "make its last record the head: echo %ld:%s > %s%s",
                       problem, l->seq, l->seq ? l->prev : LOG_ZERO_HASH, streq(root_path(r), "/") ? "" : root_path(r),
@@ -341,16 +343,16 @@ static int head_refusal(struct root *r, const struct changelog *l, const char *p
  * vouch for it); a missing or lagging head file is brought up to the log, and a half record the
  * head never vouched for goes. Returns 0 or -errno (-ESTALE: refused, the reason said). */
 static int settle_head(struct root *r, struct changelog *l, const char *data, size_t whole, size_t len,
-                       bool log_existed)
+                       bool log_existed, char **why)
 {
         struct head_view v;
-        int jrc = judge_log_end(r, l, data, whole, log_existed, &v);
+        int jrc = judge_log_end(r, l, data, whole, log_existed, &v, why);
         if (jrc < 0)
                 return jrc;
         bool drop_torn = !v.problem && whole < len;
         int rc = 0;
         if (v.problem)
-                rc = head_refusal(r, l, v.problem);
+                rc = head_refusal(r, l, v.problem, why);
         else if (streq(v.state, "absent") || streq(v.state, "behind")) {
                 rc = log_head_write(r, l->seq, l->prev);
                 if (rc == 0)
@@ -386,17 +388,17 @@ static int read_chain(int fd, struct changelog *l, char **data, size_t *len, siz
         return continue_chain(l, *data, *whole);
 }
 
-int changelog_open(struct root *r, struct changelog **ret)
+int changelog_open(struct root *r, struct changelog **ret, char **ret_why)
 {
         int rc = root_mkdirs(r, BACKUP_DIR, 0755);
         if (rc == 0)
-                rc = log_check_dirs(r);
+                rc = log_check_dirs(r, ret_why);
         bool log_existed = false;
         if (rc == 0)
-                rc = log_exists(r, &log_existed);
+                rc = log_exists(r, &log_existed, ret_why);
         if (rc < 0)
                 return rc;
-        int fd = log_open_trusted(r, CHANGELOG_PATH, O_RDWR | O_APPEND | O_CREAT, 0644, true);
+        int fd = log_open_trusted(r, CHANGELOG_PATH, O_RDWR | O_APPEND | O_CREAT, 0644, true, ret_why);
         if (fd < 0)
                 return fd;
         struct changelog *l = xcalloc(1, sizeof(*l));
@@ -408,7 +410,7 @@ int changelog_open(struct root *r, struct changelog **ret)
         size_t len = 0, whole = 0;
         rc = read_chain(fd, l, &data, &len, &whole);
         if (rc >= 0)
-                rc = settle_head(r, l, data, whole, len, log_existed);
+                rc = settle_head(r, l, data, whole, len, log_existed, ret_why);
         if (rc < 0) {
                 changelog_close(l);
                 return rc;
@@ -420,12 +422,12 @@ int changelog_open(struct root *r, struct changelog **ret)
         return 0;
 }
 
-int changelog_check(struct root *r)
+int changelog_check(struct root *r, char **ret_why)
 {
         bool existed = false;
-        int rc = log_check_dirs(r);
+        int rc = log_check_dirs(r, ret_why);
         if (rc == 0)
-                rc = log_exists(r, &existed);
+                rc = log_exists(r, &existed, ret_why);
         if (rc < 0)
                 return rc;
         struct changelog l = {.fd = -1};
@@ -433,7 +435,7 @@ int changelog_check(struct root *r)
         _cleanup_free_ char *data = NULL;
         size_t len = 0, whole = 0;
         if (existed) {
-                int fd = log_open_trusted(r, CHANGELOG_PATH, O_RDONLY, 0, true);
+                int fd = log_open_trusted(r, CHANGELOG_PATH, O_RDONLY, 0, true, ret_why);
                 if (fd < 0)
                         return fd;
                 rc = read_chain(fd, &l, &data, &len, &whole);
@@ -442,9 +444,9 @@ int changelog_check(struct root *r)
                         return rc;
         }
         struct head_view v;
-        rc = judge_log_end(r, &l, data, whole, existed, &v);
+        rc = judge_log_end(r, &l, data, whole, existed, &v, ret_why);
         if (rc == 0 && v.problem)
-                rc = head_refusal(r, &l, v.problem);
+                rc = head_refusal(r, &l, v.problem, ret_why);
         free(v.problem);
         free(v.note);
         return rc;
@@ -458,6 +460,7 @@ struct changelog *changelog_close(struct changelog *l)
                 close(l->fd);
         free(l->host);
         free(l->note);
+        free(l->why);
         free(l);
         return NULL;
 }
@@ -661,6 +664,11 @@ static int append_line(struct changelog *l, enum log_event event, const char *li
         return rc;
 }
 
+const char *changelog_error(const struct changelog *l, long rc)
+{
+        return l && l->why ? l->why : changelog_strerror((int)rc);
+}
+
 long changelog_append(struct changelog *l, const struct log_context *ctx, enum log_event event, const struct change *c,
                       long ref, const char *detail)
 {
@@ -673,7 +681,9 @@ long changelog_append_fields(struct changelog *l, const struct log_context *ctx,
 {
         char sha[2][65] = {"", ""};
         char *bk[2] = {NULL, NULL};
-        int rc = backup_store_change(l->root, c, sha, bk);
+        free(l->why);
+        l->why = NULL;
+        int rc = backup_store_change(l->root, c, sha, bk, &l->why);
         char hash[65];
         size_t len = 0;
         _cleanup_free_ char *line = rc < 0 ? NULL : record_line(l, ctx, event, c, ref, detail, fields, sha, bk, hash, &len);

@@ -49,16 +49,22 @@ struct changelog;
 
 /* Open (creating the directory and file if needed) for appending; reads the last record to continue
  * the chain. Fails with -EBADMSG when the existing log's last line is not a valid record, and with
- * -ESTALE when the head file shows the log was cut (changelog_strerror says what is missing and
- * how to accept the loss). A log without a head file (written before there was one) gets one:
+ * -ESTALE when the head file shows the log was cut (*RET_WHY says what is missing and how to
+ * accept the loss). A log without a head file (written before there was one) gets one:
  * changelog_note then says so, as it does when a head one record behind was brought up to date.
- * Returns 0 (*ret open, changelog_close releases it) or -errno (nothing to release). */
-int changelog_open(struct root *r, struct changelog **ret) __attribute__((warn_unused_result));
+ * Returns 0 (*ret open, changelog_close releases it) or -errno (nothing to release).
+ *
+ * The functions of the log that take RET_WHY (it may be NULL) give a refusal's reason there (a
+ * file of the log that is not a regular file, owned by another user, writable by others,
+ * hard-linked; a cut log): the caller frees it. Any other error leaves it as it was; what to say
+ * then is changelog_strerror's. */
+int changelog_open(struct root *r, struct changelog **ret, char **ret_why) __attribute__((warn_unused_result));
 struct changelog *changelog_close(struct changelog *l);
 /* What changelog_open refuses, found without writing or locking (plan, apply --dry-run): the
  * directories' and the log's trust, the last record intact, the head file not ahead of the log.
- * 0, or the -errno changelog_open would return, changelog_strerror() saying why in its words. */
-int changelog_check(struct root *r) __attribute__((warn_unused_result));
+ * 0, or the -errno changelog_open would return, *RET_WHY (a refusal) or changelog_strerror saying
+ * why in its words. */
+int changelog_check(struct root *r, char **ret_why) __attribute__((warn_unused_result));
 const char *changelog_note(const struct changelog *l);
 /* The tree L was opened in. */
 struct root *changelog_root(const struct changelog *l);
@@ -165,8 +171,8 @@ struct log_read {
 
 /* Read and check the whole log (a missing log is an empty one). Returns 0 (*ret filled, problems
  * found in the log among its fields; log_read_done releases it) or -errno when the log or its head
- * file could not be read (*ret untouched). */
-int changelog_read(struct root *r, struct log_read *ret) __attribute__((warn_unused_result));
+ * file could not be read (*ret untouched; a refusal's reason in *RET_WHY). */
+int changelog_read(struct root *r, struct log_read *ret, char **ret_why) __attribute__((warn_unused_result));
 void log_read_done(struct log_read *lr);
 
 /* Changes still in force: "done" records whose change was not undone later, latest per target,
@@ -180,9 +186,15 @@ size_t changelog_in_force(const struct log_read *lr, size_t **ret);
 bool changelog_step_finished(const struct log_read *lr, size_t i);
 size_t changelog_unfinished(const struct log_read *lr, size_t **ret);
 
-/* What a -errno of the functions above means, with the reason a file of the log was refused (not a
- * regular file, owned by another user, writable by others, hard-linked). */
+/* What a -errno of the functions above means, by its code alone: a damaged last record, a link on
+ * the path, else strerror. */
 const char *changelog_strerror(int rc);
+/* The words for an error RC whose refusal reason came back in WHY (taken: NULL when none): WHY, or
+ * changelog_strerror(RC). Caller frees. */
+char *changelog_reason(int rc, char *why);
+/* Why L's last append failed (RC, its result): the refusal of a backup file, else
+ * changelog_strerror(RC). */
+const char *changelog_error(const struct changelog *l, long rc);
 
 /* New run id: UTC time + pid. */
 char *changelog_run_id(void);

@@ -29,6 +29,15 @@ static int lock_failed(struct txn *t, int rc)
         return rc;
 }
 
+/* Why the change log could not be read (RC; WHY, taken: a refusal's reason), into t->error;
+ * returns RC. */
+static int read_failed(struct txn *t, int rc, char *why)
+{
+        _cleanup_free_ char *s = changelog_reason(rc, why);
+        set_error(t, xasprintf("cannot read the change log %s: %s", CHANGELOG_PATH, s));
+        return rc;
+}
+
 int txn_begin(struct txn *t, struct root *r, bool wait)
 {
         *t = (struct txn){.root = r, .lock_fd = -1};
@@ -42,11 +51,10 @@ int txn_begin_read(struct txn *t, struct root *r, bool wait)
         int rc = changelog_lock_shared(r, wait, &t->lock_fd);
         if (rc < 0)
                 return lock_failed(t, rc);
-        rc = changelog_read(r, &t->lr);
-        if (rc < 0) {
-                set_error(t, xasprintf("cannot read the change log %s: %s", CHANGELOG_PATH, changelog_strerror(rc)));
-                return rc;
-        }
+        char *why = NULL;
+        rc = changelog_read(r, &t->lr, &why);
+        if (rc < 0)
+                return read_failed(t, rc, why);
         _cleanup_free_ size_t *idx = NULL;
         size_t n = changelog_unfinished(&t->lr, &idx);
         if (n)
@@ -72,20 +80,23 @@ void txn_done(struct txn *t)
         t->error = NULL;
 }
 
-/* Why the change log could not be opened (RC), in the words apply and plan both use. */
-static char *log_open_error(int rc)
+/* Why the change log could not be opened (RC; WHY, taken: a refusal's reason), in the words apply
+ * and plan both use. */
+static char *log_open_error(int rc, char *why)
 {
-        return xasprintf("cannot open the change log %s: %s", CHANGELOG_PATH, changelog_strerror(rc));
+        _cleanup_free_ char *s = changelog_reason(rc, why);
+        return xasprintf("cannot open the change log %s: %s", CHANGELOG_PATH, s);
 }
 
 int txn_open_log(struct txn *t)
 {
         if (t->log)
                 return 0;
-        int rc = changelog_open(t->root, &t->log);
+        char *why = NULL;
+        int rc = changelog_open(t->root, &t->log, &why);
         if (rc < 0) {
                 t->log = NULL;
-                set_error(t, log_open_error(rc));
+                set_error(t, log_open_error(rc, why));
                 return rc;
         }
         if (changelog_note(t->log))
@@ -97,11 +108,10 @@ int txn_recover(struct txn *t)
 {
         log_read_done(&t->lr);
         t->lr = (struct log_read){0};
-        int rc = changelog_read(t->root, &t->lr);
-        if (rc < 0) {
-                set_error(t, xasprintf("cannot read the change log %s: %s", CHANGELOG_PATH, changelog_strerror(rc)));
-                return rc;
-        }
+        char *why = NULL;
+        int rc = changelog_read(t->root, &t->lr, &why);
+        if (rc < 0)
+                return read_failed(t, rc, why);
         _cleanup_free_ size_t *idx = NULL;
         size_t n = changelog_unfinished(&t->lr, &idx);
         if (n == 0)
@@ -122,15 +132,14 @@ int txn_recover(struct txn *t)
                 strv_push(&t->notes, xasprintf("recovered: %s", msgs.v[i]));
         strv_done(&msgs);
         if (rc < 0) {
-                set_error(t, xasprintf("cannot record the recovery of an interrupted run: %s", changelog_strerror(rc)));
+                set_error(t, xasprintf("cannot record the recovery of an interrupted run: %s",
+                                       changelog_error(t->log, rc)));
                 return rc;
         }
         log_read_done(&t->lr);
         t->lr = (struct log_read){0};
-        rc = changelog_read(t->root, &t->lr);
-        if (rc < 0)
-                set_error(t, xasprintf("cannot read the change log %s: %s", CHANGELOG_PATH, changelog_strerror(rc)));
-        return rc < 0 ? rc : 0;
+        rc = changelog_read(t->root, &t->lr, &why);
+        return rc < 0 ? read_failed(t, rc, why) : 0;
 }
 
 /* ---- apply ---- */
@@ -267,9 +276,10 @@ static bool target_planned(const struct plan *p, size_t i)
 
 char *txn_foresee(struct root *r, const struct plan *p)
 {
-        int rc = changelog_check(r);
+        char *refused = NULL;
+        int rc = changelog_check(r, &refused);
         if (rc < 0)
-                return log_open_error(rc);
+                return log_open_error(rc, refused);
         char *failure = apply_blocked(r, p, NULL);
         for (size_t i = 0; i < p->n && !failure; i++) {
                 const struct change *c = &p->v[i];

@@ -193,13 +193,14 @@ void verify_result_done(struct verify_result *v)
         free(v->idx);
         free(v->unf_idx);
         free(v->eh.message);
+        free(v->why);
         strv_done(&v->unfinished);
         log_read_done(&v->lr);
         *v = (struct verify_result){0};
 }
 
 /* The log into LR under a shared lock. */
-static int read_log_shared(struct root *root, struct log_read *lr, const char **what)
+static int read_log_shared(struct root *root, struct log_read *lr, const char **what, char **why)
 {
         int lock_fd = -1;
         int rc = changelog_lock_shared(root, true, &lock_fd);
@@ -207,7 +208,7 @@ static int read_log_shared(struct root *root, struct log_read *lr, const char **
                 *what = "lock";
                 return rc;
         }
-        rc = changelog_read(root, lr);
+        rc = changelog_read(root, lr, why);
         if (lock_fd >= 0)
                 close(lock_fd);
         *what = "log";
@@ -259,7 +260,7 @@ static void verify_judge(struct root *root, struct verify_result *v)
 
 int verify_run(struct root *root, struct verify_result *v, const char **what)
 {
-        int rc = read_log_shared(root, &v->lr, what);
+        int rc = read_log_shared(root, &v->lr, what, &v->why);
         if (rc < 0)
                 return rc;
         verify_judge(root, v);

@@ -58,11 +58,13 @@ struct verify_result {
         struct expect_head eh;  /* set by the caller before verify_run */
         bool cut;               /* --expect-head names a record the log does not hold */
         const char *status;     /* one of verify_state_names */
+        char *why;              /* verify_run's error, when a file of the log was refused: why */
 };
 
 /* Read the log under ROOT under a shared lock (a running apply or rollback is waited for, so its
  * steps in progress are never reported as unfinished) and judge it into V. Returns 0, or -errno
- * when the lock or the log cannot be read (changelog_strerror says why; *what "lock" or "log"). */
+ * when the lock or the log cannot be read (V->why, else changelog_strerror, says why; *what "lock"
+ * or "log"). */
 int verify_run(struct root *root, struct verify_result *v, const char **what) __attribute__((warn_unused_result));
 void verify_result_done(struct verify_result *v);
 

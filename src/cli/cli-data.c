@@ -139,14 +139,15 @@ void cli_judge_acks(struct cli *cli, struct audit *a)
         if (!a->count[RES_FAIL])
                 return;
         struct ack_list acks;
-        int rc = ack_list_read(cli->root, &acks);
+        _cleanup_free_ char *why = NULL;
+        int rc = ack_list_read(cli->root, &acks, &why);
         if (rc == -EBADMSG)
                 fprintf(stderr, "llmtune: the change log under %s does not verify (see `llmtune verify`): its "
                                 "acknowledgements are not used; failures are reported as such\n",
                         root_path(cli->root));
         else if (rc < 0)
                 fprintf(stderr, "llmtune: acknowledgements not read (%s under %s: %s); failures are reported as such\n",
-                        CHANGELOG_PATH, root_path(cli->root), changelog_strerror(rc));
+                        CHANGELOG_PATH, root_path(cli->root), why ? why : changelog_strerror(rc));
         if (rc < 0)
                 return;
         ack_judge(a, &acks, time(NULL));

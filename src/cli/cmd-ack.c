@@ -99,21 +99,23 @@ static int record_ack(struct cli *cli, const struct ack_opts *o, const struct ru
         if (rc < 0)
                 return cli_error("cannot take the lock %s: %s", CHANGELOG_LOCK, changelog_strerror(rc));
         struct changelog *l = NULL;
-        rc = changelog_open(cli->root, &l);
+        _cleanup_free_ char *why = NULL;
+        rc = changelog_open(cli->root, &l, &why);
         if (rc < 0) {
                 close(lock);
-                return cli_error("cannot open the change log %s: %s", CHANGELOG_PATH, changelog_strerror(rc));
+                return cli_error("cannot open the change log %s: %s", CHANGELOG_PATH, why ? why : changelog_strerror(rc));
         }
         _cleanup_free_ char *run = changelog_run_id();
         struct log_context ctx = {.run = run, .profile = env->profile.name, .profile_hash = env->profile.hash};
         long seq = ack_append(l, &ctx, r, o->item, o->reason, until);
+        _cleanup_free_ char *werr = seq < 0 ? xstrdup(changelog_error(l, seq)) : NULL;
         changelog_close(l);
         close(lock);
         if (seq == -ENOENT)
                 return cli_error("no failing item of %s matches '%s' (%s)", o->rule, o->item,
                                  r->observed ? r->observed : "?");
         if (seq < 0)
-                return cli_error("cannot write the change log %s: %s", CHANGELOG_PATH, changelog_strerror((int)seq));
+                return cli_error("cannot write the change log %s: %s", CHANGELOG_PATH, werr);
         printf("acknowledged %s%s%s (change log record %ld): %s%s%s\n", o->rule, o->item ? " item " : "",
                o->item ? o->item : "", seq, o->reason, until ? "; until " : "", until ? until : "");
         printf("  finding: %s\n", r->observed ? r->observed : "?");
@@ -173,12 +175,14 @@ static int do_list(struct cli *cli, const struct ack_opts *o)
         if (!cli_root(cli))
                 return EXIT_ERROR;
         struct ack_list acks;
-        int rc = ack_list_read(cli->root, &acks);
+        _cleanup_free_ char *why = NULL;
+        int rc = ack_list_read(cli->root, &acks, &why);
         if (rc == -EBADMSG)
                 return cli_error("the change log under %s does not verify (see `llmtune verify`): its "
                                  "acknowledgements are not trusted", root_path(cli->root));
         if (rc < 0)
-                return cli_error("cannot read %s under %s: %s", CHANGELOG_PATH, root_path(cli->root), changelog_strerror(rc));
+                return cli_error("cannot read %s under %s: %s", CHANGELOG_PATH, root_path(cli->root),
+                                 why ? why : changelog_strerror(rc));
         time_t now = time(NULL);
         size_t shown = 0;
         if (o->json)
@@ -243,12 +247,13 @@ static int do_unack(struct cli *cli, const char *rule, const char *item, const c
                 return cli_error("cannot take the lock %s: %s", CHANGELOG_LOCK, changelog_strerror(rc));
         struct ack_list acks;
         struct changelog *l = NULL;
-        rc = ack_list_read(cli->root, &acks);
-        if (rc == 0 && (rc = changelog_open(cli->root, &l)) < 0)
+        _cleanup_free_ char *why = NULL;
+        rc = ack_list_read(cli->root, &acks, &why);
+        if (rc == 0 && (rc = changelog_open(cli->root, &l, &why)) < 0)
                 ack_list_done(&acks);
         if (rc < 0) {
                 close(lock);
-                return cli_error("cannot use the change log %s: %s", CHANGELOG_PATH, changelog_strerror(rc));
+                return cli_error("cannot use the change log %s: %s", CHANGELOG_PATH, why ? why : changelog_strerror(rc));
         }
         _cleanup_free_ char *run = changelog_run_id();
         struct log_context ctx = {.run = run};
@@ -264,11 +269,12 @@ static int do_unack(struct cli *cli, const char *rule, const char *item, const c
                                k->item ? " item " : "", k->item ? k->item : "", seq);
                 n += seq > 0;
         }
+        _cleanup_free_ char *werr = seq < 0 ? xstrdup(changelog_error(l, seq)) : NULL;
         changelog_close(l);
         close(lock);
         ack_list_done(&acks);
         if (seq < 0)
-                return cli_error("cannot write the change log %s: %s", CHANGELOG_PATH, changelog_strerror((int)seq));
+                return cli_error("cannot write the change log %s: %s", CHANGELOG_PATH, werr);
         if (!n)
                 return cli_error("no standing acknowledgement of %s%s%s (see llmtune ack --list)", rule,
                                  item ? " item " : "", item ? item : "");

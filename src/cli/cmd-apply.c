@@ -330,7 +330,7 @@ static int check_root(struct cli *cli, struct apply_opts *o, struct root **ret)
 static int reapply_rules(struct root *root, struct apply_opts *o)
 {
         struct log_read lr;
-        int r = changelog_read(root, &lr);
+        int r = changelog_read(root, &lr, NULL); /* its error said by strerror, as before */
         if (r < 0)
                 return cli_error("cannot read the change log %s: %s", CHANGELOG_PATH, strerror(-r));
         _cleanup_free_ size_t *idx = NULL;

@@ -212,9 +212,11 @@ static int log_cmd(struct cli *cli, int argc, char **argv)
         if (!root)
                 return EXIT_ERROR;
         struct log_read lr;
-        int rc = changelog_read(root, &lr);
+        _cleanup_free_ char *why = NULL;
+        int rc = changelog_read(root, &lr, &why);
         if (rc < 0)
-                return cli_error("cannot read %s under %s: %s", CHANGELOG_PATH, root_path(root), changelog_strerror(rc));
+                return cli_error("cannot read %s under %s: %s", CHANGELOG_PATH, root_path(root),
+                                 why ? why : changelog_strerror(rc));
         if (runs)
                 print_runs(&lr, json);
         else if (json) {

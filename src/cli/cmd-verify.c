@@ -230,7 +230,7 @@ static int verify_cmd(struct cli *cli, int argc, char **argv)
         if (rc < 0)
                 return cli_error("cannot %s %s under %s: %s", streq(what, "lock") ? "take the lock" : "read",
                                  streq(what, "lock") ? CHANGELOG_LOCK : CHANGELOG_PATH, root_path(root),
-                                 changelog_strerror(rc));
+                                 v.why ? v.why : changelog_strerror(rc));
         if (json)
                 print_json(cli, &v);
         else

@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         abort();
         }
         struct log_read lr;
-        if (changelog_read(r, &lr) == 0) {
+        if (changelog_read(r, &lr, NULL) == 0) {
                 size_t *idx = NULL;
                 changelog_in_force(&lr, &idx);
                 free(idx);

@@ -79,7 +79,7 @@ static const struct log_context ctx = {.run = "run-1", .profile = "a100-8x", .pr
 static void write_sample(struct root *r)
 {
         struct changelog *l;
-        ck_assert_int_eq(changelog_open(r, &l), 0);
+        ck_assert_int_eq(changelog_open(r, &l, NULL), 0);
         struct change f = {.rule = xstrdup("thp-enabled"), .type = CHANGE_FILE,
                            .target = xstrdup("/etc/sysctl.d/90-llmtune.conf"), .before = xstrdup("vm.swappiness = 60\n"),
                            .after = xstrdup("vm.swappiness = 1\n"), .mode = 0644};
@@ -121,7 +121,7 @@ START_TEST(append_and_read)
         write_sample(r);
 
         struct log_read lr;
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_eq(lr.n_problems, 0);
         ck_assert_uint_eq(lr.n, 4);
         ck_assert_int_eq(lr.v[0].seq, 1);
@@ -154,12 +154,12 @@ START_TEST(append_and_read)
 
         /* Reopening continues the chain. */
         struct changelog *l;
-        ck_assert_int_eq(changelog_open(r, &l), 0);
+        ck_assert_int_eq(changelog_open(r, &l, NULL), 0);
         struct change n = {.rule = xstrdup("reboot"), .type = CHANGE_NOTE, .target = xstrdup("reboot"), .reboot = true};
         ck_assert_int_eq(changelog_append(l, &ctx, LOG_INTENT, &n, 0, NULL), 5);
         changelog_close(l);
         change_done(&n);
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_eq(lr.n_problems, 0);
         ck_assert_uint_eq(lr.n, 5);
         ck_assert(lr.v[4].change.reboot);
@@ -180,7 +180,7 @@ START_TEST(edited_record)
         p[1] = 'D'; /* one byte */
         write_lines(&l);
         struct log_read lr;
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         /* the edit, and the event name no llmtune writes (the record acts on nothing) */
         ck_assert_uint_eq(lr.n_problems, 2);
         ck_assert_int_eq(lr.problems[0].seq, 2);
@@ -192,7 +192,7 @@ START_TEST(edited_record)
         /* An edit that breaks the JSON is reported at that record too. */
         l.v[1][0] = 'x';
         write_lines(&l);
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_eq(lr.n_problems, 1);
         ck_assert_int_eq(lr.problems[0].seq, 2);
         log_read_done(&lr);
@@ -200,7 +200,7 @@ START_TEST(edited_record)
         l.v[3][5] = '!';
         write_lines(&l);
         struct changelog *cl;
-        ck_assert_int_eq(changelog_open(r, &cl), -EBADMSG);
+        ck_assert_int_eq(changelog_open(r, &cl, NULL), -EBADMSG);
         strv_done(&l);
         root_free(r);
 }
@@ -218,7 +218,7 @@ START_TEST(removed_record)
         l.v[--l.n] = NULL;
         write_lines(&l);
         struct log_read lr;
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_eq(lr.n_problems, 1);
         ck_assert_int_eq(lr.problems[0].seq, 3);
         ck_assert_ptr_nonnull(strstr(lr.problems[0].message, "removed"));
@@ -240,7 +240,7 @@ START_TEST(reordered_records)
         l.v[2] = t;
         write_lines(&l);
         struct log_read lr;
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_ge(lr.n_problems, 1);
         ck_assert(has_problem_at(&lr, 3));
         ck_assert(has_problem_at(&lr, 2));
@@ -261,7 +261,7 @@ START_TEST(torn_append_is_not_a_cut)
         char *torn = xasprintf("%s{\"seq\":5,\"time\":\"2026-", s);
         spill(p, torn);
         struct log_read lr;
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_eq(lr.n, 4);
         ck_assert_uint_eq(lr.n_problems, 0);
         ck_assert_str_eq(lr.head_state, "ok");
@@ -270,11 +270,11 @@ START_TEST(torn_append_is_not_a_cut)
         log_read_done(&lr);
 
         struct changelog *l = NULL;
-        ck_assert_int_eq(changelog_open(r, &l), 0);
+        ck_assert_int_eq(changelog_open(r, &l, NULL), 0);
         changelog_close(l);
         char *after = slurp(p);
         ck_assert_str_eq(after, s); /* the half line is gone, nothing else */
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_eq(lr.n_problems, 0);
         ck_assert_ptr_null(lr.head_note);
         log_read_done(&lr);
@@ -295,7 +295,7 @@ START_TEST(truncated_and_missing_backup)
         s[strlen(s) - 10] = '\0'; /* cut into the last record */
         spill(p, s);
         struct log_read lr;
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_eq(lr.n, 3);
         /* the incomplete line, and the head file naming record 4 */
         ck_assert_uint_eq(lr.n_problems, 2);
@@ -314,7 +314,7 @@ START_TEST(truncated_and_missing_backup)
         ck_assert_ptr_nonnull(sha);
         char *bk = xasprintf("%s%s/backups/%.64s", tmptree_path(), CHANGELOG_DIR, sha + strlen("\"backup_after\":\"backups/"));
         spill(bk, "vm.swappiness = 100\n");
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert(has_problem_at(&lr, 1));
         ck_assert(has_problem_at(&lr, 2));
         ck_assert_ptr_nonnull(strstr(lr.problems[0].message, "altered"));
@@ -331,7 +331,7 @@ START_TEST(in_force_after_undo)
         struct root *r = open_root();
         write_sample(r);
         struct changelog *l;
-        ck_assert_int_eq(changelog_open(r, &l), 0);
+        ck_assert_int_eq(changelog_open(r, &l, NULL), 0);
         /* A second apply replaces the drop-in again (seq 5, 6) ... */
         struct change f = {.rule = xstrdup("thp-enabled"), .type = CHANGE_FILE,
                            .target = xstrdup("/etc/sysctl.d/90-llmtune.conf"), .before = xstrdup("vm.swappiness = 1\n"),
@@ -347,7 +347,7 @@ START_TEST(in_force_after_undo)
         ck_assert_int_eq(changelog_append(l, &ctx, LOG_UNDONE, &v, 4, NULL), 9);
         changelog_close(l);
         struct log_read lr;
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_eq(lr.n_problems, 0);
         size_t *idx;
         ck_assert_uint_eq(changelog_in_force(&lr, &idx), 1);
@@ -368,7 +368,7 @@ START_TEST(short_write)
         write_sample(r);
         char *p = log_path(), *before = slurp(p);
         struct changelog *l;
-        ck_assert_int_eq(changelog_open(r, &l), 0);
+        ck_assert_int_eq(changelog_open(r, &l, NULL), 0);
         struct change v = {.rule = xstrdup("vm-swappiness"), .type = CHANGE_VALUE,
                            .target = xstrdup("/proc/sys/vm/swappiness"), .before = xstrdup("1"), .after = xstrdup("10")};
         struct rlimit old, lim;
@@ -385,7 +385,7 @@ START_TEST(short_write)
         ck_assert_int_eq(changelog_append(l, &ctx, LOG_INTENT, &v, 0, NULL), 5);
         changelog_close(l);
         struct log_read lr;
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_eq(lr.n_problems, 0);
         ck_assert_uint_eq(lr.n, 5);
         log_read_done(&lr);
@@ -412,7 +412,7 @@ START_TEST(cut_log)
         char *want = xasprintf("4:%.64s\n", strstr(l.v[3], ",\"hash\":\"") + strlen(",\"hash\":\""));
         ck_assert_str_eq(head, want);
         struct log_read lr;
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_eq(lr.n_problems, 0);
         ck_assert_str_eq(lr.head_state, "ok");
         ck_assert_int_eq(lr.end_seq, 4);
@@ -422,20 +422,22 @@ START_TEST(cut_log)
         l.v[3] = NULL;
         l.n = 3;
         write_lines(&l);
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_eq(lr.n_problems, 1);
         ck_assert_int_eq(lr.problems[0].seq, 4);
         ck_assert_ptr_nonnull(strstr(lr.problems[0].message, "records 4 to 4 were cut off"));
         ck_assert_str_eq(lr.head_state, "cut");
         log_read_done(&lr);
         struct changelog *cl;
-        ck_assert_int_eq(changelog_open(r, &cl), -ESTALE);
-        ck_assert_ptr_nonnull(strstr(changelog_strerror(-ESTALE), "cut off"));
+        _cleanup_free_ char *cut = NULL;
+        ck_assert_int_eq(changelog_open(r, &cl, &cut), -ESTALE);
+        ck_assert_ptr_nonnull(cut);
+        ck_assert_ptr_nonnull(strstr(cut, "cut off"));
 
         /* The log deleted: not "nothing applied". */
         char *p = log_path();
         ck_assert_int_eq(unlink(p), 0);
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_eq(lr.n, 0);
         ck_assert_uint_eq(lr.n_problems, 1);
         ck_assert_ptr_nonnull(strstr(lr.problems[0].message, "the log was deleted"));
@@ -450,12 +452,12 @@ START_TEST(cut_log)
         log_lines(&l);
         char *h3 = xasprintf("3:%.64s\n", strstr(l.v[2], ",\"hash\":\"") + strlen(",\"hash\":\""));
         spill(hp, h3);
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_eq(lr.n_problems, 0);
         ck_assert_str_eq(lr.head_state, "behind");
         ck_assert_ptr_nonnull(lr.head_note);
         log_read_done(&lr);
-        ck_assert_int_eq(changelog_open(r, &cl), 0);
+        ck_assert_int_eq(changelog_open(r, &cl, NULL), 0);
         ck_assert_ptr_nonnull(changelog_note(cl));
         changelog_close(cl);
         char *head2 = slurp(hp);
@@ -466,18 +468,18 @@ START_TEST(cut_log)
         /* Two behind is not a crash: records appended without the head. */
         char *h2 = xasprintf("2:%.64s\n", strstr(l.v[1], ",\"hash\":\"") + strlen(",\"hash\":\""));
         spill(hp, h2);
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_eq(lr.n_problems, 1);
         ck_assert_str_eq(lr.head_state, "appended");
         log_read_done(&lr);
         free(h2);
         /* A head naming a record the log holds with another hash: the end was rewritten. */
         spill(hp, "4:0000000000000000000000000000000000000000000000000000000000000000\n");
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_eq(lr.n_problems, 1);
         ck_assert_str_eq(lr.head_state, "replaced");
         log_read_done(&lr);
-        ck_assert_int_eq(changelog_open(r, &cl), -ESTALE);
+        ck_assert_int_eq(changelog_open(r, &cl, NULL), -ESTALE);
         free(head2);
         free(h3);
         free(p);
@@ -496,17 +498,17 @@ START_TEST(killed_before_first_head)
 {
         struct root *r = open_root();
         struct changelog *l;
-        ck_assert_int_eq(changelog_open(r, &l), 0);
+        ck_assert_int_eq(changelog_open(r, &l, NULL), 0);
         ck_assert_int_eq(changelog_run_begin(l, &ctx, "apply"), 1);
         changelog_close(l);
         char *hp = head_path();
         ck_assert_int_eq(unlink(hp), 0);
         struct log_read lr;
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_eq(lr.n_problems, 0);
         ck_assert_str_eq(lr.head_state, "behind");
         log_read_done(&lr);
-        ck_assert_int_eq(changelog_open(r, &l), 0);
+        ck_assert_int_eq(changelog_open(r, &l, NULL), 0);
         changelog_close(l);
         ck_assert_int_eq(access(hp, F_OK), 0);
         free(hp);
@@ -524,28 +526,28 @@ START_TEST(old_log_without_head)
         char *hp = head_path();
         ck_assert_int_eq(unlink(hp), 0);
         struct log_read lr;
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_eq(lr.n_problems, 0);
         ck_assert_str_eq(lr.head_state, "absent");
         ck_assert_ptr_nonnull(lr.head_note);
         log_read_done(&lr);
         struct changelog *l;
-        ck_assert_int_eq(changelog_open(r, &l), 0);
+        ck_assert_int_eq(changelog_open(r, &l, NULL), 0);
         ck_assert_ptr_nonnull(changelog_note(l));
         ck_assert_ptr_nonnull(strstr(changelog_note(l), "created"));
         long b = changelog_run_begin(l, &ctx, "apply");
         ck_assert_int_eq(b, 5);
         changelog_close(l);
         ck_assert_int_eq(access(hp, F_OK), 0);
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_str_eq(lr.head_state, "ok");
         log_read_done(&lr);
         ck_assert_int_eq(unlink(hp), 0);
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_eq(lr.n_problems, 1);
         ck_assert_str_eq(lr.head_state, "missing");
         log_read_done(&lr);
-        ck_assert_int_eq(changelog_open(r, &l), -ESTALE);
+        ck_assert_int_eq(changelog_open(r, &l, NULL), -ESTALE);
         free(hp);
         root_free(r);
 }
@@ -574,7 +576,7 @@ START_TEST(bytes_as_written)
                 free(line);
                 write_lines(&e);
                 struct log_read lr;
-                ck_assert_int_eq(changelog_read(r, &lr), 0);
+                ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
                 ck_assert_msg(has_problem_at(&lr, 2), "%s edit of record 2 not found", edits[k]);
                 ck_assert_msg(strstr(lr.problems[0].message, "edited"), "%s: %s", edits[k], lr.problems[0].message);
                 log_read_done(&lr);
@@ -593,7 +595,7 @@ START_TEST(run_records)
 {
         struct root *r = open_root();
         struct changelog *l;
-        ck_assert_int_eq(changelog_open(r, &l), 0);
+        ck_assert_int_eq(changelog_open(r, &l, NULL), 0);
         long b = changelog_run_begin(l, &ctx, "apply");
         ck_assert_int_eq(b, 1);
         struct change v = {.rule = xstrdup("vm-swappiness"), .type = CHANGE_VALUE,
@@ -602,20 +604,20 @@ START_TEST(run_records)
         ck_assert_int_eq(changelog_append(l, &ctx, LOG_DONE, &v, 2, NULL), 3);
         changelog_close(l);
         struct log_read lr;
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_eq(lr.n_problems, 0);
         size_t *idx;
         ck_assert_uint_eq(changelog_unfinished(&lr, &idx), 1);
         ck_assert_int_eq(lr.v[idx[0]].event, LOG_RUN_BEGIN);
         free(idx);
-        ck_assert_int_eq(changelog_open(r, &l), 0);
+        ck_assert_int_eq(changelog_open(r, &l, NULL), 0);
         char *run = NULL;
         ck_assert_int_eq(recover_unfinished(l, &lr, NULL, &run), 1);
         ck_assert_str_eq(run, "run-1");
         free(run);
         changelog_close(l);
         log_read_done(&lr);
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_eq(lr.n, 4);
         ck_assert_int_eq(lr.v[3].event, LOG_RUN_END);
         ck_assert_int_eq(lr.v[3].ref, 1);
@@ -650,7 +652,7 @@ START_TEST(missing_log)
 {
         struct root *r = open_root();
         struct log_read lr;
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_eq(lr.n, 0);
         ck_assert_uint_eq(lr.n_problems, 0);
         log_read_done(&lr);
@@ -716,7 +718,7 @@ static enum result_status judged(struct root *r, const struct result *res, char 
                 strv_add(&a.v[0].evidence, res->evidence.v[i]);
         a.count[RES_FAIL] = 1;
         struct ack_list acks;
-        ck_assert_int_eq(ack_list_read(r, &acks), 0);
+        ck_assert_int_eq(ack_list_read(r, &acks, NULL), 0);
         ack_judge(&a, &acks, time(NULL));
         ack_list_done(&acks);
         enum result_status st = a.v[0].status;
@@ -729,7 +731,7 @@ static enum result_status judged(struct root *r, const struct result *res, char 
 static long append_ack(struct root *r, const struct result *res, const char *item, const char *until)
 {
         struct changelog *l;
-        ck_assert_int_eq(changelog_open(r, &l), 0);
+        ck_assert_int_eq(changelog_open(r, &l, NULL), 0);
         long seq = ack_append(l, &ctx, res, item, "RMA 1234", until);
         changelog_close(l);
         return seq;
@@ -744,7 +746,7 @@ START_TEST(ack_judged)
         ck_assert_int_eq(append_ack(r, &res, "0000:86:00", NULL), 1);
         ck_assert_int_eq(append_ack(r, &res, NULL, "2000-01-01T00:00:00Z"), 2); /* expired */
         struct log_read lr;
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_eq(lr.n_problems, 0);
         struct ack_list acks;
         ack_list_from_log(&lr, &acks);
@@ -783,13 +785,13 @@ START_TEST(ack_judged)
         result_release(&fewer);
 
         /* withdrawn: the item ack still covers 86:00, nothing covers 3b:00 */
-        ck_assert_int_eq(ack_list_read(r, &acks), 0);
+        ck_assert_int_eq(ack_list_read(r, &acks, NULL), 0);
         struct changelog *l;
-        ck_assert_int_eq(changelog_open(r, &l), 0);
+        ck_assert_int_eq(changelog_open(r, &l, NULL), 0);
         ck_assert_int_eq(ack_withdraw(l, &ctx, &acks.v[2], "GPU replaced"), 4);
         changelog_close(l);
         ack_list_done(&acks);
-        ck_assert_int_eq(ack_list_read(r, &acks), 0);
+        ck_assert_int_eq(ack_list_read(r, &acks, NULL), 0);
         ck_assert_int_eq(acks.v[2].withdrawn, 4);
         ck_assert_str_eq(ack_state(&acks.v[2], time(NULL)), "withdrawn");
         ck_assert_str_eq(acks.v[2].withdrawn_why, "GPU replaced");
@@ -807,7 +809,7 @@ START_TEST(ack_record_checked)
 {
         struct root *r = open_root();
         struct changelog *l;
-        ck_assert_int_eq(changelog_open(r, &l), 0);
+        ck_assert_int_eq(changelog_open(r, &l, NULL), 0);
         struct change c = {.type = CHANGE_NOTE, .rule = "gpu-xid-critical"};
         json_object *none = json_object_new_object();
         ck_assert_int_eq(changelog_append_fields(l, &ctx, LOG_ACK, &c, 0, "why", none), 1);
@@ -822,7 +824,7 @@ START_TEST(ack_record_checked)
         json_object_put(bad);
         changelog_close(l);
         struct log_read lr;
-        ck_assert_int_eq(changelog_read(r, &lr), 0);
+        ck_assert_int_eq(changelog_read(r, &lr, NULL), 0);
         ck_assert_uint_eq(lr.n_problems, 3);
         ck_assert_ptr_nonnull(strstr(lr.problems[0].message, "without its \"ack\" object"));
         ck_assert_ptr_nonnull(strstr(lr.problems[1].message, "\"until\" is not a date: 'next tuesday'"));
@@ -912,10 +914,12 @@ START_TEST(one_trust_policy)
                         unsetenv("SUDO_UID");
                 struct root *r;
                 ck_assert_int_eq(root_new(tmptree_path(), &r), 0);
-                int rc = changelog_check(r);
+                char *refused = NULL;
+                int rc = changelog_check(r, &refused);
                 root_free(r);
                 ck_assert_msg((rc == 0) == c->trusted, "change log %s: %s", c->what,
-                              rc ? changelog_strerror(rc) : "trusted");
+                              rc ? (refused ? refused : changelog_strerror(rc)) : "trusted");
+                free(refused);
                 if (geteuid() != 0)
                         continue; /* not root: rule and profile files are not checked (trust.h) */
                 char *why = trust_problem(profile);
@@ -927,6 +931,33 @@ START_TEST(one_trust_policy)
 }
 END_TEST
 DEFINE_TEST(one_trust_policy, .description = "a file is trusted as a profile exactly when it is as the change log",
+            .root = "tmptree");
+
+/*
+ * The reason a file of the log was refused comes back with the refusal, and only with it: it went
+ * through a static buffer that changelog_strerror handed out for any later error of the same code,
+ * so an -EPERM from elsewhere (an append, another root) was told as the earlier refusal.
+ */
+START_TEST(refusal_reasons_are_returned)
+{
+        tmptree_put("var/lib/llmtune/changelog.jsonl", "", 0666);
+        struct root *r;
+        ck_assert_int_eq(root_new(tmptree_path(), &r), 0);
+        _cleanup_free_ char *why = NULL;
+        ck_assert_int_eq(changelog_check(r, &why), -EPERM);
+        ck_assert_msg(why && strstr(why, "writable by every user"), "the refusal says why: %s", why ? why : "(none)");
+        struct log_read lr;
+        _cleanup_free_ char *again = NULL;
+        ck_assert_int_eq(changelog_read(r, &lr, &again), -EPERM);
+        ck_assert_msg(again && strstr(again, "anyone who can change it could forge records"), "%s",
+                      again ? again : "(none)");
+        root_free(r);
+        /* an -EPERM that is no refusal of the log: strerror, not the reason above */
+        ck_assert_str_eq(changelog_strerror(-EPERM), strerror(EPERM));
+}
+END_TEST
+DEFINE_TEST(refusal_reasons_are_returned,
+            .description = "a refused log file's reason is returned with the refusal, not kept for later errors",
             .root = "tmptree");
 
 UNIT_MAIN(.name = "changelog", .setup = setup, .teardown = tmptree_drop)

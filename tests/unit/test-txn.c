@@ -106,7 +106,7 @@ static int rollback(enum txn_scope scope, long to, bool force, size_t *ret_undon
 static long done_seq_of(const char *target)
 {
         struct log_read lr;
-        ck_assert_int_eq(changelog_read(root, &lr), 0);
+        ck_assert_int_eq(changelog_read(root, &lr, NULL), 0);
         long seq = 0;
         for (size_t i = 0; i < lr.n; i++)
                 if (lr.v[i].event == LOG_DONE && streq(lr.v[i].change.target, target))
@@ -171,7 +171,7 @@ START_TEST(failed_run_is_undone)
         txn_apply_result_done(&res);
         value_is(SWAPPINESS, "60\n");
         struct log_read lr;
-        ck_assert_int_eq(changelog_read(root, &lr), 0);
+        ck_assert_int_eq(changelog_read(root, &lr, NULL), 0);
         static const enum log_event want[] = {LOG_RUN_BEGIN, LOG_INTENT,      LOG_DONE,
                                               LOG_UNDO_INTENT, LOG_UNDONE, LOG_RUN_END};
         ck_assert_uint_eq(lr.n, ARRAY_SIZE(want));
@@ -297,7 +297,7 @@ START_TEST(rollback_stops_when_the_log_fails)
         value_is(SWAPPINESS, "10\n");
         /* the log ends in rollback's run-begin: no undo-intent, no undo */
         struct log_read lr;
-        ck_assert_int_eq(changelog_read(root, &lr), 0);
+        ck_assert_int_eq(changelog_read(root, &lr, NULL), 0);
         ck_assert_int_eq(lr.v[lr.n - 1].event, LOG_RUN_BEGIN);
         ck_assert_str_eq(lr.v[lr.n - 1].change.target, "rollback");
         log_read_done(&lr);
