@@ -273,6 +273,20 @@ static void fact_id(struct facts *f, const char *prefix, const struct pdev *d, c
                 fact_unreadable(f, p, rc, bad ? bad : NULL, "%s.%s", prefix, fact);
 }
 
+/* What identifies the function D, as PREFIX.address, .vendor_id, .device_id and .class (the class
+ * without its programming interface, as lspci -n prints it). */
+static void fact_function(struct facts *f, const char *prefix, const struct pdev *d)
+{
+        _cleanup_free_ char *dir = xasprintf(PCI_DEVS "/%s", d->addr);
+        fact_str(f, dir, d->addr, "%s.address", prefix);
+        fact_id(f, prefix, d, "vendor", "vendor_id");
+        fact_id(f, prefix, d, "device", "device_id");
+        _cleanup_free_ char *cp = dev_path(d, "class");
+        char buf[16];
+        snprintf(buf, sizeof(buf), "%04x", (unsigned)(d->cls >> 8) & 0xffffu);
+        fact_str(f, cp, buf, "%s.class", prefix);
+}
+
 /* BAR sizes from "resource": one "start end flags" line per region, BARs 0-5 first. */
 static void fact_bars(struct facts *f, const char *prefix, const struct pdev *d)
 {
@@ -414,15 +428,7 @@ static void gpu_sysfs(struct facts *f, struct state *s, size_t i)
         struct gpu *g = &s->gpus[i];
         const struct pdev *d = g->d;
         _cleanup_free_ char *prefix = xasprintf("gpu.%zu", i);
-        _cleanup_free_ char *dir = xasprintf(PCI_DEVS "/%s", d->addr);
-
-        fact_str(f, dir, d->addr, "%s.address", prefix);
-        fact_id(f, prefix, d, "vendor", "vendor_id");
-        fact_id(f, prefix, d, "device", "device_id");
-        _cleanup_free_ char *cp = dev_path(d, "class");
-        char buf[16];
-        snprintf(buf, sizeof(buf), "%04x", (unsigned)(d->cls >> 8) & 0xffffu);
-        fact_str(f, cp, buf, "%s.class", prefix);
+        fact_function(f, prefix, d);
 
         _cleanup_free_ char *drvp = dev_path(d, "driver");
         _cleanup_free_ char *target = NULL;
@@ -607,15 +613,8 @@ static bool is_accel(const struct pdev *d) { return (d->cls >> 16) == 0x12 || (d
 
 static void accel_sysfs(struct facts *f, const struct pdev *d, size_t n)
 {
-        _cleanup_free_ char *dir = xasprintf(PCI_DEVS "/%s", d->addr);
         _cleanup_free_ char *prefix = xasprintf("accel.%zu", n);
-        fact_str(f, dir, d->addr, "%s.address", prefix);
-        fact_id(f, prefix, d, "vendor", "vendor_id");
-        fact_id(f, prefix, d, "device", "device_id");
-        _cleanup_free_ char *cp = dev_path(d, "class");
-        char buf[16];
-        snprintf(buf, sizeof(buf), "%04x", (unsigned)(d->cls >> 8) & 0xffffu);
-        fact_str(f, cp, buf, "%s.class", prefix);
+        fact_function(f, prefix, d);
         _cleanup_free_ char *np = dev_path(d, "numa_node");
         fact_file_int(f, np, "no numa_node attribute (kernel without NUMA, or trimmed tree)", "%s.numa_node", prefix);
 }
