@@ -144,6 +144,15 @@ static int parse_num(const char *s, const char *unit, uint64_t scale, uint64_t *
         return 0;
 }
 
+/* A value that is not there (V_ABSENT) or could not be read: the fact says which, and why. */
+static void emit_missing(const struct nvgpu_out *o, const char *field, const struct val *v)
+{
+        if (v->st == V_ABSENT)
+                nvgpu_absent(o, field, v->s);
+        else
+                nvgpu_unreadable(o, field, v->s);
+}
+
 static void emit_num(const struct ctx *c, const struct nvgpu_out *o, const char *field, xmlNode *g, const char *path,
                      const char *unit, uint64_t scale)
 {
@@ -154,10 +163,8 @@ static void emit_num(const struct ctx *c, const struct nvgpu_out *o, const char 
         else if (v.st == V_OK) {
                 _cleanup_free_ char *why = xasprintf("not a number: \"%.60s\"", v.s);
                 nvgpu_unreadable(o, field, why);
-        } else if (v.st == V_ABSENT)
-                nvgpu_absent(o, field, v.s);
-        else
-                nvgpu_unreadable(o, field, v.s);
+        } else
+                emit_missing(o, field, &v);
         val_done(&v);
 }
 
@@ -166,10 +173,8 @@ static void emit_str(const struct ctx *c, const struct nvgpu_out *o, const char 
         struct val v = lookup(c, g, path);
         if (v.st == V_OK)
                 nvgpu_str(o, field, v.s);
-        else if (v.st == V_ABSENT)
-                nvgpu_absent(o, field, v.s);
         else
-                nvgpu_unreadable(o, field, v.s);
+                emit_missing(o, field, &v);
         val_done(&v);
 }
 
@@ -200,10 +205,8 @@ static void emit_bool(const struct ctx *c, const struct nvgpu_out *o, const char
         } else if (v.st == V_OK) {
                 _cleanup_free_ char *why = xasprintf("not Enabled/Disabled, Yes/No or Active/Not Active: \"%.60s\"", v.s);
                 nvgpu_unreadable(o, field, why);
-        } else if (v.st == V_ABSENT)
-                nvgpu_absent(o, field, v.s);
-        else
-                nvgpu_unreadable(o, field, v.s);
+        } else
+                emit_missing(o, field, &v);
         if (ret)
                 *ret = r;
         val_done(&v);
