@@ -8,6 +8,7 @@
 #include "facts/readers/affinity.h"
 #include "apply/change-kind.h"
 #include "apply/command.h"
+#include "engine/remedy.h"
 #include "facts/readers/dropin-order.h"
 #include "base/file-format.h"
 #include "facts/readers/mounts.h"
@@ -95,6 +96,22 @@ static const char *param(const struct result *res, const char *key)
                         return res->remedy_vals.v[i];
         return NULL;
 }
+
+/* How a remedy kind is carried out. remedy.c's table names every kind; each plan function below
+ * registers itself under its kind's name (REMEDY_PLAN, before main runs), so the name is written
+ * once beside the code, and the unit test remedy_kinds_agree fails when a kind has no plan or a
+ * plan names a kind the table lacks. */
+struct remedy_plan {
+        void (*plan)(struct planner *pl);
+        char *(*once)(const struct result *res); /* results with one key share one plan; NULL: each its own */
+};
+
+#define REMEDY_PLAN(id, kind, fn, once_fn)                                                                   \
+        static const struct remedy_plan remedy_plan_##id = {fn, once_fn};                                   \
+        __attribute__((constructor)) static void register_remedy_##id(void)                                  \
+        {                                                                                                    \
+                remedy_kind_set_plan(kind, &remedy_plan_##id);                                               \
+        }
 
 static const struct fact *fact_ok(struct facts *f, const char *fmt, ...) _printf_(2, 3);
 static const struct fact *fact_ok(struct facts *f, const char *fmt, ...)
@@ -330,6 +347,7 @@ static void plan_boot_tuner(struct planner *pl)
         if (tuner_conflicts(pl, k, want, false) == 0)
                 note(pl, false, "no service enabled at boot sets %s otherwise now: see `llmtune facts tuner`", k->what);
 }
+REMEDY_PLAN(boot_tuner, "boot-tuner", plan_boot_tuner, NULL)
 
 /* Which values of a key may stay where they would decide it at boot. */
 struct keep_ctx {
@@ -520,6 +538,13 @@ static char *knob_id(const struct result *res)
         return xstrndup(id, idlen);
 }
 
+/* One sysfs file (or glob) is planned once, whichever of its rules (runtime, persistent) fails. */
+static char *sysfs_once(const struct result *res)
+{
+        const char *p = param(res, "path");
+        return p ? xasprintf("sysfs:%s", p) : NULL;
+}
+
 static void plan_sysfs(struct planner *pl)
 {
         const char *pattern = param(pl->res, "path"), *value = param(pl->res, "value");
@@ -551,6 +576,7 @@ static void plan_sysfs(struct planner *pl)
                 if (strstr(pattern, tuner_knobs[i].sysfs))
                         tuner_conflicts(pl, &tuner_knobs[i], value, true);
 }
+REMEDY_PLAN(sysfs, "sysfs", plan_sysfs, sysfs_once)
 
 static char *sysctl_path(const char *key)
 {
@@ -579,6 +605,13 @@ static void plan_sysctl_default(struct planner *pl, const char *key, const char 
                 c->before = cur ? xstrdup(cur) : NULL;
                 c->after = xstrdup(value);
         }
+}
+
+/* One sysctl key is planned once, whichever of its rules (runtime, persistent) fails. */
+static char *sysctl_once(const struct result *res)
+{
+        const char *k = param(res, "key");
+        return k ? xasprintf("sysctl:%s", k) : NULL;
 }
 
 static void plan_sysctl(struct planner *pl)
@@ -630,6 +663,8 @@ static void plan_sysctl(struct planner *pl)
                 c->after = xstrdup(val);
         }
 }
+REMEDY_PLAN(sysctl, "sysctl", plan_sysctl, sysctl_once)
+REMEDY_PLAN(sysctl_default, "sysctl-default", plan_sysctl, sysctl_once)
 
 static void plan_swapoff(struct planner *pl)
 {
@@ -682,6 +717,7 @@ static void plan_swapoff(struct planner *pl)
         }
         swaps_free(areas, n);
 }
+REMEDY_PLAN(swapoff, "swapoff", plan_swapoff, NULL)
 
 static char *disable_swap_line(const struct fstab_line *l, void *data)
 {
@@ -698,6 +734,7 @@ static void plan_fstab_swap(struct planner *pl)
         _cleanup_free_ char *out = fstab_rewrite(cur, disable_swap_line, NULL, NULL);
         want_file(pl, "/etc/fstab", out, 0644);
 }
+REMEDY_PLAN(fstab_swap, "fstab-swap", plan_fstab_swap, NULL)
 
 static void plan_zram_off(struct planner *pl)
 {
@@ -725,6 +762,7 @@ static void plan_zram_off(struct planner *pl)
         static const char *const reload[] = {"systemctl", "daemon-reload", NULL};
         command(pl, "systemctl daemon-reload", reload, reload);
 }
+REMEDY_PLAN(zram_off, "zram-off", plan_zram_off, NULL)
 
 /* The regeneration for the tool installed in the root (os.initramfs_tool); NULL when none is. */
 static const char *const *initramfs_argv(struct planner *pl)
@@ -753,6 +791,7 @@ static void plan_initramfs(struct planner *pl)
         /* undoing a blacklist restores modprobe.d first (reverse order), then regenerates again */
         command(pl, argv[0], argv, argv);
 }
+REMEDY_PLAN(initramfs, "initramfs", plan_initramfs, NULL)
 
 static void plan_blacklist(struct planner *pl)
 {
@@ -766,6 +805,7 @@ static void plan_blacklist(struct planner *pl)
         dropin_wins(pl, file, conf);
         plan_initramfs(pl);
 }
+REMEDY_PLAN(modprobe_blacklist, "modprobe-blacklist", plan_blacklist, NULL)
 
 static void plan_tune2fs(struct planner *pl)
 {
@@ -794,6 +834,7 @@ static void plan_tune2fs(struct planner *pl)
         free(v);
         (void)count;
 }
+REMEDY_PLAN(tune2fs, "tune2fs", plan_tune2fs, NULL)
 
 struct fstab_stripe {
         const char *mp;
@@ -856,6 +897,7 @@ static void plan_fstab_stripe(struct planner *pl)
         }
         free(v);
 }
+REMEDY_PLAN(fstab_stripe, "fstab-stripe", plan_fstab_stripe, NULL)
 
 static bool power_of_two(uint64_t v) { return v && !(v & (v - 1)); }
 
@@ -940,6 +982,7 @@ static void plan_xfs_align(struct planner *pl)
         }
         free(v);
 }
+REMEDY_PLAN(xfs_align, "xfs-align", plan_xfs_align, NULL)
 
 /* fstab options with the atime family replaced by OPTION. */
 static char *with_option(const char *options, const char *option)
@@ -1006,6 +1049,7 @@ static void plan_mount_option(struct planner *pl)
         }
         free(v);
 }
+REMEDY_PLAN(mount_option, "mount-option", plan_mount_option, NULL)
 
 struct fstab_option {
         const char *mp, *option;
@@ -1036,6 +1080,9 @@ static void plan_fstab_option(struct planner *pl, const char *cur, const char *m
                 note(pl, false, "%s is not in /etc/fstab: add %s where it is mounted", mp, option);
 }
 
+/* /etc/nccl.conf is written once from all the NCCL keys. */
+static char *nccl_once(const struct result *res) { return xstrdup("nccl-conf"); }
+
 static void plan_nccl_conf(struct planner *pl)
 {
         const struct nccl_catalog *cat = facts_nccl_catalog(pl->f);
@@ -1049,6 +1096,7 @@ static void plan_nccl_conf(struct planner *pl)
         if (next)
                 want_file(pl, "/etc/nccl.conf", next, 0644);
 }
+REMEDY_PLAN(nccl_conf, "nccl-conf", plan_nccl_conf, nccl_once)
 
 static void plan_affinity_conf(struct planner *pl)
 {
@@ -1060,6 +1108,7 @@ static void plan_affinity_conf(struct planner *pl)
                 note(pl, false, "no GPU map to write: %s", err ? err : "no GPU");
         free(err);
 }
+REMEDY_PLAN(affinity_conf, "affinity-conf", plan_affinity_conf, NULL)
 
 static char *unescape_newlines(const char *s)
 {
@@ -1088,6 +1137,7 @@ static void plan_dropin(struct planner *pl)
         if (then)
                 note(pl, false, "%s", then);
 }
+REMEDY_PLAN(dropin, "dropin", plan_dropin, NULL)
 
 static void plan_modules_load(struct planner *pl)
 {
@@ -1110,6 +1160,7 @@ static void plan_modules_load(struct planner *pl)
         const char *argv[] = {"modprobe", module, NULL};
         command(pl, "modprobe", argv, NULL);
 }
+REMEDY_PLAN(modules_load, "modules-load", plan_modules_load, NULL)
 
 static void plan_service_enable(struct planner *pl)
 {
@@ -1134,6 +1185,7 @@ static void plan_service_enable(struct planner *pl)
         const char *argv[] = {"systemctl", "start", unit, NULL}, *undo[] = {"systemctl", "stop", unit, NULL};
         command(pl, "systemctl start", argv, undo);
 }
+REMEDY_PLAN(service_enable, "service-enable", plan_service_enable, NULL)
 
 /* --- the kernel command line, through the distribution's own tool --------------------------------- */
 
@@ -1180,6 +1232,13 @@ static char *grubby_undo(struct planner *pl, const char *key, const char *arg)
         return *old->str ? xasprintf("--args=%s=%s", key, old->str) : xasprintf("--args=%s", key);
 }
 
+/* One kernel argument is planned once, whichever of its rules fails. */
+static char *cmdline_once(const struct result *res)
+{
+        const char *a = param(res, "param");
+        return a ? xasprintf("cmdline:%.*s", (int)strcspn(a, "="), a) : NULL;
+}
+
 static void plan_cmdline(struct planner *pl)
 {
         const char *arg = param(pl->res, "param");
@@ -1213,6 +1272,7 @@ static void plan_cmdline(struct planner *pl)
         }
         note(pl, true, "%s is in force only after a reboot: the kernel reads its command line when it starts", arg);
 }
+REMEDY_PLAN(cmdline, "cmdline", plan_cmdline, cmdline_once)
 
 /*
  * Per remedy kind, the file format and field each parameter is written as (file-format.h checks
@@ -1310,6 +1370,7 @@ static char *remedy_values_problem(struct planner *pl)
 }
 
 static void plan_reboot(struct planner *pl) { note(pl, true, "%s", param(pl->res, "reason")); }
+REMEDY_PLAN(reboot, "reboot", plan_reboot, NULL)
 
 /* A step llmtune reports and never does: the remedy's summary with its parameters. */
 /* The step itself: the note is shown under "Manual steps" (and the Ansible module's "manual step:"),
@@ -1319,75 +1380,12 @@ static void plan_manual(struct planner *pl)
         const char *step = streq(pl->res->rule->remedy, "manual") ? param(pl->res, "step") : NULL;
         note(pl, false, "%s", step ? step : pl->res->remedy_summary ? pl->res->remedy_summary : pl->res->rule->remedy);
 }
-
-/* One sysctl key is planned once, whichever of its rules (runtime, persistent) fails. */
-static char *sysctl_once(const struct result *res)
-{
-        const char *k = param(res, "key");
-        return k ? xasprintf("sysctl:%s", k) : NULL;
-}
-
-/* One sysfs file (or glob) is planned once, whichever of its rules (runtime, persistent) fails. */
-static char *sysfs_once(const struct result *res)
-{
-        const char *p = param(res, "path");
-        return p ? xasprintf("sysfs:%s", p) : NULL;
-}
-
-/* One kernel argument is planned once, whichever of its rules fails. */
-static char *cmdline_once(const struct result *res)
-{
-        const char *a = param(res, "param");
-        return a ? xasprintf("cmdline:%.*s", (int)strcspn(a, "="), a) : NULL;
-}
-
-/* /etc/nccl.conf is written once from all the NCCL keys. */
-static char *nccl_once(const struct result *res) { return xstrdup("nccl-conf"); }
-
-/* Each remedy kind (remedy.c's table says which exist and their parameters) and the function that
- * plans it: the one place a kind's name meets its code. */
-static const struct remedy_plan {
-        const char *kind;
-        void (*plan)(struct planner *pl);
-        char *(*once)(const struct result *res); /* results with one key share one plan; NULL: each its own */
-} remedy_plans[] = {
-        {"sysfs", plan_sysfs, sysfs_once},
-        {"sysctl", plan_sysctl, sysctl_once},
-        {"sysctl-default", plan_sysctl, sysctl_once},
-        {"swapoff", plan_swapoff, NULL},
-        {"fstab-swap", plan_fstab_swap, NULL},
-        {"zram-off", plan_zram_off, NULL},
-        {"modprobe-blacklist", plan_blacklist, NULL},
-        {"initramfs", plan_initramfs, NULL},
-        {"reboot", plan_reboot, NULL},
-        {"tune2fs", plan_tune2fs, NULL},
-        {"xfs-align", plan_xfs_align, NULL},
-        {"fstab-stripe", plan_fstab_stripe, NULL},
-        {"mount-option", plan_mount_option, NULL},
-        {"nccl-conf", plan_nccl_conf, nccl_once},
-        {"dropin", plan_dropin, NULL},
-        {"modules-load", plan_modules_load, NULL},
-        {"service-enable", plan_service_enable, NULL},
-        {"affinity-conf", plan_affinity_conf, NULL},
-        {"boot-tuner", plan_boot_tuner, NULL},
-        {"cmdline", plan_cmdline, cmdline_once},
-        {"manual", plan_manual, NULL},
-};
-
-const char *plan_remedy_kind(size_t i) { return i < ARRAY_SIZE(remedy_plans) ? remedy_plans[i].kind : NULL; }
-
-static const struct remedy_plan *remedy_plan_find(const char *kind)
-{
-        for (size_t i = 0; kind && i < ARRAY_SIZE(remedy_plans); i++)
-                if (streq(remedy_plans[i].kind, kind))
-                        return &remedy_plans[i];
-        return NULL;
-}
+REMEDY_PLAN(manual, "manual", plan_manual, NULL)
 
 static void plan_result(struct planner *pl)
 {
         const struct rule *r = pl->res->rule;
-        const struct remedy_plan *rp = remedy_plan_find(r->remedy);
+        const struct remedy_plan *rp = remedy_kind_plan(r->remedy);
         _cleanup_free_ char *problem = r->remedy ? remedy_values_problem(pl) : NULL;
         if (problem)
                 note(pl, false, "%s", problem);
@@ -1414,13 +1412,13 @@ int plan_build(struct plan *p, const struct audit *a, struct facts *f, const str
                 want_file(&pl, setup[i].path, setup[i].content, 0644);
         }
         /* Several rules may share one remedy (the nccl-conf rules, a knob's runtime rule and its
-         * persistent twin): plan it once, by the key its table entry gives. */
+         * persistent twin): plan it once, by the key its remedy plan gives. */
         struct strv done = {0};
         for (size_t i = 0; i < a->n; i++) {
                 const struct result *res = &a->v[i];
                 if (res->status != RES_FAIL)
                         continue;
-                const struct remedy_plan *rp = remedy_plan_find(res->rule->remedy);
+                const struct remedy_plan *rp = remedy_kind_plan(res->rule->remedy);
                 _cleanup_free_ char *key = rp && rp->once ? rp->once(res) : NULL;
                 if (key && strv_contains(&done, key))
                         continue;

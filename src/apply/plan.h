@@ -66,9 +66,6 @@ int change_type_parse(const char *s, enum change_type *ret);
  * system; actions run only what this allows. */
 bool plan_command_runs(struct root *r, const struct strv *argv);
 
-/* The remedy kinds the planner carries out, by index (NULL past the last): one table maps each
- * kind to its plan function (the test holds it against remedy.c's kinds and the manual). */
-const char *plan_remedy_kind(size_t i);
 
 /* Number of changes that would alter the machine (notes excluded). */
 size_t plan_changes(const struct plan *p);

@@ -51,6 +51,30 @@ static const struct remedy_kind kinds[] = {
         {"manual", {"step"}, {}, "manual step: ${step}", false},
 };
 
+/* Filled before main by the layer that plans remedies (remedy_kind_set_plan), one per kind. */
+static const struct remedy_plan *plans[ARRAY_SIZE(kinds)];
+static const char *strays[8];
+static size_t n_strays;
+
+const struct remedy_kind *remedy_kind_at(size_t i) { return i < ARRAY_SIZE(kinds) ? &kinds[i] : NULL; }
+
+void remedy_kind_set_plan(const char *name, const struct remedy_plan *plan)
+{
+        const struct remedy_kind *k = remedy_kind_find(name);
+        if (k && !plans[k - kinds])
+                plans[k - kinds] = plan;
+        else if (n_strays < ARRAY_SIZE(strays))
+                strays[n_strays++] = name;
+}
+
+const struct remedy_plan *remedy_kind_plan(const char *name)
+{
+        const struct remedy_kind *k = name ? remedy_kind_find(name) : NULL;
+        return k ? plans[k - kinds] : NULL;
+}
+
+const char *remedy_plan_stray(size_t i) { return i < n_strays ? strays[i] : NULL; }
+
 const struct remedy_kind *remedy_kind_find(const char *name)
 {
         for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
