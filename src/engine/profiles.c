@@ -551,6 +551,38 @@ static void hash_resolved(struct resolved *r)
         digest_hex(md, mdlen < 32 ? mdlen : 32, r->hash);
 }
 
+const struct profile_nccl_param profile_nccl_params[] = {
+        {"nccl_ib_tc", "NCCL_IB_TC"},
+        {"nccl_ib_sl", "NCCL_IB_SL"},
+        {"nccl_ib_gid_index", "NCCL_IB_GID_INDEX"},
+};
+const size_t profile_nccl_params_n = ARRAY_SIZE(profile_nccl_params);
+
+/* nccl_keys: the NCCL keys the profile wants in /etc/nccl.conf ("none" without any): its [nccl] keys
+ * and the NCCL variables its parameters set. A key of profile_nccl_params written in [nccl] instead
+ * sets its parameter, where that is `any`, so the rules that judge the parameter see the site's value
+ * whichever way the profile gave it. */
+static void set_nccl_keys(struct resolved *r)
+{
+        for (size_t k = 0; k < profile_nccl_params_n; k++) {
+                const struct setting *n = settings_get(&r->nccl, profile_nccl_params[k].key);
+                const struct setting *v = settings_get(&r->params, profile_nccl_params[k].param);
+                if (n && (!v || streq(v->value, "any")))
+                        settings_set(&r->params, profile_nccl_params[k].param, n->value, n->origin);
+        }
+        _cleanup_strv_ struct strv keys = {0};
+        for (size_t k = 0; k < r->nccl.n; k++)
+                if (!strchr(r->nccl.v[k].key, '.')) /* KEY.reason explains KEY (nccl-gen.h) */
+                        strv_add(&keys, r->nccl.v[k].key);
+        for (size_t k = 0; k < profile_nccl_params_n; k++) {
+                const struct setting *v = settings_get(&r->params, profile_nccl_params[k].param);
+                if (v && !streq(v->value, "any") && !strv_contains(&keys, profile_nccl_params[k].key))
+                        strv_add(&keys, profile_nccl_params[k].key);
+        }
+        _cleanup_free_ char *joined = keys.n ? strv_join(&keys, ",") : xstrdup("none");
+        settings_set(&r->params, "nccl_keys", joined, "[nccl] sections and NCCL parameters");
+}
+
 int profile_resolve(const struct profile_lib *lib, const char *name, const struct ruleset *rules,
                     struct resolved *ret, struct diags *d)
 {
@@ -563,14 +595,7 @@ int profile_resolve(const struct profile_lib *lib, const char *name, const struc
         struct resolved r = {.name = xstrdup(name), .leaf = stack[0]};
         for (size_t i = depth; i-- > 0;) /* base first: later (closer to the leaf) wins */
                 merge_profile(&r, stack[i], i + 1 == depth, stack[depth - 1]->name, rules, d);
-        /* nccl_keys: the NCCL keys the profile wants in /etc/nccl.conf ("none" without any). */
-        struct strv keys = {0};
-        for (size_t k = 0; k < r.nccl.n; k++)
-                if (!strchr(r.nccl.v[k].key, '.')) /* KEY.reason explains KEY (nccl-gen.h) */
-                        strv_add(&keys, r.nccl.v[k].key);
-        _cleanup_free_ char *joined = keys.n ? strv_join(&keys, ",") : xstrdup("none");
-        strv_done(&keys);
-        settings_set(&r.params, "nccl_keys", joined, "[nccl] sections");
+        set_nccl_keys(&r);
         struct strv bad = {0};
         check_param_values(&r, d, &bad);
         validate_resolved(&r, rules, &bad, d);

@@ -75,6 +75,15 @@ int profile_resolve(const struct profile_lib *lib, const char *name, const struc
 void resolved_done(struct resolved *r);
 
 const char *resolved_param(const struct resolved *r, const char *name);
+
+/* Profile parameters that are NCCL variables: values only the site knows (its switches' QoS, the GID
+ * its fabric routes on; NCCL env.rst NCCL_IB_TC, NCCL_IB_SL, NCCL_IB_GID_INDEX), written into the
+ * managed block of /etc/nccl.conf and counted in nccl_keys unless `any`. */
+struct profile_nccl_param {
+        const char *param, *key;
+};
+extern const struct profile_nccl_param profile_nccl_params[];
+extern const size_t profile_nccl_params_n;
 /* The declared type of parameter NAME (param-types.h syntax), or NULL. */
 const char *resolved_param_type(const struct resolved *r, const char *name);
 /* Is rule ID enabled for this profile, and with which severity? */

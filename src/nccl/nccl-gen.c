@@ -419,6 +419,31 @@ static void take_profile(struct facts *f, const struct resolved *profile, const 
         }
 }
 
+/* The NCCL variables the profile's parameters set (profile_nccl_params: NCCL_IB_TC, NCCL_IB_SL,
+ * NCCL_IB_GID_INDEX). They are the site's (its switches' QoS, the GID its fabric routes on), so the
+ * parameter's declared type is their check, not the linter's advice: NCCL_IB_GID_INDEX named by the
+ * profile is the site's decision. A key the profile's [nccl] section sets too keeps that value. */
+static void take_params(const struct resolved *profile, struct nccl_settings *s)
+{
+        for (size_t i = 0; i < profile_nccl_params_n; i++) {
+                const struct profile_nccl_param *p = &profile_nccl_params[i];
+                const char *v = resolved_param(profile, p->param);
+                if (!v || streq(v, "any"))
+                        continue;
+                const struct nccl_setting *have = settings_find(s, p->key);
+                if (have) {
+                        if (!streq(have->value, v))
+                                strv_push(&s->notes, xasprintf("%s: the profile's [nccl] value is used, not its "
+                                                               "parameter %s (%s)",
+                                                               p->key, p->param, v));
+                        continue;
+                }
+                settings_add(s, p->key, v,
+                             xasprintf("profile %s, parameter %s: the site's value, which the host cannot show", profile->name,
+                                       p->param));
+        }
+}
+
 static bool facts_match_any_ib(struct facts *f)
 {
         const struct fact *c = facts_get(f, "ib.count");
@@ -429,8 +454,10 @@ void nccl_settings_build(struct facts *f, const struct resolved *profile, const 
                          struct nccl_settings *ret)
 {
         struct nccl_settings s = {0}, hw = {0};
-        if (profile)
+        if (profile) {
                 take_profile(f, profile, c, &s);
+                take_params(profile, &s);
+        }
         derive_ib_hca(f, profile, &hw);
         const char *sif = profile ? resolved_param(profile, "nccl_socket_ifname") : NULL;
         if (sif && streq(sif, "none"))

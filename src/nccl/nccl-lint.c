@@ -372,8 +372,9 @@ static void check_persistent(struct nccl_lint *l, unsigned line, const char *key
         if (streq(key, "NCCL_IB_GID_INDEX") && !streq(value, "-1"))
                 add(l, line, NP_ADVICE, key,
                     "NCCL_IB_GID_INDEX=%s: NCCL 2.21 and later choose the RoCE GID themselves and NCCL's troubleshooting "
-                    "guide says not to set it; keep it only for NCCL older than 2.21 (a fixed index breaks when the GID "
-                    "table changes)",
+                    "guide says not to set it (a fixed index breaks when the GID table changes); a site that needs it "
+                    "(NCCL older than 2.21) sets it through the profile's nccl_ib_gid_index, which llmtune writes and "
+                    "the audit then expects",
                     value);
         /* [^][=]hca[:port],...: without '=' every name is a prefix (NCCL src/transport/net_ib). */
         if (streq(key, "NCCL_IB_HCA") && *value) {

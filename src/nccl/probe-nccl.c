@@ -47,6 +47,10 @@ static void list_fact(struct facts *f, const struct nccl_lint *l, enum nccl_prob
                 const struct nccl_finding *x = &l->findings[i];
                 if (x->problem != a && x->problem != b)
                         continue;
+                /* NCCL_IB_GID_INDEX may be the site's (the profile's nccl_ib_gid_index): the rule
+                 * nccl-conf-gid-index judges nccl.conf.key.NCCL_IB_GID_INDEX against the profile */
+                if (a == NP_ADVICE && streq(x->key, "NCCL_IB_GID_INDEX"))
+                        continue;
                 sbuf_addf(&s, "%sline %u: %s", s.len ? "; " : "", x->line, x->message);
         }
         fact_str(f, NCCL_CONF, s.len ? s.s : "none", "%s", name);

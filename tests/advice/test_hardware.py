@@ -663,8 +663,52 @@ def case_item1_roce_counters(tmp):
           'item 1: a lost packet on mlx5_1 fails (%r)' % r)
 
 
+def case_item1_roce_nccl(tmp):
+    """NCCL_IB_TC, NCCL_IB_SL and NCCL_IB_GID_INDEX are the site's (its switches' QoS, the GID its fabric
+    routes on): profile parameters that apply writes into the managed block of /etc/nccl.conf, where the
+    audit then expects them; a GID index the profile names is not advice to remove it, one it does not
+    name still is."""
+    root = hw_root(tmp, 'hgx-h100-roce')
+    write(root, '/etc/llmtune/profiles.d/site-h100.ini',
+          '[profile]\nname = site-h100\ndescription = our HGX H100 on RoCE\ninherits = h100-sxm-8x\n\n'
+          '[params]\nnccl_ib_tc = 106\nnccl_ib_sl = 3\nnccl_ib_gid_index = 3\n')
+    write(root, '/etc/nccl.conf', 'NCCL_IB_GID_INDEX=5\n')
+    rules = ('nccl-conf-keys', 'nccl-conf-gid-index', 'nccl-conf-advice')
+    res = audit(root, 'site-h100', *rules)
+    got = {r: res[r]['status'] for r in rules}
+    check(got == {'nccl-conf-keys': 'fail', 'nccl-conf-gid-index': 'fail', 'nccl-conf-advice': 'pass'},
+          'item 1: the site\'s TC, SL and GID index are missing, its own index 5 is not the profile\'s 3 (%r)' % got)
+    rc, out, err = run(root, 'nccl', 'conf', '--profile', 'site-h100')
+    block = out.split('# END llmtune managed')[0]
+    for line in ('NCCL_IB_TC=106', 'NCCL_IB_SL=3', 'NCCL_IB_GID_INDEX=3'):
+        check(('\n%s\n' % line) in block, 'item 1: %s in the managed block (%r)' % (line, block[-600:]))
+    check('#llmtune-disabled# NCCL_IB_GID_INDEX=5' in out, 'item 1: the site\'s other index is disabled (%r)' % out[-300:])
+    rc, out, err = run(root, 'apply', '--profile', 'site-h100', '--rule', 'nccl-conf-keys')
+    check(rc == 0, 'item 1: apply writes /etc/nccl.conf (%d %r)' % (rc, err[-300:]))
+    res = audit(root, 'site-h100', *rules)
+    got = {r: res[r]['status'] for r in rules}
+    check(got == dict.fromkeys(rules, 'pass'), 'item 1: after apply the site\'s values pass, not linted away (%r)' % got)
+    r = audit(root, 'h100-sxm-8x', 'nccl-conf-gid-index')['nccl-conf-gid-index']
+    check(r['status'] == 'fail' and 'NCCL_IB_GID_INDEX = 3' in (r['observed'] or ''),
+          'item 1: an index the profile does not name still fails (%r)' % r)
+    # the same index given in the profile's [nccl] section is the site's too (a profile written before
+    # the parameter existed): once applied, no rule asks to remove it
+    root = copy_root(tmp, 'hgx-h100', 'hgx-h100-conf')
+    write(root, '/etc/llmtune/profiles.d/site-h100.ini',
+          '[profile]\nname = site-h100\ndescription = our HGX H100 on RoCE\ninherits = h100-sxm-8x\n\n'
+          '[nccl]\nNCCL_IB_GID_INDEX = 3\n')
+    rc, out, err = run(root, 'apply', '--profile', 'site-h100', '--rule', 'nccl-conf-keys')
+    check(rc == 0 and 'NCCL_IB_GID_INDEX=3' in (read(root, '/etc/nccl.conf') or ''),
+          'item 1: apply writes the [nccl] index (%d %r)' % (rc, err[-300:]))
+    res = audit_rc(root, 'site-h100')[1]
+    got = {r: v['status'] for r, v in res.items() if r.startswith('nccl-conf')}
+    check(not [r for r, v in got.items() if v not in ('pass', 'n/a')],
+          'item 1: the site\'s [nccl] index fails no NCCL rule after apply (%r)' % got)
+
+
 CASES = {
     'item1-roce': case_item1_roce,
+    'item1-roce-nccl': case_item1_roce_nccl,
     'item1-roce-mtu': case_item1_roce_mtu,
     'item1-roce-ecn': case_item1_roce_ecn,
     'item1-roce-counters': case_item1_roce_counters,

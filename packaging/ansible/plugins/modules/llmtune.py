@@ -163,8 +163,17 @@ options:
         description: "One of keep, remove (C(enum keep remove)); unset, the profile's value."
         type: str
         choices: ["keep", "remove"]
+      nccl_ib_gid_index:
+        description: "An integer from 0 to 255 or any (C(integer 0..255 | any)); unset, the profile's value."
+        type: str
       nccl_ib_hca:
         description: "Auto or a comma list of names (C(auto | names)); unset, the profile's value."
+        type: str
+      nccl_ib_sl:
+        description: "An integer from 0 to 15 or any (C(integer 0..15 | any)); unset, the profile's value."
+        type: str
+      nccl_ib_tc:
+        description: "An integer from 0 to 255 or any (C(integer 0..255 | any)); unset, the profile's value."
         type: str
       nccl_socket_ifname:
         description: "One of auto, none (C(enum auto none)); unset, the profile's value."
@@ -408,7 +417,10 @@ PARAMS_SPEC = dict(
     iommu_passthrough_arg=dict(type='str', choices=['iommu=pt', 'iommu.passthrough=1']),
     memlock_min=dict(type='str'),
     nccl_debug_switches=dict(type='str', choices=['keep', 'remove']),
+    nccl_ib_gid_index=dict(type='str'),
     nccl_ib_hca=dict(type='str'),
+    nccl_ib_sl=dict(type='str'),
+    nccl_ib_tc=dict(type='str'),
     nccl_socket_ifname=dict(type='str', choices=['auto', 'none']),
     numa_balancing=dict(type='int'),
     numa_nodes=dict(type='str'),
