@@ -595,8 +595,9 @@ static void fabricmanager(struct facts *f)
 /*
  * nvlsm.installed, nvlsm.version: the NVLink Subnet Manager's package, from the dpkg database, else
  * the rpm database. On an NVLink 5 system (nvswitch.bridge_count) the fabric manager's start script
- * runs NVLSM itself; without the package the switches are never configured. No database that can
- * answer is unknown, not "not installed".
+ * runs NVLSM itself; without the package the switches are never configured. No database in the
+ * tree is absent (with the paths looked for), a database that cannot be read is unreadable: neither
+ * is "not installed".
  */
 static void nvlsm(struct facts *f)
 {
@@ -615,12 +616,17 @@ static void nvlsm(struct facts *f)
         } else if (err == -ESRCH) {
                 fact_bool(f, src, false, "nvlsm.installed");
                 fact_absent(f, src, rwhy ? rwhy : dwhy, "nvlsm.version");
-        } else {
-                /* no database at all says nothing either way: no errno of its own */
+        } else if (root_gone(err)) {
+                /* neither database is in the tree: the facts' sources are absent (a topology root, a
+                 * partial tree), which says nothing either way and is not a read that failed */
                 _cleanup_free_ char *why = rwhy ? xasprintf("%s; %s: cannot tell whether nvlsm is installed", dwhy, rwhy)
                                                 : xstrdup(dwhy);
-                fact_unreadable(f, src, root_gone(err) ? 0 : err, why, "nvlsm.installed");
-                fact_unreadable(f, src, root_gone(err) ? 0 : err, why, "nvlsm.version");
+                fact_absent(f, src, why, "nvlsm.installed");
+                fact_absent(f, src, why, "nvlsm.version");
+        } else {
+                _cleanup_free_ char *why = xstrdup(rwhy ? rwhy : dwhy);
+                fact_unreadable(f, src, err, why, "nvlsm.installed");
+                fact_unreadable(f, src, err, why, "nvlsm.version");
         }
 }
 
