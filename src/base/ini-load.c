@@ -132,19 +132,19 @@ int ini_load_file(const char *path, ini_key_fn fn, void *user, struct diags *d)
 /* PATH opened for ini_read_input: -EINVAL when it is not a regular file (read_user_file's code). */
 static int open_input(struct root *root, const char *path)
 {
-        int fd = root ? root_open_input(root, path) : open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+        _cleanup_close_ int fd = root ? root_open_input(root, path)
+                                      : open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0)
                 return fd == -ENOTREG ? -EINVAL : root ? fd : -errno;
         struct stat st;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-                close(fd);
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
                 return -EINVAL;
-        }
-        return fd;
+        return TAKE_FD(fd);
 }
 
-int ini_read_input(struct root *root, const char *path, const char *what, char **ret, size_t *ret_len,
-                   struct diags *d)
+/* ini_read_input, and with OPTIONAL a file that is not there is -ENOENT with nothing said in D. */
+static int read_input(struct root *root, const char *path, const char *what, bool optional, char **ret,
+                      size_t *ret_len, struct diags *d)
 {
         _cleanup_close_ int fd = open_input(root, path);
         int rc = fd < 0 ? fd : 0;
@@ -154,18 +154,30 @@ int ini_read_input(struct root *root, const char *path, const char *what, char *
                 _cleanup_free_ char *why = trust_opened_problem(fd, shown);
                 if (why) {
                         diag_add(d, path, 0,
-                                 "refused: %s; llmtune runs as root and takes rules and profiles only from files "
-                                 "that no other user can change (chmod go-w, or chown root)",
+                                 "refused: %s; llmtune runs as root and takes rules, profiles and its configuration "
+                                 "only from files that no other user can change (chmod go-w, or chown root)",
                                  why);
                         return -EPERM;
                 }
                 rc = read_fd_capped(fd, HOST_FILE_MAX, ret, ret_len);
         }
-        if (rc < 0) {
+        if (rc < 0 && !(optional && rc == -ENOENT)) {
                 _cleanup_free_ char *why = read_user_file_why(rc, HOST_FILE_MAX, what);
                 diag_add(d, path, 0, "cannot read: %s", why);
         }
         return rc;
+}
+
+int ini_read_input(struct root *root, const char *path, const char *what, char **ret, size_t *ret_len,
+                   struct diags *d)
+{
+        return read_input(root, path, what, false, ret, ret_len, d);
+}
+
+int ini_read_optional(struct root *root, const char *path, const char *what, char **ret, size_t *ret_len,
+                      struct diags *d)
+{
+        return read_input(root, path, what, true, ret, ret_len, d);
 }
 
 /* The *.ini names of the host directory DIR, sorted. */

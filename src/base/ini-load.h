@@ -38,6 +38,10 @@ int ini_load_file(const char *path, ini_key_fn fn, void *user, struct diags *d);
  */
 int ini_read_input(struct root *root, const char *path, const char *what, char **ret, size_t *ret_len,
                    struct diags *d);
+/* The same for a file that may be absent (the site's configuration): -ENOENT, and nothing said
+ * in D, when it is not there. */
+int ini_read_optional(struct root *root, const char *path, const char *what, char **ret, size_t *ret_len,
+                      struct diags *d);
 
 /* One file of a directory, handed on by ini_dir_load: FILE as messages name it, its whole text.
  * Returns < 0 when it did not load (its diagnostics in D). */

@@ -70,16 +70,16 @@ static void on_key(void *user, const char *section, unsigned section_line, const
 int site_config_load(struct root *r, struct site_config *ret, struct diags *d)
 {
         *ret = (struct site_config){.apply_wait = -1, .rollback_wait = -1};
-        const char *data;
+        _cleanup_free_ char *data = NULL;
         size_t len;
-        int rc = root_read(r, SITE_CONFIG_PATH, &data, &len);
+        /* Read as a profile is (the pin chooses one): judged on what is read, by the one trust policy.
+         * A file that cannot be read is an error: the pin could be in there, and reading on without
+         * it would pick another profile. */
+        int rc = ini_read_optional(r, SITE_CONFIG_PATH, "the site configuration", &data, &len, d);
         if (rc == -ENOENT)
                 return 0;
-        if (rc < 0) {
-                /* The pin could be in there: reading on without it would pick another profile. */
-                diag_add(d, SITE_CONFIG_PATH, 0, "cannot read: %s", strerror(-rc));
+        if (rc < 0)
                 return rc;
-        }
         ret->present = true;
         size_t before = d->msgs.n;
         struct loader l = {ret, d};

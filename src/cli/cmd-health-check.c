@@ -109,27 +109,20 @@ static void on_conf_key(void *user, const char *section, unsigned section_line, 
                          "unknown key '%s' (severity, drain-on-error, node, profile, timeout, rule-timeout)", key);
 }
 
-/* The config file: PATH given on the command line (a host path), else HC_CONFIG in the root. A
- * missing default file is no error; an unreadable or invalid one is (the check must not run with
- * settings other than the operator's). */
+/* The config file: PATH given on the command line (a host path), else HC_CONFIG in the root, each
+ * read as every configuration file is (ini_read_input: judged by the trust policy on what is read).
+ * A missing default file is no error; an unreadable, refused or invalid one is (the check must not
+ * run with settings other than the operator's). */
 static int load_conf(struct root *root, const char *path, struct hc_conf *c)
 {
         struct diags d = {0};
         struct conf_loader l = {.c = c, .d = &d, .file = path ? path : HC_CONFIG};
-        if (path)
-                ini_load_file(path, on_conf_key, &l, &d);
-        else {
-                const char *text;
-                size_t len;
-                int rc = root_read(root, HC_CONFIG, &text, &len);
-                if (rc == -ENOENT)
-                        return 0;
-                if (rc < 0) {
-                        cli_error("cannot read %s under %s: %s", HC_CONFIG, root_path(root), strerror(-rc));
-                        return -EIO;
-                }
-                ini_load_buffer(HC_CONFIG, text, len, on_conf_key, &l, &d);
-        }
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        int rc = path ? ini_read_input(NULL, path, "a health-check configuration", &text, &len, &d)
+                      : ini_read_optional(root, HC_CONFIG, "a health-check configuration", &text, &len, &d);
+        if (rc == 0)
+                ini_load_buffer(l.file, text, len, on_conf_key, &l, &d);
         return cli_report_diags(&d) == EXIT_OK ? 0 : -EINVAL;
 }
 

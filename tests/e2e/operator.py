@@ -187,6 +187,30 @@ def pin_config_errors(c):
     r = c.run(root, 'audit', '--profile', 'base', status=1)  # the config has option defaults too
 
 
+@case
+def config_trust(c):
+    """llmtune.conf and health-check.conf choose the profile and the node a check drains: each is
+    taken as a profile is (one loader, judged on the file read), so one that every user can write is
+    refused by its path, under --root and given by --config. Trust is judged only as root."""
+    if os.geteuid() != 0:
+        return
+    root = c.root('vm-nogpu')
+    conf = put(root, CONF, 'profile = base\n')
+    os.chmod(conf, 0o666)
+    r = c.run(root, 'audit', status=1)
+    check('/etc/llmtune/llmtune.conf: refused: the file itself is writable by every user' in r.stderr, r.stderr)
+    os.chmod(conf, 0o644)
+    hc = put(root, 'etc/llmtune/health-check.conf', '[health-check]\nseverity = warning\n')
+    os.chmod(hc, 0o666)
+    r = c.run(root, 'health-check', '--profile', 'base', status=2)
+    check('/etc/llmtune/health-check.conf: refused: the file itself is writable by every user' in r.stderr,
+          r.stderr)
+    r = c.run(root, 'health-check', '--profile', 'base', '--config', hc, status=2)
+    check(hc + ': refused: the file itself is writable by every user' in r.stderr, r.stderr)
+    os.chmod(hc, 0o644)
+    c.run(root, 'health-check', '--profile', 'base', '--config', hc, status=0)
+
+
 # --- item 6: exit codes for gating -----------------------------------------------------------------
 
 @case

@@ -4,7 +4,9 @@
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/site-config.h"
 #include "tmptree.h"
@@ -80,6 +82,36 @@ START_TEST(errors_name_the_line)
 }
 END_TEST
 DEFINE_TEST(errors_name_the_line, .description = "errors name the line", .root = "tmptree");
+
+/*
+ * The site configuration chooses the profile (its pin), so it is taken as a profile is: judged by
+ * the trust policy on the file that is read (ini_read_input). A llmtune.conf every user can write
+ * is refused by its path, not read; one only root can write is read. Trust is judged only when
+ * llmtune runs as root (trust.h).
+ */
+START_TEST(others_writable_refused)
+{
+        if (geteuid() != 0)
+                return;
+        struct site_config c;
+        struct diags d = {0};
+        tmptree_put("etc/llmtune/llmtune.conf", "profile = evil\n", 0666);
+        ck_assert_int_eq(load(NULL, &c, &d), -EPERM);
+        ck_assert_ptr_null(c.profile);
+        ck_assert_uint_eq(d.msgs.n, 1);
+        ck_assert_msg(strstr(d.msgs.v[0], "/etc/llmtune/llmtune.conf: refused: the file itself is writable by every user"),
+                      "%s", d.msgs.v[0]);
+        strv_done(&d.msgs);
+        site_config_done(&c);
+        tmptree_put("etc/llmtune/llmtune.conf", "profile = ours\n", 0644);
+        ck_assert_int_eq(load(NULL, &c, &d), 0);
+        ck_assert_str_eq(c.profile, "ours");
+        ck_assert_uint_eq(d.msgs.n, 0);
+        site_config_done(&c);
+}
+END_TEST
+DEFINE_TEST(others_writable_refused, .description = "a llmtune.conf other users can write is refused by its path",
+            .root = "tmptree");
 
 START_TEST(rewrite_keeps_other_lines)
 {
