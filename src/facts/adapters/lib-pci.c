@@ -180,14 +180,23 @@ unsigned pcie_speed_mts(unsigned code)
         return code < ARRAY_SIZE(mts) ? mts[code] : 0;
 }
 
-int pcilib_pcie_link(struct pcilib *p, unsigned domain, unsigned bus, unsigned dev, unsigned func, size_t cfg_len,
-                     struct pcie_link *ret)
+/* The registers a caller wants of one capability, copied out under libpci's error trap. */
+struct pcie_regs {
+        uint32_t lnkcap, devcap;
+        uint16_t lnksta, flags, devctl;
+};
+
+typedef int (*cap_read_fn)(struct pci_dev *d, unsigned addr, size_t cfg_len, void *out);
+
+/*
+ * Finds capability CAP_ID (of TYPE: PCI_CAP_NORMAL or PCI_CAP_EXTENDED) of DDDD:BB:DD.F and calls
+ * READ with its offset, all under libpci's error trap: READ's return, -ENOENT without the
+ * capability, -EIO when libpci failed (OUT is then not to be used).
+ */
+static int read_cap(struct pcilib *p, unsigned domain, unsigned bus, unsigned dev, unsigned func, size_t cfg_len,
+                    int cap_id, int type, cap_read_fn read, void *out)
 {
-        struct pci_dev *volatile d = NULL;
-        volatile int rc = 0;
-        volatile unsigned addr = 0;
-        volatile uint32_t lnkcap = 0, devcap = 0;
-        volatile uint16_t lnksta = 0, flags = 0, devctl = 0;
+        volatile int rc = -ENOENT;
         jmp_buf jb;
         ENTER(p, jb);
         if (setjmp(jb)) {
@@ -196,37 +205,56 @@ int pcilib_pcie_link(struct pcilib *p, unsigned domain, unsigned bus, unsigned d
         }
         /* pci_get_dev, not pci_scan_bus: a scan stops at the first device missing a mandatory file
          * (the POWER9 corpus has PCI directories with only class and local_cpus). */
-        d = get_dev(p, domain, bus, dev, func, cfg_len);
-        if (!d) {
-                LEAVE();
-                return -EIO;
-        }
-        struct pci_cap *cap = pci_find_cap(d, PCI_CAP_ID_EXP, PCI_CAP_NORMAL);
-        if (!cap || cap->addr + PCI_EXP_LNKSTA + 2 > cfg_len)
-                rc = -ENOENT;
-        else {
-                addr = cap->addr;
-                lnkcap = pci_read_long(d, (int)addr + PCI_EXP_LNKCAP);
-                lnksta = pci_read_word(d, (int)addr + PCI_EXP_LNKSTA);
-                flags = pci_read_word(d, (int)addr + PCI_EXP_FLAGS);
-                devcap = pci_read_long(d, (int)addr + PCI_EXP_DEVCAP);
-                devctl = pci_read_word(d, (int)addr + PCI_EXP_DEVCTL);
-        }
+        struct pci_dev *d = get_dev(p, domain, bus, dev, func, cfg_len);
+        struct pci_cap *cap = d ? pci_find_cap(d, cap_id, type) : NULL;
+        if (!d)
+                rc = -EIO;
+        else if (cap)
+                rc = read(d, cap->addr, cfg_len, out);
         LEAVE();
+        return rc;
+}
+
+static int read_pcie_regs(struct pci_dev *d, unsigned addr, size_t cfg_len, void *out)
+{
+        struct pcie_regs *r = out;
+        if (addr + PCI_EXP_LNKSTA + 2 > cfg_len)
+                return -ENOENT;
+        r->lnkcap = pci_read_long(d, (int)addr + PCI_EXP_LNKCAP);
+        r->lnksta = pci_read_word(d, (int)addr + PCI_EXP_LNKSTA);
+        r->flags = pci_read_word(d, (int)addr + PCI_EXP_FLAGS);
+        r->devcap = pci_read_long(d, (int)addr + PCI_EXP_DEVCAP);
+        r->devctl = pci_read_word(d, (int)addr + PCI_EXP_DEVCTL);
+        return 0;
+}
+
+int pcilib_pcie_link(struct pcilib *p, unsigned domain, unsigned bus, unsigned dev, unsigned func, size_t cfg_len,
+                     struct pcie_link *ret)
+{
+        struct pcie_regs r = {0};
+        int rc = read_cap(p, domain, bus, dev, func, cfg_len, PCI_CAP_ID_EXP, PCI_CAP_NORMAL, read_pcie_regs, &r);
         if (rc < 0)
                 return rc;
         /* speed = bits 3:0, width = bits 9:4 of both registers */
-        ret->max_speed = pcie_speed_mts(lnkcap & 0xf);
-        ret->max_width = (lnkcap & 0x3f0) >> 4;
-        ret->speed = pcie_speed_mts(lnksta & 0xf);
-        ret->width = (lnksta & 0x3f0) >> 4;
-        ret->type = (flags & PCI_EXP_FLAGS_TYPE) >> 4;
+        ret->max_speed = pcie_speed_mts(r.lnkcap & 0xf);
+        ret->max_width = (r.lnkcap & 0x3f0) >> 4;
+        ret->speed = pcie_speed_mts(r.lnksta & 0xf);
+        ret->width = (r.lnksta & 0x3f0) >> 4;
+        ret->type = (r.flags & PCI_EXP_FLAGS_TYPE) >> 4;
         /* 128 << code: Max_Payload_Size Supported (DevCap 2:0), Max_Payload_Size (DevCtl 7:5), Max_Read_
          * Request_Size (DevCtl 14:12); codes above 5 (4096 bytes) are reserved */
-        unsigned codes[3] = {devcap & 0x7, (devctl >> 5) & 0x7, (devctl >> 12) & 0x7};
+        unsigned codes[3] = {r.devcap & 0x7, (r.devctl >> 5) & 0x7, (r.devctl >> 12) & 0x7};
         ret->max_mps = codes[0] <= 5 ? 128u << codes[0] : 0;
         ret->mps = codes[1] <= 5 ? 128u << codes[1] : 0;
         ret->mrrs = codes[2] <= 5 ? 128u << codes[2] : 0;
+        return 0;
+}
+
+static int read_acs_ctrl(struct pci_dev *d, unsigned addr, size_t cfg_len, void *out)
+{
+        if (addr + PCI_ACS_CTRL + 2 > cfg_len)
+                return -ENODATA;
+        *(uint16_t *)out = pci_read_word(d, (int)addr + PCI_ACS_CTRL);
         return 0;
 }
 
@@ -236,28 +264,9 @@ int pcilib_acs_ctrl(struct pcilib *p, unsigned domain, unsigned bus, unsigned de
         /* Extended capabilities start at 0x100; without the 4 KiB space libpci would read 0xff. */
         if (cfg_len <= 0x100)
                 return -ENODATA;
-        struct pci_dev *volatile d = NULL;
-        volatile int rc = 0;
-        volatile uint16_t ctrl = 0;
-        jmp_buf jb;
-        ENTER(p, jb);
-        if (setjmp(jb)) {
-                LEAVE();
-                return -EIO;
-        }
-        d = get_dev(p, domain, bus, dev, func, cfg_len);
-        if (!d) {
-                LEAVE();
-                return -EIO;
-        }
-        struct pci_cap *cap = pci_find_cap(d, PCI_EXT_CAP_ID_ACS, PCI_CAP_EXTENDED);
-        if (!cap)
-                rc = -ENOENT;
-        else if (cap->addr + PCI_ACS_CTRL + 2 > cfg_len)
-                rc = -ENODATA;
-        else
-                ctrl = pci_read_word(d, (int)cap->addr + PCI_ACS_CTRL);
-        LEAVE();
+        uint16_t ctrl = 0;
+        int rc = read_cap(p, domain, bus, dev, func, cfg_len, PCI_EXT_CAP_ID_ACS, PCI_CAP_EXTENDED, read_acs_ctrl,
+                          &ctrl);
         if (rc < 0)
                 return rc;
         *ret = ctrl;
