@@ -597,7 +597,7 @@ int gather_write(struct root *r, const struct gather_opts *o, struct gather_stat
         /* Written to a temporary name beside the output and renamed: no half archive under the
          * name asked for. */
         _cleanup_free_ char *tmp = xasprintf("%s.tmp-XXXXXX", o->output);
-        int fd = mkostemp(tmp, O_CLOEXEC);
+        _cleanup_close_ int fd = mkostemp(tmp, O_CLOEXEC);
         if (fd < 0) {
                 int rc = -errno;
                 *why = xasprintf("cannot create %s: %s", tmp, strerror(errno));
@@ -615,7 +615,6 @@ int gather_write(struct root *r, const struct gather_opts *o, struct gather_stat
                 rc = -errno;
                 *why = xasprintf("cannot rename %s to %s: %s", tmp, o->output, strerror(errno));
         }
-        close(fd);
         if (rc < 0)
                 unlink(tmp);
         return rc;

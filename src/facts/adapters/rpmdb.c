@@ -80,7 +80,8 @@ static int copy_out(struct root *r, const char *path, const char *dir, const cha
 {
         const char *data = NULL;
         size_t len = 0;
-        int in = -1, rc = root_read(r, path, &data, &len);
+        _cleanup_close_ int in = -1;
+        int rc = root_read(r, path, &data, &len);
         if (rc == -EFBIG) {
                 struct stat st;
                 in = root_open(r, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0);
@@ -89,15 +90,11 @@ static int copy_out(struct root *r, const char *path, const char *dir, const cha
                 data = NULL;
         }
         _cleanup_free_ char *dst = xasprintf("%s/%s", dir, base);
-        int out = rc < 0 ? -1 : open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        _cleanup_close_ int out = rc < 0 ? -1 : open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (rc == 0 && out < 0)
                 rc = -errno;
         if (rc == 0)
                 rc = copy_bytes(out, data, len, in);
-        if (in >= 0)
-                close(in);
-        if (out >= 0)
-                close(out);
         return rc;
 }
 

@@ -124,7 +124,7 @@ static const struct xid_entry *lookup_code(const struct xid_catalog *c, unsigned
 /* /dev/kmsg: one record per read(); "PRI,SEQ,TS,FLAGS;text\n" plus " KEY=value" continuation lines. */
 static int read_kmsg(struct facts *f, struct xid_log *l)
 {
-        int fd = root_open(facts_root(f), XID_KMSG, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
+        _cleanup_close_ int fd = root_open(facts_root(f), XID_KMSG, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
         if (fd < 0)
                 return fd;
         char buf[8192 + 1];
@@ -136,17 +136,13 @@ static int read_kmsg(struct facts *f, struct xid_log *l)
                         continue; /* overwritten while we read: the next read resumes */
                 if (n < 0 && errno == EAGAIN)
                         break;
-                if (n < 0) {
-                        int err = -errno;
-                        close(fd);
-                        return err;
-                }
+                if (n < 0)
+                        return -errno;
                 if (n == 0)
                         break;
                 buf[n] = '\0';
                 xid_log_line(l, buf, strcspn(buf, "\n"));
         }
-        close(fd);
         return 0;
 }
 

@@ -27,26 +27,6 @@ static void ids_free(void *ptr)
         free(ids);
 }
 
-/* The whole host file PATH, NUL-terminated; NULL when it cannot be read. */
-static char *read_host(const char *path)
-{
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return NULL;
-        struct sbuf b = {0};
-        char buf[65536];
-        ssize_t n;
-        while ((n = read(fd, buf, sizeof(buf))) > 0)
-                sbuf_addn(&b, buf, (size_t)n);
-        close(fd);
-        if (n < 0) {
-                free(b.s);
-                return NULL;
-        }
-        sbuf_addn(&b, "", 0);
-        return sbuf_steal(&b);
-}
-
 static struct ids *ids_get(struct facts *f)
 {
         struct ids *ids = facts_handle(f, HANDLE_KEY);
@@ -57,7 +37,7 @@ static struct ids *ids_get(struct facts *f)
                 if (root_read(facts_root(f), ids_paths[i], &ids->data, NULL) == 0)
                         ids->source = ids_paths[i];
         for (size_t i = 0; i < ARRAY_SIZE(ids_paths) && !ids->data; i++)
-                if ((ids->host = read_host(ids_paths[i]))) {
+                if (read_user_file(ids_paths[i], ROOT_READ_MAX, &ids->host, &(size_t){0}) == 0) {
                         ids->data = ids->host;
                         ids->source = "pci.ids of this host";
                 }

@@ -130,37 +130,30 @@ int superblock_read(struct root *r, const char *path, struct fs_superblock *ret,
         rc = check_type(r, &st, reason);
         if (rc < 0)
                 return rc;
-        int fd = root_open(r, path, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
+        _cleanup_close_ int fd = root_open(r, path, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
         if (fd < 0) {
                 *reason = "cannot open the device";
                 return fd;
         }
         if (fstat(fd, &st2) < 0 || st2.st_ino != st.st_ino || st2.st_dev != st.st_dev) {
-                close(fd);
                 *reason = "the device node changed while it was opened";
                 return -EAGAIN;
         }
-        uint8_t *buf = xmalloc(SUPERBLOCK_READ);
+        _cleanup_free_ uint8_t *buf = xmalloc(SUPERBLOCK_READ);
         size_t len = 0;
         while (len < SUPERBLOCK_READ) {
                 ssize_t n = pread(fd, buf + len, SUPERBLOCK_READ - len, (off_t)len);
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0) {
-                        int e = -errno;
-                        free(buf);
-                        close(fd);
                         *reason = "read error";
-                        return e;
+                        return -errno;
                 }
                 if (n == 0)
                         break;
                 len += (size_t)n;
         }
-        close(fd);
         /* For `llmtune gather`: the region read, stored as an image file at the device's path. */
         root_record_data(r, path, buf, len);
-        rc = superblock_parse(buf, len, ret, reason);
-        free(buf);
-        return rc;
+        return superblock_parse(buf, len, ret, reason);
 }
