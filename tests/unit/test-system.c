@@ -148,6 +148,24 @@ END_TEST
 DEFINE_TEST(numa_node_names_as_the_kernel_prints_them,
             .description = "NUMA node directories: node and digits only, as the kernel names them", .root = "tmptree");
 
+/* A node's meminfo is /proc/meminfo's format behind "Node N ": read by meminfo_text_bytes, the
+ * same reader as /proc/meminfo's; a value without a number is no size. */
+START_TEST(numa_node_meminfo)
+{
+        tmptree_new("system");
+        puts_("sys/devices/system/node/node0/cpulist", "0-3\n");
+        puts_("sys/devices/system/node/node0/meminfo", "Node 0 MemFree:  7 kB\nNode 0 MemTotal:       1000 kB\n");
+        puts_("sys/devices/system/node/node1/cpulist", "4-7\n");
+        puts_("sys/devices/system/node/node1/meminfo", "Node 1 MemTotal:  lots kB\n");
+        struct facts *f = open_facts(NULL);
+        eq(f, "numa.node.0.mem_total", "1024000");
+        has_status(f, "numa.node.1.mem_total", FACT_UNREADABLE, "no parsable MemTotal line");
+        close_facts(f);
+        tmptree_drop();
+}
+END_TEST
+DEFINE_TEST(numa_node_meminfo, .description = "a NUMA node's MemTotal, read as /proc/meminfo is", .root = "tmptree");
+
 START_TEST(swap_garbage)
 {
         tmptree_new("system");

@@ -109,6 +109,18 @@ static void ensure_base(struct facts *f, struct kstate *ks)
                 cmdline_modules_parse(ks->cmdline, CMDLINE, &ks->cmd);
 }
 
+int kernel_release_at_least(struct facts *f, unsigned maj, unsigned min, const char **ret_release)
+{
+        const struct fact *rel = facts_get(f, "kernel.release");
+        bool known = rel && rel->status == FACT_OK;
+        unsigned a = 0, b = 0;
+        if (ret_release)
+                *ret_release = known ? rel->str : NULL;
+        if (!known || sscanf(rel->str, "%u.%u", &a, &b) != 2)
+                return -ENODATA;
+        return a > maj || (a == maj && b >= min);
+}
+
 static void kernel_facts(struct facts *f, struct kstate *ks)
 {
         if (ks->kernel_done)

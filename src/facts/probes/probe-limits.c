@@ -135,13 +135,12 @@ static void pair_done(struct pair *p)
 /* MLOCK_LIMIT: 8 MiB since Linux 5.16 (include/uapi/linux/resource.h), 64 KiB before. */
 static void kernel_default(struct facts *f, struct lim *l)
 {
-        const struct fact *rel = facts_get(f, "kernel.release");
-        unsigned a = 0, b = 0;
-        if (rel && rel->status == FACT_OK && sscanf(rel->str, "%u.%u", &a, &b) == 2) {
-                bool new = a > 5 || (a == 5 && b >= 16);
+        const char *rel;
+        int new = kernel_release_at_least(f, 5, 16, &rel);
+        if (new >= 0) {
                 _cleanup_free_ char *src = xasprintf("kernel default MLOCK_LIMIT for Linux %s (%s since 5.16, "
                                                      "include/uapi/linux/resource.h); no systemd under the root",
-                                                     rel->str, new ? "8 MiB" : "64 KiB before 8 MiB");
+                                                     rel, new ? "8 MiB" : "64 KiB before 8 MiB");
                 lim_set(l, false, new ? 8ull << 20 : 64ull << 10, src);
         } else
                 /* either default is at most 8 MiB: a minimum above it fails on both */

@@ -26,41 +26,37 @@
 
 #define THP_DIR "/sys/kernel/mm/transparent_hugepage"
 
-/* Value of "Key:   N kB" in /proc/meminfo, in bytes. */
-/* One "Key: value [kB]" line: the number, and whether it carried the kB unit. */
-static int meminfo_value(struct root *r, const char *key, uint64_t *ret, bool *kb_unit)
+/* One "KEY: value [kB]" line of meminfo text DATA (after a node's "Node N " prefix): the number,
+ * and whether it carried the kB unit. */
+static int meminfo_value(const char *data, const char *key, uint64_t *ret, bool *kb_unit)
 {
-        const char *data;
-        int rc = root_read(r, "/proc/meminfo", &data, NULL);
-        if (rc < 0)
-                return rc;
         size_t kl = strlen(key);
-        for (const char *p = data; *p;) {
-                if (strncmp(p, key, kl) == 0 && p[kl] == ':') {
-                        uint64_t kb;
-                        char unit[4] = "";
-                        const char *nl = strchr(p, '\n');
-                        _cleanup_free_ char *line = nl ? xstrndup(p, (size_t)(nl - p)) : xstrdup(p);
-                        int n = sscanf(line + kl + 1, " %" SCNu64 " %3s", &kb, unit);
-                        if (n < 1 || (n == 2 && !streq(unit, "kB")))
-                                return -EBADMSG;
-                        *ret = kb;
-                        *kb_unit = n == 2;
-                        return 0;
-                }
-                const char *nl = strchr(p, '\n');
-                if (!nl)
-                        break;
-                p = nl + 1;
+        _cleanup_(line_iter_done) struct line_iter it = LINE_ITER(data);
+        while (line_next(&it)) {
+                const char *p = it.line;
+                unsigned node;
+                int skip = 0;
+                if (sscanf(p, "Node %u %n", &node, &skip) == 1 && skip > 0)
+                        p += skip;
+                if (strncmp(p, key, kl) != 0 || p[kl] != ':')
+                        continue;
+                uint64_t v;
+                char unit[4] = "";
+                int n = sscanf(p + kl + 1, " %" SCNu64 " %3s", &v, unit);
+                if (n < 1 || (n == 2 && !streq(unit, "kB")))
+                        return -EBADMSG;
+                *ret = v;
+                *kb_unit = n == 2;
+                return 0;
         }
         return -ENOENT;
 }
 
-int meminfo_bytes(struct root *r, const char *key, uint64_t *ret)
+int meminfo_text_bytes(const char *data, const char *key, uint64_t *ret)
 {
         uint64_t v;
         bool kb = false;
-        int rc = meminfo_value(r, key, &v, &kb);
+        int rc = meminfo_value(data, key, &v, &kb);
         if (rc < 0)
                 return rc;
         if (v > UINT64_MAX / 1024) /* a line without a unit has always been read as kB */
@@ -69,10 +65,20 @@ int meminfo_bytes(struct root *r, const char *key, uint64_t *ret)
         return 0;
 }
 
+int meminfo_bytes(struct root *r, const char *key, uint64_t *ret)
+{
+        const char *data;
+        int rc = root_read(r, "/proc/meminfo", &data, NULL);
+        return rc < 0 ? rc : meminfo_text_bytes(data, key, ret);
+}
+
 int meminfo_count(struct root *r, const char *key, uint64_t *ret)
 {
+        const char *data;
         bool kb = false;
-        int rc = meminfo_value(r, key, ret, &kb);
+        int rc = root_read(r, "/proc/meminfo", &data, NULL);
+        if (rc == 0)
+                rc = meminfo_value(data, key, ret, &kb);
         return rc < 0 ? rc : kb ? -EBADMSG : 0;
 }
 
@@ -175,14 +181,14 @@ static void probe_thp_file(struct facts *f, const char *file)
 /* The kernel's own default for FILE, or NULL (with *src why not). */
 static char *thp_kernel_default(struct facts *f, const char *file, char **src, int *err)
 {
-        const struct fact *rel = facts_get(f, "kernel.release");
-        unsigned a = 0, b = 0;
-        if (!rel || rel->status != FACT_OK || sscanf(rel->str, "%u.%u", &a, &b) != 2) {
+        const char *rel;
+        int since_4_6 = kernel_release_at_least(f, 4, 6, &rel);
+        if (since_4_6 < 0) {
                 *src = xstrdup("the kernel release is unknown");
                 return NULL;
         }
         if (streq(file, "defrag")) {
-                bool known = a > 4 || (a == 4 && b >= 6);
+                bool known = since_4_6;
                 *src = xstrdup(known ? "kernel default (mm/huge_memory.c: madvise since Linux 4.6)"
                                      : "the kernel's default before Linux 4.6");
                 return known ? xstrdup("madvise") : NULL;
@@ -192,7 +198,7 @@ static char *thp_kernel_default(struct facts *f, const char *file, char **src, i
                 _cleanup_free_ char *sym = xasprintf("TRANSPARENT_HUGEPAGE_%s", modes[i]), *v = NULL, *path = NULL;
                 for (char *p = sym; *p; p++)
                         *p = (char)toupper((unsigned char)*p);
-                int rc = kernel_config(facts_root(f), rel->str, sym, &v, &path);
+                int rc = kernel_config(facts_root(f), rel, sym, &v, &path);
                 if (rc == 0 && streq(v, "y")) {
                         *src = xasprintf("kernel default (%s: CONFIG_%s=y)", path, sym);
                         return xstrdup(modes[i]);
@@ -203,7 +209,7 @@ static char *thp_kernel_default(struct facts *f, const char *file, char **src, i
                         return NULL;
                 }
         }
-        *src = xasprintf("/boot/config-%s sets no CONFIG_TRANSPARENT_HUGEPAGE_ALWAYS/MADVISE/NEVER", rel->str);
+        *src = xasprintf("/boot/config-%s sets no CONFIG_TRANSPARENT_HUGEPAGE_ALWAYS/MADVISE/NEVER", rel);
         return NULL;
 }
 

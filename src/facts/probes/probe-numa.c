@@ -89,12 +89,9 @@ static void probe_node(struct facts *f, unsigned id, const struct strv *gpu_node
         else if (rc < 0)
                 fact_unreadable(f, mpath, rc, NULL, "numa.node.%u.mem_total", id);
         else {
-                const char *p = strstr(data, "MemTotal:");
-                uint64_t kb;
-                char unit[4];
-                if (p && sscanf(p, "MemTotal: %" SCNu64 " %3s", &kb, unit) == 2 && streq(unit, "kB") &&
-                    kb < UINT64_MAX / 1024)
-                        fact_uint(f, mpath, kb * 1024, "numa.node.%u.mem_total", id);
+                uint64_t bytes;
+                if (meminfo_text_bytes(data, "MemTotal", &bytes) == 0)
+                        fact_uint(f, mpath, bytes, "numa.node.%u.mem_total", id);
                 else
                         fact_unreadable(f, mpath, 0, "no parsable MemTotal line", "numa.node.%u.mem_total", id);
         }

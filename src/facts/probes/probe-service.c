@@ -270,15 +270,6 @@ static void peermem(struct facts *f)
                 fact_str(f, any->source, "none", "gpudirect.peermem");
 }
 
-/* "5.15.0-91-generic" >= 5.12? */
-static bool release_at_least(const char *rel, unsigned maj, unsigned min)
-{
-        unsigned a = 0, b = 0;
-        if (sscanf(rel, "%u.%u", &a, &b) != 2)
-                return false;
-        return a > maj || (a == maj && b >= min);
-}
-
 static void dmabuf(struct facts *f)
 {
         const char *path = "/proc/driver/nvidia/version";
@@ -298,7 +289,7 @@ static void dmabuf(struct facts *f)
         }
         const char *data = NULL;
         bool open = root_read(facts_root(f), path, &data, NULL) == 0 && strstr(data, "Open Kernel Module");
-        bool ok = open && atoi(ver->str) >= 515 && release_at_least(rel->str, 5, 12);
+        bool ok = open && atoi(ver->str) >= 515 && kernel_release_at_least(f, 5, 12, NULL) > 0;
         fact_bool(f, path, ok, "gpudirect.dmabuf");
 }
 

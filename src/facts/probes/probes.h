@@ -40,8 +40,16 @@ extern size_t probe_count;
  * layer, before any struct facts exists. Adding one twice adds it once. */
 void facts_register_probe(const struct probe *p);
 
-/* Shared by probes that need /proc/meminfo values (probe-mem.c). */
+/* Whether the kernel.release fact (probe-kernel.c) is Linux MAJ.MIN or later: 1 or 0, -ENODATA
+ * when the release is unknown or does not start "MAJ.MIN". *ret_release (may be NULL): the
+ * release when the fact is there, else NULL. */
+int kernel_release_at_least(struct facts *f, unsigned maj, unsigned min, const char **ret_release);
+
+/* Shared by probes that need /proc/meminfo values (probe-mem.c): KEY's value in bytes (a value
+ * without a unit is kB). -ENOENT without the key, -EBADMSG for another unit or no number. */
 int meminfo_bytes(struct root *r, const char *key, uint64_t *ret);
+/* The same of meminfo text DATA: /proc/meminfo's, or a NUMA node's ("Node N KEY: ..." lines). */
+int meminfo_text_bytes(const char *data, const char *key, uint64_t *ret);
 /* A unitless /proc/meminfo count (HugePages_Total). */
 int meminfo_count(struct root *r, const char *key, uint64_t *ret);
 
