@@ -365,6 +365,16 @@ const struct fact *facts_get(struct facts *f, const char *name)
         return e ? &e->fact : NULL;
 }
 
+bool fact_pattern_may_end(const char *pattern, const char *ending)
+{
+        if (strpbrk(pattern, "[\\"))
+                return true;
+        const char *tail = pattern + strlen(pattern);
+        while (tail > pattern && tail[-1] != '*' && tail[-1] != '?')
+                tail--;
+        return strlen(tail) > strlen(ending) || endswith(ending, tail);
+}
+
 static int cmp_fact_ptr(const void *x, const void *y)
 {
         const struct fact *a = *(const struct fact *const *)x, *b = *(const struct fact *const *)y;

@@ -308,6 +308,77 @@ START_TEST(gpu_links)
 END_TEST
 DEFINE_TEST(gpu_links, .description = "gpu links", .root = "none");
 
+/* GPU names from the tree's own pci.ids, looked up in an order that changes the device, then the
+ * vendor with the same device: pci-ids.c keeps the last vendor's section and device line, and a
+ * kept line must never answer for another vendor or device. */
+START_TEST(gpu_names_from_tree_list)
+{
+        three_gpus();
+        struct cfg c;
+        pci_dev("0000:50:00.0", "0x10de\n", "0x2330\n", "0x030200\n", "1\n", "4-7\n");
+        config_pcie(&c, 0x10de, 0x2330, 5, 16, 5, 16);
+        dev_config("0000:50:00.0", &c, 256);
+        pci_dev("0000:01:00.0", "0x1002\n", "0x2330\n", "0x030000\n", "0\n", "0-3\n");
+        put("usr/share/misc/pci.ids", "# a list of the format's shape\n"
+                                      "1002  Advanced Micro Devices, Inc. [AMD/ATI]\n"
+                                      "\t2330  Made-up AMD part\n"
+                                      "\t687f  Vega 10 XL/XT [Radeon RX Vega 56/64]\n"
+                                      "10de  NVIDIA Corporation\n"
+                                      "\t20b0  GA100 [A100 SXM4 40GB]\n"
+                                      "\t2330  GH100 [H100 SXM5 80GB]\n"
+                                      "\t\t10de 16c1  H100 SXM5 80GB\n"
+                                      "15b3  Mellanox Technologies\n");
+        struct facts *f = open_facts(top);
+        /* NVIDIA first in bus order (07, 41, 50), then 01 and 03 */
+        eq(f, "gpu.0.name", "GH100 [H100 SXM5 80GB]");
+        eq(f, "gpu.1.name", "GA100 [A100 SXM4 40GB]");
+        eq(f, "gpu.2.name", "GH100 [H100 SXM5 80GB]");
+        eq(f, "gpu.3.vendor", "Advanced Micro Devices, Inc. [AMD/ATI]");
+        eq(f, "gpu.3.name", "Made-up AMD part");
+        eq(f, "gpu.4.name", "Vega 10 XL/XT [Radeon RX Vega 56/64]");
+        eq(f, "gpu.2.vendor", "NVIDIA Corporation");
+        eq(f, "gpu.1.arch", "ampere");
+        eq(f, "gpu.2.arch", "hopper");
+        close_facts(f);
+}
+END_TEST
+DEFINE_TEST(gpu_names_from_tree_list, .description = "GPU names from the tree's pci.ids, device and vendor changing",
+            .root = "none");
+
+/* fact_pattern_may_end may say "maybe" freely but "no" only when no name with that ending matches:
+ * checked against glob_match over names built from several beginnings and each ending. */
+START_TEST(pattern_may_end_never_wrongly_no)
+{
+        static const char *const patterns[] = {
+                "gpu.*.numa_node", "gpu.*", "gpu.*.link.*", "gpu.0.name", "*.name", "gpu.?.arch", "*_node",
+                "cpu.policy.*.governor", "cpu.policy.*.available_governors", "gpu.[0-3].name", "*", "",
+                "gpu.*.upstream_link.max_speed", "gpu.*e", "gpu.1*"};
+        static const char *const endings[] = {".numa_node", ".name", ".arch", ".governor", ".available_governors",
+                                              ".link.max_speed", ".upstream_link.max_speed", ".socket"};
+        static const char *const starts[] = {"gpu.0", "gpu.1", "gpu.12", "cpu.policy.7", "x"};
+        size_t said_no = 0;
+        for (size_t i = 0; i < ARRAY_SIZE(patterns); i++)
+                for (size_t k = 0; k < ARRAY_SIZE(endings); k++) {
+                        if (fact_pattern_may_end(patterns[i], endings[k]))
+                                continue;
+                        said_no++;
+                        for (size_t j = 0; j < ARRAY_SIZE(starts); j++) {
+                                char name[128];
+                                snprintf(name, sizeof(name), "%s%s", starts[j], endings[k]);
+                                ck_assert_msg(!glob_match(patterns[i], name), "%s matches %s but was ruled out",
+                                              patterns[i], name);
+                        }
+                }
+        /* and it does rule out: the attributes of a policy, the fields of a GPU stage */
+        ck_assert(!fact_pattern_may_end("cpu.policy.*.governor", ".available_governors"));
+        ck_assert(!fact_pattern_may_end("gpu.*.numa_node", ".link.max_speed"));
+        ck_assert(fact_pattern_may_end("gpu.*.link.*", ".link.max_speed"));
+        ck_assert_uint_ge(said_no, 39);
+}
+END_TEST
+DEFINE_TEST(pattern_may_end_never_wrongly_no, .description = "fact_pattern_may_end rules out only what cannot match",
+            .root = "none");
+
 START_TEST(gpu_unknown_locality)
 {
         two_sockets();

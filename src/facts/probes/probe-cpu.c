@@ -299,22 +299,14 @@ static void stage_policies(struct facts *f, struct cpu_state *s)
         fact_file_str(f, CPU_DIR "/amd_pstate/status", "amd_pstate not in use", "cpu.amd_pstate.status");
 }
 
-/*
- * Can PATTERN name attribute K of some policy? Every such name ends in "." + the attribute's fact
- * name, so a pattern whose literal ending (after its last wildcard) is no longer than that and not
- * its ending names none: "cpu.policy.*.governor" and the other four attributes are told apart
- * without formatting and matching 384 names for each.
- */
+/* Can PATTERN name attribute K of some policy? Every such name ends in "." + the attribute's fact
+ * name: "cpu.policy.*.governor" and the other four attributes are told apart without formatting
+ * and matching 384 names for each. */
 static bool pattern_may_name_attr(const char *pattern, size_t k)
 {
-        if (strpbrk(pattern, "[\\"))
-                return true;
-        const char *tail = pattern + strlen(pattern);
-        while (tail > pattern && tail[-1] != '*' && tail[-1] != '?')
-                tail--;
         char end[64];
         snprintf(end, sizeof(end), ".%s", policy_attrs[k].fact);
-        return strlen(tail) > strlen(end) || endswith(end, tail);
+        return fact_pattern_may_end(pattern, end);
 }
 
 /* Attribute K of every policy whose fact name PATTERN matches (NULL: of every policy). */

@@ -1215,16 +1215,22 @@ static int pci_lookup(struct facts *f, const char *name)
         return 0;
 }
 
-/* Could PATTERN name field FIELDS[k] of one of the GPUs here? */
+/* Could PATTERN name field FIELDS[k] of one of the GPUs here? A field the pattern's literal end
+ * rules out is not formatted for each GPU. */
 static bool pattern_hits(const struct state *s, const char *pattern, const char *const *fields, size_t n)
 {
-        for (size_t i = 0; i < s->ngpus; i++)
-                for (size_t k = 0; k < n; k++) {
+        for (size_t k = 0; k < n; k++) {
+                char end[128];
+                snprintf(end, sizeof(end), ".%s", fields[k]);
+                if (!fact_pattern_may_end(pattern, end))
+                        continue;
+                for (size_t i = 0; i < s->ngpus; i++) {
                         char name[128];
                         snprintf(name, sizeof(name), "gpu.%zu.%s", i, fields[k]);
                         if (glob_match(pattern, name))
                                 return true;
                 }
+        }
         return false;
 }
 

@@ -17,6 +17,12 @@ struct ids {
         char *host;          /* the host's list, when the tree has none (owned) */
         const char *data;    /* the list in use: the tree's (owned by the root handle) or host */
         const char *source;  /* the facts' source: the tree's path, or "pci.ids of this host" */
+        /* The last vendor's section and device line found: a node's GPUs are mostly one model, and
+         * the list is 1.3 MB, NVIDIA's section a few thousand lines into it. */
+        unsigned last_vendor, last_device;
+        const char *vendor_line; /* NULL: not in the list (or nothing looked up yet) */
+        const char *device_line; /* NULL: not in the vendor's section */
+        bool have_vendor, have_device;
 };
 
 static void ids_free(void *ptr)
@@ -59,7 +65,33 @@ static char *line_name(const char *p)
  * devices "\tdddd  name" (and their subsystems "\t\tssss ssss  name"), four lower-case hex digits
  * each; comments start with '#'. The vendor's section ends at the next line that starts with
  * neither a tab nor '#'.
+ *
+ * The line "vvvv  name" of VENDOR, or NULL.
  */
+static const char *vendor_section(const char *data, unsigned vendor)
+{
+        char key[16];
+        snprintf(key, sizeof(key), "\n%04x  ", vendor & 0xffffu);
+        if (strncmp(data, key + 1, 6) == 0)
+                return data;
+        const char *v = strstr(data, key);
+        return v ? v + 1 : NULL;
+}
+
+/* The line "\tdddd  name" of DEVICE in the vendor section at V, or NULL. */
+static const char *device_line(const char *v, unsigned device)
+{
+        char key[16];
+        snprintf(key, sizeof(key), "\t%04x  ", device & 0xffffu);
+        for (const char *l = strchr(v, '\n'); l && l[1]; l = strchr(l + 1, '\n')) {
+                if (l[1] != '\t' && l[1] != '#')
+                        break;
+                if (strncmp(l + 1, key, 7) == 0)
+                        return l + 1;
+        }
+        return NULL;
+}
+
 int pci_ids_names(struct facts *f, unsigned vendor, unsigned device, char **ret_vendor, char **ret_device,
                   const char **ret_source)
 {
@@ -68,24 +100,21 @@ int pci_ids_names(struct facts *f, unsigned vendor, unsigned device, char **ret_
         *ret_source = ids->source;
         if (!ids->data)
                 return -ENOENT;
-        char key[16];
-        snprintf(key, sizeof(key), "\n%04x  ", vendor & 0xffffu);
-        const char *v = ids->data;
-        if (strncmp(v, key + 1, 6) != 0) {
-                v = strstr(v, key);
-                if (!v)
-                        return 0;
-                v++;
+        if (!ids->have_vendor || ids->last_vendor != vendor) {
+                ids->vendor_line = vendor_section(ids->data, vendor);
+                ids->last_vendor = vendor;
+                ids->have_vendor = true;
+                ids->have_device = false; /* a device line found is the old vendor's */
         }
-        *ret_vendor = line_name(v);
-        snprintf(key, sizeof(key), "\t%04x  ", device & 0xffffu);
-        for (const char *l = strchr(v, '\n'); l && l[1]; l = strchr(l + 1, '\n')) {
-                if (l[1] != '\t' && l[1] != '#')
-                        break;
-                if (strncmp(l + 1, key, 7) == 0) {
-                        *ret_device = line_name(l + 1);
-                        break;
-                }
+        if (!ids->vendor_line)
+                return 0;
+        if (!ids->have_device || ids->last_device != device) {
+                ids->device_line = device_line(ids->vendor_line, device);
+                ids->last_device = device;
+                ids->have_device = true;
         }
+        *ret_vendor = line_name(ids->vendor_line);
+        if (ids->device_line)
+                *ret_device = line_name(ids->device_line);
         return 0;
 }
