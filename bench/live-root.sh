@@ -3,7 +3,7 @@
 # A bench tree as "/" (docs/PERFORMANCE.md, the live path of the issue 28 target): run as root under
 #   unshare -m --propagation private bench/live-root.sh TREE DIR... -- COMMAND [ARG...]
 # In the private mount namespace a tmpfs becomes the new root, with one bind of each top-level
-# directory of TREE but /tmp (an empty one instead), the host's /usr (loader, libraries, python, lstopo; the tree's own /usr is
+# directory of TREE but /tmp (an empty one instead) and /dev (its entries and the host's /dev/null), the host's /usr (loader, libraries, python, lstopo; the tree's own /usr is
 # left out), /lib/x86_64-linux-gnu and /lib64 as the loader looks for them, and each DIR (a build
 # tree, the checkout) at its own path; then COMMAND runs chrooted there. Nothing is written into
 # TREE, and the host's mounts are untouched (the namespace ends with COMMAND; its mount point,
@@ -30,6 +30,15 @@ for d in "$tree"/*; do
         mkdir -p "$top/lib/$(basename "$e")"
         mount --bind "$e" "$top/lib/$(basename "$e")"
       done ;;
+    dev)  # the tree's entries, and the host's /dev/null beside them (a tree has no device nodes;
+          # python's subprocess and the shell need /dev/null), without writing into TREE
+      mkdir -p "$top/dev"
+      for e in "$d"/*; do
+        [ -e "$e" ] || continue
+        if [ -d "$e" ]; then mkdir -p "$top/dev/$(basename "$e")"; else : > "$top/dev/$(basename "$e")"; fi
+        mount --bind "$e" "$top/dev/$(basename "$e")"
+      done
+      [ -e "$top/dev/null" ] || { : > "$top/dev/null"; mount --bind /dev/null "$top/dev/null"; } ;;
     *) mkdir -p "$top/$name"; mount --bind "$d" "$top/$name" ;;
   esac
 done
