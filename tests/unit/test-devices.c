@@ -282,6 +282,63 @@ START_TEST(gpu_order_ids_numa)
 END_TEST
 DEFINE_TEST(gpu_order_ids_numa, .description = "gpu order ids numa", .root = "none");
 
+/* A profile's match block (gpu.*.device_id, gpu.*.arch) needs no CPU topology: the sockets are
+ * a stage of their own, read when a socket or placement fact is asked for, and asking for one of
+ * the placement facts runs only that stage (neither libpci nor hwloc). */
+START_TEST(gpu_sockets_only_when_asked)
+{
+        three_gpus();
+        struct facts *c = open_facts(top);
+        const struct fact **m = NULL;
+        ck_assert_uint_eq(facts_match(c, "gpu.*.device_id", &m), 3);
+        free(m);
+        eq(c, "gpu.count", "3");
+        ck_assert_ptr_null(facts_handle(c, "cpu-topo"));
+        eq(c, "gpu.balanced", "true");
+        ck_assert_ptr_nonnull(facts_handle(c, "cpu-topo"));
+        ck_assert_ptr_null(facts_handle(c, "libpci"));
+        ck_assert(!hwloc_loaded(c));
+        eq(c, "gpu.per_socket", "1,1");
+        eq(c, "gpu.1.socket", "1");
+        close_facts(c);
+
+        c = open_facts(top);
+        ck_assert_uint_eq(facts_match(c, "gpu.*.socket", &m), 3);
+        free(m);
+        ck_assert_ptr_null(facts_handle(c, "libpci"));
+        eq(c, "gpu.0.socket", "0");
+        eq(c, "gpu.sockets_used", "2");
+        close_facts(c);
+}
+END_TEST
+DEFINE_TEST(gpu_sockets_only_when_asked, .description = "GPU sockets read the CPU topology only when asked for",
+            .root = "none");
+
+/* cpu.sockets (a profile's match block) reads each CPU's package only; cpu.cores then reads the
+ * sibling lists, once. */
+START_TEST(cpu_sockets_without_siblings)
+{
+        two_sockets();
+        for (int k = 0; k < 8; k++) {
+                char *p = xasprintf("sys/devices/system/cpu/cpu%d/topology/core_cpus_list", k);
+                char *v = xasprintf("%d-%d\n", k & ~1, k | 1);
+                put(p, v);
+                free(p);
+                free(v);
+        }
+        struct facts *c = open_facts(top);
+        struct root *r = facts_root(c);
+        unsigned before = root_files_opened(r);
+        eq(c, "cpu.sockets", "2");
+        ck_assert_uint_eq(root_files_opened(r) - before, 9); /* online + 8 package ids */
+        eq(c, "cpu.cores", "4");
+        eq(c, "cpu.threads_per_core", "2");
+        ck_assert_uint_eq(root_files_opened(r) - before, 17);
+        close_facts(c);
+}
+END_TEST
+DEFINE_TEST(cpu_sockets_without_siblings, .description = "cpu.sockets reads no sibling list", .root = "none");
+
 START_TEST(gpu_links)
 {
         three_gpus();

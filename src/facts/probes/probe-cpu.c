@@ -16,29 +16,14 @@
 
 #define CPU_DIR "/sys/devices/system/cpu"
 
-static void probe_topology(struct facts *f, const struct cpu_topo *t)
+#define NO_TOPOLOGY "no CPU topology in sysfs (cpuN/topology/physical_package_id)"
+
+static void probe_sockets(struct facts *f, const struct cpu_topo *t)
 {
-        if (t->nsockets == 0) {
-                const char *why = "no CPU topology in sysfs (cpuN/topology/physical_package_id)";
-                fact_absent(f, CPU_DIR "/cpu0/topology/physical_package_id", why, "cpu.sockets");
-                fact_absent(f, CPU_DIR "/cpu0/topology/physical_package_id", why, "cpu.cores");
-                fact_absent(f, CPU_DIR "/cpu0/topology/physical_package_id", why, "cpu.threads_per_core");
-                return;
-        }
-        const char *src = CPU_DIR "/cpu*/topology";
-        fact_int(f, src, t->nsockets, "cpu.sockets");
-        size_t with_core = 0;
-        for (size_t i = 0; i < t->n; i++)
-                with_core += t->core[i] >= 0;
-        if (t->ncores == 0) {
-                fact_absent(f, src, "no core_cpus_list, thread_siblings_list or core_id in cpuN/topology",
-                            "cpu.cores");
-                fact_absent(f, src, "no core_cpus_list, thread_siblings_list or core_id in cpuN/topology",
-                            "cpu.threads_per_core");
-                return;
-        }
-        fact_int(f, src, t->ncores, "cpu.cores");
-        fact_int(f, src, (int64_t)with_core / t->ncores, "cpu.threads_per_core");
+        if (t->nsockets == 0)
+                fact_absent(f, CPU_DIR "/cpu0/topology/physical_package_id", NO_TOPOLOGY, "cpu.sockets");
+        else
+                fact_int(f, CPU_DIR "/cpu*/topology", t->nsockets, "cpu.sockets");
 }
 
 /*
@@ -196,7 +181,7 @@ static const struct {
 };
 
 struct cpu_state {
-        bool topo, model, policies, persistent;
+        bool topo, cores, model, policies, persistent;
         bool attr_read[ARRAY_SIZE(policy_attrs)];
         unsigned *cpus;
         int n;
@@ -362,6 +347,32 @@ static void stage_persistent(struct facts *f, struct cpu_state *s)
                 dropin_entries_done(&e);
 }
 
+/* cpu.cores and cpu.threads_per_core: a stage of their own, since the sibling lists are a second
+ * file per CPU that cpu.sockets (a profile's match block) does not need. */
+static void stage_cores(struct facts *f, struct cpu_state *s)
+{
+        s->cores = true;
+        const struct cpu_topo *t = cpu_topo_cores(f);
+        if (t->nsockets == 0) {
+                fact_absent(f, CPU_DIR "/cpu0/topology/physical_package_id", NO_TOPOLOGY, "cpu.cores");
+                fact_absent(f, CPU_DIR "/cpu0/topology/physical_package_id", NO_TOPOLOGY, "cpu.threads_per_core");
+                return;
+        }
+        const char *src = CPU_DIR "/cpu*/topology";
+        size_t with_core = 0;
+        for (size_t i = 0; i < t->n; i++)
+                with_core += t->core[i] >= 0;
+        if (t->ncores == 0) {
+                fact_absent(f, src, "no core_cpus_list, thread_siblings_list or core_id in cpuN/topology",
+                            "cpu.cores");
+                fact_absent(f, src, "no core_cpus_list, thread_siblings_list or core_id in cpuN/topology",
+                            "cpu.threads_per_core");
+                return;
+        }
+        fact_int(f, src, t->ncores, "cpu.cores");
+        fact_int(f, src, (int64_t)with_core / t->ncores, "cpu.threads_per_core");
+}
+
 static void stage_topology(struct facts *f, struct cpu_state *s)
 {
         s->topo = true;
@@ -386,7 +397,7 @@ static void stage_topology(struct facts *f, struct cpu_state *s)
         if (t->n)
                 memcpy(s->cpus, t->cpus, t->n * sizeof(*s->cpus));
         s->n = (int)t->n;
-        probe_topology(f, t);
+        probe_sockets(f, t);
 }
 
 static int cpu_run(struct facts *f)
@@ -394,6 +405,8 @@ static int cpu_run(struct facts *f)
         struct cpu_state *s = cpu_state(f);
         if (!s->topo)
                 stage_topology(f, s);
+        if (!s->cores)
+                stage_cores(f, s);
         if (!s->model) {
                 s->model = true;
                 probe_model(f);
@@ -420,18 +433,19 @@ static int cpu_match(struct facts *f, const char *pattern)
 }
 
 /*
- * Stages, each run once: online CPUs and topology, the model, the cpufreq policies, and each
- * per-policy attribute. A profile's match block asks for cpu.sockets, a rule for
+ * Stages, each run once: online CPUs and packages, cores (the sibling lists), the model, the cpufreq
+ * policies, and each per-policy attribute. A profile's match block asks for cpu.sockets, a rule for
  * cpu.policy.*.governor: neither reads what the other needs.
  */
 static int cpu_lookup(struct facts *f, const char *name)
 {
-        static const char *const topo[] = {"cpu.online", "cpu.count", "cpu.sockets", "cpu.cores",
-                                           "cpu.threads_per_core"};
+        static const char *const topo[] = {"cpu.online", "cpu.count", "cpu.sockets"};
         struct cpu_state *s = cpu_state(f);
         for (size_t i = 0; i < ARRAY_SIZE(topo); i++)
                 if (streq(name, topo[i]) && !s->topo)
                         stage_topology(f, s);
+        if ((streq(name, "cpu.cores") || streq(name, "cpu.threads_per_core")) && !s->cores)
+                stage_cores(f, s);
         if (streq(name, "cpu.model") && !s->model) {
                 s->model = true;
                 probe_model(f);

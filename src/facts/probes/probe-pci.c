@@ -4,8 +4,9 @@
  * (Documentation/ABI/testing/sysfs-bus-pci), libpci (PCI Express capability), pci.ids (names,
  * pci-ids.c) and hwloc (locality cross-check).
  *
- * The facts come in three stages so that a rule reading only sysfs facts loads neither library:
- *   sysfs  - addresses, IDs, class, driver, numa_node, local_cpus, socket, BARs, counts, balance
+ * The facts come in stages so that a rule reading only sysfs facts loads neither library:
+ *   sysfs  - addresses, IDs, class, driver, numa_node, local_cpus, BARs, counts
+ *   socket - socket, per_socket, sockets_used, balanced (every CPU's package and siblings: cpu-topo.c)
  *   names  - vendor/name/arch (pci.ids, the tree's own else this host's: pci-ids.c)
  *   libpci - link.*, upstream*, acs_redirect (config space first, sysfs link files second)
  *   hwloc  - hwloc_numa_node, locality_agrees
@@ -60,17 +61,19 @@ struct gpu {
         bool numa_known; /* numa_node file parsed (-1 included) */
         int numa_node;
         int socket;      /* dense socket index, -1 unknown */
+        unsigned *lcpus; /* local_cpus as the sysfs stage read them, for the socket stage */
+        int nlc;
 };
 
 struct state {
-        bool sysfs, names, libpci, hwloc, ib, bridges; /* stages done */
+        bool sysfs, socket, names, libpci, hwloc, ib, bridges; /* stages done */
         int scan_rc;                                   /* of listing PCI_DEVS */
         size_t nvswitches;                             /* NVIDIA "bridge, other" functions */
         struct pdev *devs;
         size_t ndevs;
         struct gpu *gpus;
         size_t ngpus;
-        const struct cpu_topo *topo; /* owned by the store */
+        const struct cpu_topo *topo; /* owned by the store; the socket stage's */
         int nsockets;                /* 0 when no topology */
 };
 
@@ -81,6 +84,8 @@ static void state_free(void *p)
                 return;
         for (size_t i = 0; i < s->ndevs; i++)
                 free(s->devs[i].addr);
+        for (size_t i = 0; i < s->ngpus; i++)
+                free(s->gpus[i].lcpus);
         free(s->devs);
         free(s->gpus);
         free(s);
@@ -457,10 +462,7 @@ static void gpu_sysfs(struct facts *f, struct state *s, size_t i)
                 g->numa_node = (int)node;
         }
 
-        _cleanup_free_ unsigned *lcpus = NULL;
-        int nlc = 0;
-        fact_local_cpus(f, prefix, d, &lcpus, &nlc);
-        fact_socket(f, s, prefix, g, lcpus, nlc);
+        fact_local_cpus(f, prefix, d, &g->lcpus, &g->nlc);
         fact_bars(f, prefix, d);
 }
 
@@ -521,6 +523,25 @@ static void gpu_balance(struct facts *f, struct state *s)
         fact_int(f, src, used, "gpu.sockets_used");
         fact_bool(f, src, hi - lo <= 1, "gpu.balanced");
         free(per);
+}
+
+/*
+ * Each GPU's socket and the placement facts over them: a stage of its own, since it needs every
+ * CPU's package and core siblings (cpu-topo.c: 768 files on a 384-CPU node), which a profile's
+ * match block (gpu.*.device_id, gpu.*.arch) never asks for. Run after the sysfs stage, whose
+ * "unknown" marks for the placement facts come first (first writer wins).
+ */
+static void stage_socket(struct facts *f, struct state *s)
+{
+        s->socket = true;
+        s->topo = cpu_topo_get(f);
+        s->nsockets = s->topo->nsockets;
+        for (size_t i = 0; i < s->ngpus; i++) {
+                char prefix[32];
+                snprintf(prefix, sizeof(prefix), "gpu.%zu", i);
+                fact_socket(f, s, prefix, &s->gpus[i], s->gpus[i].lcpus, s->gpus[i].nlc);
+        }
+        gpu_balance(f, s);
 }
 
 /* NVMe controllers: /sys/class/nvme/nvmeN (kernel names, natural order); kernels before 4.x
@@ -671,8 +692,6 @@ static void stage_sysfs(struct facts *f, struct state *s)
         static const char *const counts[] = {"gpu.count", "gpu.nvidia_count", "nvswitch.count", "accel.count",
                                              "gpu.excluded"};
         mark_unknown(f, lrc, bad, counts, ARRAY_SIZE(counts));
-        s->topo = cpu_topo_get(f);
-        s->nsockets = s->topo->nsockets;
 
         struct pci_counts c = {0};
         classify(f, s, &c);
@@ -695,7 +714,6 @@ static void stage_sysfs(struct facts *f, struct state *s)
         static const char *const derived[] = {"gpu.per_socket", "gpu.sockets_used", "gpu.balanced",
                                               "gpu.ram_per_gpu"};
         mark_unknown(f, lrc, bad, derived, ARRAY_SIZE(derived));
-        gpu_balance(f, s);
         gpu_ram(f, c.nvidia);
         nvme_sysfs(f, s);
 }
@@ -1089,6 +1107,8 @@ static struct state *get_state(struct facts *f)
 static int pci_run(struct facts *f)
 {
         struct state *s = get_state(f);
+        if (!s->socket)
+                stage_socket(f, s);
         if (!s->names)
                 stage_names(f, s);
         if (!s->libpci)
@@ -1129,7 +1149,10 @@ static bool in_list(const char *s, const char *const *v, size_t n)
 }
 
 static const char *const gpu_sysfs_facts[] = {"address", "vendor_id", "device_id", "class", "driver", "numa_node",
-                                              "local_cpus", "socket", "large_bar"};
+                                              "local_cpus", "large_bar"};
+static const char *const gpu_socket_facts[] = {"socket"};
+/* The socket stage's facts that are no GPU's own. */
+static const char *const socket_facts[] = {"gpu.per_socket", "gpu.sockets_used", "gpu.balanced"};
 static const char *const gpu_names_facts[] = {"vendor", "name", "arch"};
 static const char *const gpu_libpci_facts[] = {
         "link.speed", "link.width", "link.max_speed", "link.max_width", "link.width_ok",
@@ -1146,6 +1169,7 @@ static const struct gpu_stage {
         void (*run)(struct facts *f, struct state *s);
         size_t done; /* offset of its flag in struct state */
 } gpu_stages[] = {
+        {gpu_socket_facts, ARRAY_SIZE(gpu_socket_facts), stage_socket, offsetof(struct state, socket)},
         {gpu_names_facts, ARRAY_SIZE(gpu_names_facts), stage_names, offsetof(struct state, names)},
         {gpu_libpci_facts, ARRAY_SIZE(gpu_libpci_facts), stage_libpci, offsetof(struct state, libpci)},
         {gpu_hwloc_facts, ARRAY_SIZE(gpu_hwloc_facts), stage_hwloc, offsetof(struct state, hwloc)},
@@ -1203,6 +1227,8 @@ static int pci_lookup(struct facts *f, const char *name)
         }
         if (!s->bridges && in_list(name, bridge_facts, ARRAY_SIZE(bridge_facts)))
                 stage_bridges(f, s);
+        if (!s->socket && in_list(name, socket_facts, ARRAY_SIZE(socket_facts)))
+                stage_socket(f, s);
         for (size_t k = 0; k < ARRAY_SIZE(item_kinds); k++) {
                 const struct item_kind *ik = &item_kinds[k];
                 size_t n = 0;
@@ -1250,6 +1276,9 @@ static int pci_match(struct facts *f, const char *pattern)
         for (size_t k = 0; k < ARRAY_SIZE(bridge_facts) && !s->bridges; k++)
                 if (glob_match(pattern, bridge_facts[k]))
                         stage_bridges(f, s);
+        for (size_t k = 0; k < ARRAY_SIZE(socket_facts) && !s->socket; k++)
+                if (glob_match(pattern, socket_facts[k]))
+                        stage_socket(f, s);
         return 0;
 }
 

@@ -78,7 +78,7 @@ struct core {
  * without SMT looks like that too). Cores come in order of their lowest CPU. */
 static size_t node_cores(struct facts *f, const unsigned *cpus, size_t n, struct core **ret)
 {
-        const struct cpu_topo *t = cpu_topo_get(f);
+        const struct cpu_topo *t = cpu_topo_cores(f);
         struct core *cores = xcalloc(n + 1, sizeof(*cores));
         size_t nc = 0;
         bool *taken = xcalloc(n + 1, sizeof(*taken));

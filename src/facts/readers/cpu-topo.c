@@ -135,6 +135,7 @@ static int rank_keys(const struct key *keys, const bool *valid, size_t n, int *r
         return (int)distinct;
 }
 
+/* Online CPUs and each one's package: all cpu.sockets and a GPU's socket need. */
 static struct cpu_topo *load(struct facts *f)
 {
         struct root *r = facts_root(f);
@@ -148,16 +149,35 @@ static struct cpu_topo *load(struct facts *f)
         size_t n = t->n;
         t->socket = xcalloc(n + 1, sizeof(int));
         t->core = xcalloc(n + 1, sizeof(int));
-        struct key *pk = xcalloc(n + 1, sizeof(*pk)), *ck = xcalloc(n + 1, sizeof(*ck));
-        bool *pv = xcalloc(n + 1, sizeof(bool)), *cv = xcalloc(n + 1, sizeof(bool));
+        struct key *pk = xcalloc(n + 1, sizeof(*pk));
+        bool *pv = xcalloc(n + 1, sizeof(bool));
         for (size_t i = 0; i < n; i++) {
-                unsigned cpu = t->cpus[i];
                 int64_t pkg;
-                if (!read_i64(r, cpu, "physical_package_id", &pkg))
+                t->core[i] = -1;
+                if (!read_i64(r, t->cpus[i], "physical_package_id", &pkg))
                         continue; /* hwloc's trimmed tarballs keep CPUs without topology */
                 pk[i] = (struct key){pkg, 0, 0, 0};
                 pv[i] = true;
                 t->known++;
+        }
+        t->nsockets = rank_keys(pk, pv, n, t->socket);
+        free(pk);
+        free(pv);
+        return t;
+}
+
+/* Each CPU's core, for the CPUs with a package: the lowest online CPU of its sibling list, else
+ * (package, die, cluster, core_id), the package by its dense index (the same order as its id). */
+static void load_cores(struct facts *f, struct cpu_topo *t)
+{
+        struct root *r = facts_root(f);
+        size_t n = t->n;
+        struct key *ck = xcalloc(n + 1, sizeof(*ck));
+        bool *cv = xcalloc(n + 1, sizeof(bool));
+        for (size_t i = 0; i < n; i++) {
+                unsigned cpu = t->cpus[i];
+                if (t->socket[i] < 0)
+                        continue;
                 int64_t sib = sibling_key(r, t, cpu);
                 if (sib >= 0) {
                         ck[i] = (struct key){-1, sib, 0, 0};
@@ -169,27 +189,34 @@ static struct cpu_topo *load(struct facts *f)
                         continue;
                 read_i64(r, cpu, "die_id", &die);
                 read_i64(r, cpu, "cluster_id", &cluster);
-                ck[i] = (struct key){pkg, die, cluster, core};
+                ck[i] = (struct key){t->socket[i], die, cluster, core};
                 cv[i] = true;
         }
-        t->nsockets = rank_keys(pk, pv, n, t->socket);
-        /* Keys from sibling lists (a = -1) and from ids (a = package) never collide: a CPU either
-         * has a sibling list or not, and siblings share theirs. */
+        /* Keys from sibling lists (a = -1) and from ids (a = package index) never collide: a CPU
+         * either has a sibling list or not, and siblings share theirs. */
         t->ncores = rank_keys(ck, cv, n, t->core);
-        free(pk);
+        t->cores_loaded = true;
         free(ck);
-        free(pv);
         free(cv);
-        return t;
 }
 
-const struct cpu_topo *cpu_topo_get(struct facts *f)
+static struct cpu_topo *topo_get(struct facts *f)
 {
         struct cpu_topo *t = facts_handle(f, HANDLE_KEY);
         if (!t) {
                 t = load(f);
                 facts_set_handle(f, HANDLE_KEY, t, topo_free);
         }
+        return t;
+}
+
+const struct cpu_topo *cpu_topo_get(struct facts *f) { return topo_get(f); }
+
+const struct cpu_topo *cpu_topo_cores(struct facts *f)
+{
+        struct cpu_topo *t = topo_get(f);
+        if (!t->cores_loaded)
+                load_cores(f, t);
         return t;
 }
 

@@ -21,13 +21,19 @@ struct cpu_topo {
         unsigned *cpus;          /* online CPUs, ascending */
         size_t n;
         int *socket;             /* per CPU: dense package index, -1 when not in the tree */
-        int *core;               /* per CPU: dense core index (global), -1 when not in the tree */
+        int *core;               /* per CPU: dense core index (global), -1 when not in the tree or
+                                  * not loaded (cpu_topo_cores) */
         size_t known;            /* CPUs with a package */
-        int nsockets, ncores;    /* 0 when no CPU has topology */
+        int nsockets, ncores;    /* 0 when no CPU has topology (ncores: or cores not loaded) */
+        bool cores_loaded;
 };
 
-/* The store's topology (loaded on first use, owned by the store). */
+/* The store's topology (loaded on first use, owned by the store): online CPUs and packages, one
+ * file per CPU. */
 const struct cpu_topo *cpu_topo_get(struct facts *f);
+/* The same with each CPU's core too (its sibling list, a second file per CPU), loaded on first
+ * use: cpu.cores and the affinity map need it, cpu.sockets and a GPU's socket do not. */
+const struct cpu_topo *cpu_topo_cores(struct facts *f);
 
 /* Index of CPU in t->cpus, or -1. */
 long cpu_topo_index(const struct cpu_topo *t, unsigned cpu);
