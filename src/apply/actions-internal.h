@@ -12,6 +12,8 @@
  * reached without following a symbolic link unless FOLLOW (runtime values: sysfs is made of links),
  * and then only when it is under /sys or /proc/sys of the root (-EXDEV otherwise). */
 int act_open_dir(struct root *r, const char *path, char **ret_base, bool follow);
+/* The same for carrying out a change of PATH: the test build's injected fault for PATH first. */
+int act_open_target_dir(struct root *r, const char *path, char **ret_base, bool follow);
 /* Replace PATH atomically with LEN bytes of DATA (a new file gets MODE_IF_NEW). EXPECT_SET: the
  * target must still hold EXPECT (NULL: be absent) at the rename, else -ESTALE and nothing is
  * replaced; *READ_ERR (may be NULL) is the errno when it could not be read then. */

@@ -36,11 +36,10 @@ static char *fd_path(int fd)
  * (policy0 -> /etc/cron.d) would turn a value write into a file in another area. */
 static bool in_value_area(struct root *r, int dfd)
 {
-        int rfd = root_open(r, "/", O_PATH | O_DIRECTORY, 0);
+        _cleanup_close_ int rfd = root_open(r, "/", O_PATH | O_DIRECTORY, 0);
         if (rfd < 0)
                 return false;
         _cleanup_free_ char *top = fd_path(rfd), *dir = fd_path(dfd);
-        close(rfd);
         if (!top || !dir)
                 return false;
         size_t n = streq(top, "/") ? 0 : strlen(top);
@@ -60,16 +59,20 @@ int act_open_dir(struct root *r, const char *path, char **ret_base, bool follow)
         if (!slash || !slash[1])
                 return -EINVAL;
         *slash = '\0';
-        int fd = follow ? root_open(r, *p ? p : "/", O_RDONLY | O_DIRECTORY, 0)
-                        : root_open_nolinks(r, *p ? p : "/", O_RDONLY | O_DIRECTORY, 0);
+        _cleanup_close_ int fd = follow ? root_open(r, *p ? p : "/", O_RDONLY | O_DIRECTORY, 0)
+                                        : root_open_nolinks(r, *p ? p : "/", O_RDONLY | O_DIRECTORY, 0);
         if (fd < 0)
                 return fd;
-        if (follow && !in_value_area(r, fd)) {
-                close(fd);
+        if (follow && !in_value_area(r, fd))
                 return -EXDEV;
-        }
         *ret_base = xstrdup(slash + 1);
-        return fd;
+        return TAKE_FD(fd);
+}
+
+int act_open_target_dir(struct root *r, const char *path, char **ret_base, bool follow)
+{
+        int rc = test_fault(path);
+        return rc < 0 ? rc : act_open_dir(r, path, ret_base, follow);
 }
 
 /* EXPECT_SET: the target must still hold EXPECT (NULL: be absent) when the rename comes, else
@@ -78,15 +81,11 @@ int act_open_dir(struct root *r, const char *path, char **ret_base, bool follow)
 int act_write_file_checked(struct root *r, const char *path, const char *data, size_t len, mode_t mode_if_new,
                            bool follow_dirs, bool expect_set, const char *expect, int *read_err)
 {
-        int rc = test_fault(path);
-        if (rc < 0)
-                return rc;
         _cleanup_free_ char *base = NULL;
-        int dfd = act_open_dir(r, path, &base, follow_dirs);
+        _cleanup_close_ int dfd = act_open_target_dir(r, path, &base, follow_dirs);
         if (dfd < 0)
                 return dfd;
-        rc = replace_file_at(dfd, base, path, data, len, mode_if_new, expect_set, expect, read_err);
-        close(dfd);
+        int rc = replace_file_at(dfd, base, path, data, len, mode_if_new, expect_set, expect, read_err);
         root_forget(r, path);
         return rc;
 }
@@ -101,13 +100,12 @@ int act_make_dirs(struct root *r, const struct strv *dirs)
 {
         for (size_t i = 0; i < dirs->n; i++) {
                 _cleanup_free_ char *base = NULL;
-                int dfd = act_open_dir(r, dirs->v[i], &base, false);
+                _cleanup_close_ int dfd = act_open_dir(r, dirs->v[i], &base, false);
                 if (dfd < 0)
                         return dfd;
                 /* 0755 whatever the umask: under umask 077 the launchers that read
                  * /etc/llmtune/gpu-affinity.conf could not reach it. */
                 int rc = mkdirat_exact(dfd, base, 0755);
-                close(dfd);
                 if (rc < 0)
                         return rc;
         }
@@ -119,11 +117,10 @@ void act_remove_dirs(struct root *r, const struct strv *dirs)
 {
         for (size_t i = dirs->n; i-- > 0;) {
                 _cleanup_free_ char *base = NULL;
-                int dfd = act_open_dir(r, dirs->v[i], &base, false);
+                _cleanup_close_ int dfd = act_open_dir(r, dirs->v[i], &base, false);
                 if (dfd < 0)
                         continue;
                 unlinkat(dfd, base, AT_REMOVEDIR);
-                close(dfd);
                 root_forget(r, dirs->v[i]); /* and root.c's open directory, which may be this one */
         }
 }
@@ -179,12 +176,11 @@ int act_run_argv(char *const *argv, int keep_fd, char **err)
 void act_remove_temp_of(struct root *r, const char *path, bool follow)
 {
         _cleanup_free_ char *base = NULL;
-        int dfd = act_open_dir(r, path, &base, follow);
+        _cleanup_close_ int dfd = act_open_dir(r, path, &base, follow);
         if (dfd < 0)
                 return;
         _cleanup_free_ char *prefix = xasprintf(".%s.llmtune-", base);
         dir_remove_matching(dfd, name_is_prefix_pid, prefix);
-        close(dfd);
 }
 
 char *act_errmsg(const struct change *c, const char *what, int rc)
@@ -266,16 +262,14 @@ static int deepest_dir_nolinks(struct root *r, const char *path, bool *is_parent
 int act_path_foresee(struct root *r, const struct change *c, bool file_written)
 {
         bool is_parent;
-        int dfd = deepest_dir_nolinks(r, c->target, &is_parent);
+        _cleanup_close_ int dfd = deepest_dir_nolinks(r, c->target, &is_parent);
         if (dfd < 0)
                 return dfd == -ENOENT ? 0 : dfd;
-        int rc = 0;
         struct stat st;
         if (file_written && is_parent &&
             fstatat(dfd, strrchr(c->target, '/') + 1, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
-                rc = S_ISLNK(st.st_mode) ? -ELOOP : S_ISDIR(st.st_mode) ? -EISDIR : -ENOTREG;
-        close(dfd);
-        return rc;
+                return S_ISLNK(st.st_mode) ? -ELOOP : S_ISDIR(st.st_mode) ? -EISDIR : -ENOTREG;
+        return 0;
 }
 
 int act_foresee_path(struct root *r, const struct change *c, bool target_planned, bool file_written,
@@ -317,14 +311,13 @@ int action_blocked(struct root *r, const struct change *c, char **why)
          * existing one the first of them goes in. */
         const char *path = c->mkdirs.n ? c->mkdirs.v[0] : c->target;
         _cleanup_free_ char *base = NULL;
-        int dfd = act_open_dir(r, path, &base, false);
+        _cleanup_close_ int dfd = act_open_dir(r, path, &base, false);
         if (dfd < 0)
                 return 0; /* making the change says why it cannot be */
         unsigned file = 0, dir = 0;
         if (!c->mkdirs.n)
                 (void)fileattr_get_at(dfd, base, &file);
         (void)fileattr_get(dfd, &dir);
-        close(dfd);
         const char *what = fileattr_blocks(file);
         if (what)
                 *why = xasprintf("%s is %s: llmtune does not lift that flag, and changes nothing in this run; "

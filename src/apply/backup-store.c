@@ -47,12 +47,11 @@ static int backup_store(struct root *r, const char *content, mode_t mode, char s
          * policy refuses (a sticky log directory where another user planted this name) fails the
          * change before it is made, not its rollback. And a content written before as readable
          * (or replaced keeping the mode it had) is made private when this one must be. */
-        int fd = log_open_trusted(r, path, O_RDONLY, 0, true, why);
+        _cleanup_close_ int fd = log_open_trusted(r, path, O_RDONLY, 0, true, why);
         if (fd < 0)
                 return fd;
         struct stat st;
         int rc = mode == 0600 && fstat(fd, &st) == 0 && (st.st_mode & 0077) && fchmod(fd, 0600) < 0 ? -errno : 0;
-        close(fd);
         if (rc < 0)
                 return rc;
         *ref = xasprintf("backups/%s", sha);
@@ -104,10 +103,8 @@ int backup_load(struct root *r, json_object *o, const char *which, char **ret, c
         _cleanup_free_ char *data = NULL;
         size_t len = 0;
         _cleanup_free_ char *refused = NULL;
-        int fd = log_open_trusted(r, path, O_RDONLY, 0, true, &refused);
+        _cleanup_close_ int fd = log_open_trusted(r, path, O_RDONLY, 0, true, &refused);
         int rc = fd < 0 ? fd : log_read_whole(fd, &data, &len);
-        if (fd >= 0)
-                close(fd);
         if (rc < 0) {
                 *why = xasprintf("backup %s of its %s content: %s", path, which,
                                  refused ? refused : changelog_strerror(rc));

@@ -36,7 +36,7 @@ static int run_command(struct root *r, const struct strv *argv, char **err)
                 cmd_done(&c);
                 return fault;
         }
-        int fd = -1;
+        _cleanup_close_ int fd = -1;
         _cleanup_free_ char *devarg = NULL;
         rc = 0;
         if (!root_is_live(r)) {
@@ -59,8 +59,6 @@ static int run_command(struct root *r, const struct strv *argv, char **err)
                 rc = act_run_argv(v.v, fd, err);
                 strv_done(&v);
         }
-        if (fd >= 0)
-                close(fd);
         cmd_done(&c);
         return rc;
 }

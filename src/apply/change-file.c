@@ -21,26 +21,25 @@
 
 static int remove_file(struct root *r, const char *path, bool expect_set, const char *expect, int *read_err)
 {
-        int rc0 = test_fault(path);
-        if (rc0 < 0)
-                return rc0;
+        int fault = test_fault(path); /* before the directory: an injected ENOENT is not "absent" */
+        if (fault < 0)
+                return fault;
         _cleanup_free_ char *base = NULL;
-        int dfd = act_open_dir(r, path, &base, false);
+        _cleanup_close_ int dfd = act_open_dir(r, path, &base, false);
+        if (dfd == -ENOENT)
+                return expect_set && expect ? -ESTALE : 0;
         if (dfd < 0)
-                return dfd == -ENOENT ? (expect_set && expect ? -ESTALE : 0) : dfd;
+                return dfd;
         if (expect_set) {
                 int holds = file_at_holds(dfd, base, expect);
                 if (holds < 0 && read_err)
                         *read_err = -holds;
-                if (holds <= 0) {
-                        close(dfd);
+                if (holds <= 0)
                         return -ESTALE;
-                }
         }
         int rc = unlinkat(dfd, base, 0) < 0 && errno != ENOENT ? -errno : 0;
         if (rc == 0)
                 fsync(dfd);
-        close(dfd);
         root_forget(r, path);
         return rc;
 }

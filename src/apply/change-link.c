@@ -12,25 +12,20 @@
 
 #include "apply/actions-internal.h"
 #include "apply/change-kind.h"
-#include "base/test-hooks.h"
 
 static int set_symlink(struct root *r, const char *path, const char *target)
 {
-        int rc = test_fault(path);
-        if (rc < 0)
-                return rc;
         _cleanup_free_ char *base = NULL;
-        int dfd = act_open_dir(r, path, &base, false);
+        _cleanup_close_ int dfd = act_open_target_dir(r, path, &base, false);
         if (dfd < 0)
                 return dfd;
+        int rc = 0;
         if (!target) {
                 rc = unlinkat(dfd, base, 0) < 0 && errno != ENOENT ? -errno : 0;
         } else {
                 struct stat st;
-                if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(st.st_mode)) {
-                        close(dfd);
+                if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(st.st_mode))
                         return -EEXIST; /* the plan removes a file in the way first */
-                }
                 _cleanup_free_ char *tmp = xasprintf(".%s.llmtune-%d", base, (int)getpid());
                 unlinkat(dfd, tmp, 0);
                 if (symlinkat(target, dfd, tmp) < 0 || renameat(dfd, tmp, dfd, base) < 0) {
@@ -40,7 +35,6 @@ static int set_symlink(struct root *r, const char *path, const char *target)
         }
         if (rc == 0)
                 fsync(dfd);
-        close(dfd);
         root_forget(r, path); /* a directory root.c keeps open may have been reached through it */
         return rc;
 }

@@ -32,15 +32,14 @@ static int write_value(struct root *r, const char *path, const char *value)
                 return rc;
         if (root_is_live(r)) {
                 _cleanup_free_ char *base = NULL;
-                int dfd = act_open_dir(r, path, &base, true);
+                _cleanup_close_ int dfd = act_open_dir(r, path, &base, true);
                 if (dfd < 0)
                         return dfd;
                 int fd = openat(dfd, base, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-                fd = fd < 0 ? -errno : fd;
-                close(dfd);
                 if (fd < 0)
-                        return fd;
+                        return -errno;
                 rc = write_all(fd, value, strlen(value));
+                /* an error the file reports only at close is the write's */
                 if (close(fd) < 0 && rc == 0)
                         rc = -errno;
                 root_forget(r, path);
@@ -148,9 +147,7 @@ static void value_leftovers(struct root *r, const struct change *c)
 static int value_foresee(struct root *r, const struct change *c, bool target_planned, char **why)
 {
         _cleanup_free_ char *base = NULL;
-        int dfd = act_open_dir(r, c->target, &base, true);
-        if (dfd >= 0)
-                close(dfd);
+        _cleanup_close_ int dfd = act_open_dir(r, c->target, &base, true);
         if (dfd >= 0 || dfd == -ENOENT)
                 return 0;
         *why = value_errmsg(c, "cannot write", dfd);

@@ -18,7 +18,7 @@ int log_head_read(struct root *r, long *ret_seq, char ret_hash[65], char **why)
 {
         *ret_seq = 0;
         ret_hash[0] = '\0';
-        int fd = log_open_trusted(r, CHANGELOG_HEAD, O_RDONLY, 0, true, why);
+        _cleanup_close_ int fd = log_open_trusted(r, CHANGELOG_HEAD, O_RDONLY, 0, true, why);
         if (fd < 0)
                 return fd;
         char buf[128];
@@ -26,10 +26,8 @@ int log_head_read(struct root *r, long *ret_seq, char ret_hash[65], char **why)
         do
                 n = read(fd, buf, sizeof(buf) - 1);
         while (n < 0 && errno == EINTR);
-        int e = errno;
-        close(fd);
         if (n < 0)
-                return -e;
+                return -errno;
         buf[n] = '\0';
         char *colon = strchr(buf, ':'), *end;
         if (!colon || n != (colon - buf) + 1 + 64 + 1 || buf[n - 1] != '\n' || !isdigit((unsigned char)buf[0]))

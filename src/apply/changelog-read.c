@@ -244,15 +244,12 @@ static void read_record_line(struct root *r, struct log_read *lr, size_t *cap, s
         lr->v[lr->n++] = rec;
 }
 
-/* The open log FD's bytes into *DATA, after checking the directories it lives in; closes FD.
- * Returns 0 or -errno. */
+/* The open log FD's bytes into *DATA, after checking the directories it lives in. Returns 0 or
+ * -errno. */
 static int read_log_fd(struct root *r, int fd, char **data, size_t *len, char **why)
 {
         int rc = log_check_dirs(r, why);
-        if (rc == 0)
-                rc = log_read_whole(fd, data, len);
-        close(fd);
-        return rc;
+        return rc < 0 ? rc : log_read_whole(fd, data, len);
 }
 
 /* Every line of the log's DATA into LR. Returns the number of the last line when it is half a
@@ -294,7 +291,7 @@ static void judge_torn_line(struct log_read *lr, size_t torn_line, size_t torn_b
 int changelog_read(struct root *r, struct log_read *ret, char **ret_why)
 {
         struct log_read lr = {.head_state = "none"};
-        int fd = log_open_trusted(r, CHANGELOG_PATH, O_RDONLY, 0, true, ret_why);
+        _cleanup_close_ int fd = log_open_trusted(r, CHANGELOG_PATH, O_RDONLY, 0, true, ret_why);
         if (fd == -ENOENT) {
                 /* No log: nothing was ever applied, unless a head file says it was deleted. */
                 int rc = check_head(r, &lr, false, false, ret_why);

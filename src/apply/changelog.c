@@ -108,7 +108,7 @@ const char *changelog_strerror(int rc)
  */
 int log_open_trusted(struct root *r, const char *path, int flags, mode_t mode, bool strict, char **refused)
 {
-        int fd = root_open_nolinks(r, path, flags | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, mode);
+        _cleanup_close_ int fd = root_open_nolinks(r, path, flags | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, mode);
         if (fd < 0)
                 return fd;
         struct stat st;
@@ -130,11 +130,7 @@ int log_open_trusted(struct root *r, const char *path, int flags, mode_t mode, b
                 if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
                         rc = -errno;
         }
-        if (rc < 0) {
-                close(fd);
-                return rc;
-        }
-        return fd;
+        return rc < 0 ? rc : TAKE_FD(fd);
 }
 
 /* The log's directory and its backups directory, under the same policy (a missing one passes). */
@@ -264,13 +260,9 @@ long log_field_seq(json_object *o, const char *key)
  * written. Returns 0 or -errno. */
 static int log_exists(struct root *r, bool *existed, char **why)
 {
-        int probe = log_open_trusted(r, CHANGELOG_PATH, O_RDONLY, 0, true, why);
+        _cleanup_close_ int probe = log_open_trusted(r, CHANGELOG_PATH, O_RDONLY, 0, true, why);
         *existed = probe >= 0;
-        if (probe >= 0)
-                close(probe);
-        else if (probe != -ENOENT)
-                return probe;
-        return 0;
+        return probe >= 0 || probe == -ENOENT ? 0 : probe;
 }
 
 /* The chain continues from the last record of DATA's WHOLE bytes, which must be whole and intact:
@@ -435,11 +427,10 @@ int changelog_check(struct root *r, char **ret_why)
         _cleanup_free_ char *data = NULL;
         size_t len = 0, whole = 0;
         if (existed) {
-                int fd = log_open_trusted(r, CHANGELOG_PATH, O_RDONLY, 0, true, ret_why);
+                _cleanup_close_ int fd = log_open_trusted(r, CHANGELOG_PATH, O_RDONLY, 0, true, ret_why);
                 if (fd < 0)
                         return fd;
                 rc = read_chain(fd, &l, &data, &len, &whole);
-                close(fd);
                 if (rc < 0)
                         return rc;
         }
@@ -456,8 +447,7 @@ struct changelog *changelog_close(struct changelog *l)
 {
         if (!l)
                 return NULL;
-        if (l->fd >= 0)
-                close(l->fd);
+        closep(&l->fd);
         free(l->host);
         free(l->note);
         free(l->why);
@@ -498,19 +488,15 @@ static int lock_dir(struct root *r, int how, bool wait, int *ret_fd)
 {
         /* No O_NOFOLLOW: with O_DIRECTORY it turns a planted link into ENOTDIR; the no-links
          * resolution refuses it (and any link above it) with ELOOP, which apply explains. */
-        int fd = root_open_nolinks(r, CHANGELOG_LOCK, O_RDONLY | O_DIRECTORY | O_NOCTTY, 0);
+        _cleanup_close_ int fd = root_open_nolinks(r, CHANGELOG_LOCK, O_RDONLY | O_DIRECTORY | O_NOCTTY, 0);
         if (fd < 0)
                 return fd;
-        while (flock(fd, how | (wait ? 0 : LOCK_NB)) < 0) {
-                if (errno == EINTR)
-                        continue;
-                int rc = errno == EWOULDBLOCK ? -EWOULDBLOCK : -errno;
-                close(fd);
-                return rc;
-        }
+        while (flock(fd, how | (wait ? 0 : LOCK_NB)) < 0)
+                if (errno != EINTR)
+                        return errno == EWOULDBLOCK ? -EWOULDBLOCK : -errno;
         /* A run that gives up on a read that never answers lets the lock go first (deadline.h). */
         deadline_release_on_expiry(fd);
-        *ret_fd = fd;
+        *ret_fd = TAKE_FD(fd);
         return 0;
 }
 
@@ -519,11 +505,9 @@ static int lock_dir(struct root *r, int how, bool wait, int *ret_fd)
  * accepts, then fsync DIR. */
 static void remove_debris(struct root *r, const char *dir, bool (*match)(const char *, const void *), const void *arg)
 {
-        int fd = root_open_nolinks(r, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
-        if (fd < 0)
-                return;
-        dir_remove_matching(fd, match, arg);
-        close(fd);
+        _cleanup_close_ int fd = root_open_nolinks(r, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
+        if (fd >= 0)
+                dir_remove_matching(fd, match, arg);
 }
 
 int changelog_lock(struct root *r, bool wait, int *ret_fd)

@@ -283,7 +283,7 @@ int cmd_check_undo(const struct strv *forward, const struct strv *undo, char **w
 int cmd_open_image(struct root *r, const char *device, char **why)
 {
         /* O_NONBLOCK: a FIFO planted at the image path must not hang the open. */
-        int fd = root_open_nolinks(r, device, O_RDWR | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0);
+        _cleanup_close_ int fd = root_open_nolinks(r, device, O_RDWR | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0);
         if (fd < 0) {
                 *why = xasprintf("cannot open the image %s in the tree: %s%s", device, strerror(-fd),
                                  fd == -ELOOP ? " (a symbolic link is on the way)" : "");
@@ -303,14 +303,13 @@ int cmd_open_image(struct root *r, const char *device, char **why)
                                                    "outside the tree)",
                                                    device, (unsigned long)st.st_nlink)
                                        : xasprintf("cannot stat the image %s: %s", device, strerror(-rc));
-                close(fd);
                 return rc;
         }
         /* Blocking again for the tool (a regular file: no effect on reads, but no surprise either). */
         int fl = fcntl(fd, F_GETFL);
         if (fl >= 0)
                 fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-        return fd;
+        return TAKE_FD(fd);
 }
 
 bool cmd_runs_here(struct root *r, const struct strv *argv)
@@ -323,10 +322,8 @@ bool cmd_runs_here(struct root *r, const struct strv *argv)
         }
         bool runs = root_is_live(r);
         if (!runs && c.tool == CMD_TUNE2FS) {
-                int fd = cmd_open_image(r, c.device, &why);
+                _cleanup_close_ int fd = cmd_open_image(r, c.device, &why);
                 runs = fd >= 0;
-                if (fd >= 0)
-                        close(fd);
                 free(why);
         }
         cmd_done(&c);

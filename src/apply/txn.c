@@ -68,8 +68,7 @@ int txn_begin_read(struct txn *t, struct root *r, bool wait)
 void txn_done(struct txn *t)
 {
         t->log = changelog_close(t->log);
-        if (t->lock_fd >= 0)
-                close(t->lock_fd);
+        closep(&t->lock_fd);
         t->lock_fd = -1;
         log_read_done(&t->lr);
         t->lr = (struct log_read){0};

@@ -202,15 +202,13 @@ void verify_result_done(struct verify_result *v)
 /* The log into LR under a shared lock. */
 static int read_log_shared(struct root *root, struct log_read *lr, const char **what, char **why)
 {
-        int lock_fd = -1;
+        _cleanup_close_ int lock_fd = -1;
         int rc = changelog_lock_shared(root, true, &lock_fd);
         if (rc < 0) {
                 *what = "lock";
                 return rc;
         }
         rc = changelog_read(root, lr, why);
-        if (lock_fd >= 0)
-                close(lock_fd);
         *what = "log";
         return rc;
 }

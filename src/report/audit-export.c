@@ -334,16 +334,16 @@ int write_file_atomic(const char *path, void (*render)(FILE *out, void *ud), voi
                 return -EISDIR;
         /* A dot name: node_exporter reads only *.prom, so the temporary file is never collected. */
         _cleanup_free_ char *tmp = xasprintf("%s/.%s.XXXXXX", dir, base);
-        int fd = mkostemp(tmp, O_CLOEXEC);
+        _cleanup_close_ int fd = mkostemp(tmp, O_CLOEXEC);
         if (fd < 0)
                 return -errno;
         FILE *out = fdopen(fd, "w");
         if (!out) {
                 int e = errno;
-                close(fd);
                 unlink(tmp);
                 return -e;
         }
+        (void)TAKE_FD(fd); /* the stream owns it */
         render(out, ud);
         int rc = 0;
         if (fflush(out) != 0 || ferror(out))
