@@ -807,33 +807,65 @@ static void plan_blacklist(struct planner *pl)
 }
 REMEDY_PLAN(modprobe_blacklist, "modprobe-blacklist", plan_blacklist, NULL)
 
-static void plan_tune2fs(struct planner *pl)
+/* The arrays whose md.NAME.WHAT was read and is false (the audit found them wrong), by NAME, into
+ * RET. */
+static void md_arrays_failing(struct planner *pl, const char *what, struct strv *ret)
 {
-        const struct fact *count = fact_ok(pl->f, "md.count");
+        _cleanup_free_ char *pattern = xasprintf("md.*.%s", what);
         const struct fact **v = NULL;
-        size_t n = facts_match(pl->f, "md.*.fs.aligned", &v);
-        for (size_t i = 0; i < n; i++) {
-                if (v[i]->status != FACT_OK || v[i]->b)
-                        continue;
-                _cleanup_free_ char *md = xstrndup(v[i]->name + 3, strlen(v[i]->name) - 3 - strlen(".fs.aligned"));
-                const struct fact *type = fact_ok(pl->f, "md.%s.fs.type", md);
-                const struct fact *es = fact_ok(pl->f, "md.%s.fs.expected_stride", md);
-                const struct fact *ew = fact_ok(pl->f, "md.%s.fs.expected_stripe_width", md);
-                const struct fact *s = fact_ok(pl->f, "md.%s.fs.stride", md);
-                const struct fact *w = fact_ok(pl->f, "md.%s.fs.stripe_width", md);
-                if (!type || !streq(type->str, "ext4") || !es || !ew || !s || !w)
-                        continue;
-                _cleanup_free_ char *dev = xasprintf("/dev/%s", md);
-                _cleanup_free_ char *opt = xasprintf("stride=%s,stripe_width=%s", es->str, ew->str);
-                _cleanup_free_ char *old = xasprintf("stride=%s,stripe_width=%s", s->str, w->str);
-                _cleanup_free_ char *label = xasprintf("tune2fs %s (%s -> %s)", dev, old, opt);
-                const char *argv[] = {"tune2fs", "-E", opt, dev, NULL};
-                const char *undo[] = {"tune2fs", "-E", old, dev, NULL};
-                command(pl, label, argv, undo);
-        }
+        size_t n = facts_match(pl->f, pattern, &v);
+        for (size_t i = 0; i < n; i++)
+                if (v[i]->status == FACT_OK && !v[i]->b)
+                        strv_push(ret, xstrndup(v[i]->name + 3, strlen(v[i]->name) - 3 - 1 - strlen(what)));
         free(v);
-        (void)count;
 }
+
+/* The stripe geometry the audit read of the filesystem on array MD, in the filesystem's blocks:
+ * what it has (STRIDE, STRIPE_WIDTH: ext4's names, XFS's sunit and swidth) and what the array
+ * needs (EXPECTED_*); each NULL where it was not read. */
+struct md_fs {
+        const char *md;
+        const struct fact *block_size, *stride, *stripe_width, *expected_stride, *expected_stripe_width;
+};
+
+/* FN for each array whose filesystem is of TYPE and not aligned to it (md.NAME.fs.aligned false),
+ * with what the audit read of it. */
+static void md_each_misaligned(struct planner *pl, const char *type, void (*fn)(struct planner *, const struct md_fs *))
+{
+        _cleanup_strv_ struct strv mds = {0};
+        md_arrays_failing(pl, "fs.aligned", &mds);
+        for (size_t i = 0; i < mds.n; i++) {
+                const char *md = mds.v[i];
+                const struct fact *t = fact_ok(pl->f, "md.%s.fs.type", md);
+                if (!t || !streq(t->str, type))
+                        continue;
+                fn(pl, &(struct md_fs){
+                               .md = md,
+                               .block_size = fact_ok(pl->f, "md.%s.fs.block_size", md),
+                               .stride = fact_ok(pl->f, "md.%s.fs.stride", md),
+                               .stripe_width = fact_ok(pl->f, "md.%s.fs.stripe_width", md),
+                               .expected_stride = fact_ok(pl->f, "md.%s.fs.expected_stride", md),
+                               .expected_stripe_width = fact_ok(pl->f, "md.%s.fs.expected_stripe_width", md),
+                       });
+        }
+}
+
+static void tune2fs_array(struct planner *pl, const struct md_fs *fs)
+{
+        const struct fact *es = fs->expected_stride, *ew = fs->expected_stripe_width;
+        const struct fact *s = fs->stride, *w = fs->stripe_width;
+        if (!es || !ew || !s || !w)
+                return;
+        _cleanup_free_ char *dev = xasprintf("/dev/%s", fs->md);
+        _cleanup_free_ char *opt = xasprintf("stride=%s,stripe_width=%s", es->str, ew->str);
+        _cleanup_free_ char *old = xasprintf("stride=%s,stripe_width=%s", s->str, w->str);
+        _cleanup_free_ char *label = xasprintf("tune2fs %s (%s -> %s)", dev, old, opt);
+        const char *argv[] = {"tune2fs", "-E", opt, dev, NULL};
+        const char *undo[] = {"tune2fs", "-E", old, dev, NULL};
+        command(pl, label, argv, undo);
+}
+
+static void plan_tune2fs(struct planner *pl) { md_each_misaligned(pl, "ext4", tune2fs_array); }
 REMEDY_PLAN(tune2fs, "tune2fs", plan_tune2fs, NULL)
 
 struct fstab_stripe {
@@ -867,13 +899,10 @@ static char *drop_stripe_line(const struct fstab_line *l, void *data)
  */
 static void plan_fstab_stripe(struct planner *pl)
 {
-        const struct fact **v = NULL;
-        size_t n = facts_match(pl->f, "md.*.fstab.stripe_aligned", &v);
-        for (size_t i = 0; i < n; i++) {
-                if (v[i]->status != FACT_OK || v[i]->b)
-                        continue;
-                _cleanup_free_ char *md =
-                        xstrndup(v[i]->name + 3, strlen(v[i]->name) - 3 - strlen(".fstab.stripe_aligned"));
+        _cleanup_strv_ struct strv mds = {0};
+        md_arrays_failing(pl, "fstab.stripe_aligned", &mds);
+        for (size_t i = 0; i < mds.n; i++) {
+                const char *md = mds.v[i];
                 const struct fact *mp = fact_ok(pl->f, "md.%s.fstab.point", md);
                 const struct fact *sw = fact_ok(pl->f, "md.%s.fstab.stripe", md);
                 if (!mp || !sw)
@@ -895,7 +924,6 @@ static void plan_fstab_stripe(struct planner *pl)
                      "next mount (unmount and mount it, or reboot: a remount keeps the stripe in effect)",
                      sw->str, mp->str, md);
         }
-        free(v);
 }
 REMEDY_PLAN(fstab_stripe, "fstab-stripe", plan_fstab_stripe, NULL)
 
@@ -936,52 +964,43 @@ static char *xfs_options_refused(uint64_t su, uint64_t es, uint64_t ew, uint64_t
  * options wherever they work (an array reshaped to more disks keeps its stripe unit and needs only a
  * new width), the plain statement that only mkfs.xfs fixes it otherwise. Both are manual steps:
  * llmtune never writes them. */
-static void plan_xfs_align(struct planner *pl)
+static void xfs_align_array(struct planner *pl, const struct md_fs *fs)
 {
-        const struct fact **v = NULL;
-        size_t n = facts_match(pl->f, "md.*.fs.aligned", &v);
-        for (size_t i = 0; i < n; i++) {
-                if (v[i]->status != FACT_OK || v[i]->b)
-                        continue;
-                _cleanup_free_ char *md = xstrndup(v[i]->name + 3, strlen(v[i]->name) - 3 - strlen(".fs.aligned"));
-                const struct fact *type = fact_ok(pl->f, "md.%s.fs.type", md);
-                const struct fact *bs = fact_ok(pl->f, "md.%s.fs.block_size", md);
-                const struct fact *su = fact_ok(pl->f, "md.%s.fs.stride", md);
-                const struct fact *sw = fact_ok(pl->f, "md.%s.fs.stripe_width", md);
-                const struct fact *es = fact_ok(pl->f, "md.%s.fs.expected_stride", md);
-                const struct fact *ew = fact_ok(pl->f, "md.%s.fs.expected_stripe_width", md);
-                const struct fact *ag = fact_ok(pl->f, "md.%s.fs.agblocks", md);
-                const struct fact *dd = fact_ok(pl->f, "md.%s.data_disks", md);
-                const struct fact *mp = fact_ok(pl->f, "md.%s.mount.point", md);
-                if (!type || !streq(type->str, "xfs") || !bs || !su || !es || !ew || !dd || !es->mag)
-                        continue;
-                uint64_t chunk_kib = es->mag * bs->mag / 1024;
-                const char *where = mp ? mp->str : "its mount point";
-                _cleanup_free_ char *refused = xfs_options_refused(su->mag, es->mag, ew->mag, ag ? ag->mag : 0);
-                if (refused) {
-                        note(pl, false,
-                             "XFS on /dev/%s: %s. The only fix: back up the data of /dev/%s, re-create the filesystem "
-                             "with `mkfs.xfs -f -d su=%lluk,sw=%llu /dev/%s` (this erases it), restore the data",
-                             md, refused, md, (unsigned long long)chunk_kib, (unsigned long long)dd->mag, md);
-                        continue;
-                }
-                uint64_t sunit512 = es->mag * bs->mag / 512, swidth512 = ew->mag * bs->mag / 512;
-                _cleanup_free_ char *was = sw ? xasprintf("sunit %llu, swidth %llu blocks", (unsigned long long)su->mag,
-                                                          (unsigned long long)sw->mag)
-                                              : xasprintf("sunit %llu blocks", (unsigned long long)su->mag);
+        const char *md = fs->md;
+        const struct fact *bs = fs->block_size, *su = fs->stride, *sw = fs->stripe_width;
+        const struct fact *es = fs->expected_stride, *ew = fs->expected_stripe_width;
+        const struct fact *ag = fact_ok(pl->f, "md.%s.fs.agblocks", md);
+        const struct fact *dd = fact_ok(pl->f, "md.%s.data_disks", md);
+        const struct fact *mp = fact_ok(pl->f, "md.%s.mount.point", md);
+        if (!bs || !su || !es || !ew || !dd || !es->mag)
+                return;
+        uint64_t chunk_kib = es->mag * bs->mag / 1024;
+        const char *where = mp ? mp->str : "its mount point";
+        _cleanup_free_ char *refused = xfs_options_refused(su->mag, es->mag, ew->mag, ag ? ag->mag : 0);
+        if (refused) {
                 note(pl, false,
-                     "XFS on /dev/%s (%s; the array needs %llu and %llu): add sunit=%llu,swidth=%llu (512-byte units) to "
-                     "the options of %s in /etc/fstab, then unmount and mount it (`umount %s && mount %s`; not a "
-                     "remount, which ignores them); the kernel writes them into the superblock. A mount that fails "
-                     "with \"cannot change alignment\" needs the fstab line reverted before the next boot; one that "
-                     "logs \"Cannot change stripe alignment\" (it would move the root inode) kept the old values, "
-                     "and then only mkfs.xfs -d su=%lluk,sw=%llu fixes it",
-                     md, was, (unsigned long long)es->mag, (unsigned long long)ew->mag, (unsigned long long)sunit512,
-                     (unsigned long long)swidth512, where, where, where, (unsigned long long)chunk_kib,
-                     (unsigned long long)dd->mag);
+                     "XFS on /dev/%s: %s. The only fix: back up the data of /dev/%s, re-create the filesystem "
+                     "with `mkfs.xfs -f -d su=%lluk,sw=%llu /dev/%s` (this erases it), restore the data",
+                     md, refused, md, (unsigned long long)chunk_kib, (unsigned long long)dd->mag, md);
+                return;
         }
-        free(v);
+        uint64_t sunit512 = es->mag * bs->mag / 512, swidth512 = ew->mag * bs->mag / 512;
+        _cleanup_free_ char *was = sw ? xasprintf("sunit %llu, swidth %llu blocks", (unsigned long long)su->mag,
+                                                  (unsigned long long)sw->mag)
+                                      : xasprintf("sunit %llu blocks", (unsigned long long)su->mag);
+        note(pl, false,
+             "XFS on /dev/%s (%s; the array needs %llu and %llu): add sunit=%llu,swidth=%llu (512-byte units) to "
+             "the options of %s in /etc/fstab, then unmount and mount it (`umount %s && mount %s`; not a "
+             "remount, which ignores them); the kernel writes them into the superblock. A mount that fails "
+             "with \"cannot change alignment\" needs the fstab line reverted before the next boot; one that "
+             "logs \"Cannot change stripe alignment\" (it would move the root inode) kept the old values, "
+             "and then only mkfs.xfs -d su=%lluk,sw=%llu fixes it",
+             md, was, (unsigned long long)es->mag, (unsigned long long)ew->mag, (unsigned long long)sunit512,
+             (unsigned long long)swidth512, where, where, where, (unsigned long long)chunk_kib,
+             (unsigned long long)dd->mag);
 }
+
+static void plan_xfs_align(struct planner *pl) { md_each_misaligned(pl, "xfs", xfs_align_array); }
 REMEDY_PLAN(xfs_align, "xfs-align", plan_xfs_align, NULL)
 
 /* fstab options with the atime family replaced by OPTION. */
