@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* What the change kinds (src/apply/change-*.c) share, from actions.c: for them only. */
+/* What the change kinds (src/apply/change-*.c and their typed commands, command.c) share, from
+ * actions.c: for them only. */
 #pragma once
 
 #include <stdbool.h>

@@ -8,20 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "apply/actions-internal.h"
 #include "base/file-format.h"
-
-static bool argv_is(const struct strv *a, const char *const *want)
-{
-        size_t n = 0;
-        while (want[n])
-                n++;
-        if (a->n != n)
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!streq(a->v[i], want[i]))
-                        return false;
-        return true;
-}
 
 /* A decimal number without sign, spaces or leading zeros (other than "0"), below 2^32. */
 static bool parse_num(const char *s, size_t len, unsigned long *ret)
@@ -56,43 +44,12 @@ static bool safe_word(const char *s, const char *extra, size_t max)
 /* /dev/NAME[/NAME...]: no empty, "." or ".." component, a safe alphabet. */
 static bool device_path(const char *s)
 {
-        if (!startswith(s, "/dev/") || !safe_word(s + 1, "/._-+:", 255))
-                return false;
-        for (const char *p = s + 1;;) {
-                const char *e = strchrnul(p, '/');
-                size_t n = (size_t)(e - p);
-                if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-                        return false;
-                if (!*e)
-                        return true;
-                p = e + 1;
-        }
+        return startswith(s, "/dev/") && safe_word(s + 1, "/._-+:", 255) && act_clean_path(s);
 }
 
 bool cmd_kernel_arg(const char *arg) { return ff_check(FF_CMDLINE, FF_ITEM, arg) == NULL; }
 
-/* "--args=ARG" / "--remove-args=ARG" of grubby, "-a ARG" / "-d ARG" of kernelstub. */
-static int parse_boot_tool(const struct strv *argv, struct cmd *c)
-{
-        const char *const *v = (const char *const *)argv->v;
-        if (argv->n == 3 && streq(v[0], "grubby") && streq(v[1], "--update-kernel=ALL")) {
-                const char *a = startswith(v[2], "--args=")          ? v[2] + strlen("--args=")
-                                : startswith(v[2], "--remove-args=") ? v[2] + strlen("--remove-args=")
-                                                                     : NULL;
-                if (!a || !cmd_kernel_arg(a))
-                        return -EINVAL;
-                c->tool = startswith(v[2], "--args=") ? CMD_GRUBBY_ARGS : CMD_GRUBBY_REMOVE;
-                c->name = xstrdup(a);
-                return 0;
-        }
-        if (argv->n == 3 && streq(v[0], "kernelstub") && (streq(v[1], "-a") || streq(v[1], "-d")) &&
-            cmd_kernel_arg(v[2])) {
-                c->tool = streq(v[1], "-a") ? CMD_KERNELSTUB_ADD : CMD_KERNELSTUB_DEL;
-                c->name = xstrdup(v[2]);
-                return 0;
-        }
-        return -EINVAL;
-}
+static bool module_name(const char *s) { return safe_word(s, "_-", 64); }
 
 static bool unit_name(const char *s)
 {
@@ -100,61 +57,79 @@ static bool unit_name(const char *s)
         return safe_word(s, ":_.@-\\", 255) && dot && dot != s && dot[1];
 }
 
+/*
+ * Every command but tune2fs, each written once, for parsing and for building its argv: its fixed
+ * words, then (ARG_OK not NULL) one argument, ARG_PREFIX followed by a name ARG_OK accepts.
+ */
+static const struct {
+        enum cmd_tool tool;
+        const char *const words[5]; /* NULL-terminated */
+        bool (*arg_ok)(const char *name);
+        const char *arg_prefix;
+} commands[] = {
+        {CMD_DAEMON_RELOAD, {"systemctl", "daemon-reload"}, NULL, NULL},
+        {CMD_UPDATE_INITRAMFS, {"update-initramfs", "-u", "-k", "all"}, NULL, NULL},
+        {CMD_DRACUT, {"dracut", "-f", "--regenerate-all"}, NULL, NULL},
+        {CMD_MKINITCPIO, {"mkinitcpio", "-P"}, NULL, NULL},
+        {CMD_UPDATE_GRUB, {"update-grub"}, NULL, NULL},
+        {CMD_MODPROBE, {"modprobe"}, module_name, ""},
+        {CMD_UNIT_START, {"systemctl", "start"}, unit_name, ""},
+        {CMD_UNIT_STOP, {"systemctl", "stop"}, unit_name, ""},
+        {CMD_GRUBBY_ARGS, {"grubby", "--update-kernel=ALL"}, cmd_kernel_arg, "--args="},
+        {CMD_GRUBBY_REMOVE, {"grubby", "--update-kernel=ALL"}, cmd_kernel_arg, "--remove-args="},
+        {CMD_KERNELSTUB_ADD, {"kernelstub", "-a"}, cmd_kernel_arg, ""},
+        {CMD_KERNELSTUB_DEL, {"kernelstub", "-d"}, cmd_kernel_arg, ""},
+};
+
+/* ARGV as command I of the table: its name argument (a pointer into ARGV; "" when it takes none),
+ * or NULL when ARGV is not that command. */
+static const char *command_match(const struct strv *argv, size_t i)
+{
+        size_t n = 0;
+        while (commands[i].words[n])
+                n++;
+        if (argv->n != n + (commands[i].arg_ok ? 1 : 0))
+                return NULL;
+        for (size_t k = 0; k < n; k++)
+                if (!streq(argv->v[k], commands[i].words[k]))
+                        return NULL;
+        if (!commands[i].arg_ok)
+                return "";
+        const char *name = startswith(argv->v[n], commands[i].arg_prefix) ? argv->v[n] + strlen(commands[i].arg_prefix)
+                                                                          : NULL;
+        return name && commands[i].arg_ok(name) ? name : NULL;
+}
+
+/* tune2fs -E stride=N,stripe_width=M /dev/DEVICE */
+static int parse_tune2fs(const struct strv *argv, struct cmd *c)
+{
+        const char *const *v = (const char *const *)argv->v;
+        if (argv->n != 4 || !streq(v[0], "tune2fs") || !streq(v[1], "-E") || !startswith(v[2], "stride="))
+                return -EINVAL;
+        const char *s = v[2] + strlen("stride=");
+        const char *comma = strchr(s, ',');
+        if (!comma || !startswith(comma, ",stripe_width=") || !parse_num(s, (size_t)(comma - s), &c->stride) ||
+            !parse_num(comma + strlen(",stripe_width="), strlen(comma + strlen(",stripe_width=")), &c->stripe_width) ||
+            !device_path(v[3]))
+                return -EINVAL;
+        c->tool = CMD_TUNE2FS;
+        c->device = xstrdup(v[3]);
+        return 0;
+}
+
 int cmd_parse(const struct strv *argv, struct cmd *c, char **why)
 {
-        static const char *const reload[] = {"systemctl", "daemon-reload", NULL};
-        static const char *const deb[] = {"update-initramfs", "-u", "-k", "all", NULL};
-        static const char *const rh[] = {"dracut", "-f", "--regenerate-all", NULL};
-        static const char *const arch[] = {"mkinitcpio", "-P", NULL};
-        static const char *const grub[] = {"update-grub", NULL};
         *c = (struct cmd){0};
-        if (argv_is(argv, grub)) {
-                c->tool = CMD_UPDATE_GRUB;
-                return 0;
-        }
-        if (parse_boot_tool(argv, c) == 0)
-                return 0;
-        if (argv_is(argv, reload)) {
-                c->tool = CMD_DAEMON_RELOAD;
-                return 0;
-        }
-        if (argv_is(argv, deb)) {
-                c->tool = CMD_UPDATE_INITRAMFS;
-                return 0;
-        }
-        if (argv_is(argv, rh)) {
-                c->tool = CMD_DRACUT;
-                return 0;
-        }
-        if (argv_is(argv, arch)) {
-                c->tool = CMD_MKINITCPIO;
-                return 0;
-        }
-        const char *const *v = (const char *const *)argv->v;
-        if (argv->n == 4 && streq(v[0], "tune2fs") && streq(v[1], "-E") && startswith(v[2], "stride=")) {
-                const char *s = v[2] + strlen("stride=");
-                const char *comma = strchr(s, ',');
-                if (comma && startswith(comma, ",stripe_width=") &&
-                    parse_num(s, (size_t)(comma - s), &c->stride) &&
-                    parse_num(comma + strlen(",stripe_width="), strlen(comma + strlen(",stripe_width=")),
-                              &c->stripe_width) &&
-                    device_path(v[3])) {
-                        c->tool = CMD_TUNE2FS;
-                        c->device = xstrdup(v[3]);
+        for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+                const char *name = command_match(argv, i);
+                if (name) {
+                        c->tool = commands[i].tool;
+                        c->name = commands[i].arg_ok ? xstrdup(name) : NULL;
                         return 0;
                 }
         }
-        if (argv->n == 2 && streq(v[0], "modprobe") && safe_word(v[1], "_-", 64)) {
-                c->tool = CMD_MODPROBE;
-                c->name = xstrdup(v[1]);
+        if (parse_tune2fs(argv, c) == 0)
                 return 0;
-        }
-        if (argv->n == 3 && streq(v[0], "systemctl") && (streq(v[1], "start") || streq(v[1], "stop")) &&
-            unit_name(v[2])) {
-                c->tool = streq(v[1], "start") ? CMD_UNIT_START : CMD_UNIT_STOP;
-                c->name = xstrdup(v[2]);
-                return 0;
-        }
         _cleanup_free_ char *s = strv_join(argv, " ");
         *why = xasprintf("'%.200s' is not a command llmtune runs (allowed: systemctl daemon-reload|start|stop UNIT, "
                          "update-initramfs -u -k all, dracut -f --regenerate-all, mkinitcpio -P, tune2fs -E "
@@ -173,57 +148,21 @@ void cmd_done(struct cmd *c)
 
 void cmd_argv(const struct cmd *c, const char *device_arg, struct strv *ret)
 {
-        switch (c->tool) {
-        case CMD_DAEMON_RELOAD:
-                strv_add(ret, "systemctl");
-                strv_add(ret, "daemon-reload");
-                break;
-        case CMD_UPDATE_INITRAMFS:
-                strv_add(ret, "update-initramfs");
-                strv_add(ret, "-u");
-                strv_add(ret, "-k");
-                strv_add(ret, "all");
-                break;
-        case CMD_DRACUT:
-                strv_add(ret, "dracut");
-                strv_add(ret, "-f");
-                strv_add(ret, "--regenerate-all");
-                break;
-        case CMD_MKINITCPIO:
-                strv_add(ret, "mkinitcpio");
-                strv_add(ret, "-P");
-                break;
-        case CMD_TUNE2FS:
+        if (c->tool == CMD_TUNE2FS) {
                 strv_add(ret, "tune2fs");
                 strv_add(ret, "-E");
                 strv_push(ret, xasprintf("stride=%lu,stripe_width=%lu", c->stride, c->stripe_width));
                 strv_add(ret, device_arg ? device_arg : c->device);
-                break;
-        case CMD_MODPROBE:
-                strv_add(ret, "modprobe");
-                strv_add(ret, c->name);
-                break;
-        case CMD_UNIT_START:
-        case CMD_UNIT_STOP:
-                strv_add(ret, "systemctl");
-                strv_add(ret, c->tool == CMD_UNIT_START ? "start" : "stop");
-                strv_add(ret, c->name);
-                break;
-        case CMD_UPDATE_GRUB:
-                strv_add(ret, "update-grub");
-                break;
-        case CMD_GRUBBY_ARGS:
-        case CMD_GRUBBY_REMOVE:
-                strv_add(ret, "grubby");
-                strv_add(ret, "--update-kernel=ALL");
-                strv_push(ret, xasprintf("%s%s", c->tool == CMD_GRUBBY_ARGS ? "--args=" : "--remove-args=", c->name));
-                break;
-        case CMD_KERNELSTUB_ADD:
-        case CMD_KERNELSTUB_DEL:
-                strv_add(ret, "kernelstub");
-                strv_add(ret, c->tool == CMD_KERNELSTUB_ADD ? "-a" : "-d");
-                strv_add(ret, c->name);
-                break;
+                return;
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+                if (commands[i].tool != c->tool)
+                        continue;
+                for (const char *const *w = commands[i].words; *w; w++)
+                        strv_add(ret, *w);
+                if (commands[i].arg_ok)
+                        strv_push(ret, xasprintf("%s%s", commands[i].arg_prefix, c->name));
+                return;
         }
 }
 

@@ -218,6 +218,24 @@ START_TEST(commands_are_typed)
         cmd_done(&c);
         strv_done(&v);
         strv_done(&out);
+        /* every other form runs as it was written: built from the same table it was parsed by */
+        static const char *const forms[] = {
+                "systemctl daemon-reload", "update-initramfs -u -k all", "dracut -f --regenerate-all", "mkinitcpio -P",
+                "update-grub", "modprobe nvidia_peermem", "systemctl start a.service", "systemctl stop a.service",
+                "grubby --update-kernel=ALL --args=iommu=pt", "grubby --update-kernel=ALL --remove-args=iommu=pt",
+                "kernelstub -a iommu=pt", "kernelstub -d iommu=pt", "tune2fs -E stride=16,stripe_width=64 /dev/md0",
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(forms); i++) {
+                struct strv fv = words(forms[i]), built = {0};
+                ck_assert_int_eq(cmd_parse(&fv, &c, &why), 0);
+                cmd_argv(&c, NULL, &built);
+                char *b = strv_join(&built, " ");
+                ck_assert_str_eq(b, forms[i]);
+                free(b);
+                cmd_done(&c);
+                strv_done(&fv);
+                strv_done(&built);
+        }
         /* an undo is the inverse llmtune plans, nothing else */
         ck_assert_int_eq(undo_ok("tune2fs -E stride=128,stripe_width=512 /dev/md0", "tune2fs -E stride=16,stripe_width=64 /dev/md0"), 0);
         ck_assert_int_eq(undo_ok("tune2fs -E stride=128,stripe_width=512 /dev/md0", "tune2fs -E stride=16,stripe_width=64 /dev/md1"), -EINVAL);
