@@ -90,7 +90,7 @@ int backup_store_change(struct root *r, const struct change *c, char sha[2][65],
 int backup_load(struct root *r, json_object *o, const char *which, char **ret, char **why)
 {
         _cleanup_free_ char *bkey = xasprintf("backup_%s", which), *skey = xasprintf("%s_sha256", which);
-        const char *ref = log_field_str(o, bkey), *sha = log_field_str(o, skey);
+        const char *ref = json_doc_str(o, bkey), *sha = json_doc_str(o, skey);
         *ret = NULL;
         if (!ref && !sha)
                 return 0; /* absent */

@@ -12,6 +12,7 @@
 
 #include "apply/changelog.h"
 #include "base/digest.h"
+#include "base/json-doc.h"
 #include "base/util.h"
 
 #define BACKUP_DIR CHANGELOG_DIR "/backups"
@@ -43,9 +44,8 @@ json_object *log_parse_line(const char *s, size_t len);
 /* Whether LINE (N bytes, no newline) hashes to the hash it stores, which goes into STORED ("" when
  * the line does not end in a hash field as changelog_append writes it). */
 bool log_line_hash_ok(const char *line, size_t n, char stored[65]);
-/* A record's string field KEY (NULL when missing or not a string) and its record number field
- * ("seq", "ref": 0 when missing or out of range). */
-const char *log_field_str(json_object *o, const char *key);
+/* A record's number field ("seq", "ref": 0 when missing or out of range); its string fields are
+ * json_doc_str's. */
 long log_field_seq(json_object *o, const char *key);
 
 /* ---- the head file (changelog-head.c) ---- */

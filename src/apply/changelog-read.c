@@ -45,7 +45,7 @@ static int json_strv(json_object *o, const char *key, struct strv *ret)
 }
 static char *dup_str(json_object *o, const char *key)
 {
-        const char *s = log_field_str(o, key);
+        const char *s = json_doc_str(o, key);
         return s ? xstrdup(s) : NULL;
 }
 
@@ -57,7 +57,7 @@ static char *record_from_json(struct root *r, json_object *o, struct log_record 
         rec->time = dup_str(o, "time");
         rec->host = dup_str(o, "host");
         rec->run = dup_str(o, "run");
-        const char *event = log_field_str(o, "event");
+        const char *event = json_doc_str(o, "event");
         rec->event = log_event_parse(event);
         rec->profile = dup_str(o, "profile");
         rec->profile_hash = dup_str(o, "profile_hash");
@@ -72,10 +72,10 @@ static char *record_from_json(struct root *r, json_object *o, struct log_record 
                 return xstrdup("it lacks its event or time");
         if (rec->event == LOG_EVENT_UNKNOWN)
                 return xasprintf("its event '%s' is not one llmtune writes", event);
-        const char *type = log_field_str(o, "type");
+        const char *type = json_doc_str(o, "type");
         if (!type || change_type_parse(type, &c->type) < 0)
                 return xasprintf("its change type '%s' is unknown", type ? type : "(none)");
-        const char *mode = log_field_str(o, "mode");
+        const char *mode = json_doc_str(o, "mode");
         if (mode) {
                 char *end;
                 unsigned long m = strtoul(mode, &end, 8);
@@ -94,11 +94,11 @@ static char *record_from_json(struct root *r, json_object *o, struct log_record 
                         char **dst = k ? &c->after : &c->before;
                         _cleanup_free_ char *bkey = xasprintf("backup_%s", which[k]),
                                             *skey = xasprintf("%s_sha256", which[k]);
-                        if (!log_field_str(o, bkey) && !log_field_str(o, skey)) {
+                        if (!json_doc_str(o, bkey) && !json_doc_str(o, skey)) {
                                 *dst = dup_str(o, which[k]);
                                 continue;
                         }
-                        if (log_field_str(o, which[k]))
+                        if (json_doc_str(o, which[k]))
                                 return xasprintf("its %s value is both inline and in a backup", which[k]);
                         if (backup_load(r, o, which[k], dst, &why) < 0) {
                                 *(k ? &rec->after_lost : &rec->before_lost) = true;
@@ -169,7 +169,7 @@ static void chain_check(struct log_read *lr, struct chain *c, const char *line, 
 {
         long expect = c->last_seq + 1;
         bool hash_ok = log_line_hash_ok(line, n, hash);
-        const char *p = log_field_str(o, "prev");
+        const char *p = json_doc_str(o, "prev");
         if (!hash[0])
                 add_problem(lr, seq,
                             "record %ld (line %zu) was edited: it does not end in its hash field as llmtune "

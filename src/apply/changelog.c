@@ -236,14 +236,6 @@ bool log_line_hash_ok(const char *line, size_t n, char stored[65])
         return streq(actual, stored);
 }
 
-const char *log_field_str(json_object *o, const char *key)
-{
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-                return NULL;
-        return json_object_get_string(v);
-}
-
 /* A record number ("seq", "ref"): 0 when missing or not in 1..LONG_MAX/2. No log comes near the
  * bound (each record is a line); it keeps "the next record", seq + 1, from overflowing on an edited
  * log that claims LONG_MAX (found by fuzz-changelog). */

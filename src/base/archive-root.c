@@ -70,14 +70,6 @@ static struct mentry *mentry_find(struct unpack *u, const char *path)
         return bsearch(&key, u->v, u->n, sizeof(*u->v), mentry_cmp);
 }
 
-static const char *jstr(json_object *o, const char *key)
-{
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-                return NULL;
-        return json_object_get_string(v);
-}
-
 static bool mentry_type_known(const char *type)
 {
         static const char *const types[] = {"file", "dir", "link", "unread", "unlisted"};
@@ -91,14 +83,14 @@ static bool mentry_type_known(const char *type)
 static int parse_entry(struct unpack *u, json_object *o, size_t i, struct mentry *m)
 {
         json_object *sz, *en;
-        m->path = jstr(o, "path");
-        m->type = jstr(o, "type");
+        m->path = json_doc_str(o, "path");
+        m->type = json_doc_str(o, "type");
         if (!m->path || !m->type)
                 return fail(u, -EINVAL, "MANIFEST file entry %zu lacks \"path\" or \"type\"", i);
         if (!mentry_type_known(m->type))
                 return fail(u, -EINVAL, "MANIFEST entry %s has unknown type \"%s\"", m->path, m->type);
-        m->sha256 = jstr(o, "sha256");
-        m->target = jstr(o, "target");
+        m->sha256 = json_doc_str(o, "sha256");
+        m->target = json_doc_str(o, "target");
         m->size = json_object_object_get_ex(o, "size", &sz) ? json_object_get_int64(sz) : -1;
         m->err = json_object_object_get_ex(o, "errno", &en) ? json_object_get_int(en) : ENODATA;
         if (m->err <= 0 || m->err > 4095)

@@ -37,3 +37,11 @@ int json_doc_parse(const char *text, size_t len, json_object **ret, const char *
         *ret = o;
         return 0;
 }
+
+const char *json_doc_str(json_object *o, const char *key)
+{
+        json_object *v;
+        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+                return NULL;
+        return json_object_get_string(v);
+}

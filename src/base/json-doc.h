@@ -12,3 +12,6 @@
  * *WHY (static) says what is wrong: json-c's description of the error, "truncated", or "text after
  * the JSON document". */
 int json_doc_parse(const char *text, size_t len, json_object **ret, const char **why);
+
+/* The string member KEY of the object O; NULL when O has none or it is not a string. */
+const char *json_doc_str(json_object *o, const char *key);

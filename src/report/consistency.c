@@ -135,34 +135,6 @@ bool cons_rules_want(const struct cons_rules *rs, const char *name)
         return false;
 }
 
-/* Names end up on a terminal: control characters become '?'. */
-static char *clean(const char *s)
-{
-        char *d = xstrdup(s);
-        for (char *p = d; *p; p++)
-                if ((unsigned char)*p < 0x20 || *p == 0x7f)
-                        *p = '?';
-        return d;
-}
-
-static char *name_from_file(const char *file)
-{
-        const char *b = strrchr(file, '/');
-        b = b ? b + 1 : file;
-        size_t n = strlen(b);
-        if (n > 5 && endswith(b, ".json"))
-                n -= 5;
-        _cleanup_free_ char *s = xstrndup(b, n);
-        return clean(s);
-}
-
-static const char *get_str(json_object *o, const char *key)
-{
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-                return NULL;
-        return json_object_get_string(v);
-}
 
 static int entry_cmp(const void *a, const void *b)
 {
@@ -188,14 +160,15 @@ static void host_done(struct cons_host *h)
 static void add_entry(struct cons_entry **v, size_t *n, const char *name, enum cons_state st, const char *value)
 {
         *v = xrealloc(*v, (*n + 1) * sizeof(**v));
-        (*v)[(*n)++] = (struct cons_entry){.name = clean(name), .state = st, .value = value ? clean(value) : NULL};
+        (*v)[(*n)++] = (struct cons_entry){
+                .name = report_clean(name), .state = st, .value = value ? report_clean(value) : NULL};
 }
 
 /* One fact of facts --json: {"status": "ok", "value": V, ...} or {"status": "absent"|"unreadable",
  * "reason": "..."}. Returns false when it has neither shape. */
 static bool fact_entry(json_object *o, enum cons_state *st, const char **value)
 {
-        const char *s = json_object_is_type(o, json_type_object) ? get_str(o, "status") : NULL;
+        const char *s = json_object_is_type(o, json_type_object) ? json_doc_str(o, "status") : NULL;
         json_object *v;
         if (streq(s, "ok") && json_object_object_get_ex(o, "value", &v) && v &&
             !json_object_is_type(v, json_type_object) && !json_object_is_type(v, json_type_array)) {
@@ -205,7 +178,7 @@ static bool fact_entry(json_object *o, enum cons_state *st, const char **value)
         }
         if (streq(s, "absent") || streq(s, "unreadable")) {
                 *st = streq(s, "absent") ? CONS_ABSENT : CONS_UNREADABLE;
-                *value = get_str(o, "reason");
+                *value = json_doc_str(o, "reason");
                 return true;
         }
         return false;
@@ -259,8 +232,8 @@ static int collect(struct cons_fleet *fl, const char *file, json_object *top, js
 {
         if (!facts) {
                 json_object *prof;
-                if (json_object_object_get_ex(top, "profile", &prof) && get_str(prof, "name"))
-                        add_entry(v, n, "profile", CONS_OK, get_str(prof, "name"));
+                if (json_object_object_get_ex(top, "profile", &prof) && json_doc_str(prof, "name"))
+                        add_entry(v, n, "profile", CONS_OK, json_doc_str(prof, "name"));
                 else
                         add_entry(v, n, "profile", CONS_UNREADABLE, "the audit names no profile");
                 return 0;
@@ -310,8 +283,8 @@ int cons_add_json(struct cons_fleet *fl, const char *file, const char *text, siz
         int rc = parse_input(file, text, len, &top, &facts, err);
         if (rc < 0)
                 return rc;
-        const char *hn = get_str(top, "host");
-        _cleanup_free_ char *name = hn && *hn ? clean(hn) : name_from_file(file);
+        const char *hn = json_doc_str(top, "host");
+        _cleanup_free_ char *name = hn && *hn ? report_clean(hn) : report_name_from_file(file);
         struct cons_entry *v = NULL;
         size_t n = 0;
         bool is_facts = facts != NULL;
@@ -539,16 +512,8 @@ static char *signature(const struct cons_host *h, const struct cons_check *c, bo
         return sbuf_steal(&b);
 }
 
-static int group_cmp(const void *x, const void *y)
-{
-        const struct cons_group *a = x, *b = y;
-        if (a->n != b->n)
-                return a->n > b->n ? -1 : 1;
-        return a->hosts[0] < b->hosts[0] ? -1 : a->hosts[0] > b->hosts[0];
-}
-
 /* Whether G holds the reference (cons_add_reference). */
-static bool holds_reference(const struct cons_fleet *fl, const struct cons_group *g)
+static bool holds_reference(const struct cons_fleet *fl, const struct host_group *g)
 {
         for (size_t j = 0; j < g->n; j++)
                 if (fl->reference && streq(fl->hosts[g->hosts[j]].name, CONS_REFERENCE))
@@ -561,7 +526,7 @@ static void reference_first(const struct cons_fleet *fl, struct cons_result *r)
 {
         for (size_t g = 0; g < r->ngroups; g++)
                 if (holds_reference(fl, &r->groups[g])) {
-                        struct cons_group ref = r->groups[g];
+                        struct host_group ref = r->groups[g];
                         memmove(r->groups + 1, r->groups, g * sizeof(*r->groups));
                         r->groups[0] = ref;
                         r->norm = true;
@@ -582,20 +547,9 @@ static void group_hosts(const struct cons_fleet *fl, struct cons_result *r)
                         continue;
                 }
                 r->unreadable_hosts += unreadable;
-                size_t g = 0;
-                while (g < r->ngroups && !streq(r->groups[g].key, key))
-                        g++;
-                if (g == r->ngroups) {
-                        r->groups = xrealloc(r->groups, (r->ngroups + 1) * sizeof(*r->groups));
-                        r->groups[r->ngroups++] = (struct cons_group){.key = key};
-                } else
-                        free(key);
-                struct cons_group *gr = &r->groups[g];
-                gr->hosts = xrealloc(gr->hosts, (gr->n + 1) * sizeof(size_t));
-                gr->hosts[gr->n++] = i;
+                host_groups_add(&r->groups, &r->ngroups, key, i);
         }
-        if (r->ngroups)
-                qsort_safe(r->groups, r->ngroups, sizeof(*r->groups), group_cmp);
+        host_groups_sort(r->groups, r->ngroups);
         r->norm = r->ngroups == 1 || (r->ngroups > 1 && r->groups[0].n > r->groups[1].n);
         if (fl->reference)
                 reference_first(fl, r);
@@ -712,7 +666,7 @@ static char *summary(const struct cons_host *h, const struct cons_check *c, size
         return s;
 }
 
-static void print_hosts(FILE *out, const struct cons_fleet *fl, const struct cons_group *g)
+static void print_hosts(FILE *out, const struct cons_fleet *fl, const struct host_group *g)
 {
         for (size_t j = 0; j < g->n; j++)
                 fprintf(out, "%s%s", j ? ", " : "", fl->hosts[g->hosts[j]].name);
@@ -725,7 +679,7 @@ static size_t input_hosts(const struct cons_fleet *fl)
 }
 
 /* "N of M hosts agree", or with the reference among them, "the reference and N of M hosts agree". */
-static void print_norm(FILE *out, const struct cons_fleet *fl, const struct cons_group *norm, const char *summary)
+static void print_norm(FILE *out, const struct cons_fleet *fl, const struct host_group *norm, const char *summary)
 {
         bool ref = holds_reference(fl, norm);
         fprintf(out, "  %s%zu of %zu hosts agree: %s\n", ref ? "the reference and " : "", norm->n - ref, input_hosts(fl),
@@ -750,7 +704,7 @@ void cons_print_table(FILE *out, const struct cons_fleet *fl)
                 }
                 fprintf(out, "\nNOT UNIFORM   %s: %s\n", c->id, c->title);
                 fprintf(out, "  why: %s\n", c->why);
-                const struct cons_group *norm = r->norm ? &r->groups[0] : NULL;
+                const struct host_group *norm = r->norm ? &r->groups[0] : NULL;
                 const struct cons_host *nh = norm ? &fl->hosts[norm->hosts[0]] : NULL;
                 if (norm) {
                         _cleanup_free_ char *s = summary(nh, c, 3);
@@ -759,7 +713,7 @@ void cons_print_table(FILE *out, const struct cons_fleet *fl)
                         fprintf(out, "  no majority: the %zu hosts fall into %zu groups of which the largest are the same size\n",
                                 input_hosts(fl), r->ngroups);
                 for (size_t g = norm ? 1 : 0; g < r->ngroups; g++) {
-                        const struct cons_group *gr = &r->groups[g];
+                        const struct host_group *gr = &r->groups[g];
                         const struct cons_host *h = &fl->hosts[gr->hosts[0]];
                         fprintf(out, "  %s %zu host%s: ", norm ? "differ," : "group,", gr->n, gr->n == 1 ? "" : "s");
                         print_hosts(out, fl, gr);
@@ -825,7 +779,7 @@ void cons_print_json(FILE *out, const struct cons_fleet *fl)
                 const struct cons_host *nh = r->norm && r->ngroups ? &fl->hosts[r->groups[0].hosts[0]] : NULL;
                 json_object *groups = json_object_new_array();
                 for (size_t g = 0; g < r->ngroups; g++) {
-                        const struct cons_group *gr = &r->groups[g];
+                        const struct host_group *gr = &r->groups[g];
                         const struct cons_host *h = &fl->hosts[gr->hosts[0]];
                         json_object *go = json_object_new_object(), *hosts = json_object_new_array();
                         for (size_t j = 0; j < gr->n; j++)
@@ -862,13 +816,8 @@ void cons_fleet_done(struct cons_fleet *fl)
                 host_done(&fl->hosts[i]);
         free(fl->hosts);
         if (fl->results)
-                for (size_t k = 0; k < fl->rules->n; k++) {
-                        for (size_t g = 0; g < fl->results[k].ngroups; g++) {
-                                free(fl->results[k].groups[g].hosts);
-                                free(fl->results[k].groups[g].key);
-                        }
-                        free(fl->results[k].groups);
-                }
+                for (size_t k = 0; k < fl->rules->n; k++)
+                        host_groups_free(fl->results[k].groups, fl->results[k].ngroups);
         free(fl->results);
         *fl = (struct cons_fleet){.rules = fl->rules};
 }

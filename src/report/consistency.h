@@ -24,6 +24,7 @@
 
 #include "base/ini-load.h"
 #include "base/util.h"
+#include "report/report.h"
 
 struct cons_check {
         char *id, *title, *why, *source;
@@ -56,15 +57,9 @@ struct cons_host {
         size_t n;
 };
 
-struct cons_group {
-        size_t *hosts; /* indexes into fleet.hosts, in host order */
-        size_t n;
-        char *key;     /* the signature */
-};
-
 struct cons_result {
         const struct cons_check *check;
-        struct cons_group *groups; /* largest first */
+        struct host_group *groups; /* hosts of fleet.hosts with the same signature, largest first */
         size_t ngroups;
         bool norm;                 /* groups[0] is larger than groups[1] (or the only group) */
         size_t unreadable_hosts;   /* hosts whose facts for this check hold an unreadable one */

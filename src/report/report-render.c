@@ -3,6 +3,7 @@
 #include "report/report-render.h"
 
 #include <json-c/json.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "facts/json-out.h"
@@ -44,7 +45,7 @@ static void hosts_in_state(const struct report *rp, size_t k, enum cell state, s
 }
 
 /* A group's findings as words: "rule" when failing, "rule(error)" when not evaluable. */
-static void group_findings(const struct report *rp, const struct report_group *g, struct strv *out)
+static void group_findings(const struct report *rp, const struct host_group *g, struct strv *out)
 {
         const struct report_host *h = &rp->hosts[g->hosts[0]];
         for (size_t j = 0; j < rp->nrules; j++) {
@@ -54,6 +55,13 @@ static void group_findings(const struct report *rp, const struct report_group *g
                 else if (h->cells[k].state == CELL_ERROR)
                         strv_push(out, xasprintf("%s(error)", rp->rules[k].id));
         }
+}
+
+/* A group's host names. */
+static void group_hosts(const struct report *rp, const struct host_group *g, struct strv *out)
+{
+        for (size_t i = 0; i < g->n; i++)
+                strv_add(out, rp->hosts[g->hosts[i]].name);
 }
 
 /* Profiles and how many hosts each: "a100-8x 100, base 12". */
@@ -115,11 +123,10 @@ void report_print_table(FILE *out, const struct report *rp)
 
         fprintf(out, "\nHost groups (hosts with identical findings)\n");
         for (size_t g = 0; g < rp->ngroups; g++) {
-                const struct report_group *gr = &rp->groups[g];
+                const struct host_group *gr = &rp->groups[g];
                 struct strv f = {0}, hosts = {0};
                 group_findings(rp, gr, &f);
-                for (size_t i = 0; i < gr->n; i++)
-                        strv_add(&hosts, rp->hosts[gr->hosts[i]].name);
+                group_hosts(rp, gr, &hosts);
                 char head[64];
                 int len = snprintf(head, sizeof(head), "#%zu  %zu host%s, %zu finding%s:", g + 1, gr->n,
                                    gr->n == 1 ? "" : "s", f.n, f.n == 1 ? "" : "s");
@@ -263,7 +270,7 @@ void report_print_json(FILE *out, const struct report *rp)
         json_object_object_add(top, "rules", rules);
         json_object *groups = json_object_new_array();
         for (size_t g = 0; g < rp->ngroups; g++) {
-                const struct report_group *gr = &rp->groups[g];
+                const struct host_group *gr = &rp->groups[g];
                 const struct report_host *first = &rp->hosts[gr->hosts[0]];
                 json_object *o = json_object_new_object(), *hosts = json_object_new_array(),
                             *findings = json_object_new_array();
@@ -320,6 +327,26 @@ static void html(FILE *out, const char *s)
                 }
 }
 
+/* FMT with every %s argument escaped as html() does; its conversions are %s, %zu and %% only. */
+static void htmlf(FILE *out, const char *fmt, ...) _printf_(2, 3);
+static void htmlf(FILE *out, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        for (const char *p = fmt; *p; p++) {
+                if (*p != '%')
+                        fputc(*p, out);
+                else if (*++p == 's')
+                        html(out, va_arg(ap, const char *));
+                else if (startswith(p, "zu")) {
+                        fprintf(out, "%zu", va_arg(ap, size_t));
+                        p++;
+                } else
+                        fputc('%', out); /* %% */
+        }
+        va_end(ap);
+}
+
 static const char CSS[] =
         "body{font:14px/1.4 system-ui,-apple-system,'Segoe UI',sans-serif;margin:1.5em;color:#222;background:#fff}\n"
         "h1{font-size:1.5em;margin:0 0 .3em}h2{font-size:1.15em;margin:1.6em 0 .5em}\n"
@@ -342,6 +369,15 @@ static const char CSS[] =
         "td.grp{color:#666;font-size:.9em}\n"
         ".legend span{display:inline-block;padding:0 .5em;margin-right:.5em;border:1px solid #ddd}\n";
 
+/* A section of the page: its heading and a table of COLUMNS (NULL-terminated) whose body follows. */
+static void html_table_start(FILE *out, const char *heading, const char *id, const char *const *columns)
+{
+        fprintf(out, "<h2>%s</h2>\n<table id=\"%s\">\n<thead><tr>", heading, id);
+        for (; *columns; columns++)
+                fprintf(out, "<th>%s</th>", *columns);
+        fputs("</tr></thead>\n<tbody>\n", out);
+}
+
 static const char *cell_glyph(enum cell c)
 {
         /* check mark, ballot x, en dash, exclamation, circled check (acknowledged); missing: empty */
@@ -355,11 +391,8 @@ static void html_hosts_list(FILE *out, const struct strv *l)
         bool fold = l->n > HOSTS_SHOWN;
         if (fold)
                 fprintf(out, "<details><summary>%zu hosts</summary>", l->n);
-        for (size_t i = 0; i < l->n; i++) {
-                fputs(i ? ", <span class=\"h\">" : "<span class=\"h\">", out);
-                html(out, l->v[i]);
-                fputs("</span>", out);
-        }
+        for (size_t i = 0; i < l->n; i++)
+                htmlf(out, "%s<span class=\"h\">%s</span>", i ? ", " : "", l->v[i]);
         if (fold)
                 fputs("</details>", out);
 }
@@ -386,25 +419,18 @@ static void html_summary(FILE *out, const struct report *rp)
 /* One row per rule with findings, most failing first, with the hosts that fail it. */
 static void html_failing_rules(FILE *out, const struct report *rp)
 {
-        fputs("<h2>Failing rules</h2>\n<table id=\"rules\">\n<thead><tr><th>rule</th><th>severity</th><th>fail</th>"
-              "<th>error</th><th>pass</th><th>n/a</th><th>hosts</th></tr></thead>\n<tbody>\n",
-              out);
+        static const char *const columns[] = {"rule", "severity", "fail", "error", "pass", "n/a", "hosts", NULL};
+        html_table_start(out, "Failing rules", "rules", columns);
         for (size_t j = 0; j < rp->nrules; j++) {
                 size_t k = rp->by_failing[j];
                 const struct report_rule *r = &rp->rules[k];
                 if (!findings_of(r))
                         break;
-                fputs("<tr><td title=\"", out);
-                html(out, r->title);
-                fputs("\"><code>", out);
-                html(out, r->id);
-                fputs("</code></td><td class=\"sev-", out);
-                html(out, r->severity);
-                fputs("\">", out);
-                html(out, r->severity);
-                fprintf(out, "</td><td class=\"num\">%zu</td><td class=\"num\">%zu</td><td class=\"num\">%zu</td>"
-                             "<td class=\"num\">%zu</td><td class=\"hosts\">",
-                        r->count[CELL_FAIL], r->count[CELL_ERROR], r->count[CELL_PASS], r->count[CELL_NA]);
+                htmlf(out,
+                      "<tr><td title=\"%s\"><code>%s</code></td><td class=\"sev-%s\">%s</td><td class=\"num\">%zu</td>"
+                      "<td class=\"num\">%zu</td><td class=\"num\">%zu</td><td class=\"num\">%zu</td><td class=\"hosts\">",
+                      r->title, r->id, r->severity, r->severity, r->count[CELL_FAIL], r->count[CELL_ERROR],
+                      r->count[CELL_PASS], r->count[CELL_NA]);
                 struct strv hosts = {0};
                 hosts_in_state(rp, k, CELL_FAIL, &hosts);
                 hosts_in_state(rp, k, CELL_ERROR, &hosts);
@@ -423,20 +449,12 @@ static void html_grid_cell(FILE *out, const struct report *rp, const struct repo
         if (c->state == CELL_FAIL &&
             (streq(c->severity, "critical") || streq(c->severity, "warning") || streq(c->severity, "info")))
                 fprintf(out, " %s", c->severity);
-        fputs("\" title=\"", out);
-        html(out, h->name);
-        fputs(": ", out);
-        html(out, rp->rules[k].id);
+        htmlf(out, "\" title=\"%s: %s", h->name, rp->rules[k].id);
         fprintf(out, " %s", cell_name(c->state));
-        if (c->state == CELL_FAIL || c->state == CELL_PASS) {
-                fputs(" &#8212; ", out);
-                html(out, c->observed);
-                fputs(", expected ", out);
-                html(out, c->expected);
-        } else if (c->reason) {
-                fputs(" &#8212; ", out);
-                html(out, c->reason);
-        }
+        if (c->state == CELL_FAIL || c->state == CELL_PASS)
+                htmlf(out, " &#8212; %s, expected %s", c->observed, c->expected);
+        else if (c->reason)
+                htmlf(out, " &#8212; %s", c->reason);
         fprintf(out, "\">%s</td>", cell_glyph(c->state));
 }
 
@@ -451,30 +469,17 @@ static void html_grid(FILE *out, const struct report *rp)
               out);
         for (size_t j = 0; j < rp->nrules; j++) {
                 const struct report_rule *r = &rp->rules[rp->by_failing[j]];
-                fputs("<th class=\"rule\" data-rule=\"", out);
-                html(out, r->id);
-                fputs("\" title=\"", out);
-                html(out, r->title);
-                fputs("\"><span>", out);
-                html(out, r->id);
-                fputs("</span></th>", out);
+                htmlf(out, "<th class=\"rule\" data-rule=\"%s\" title=\"%s\"><span>%s</span></th>", r->id, r->title, r->id);
         }
         fputs("</tr></thead>\n<tbody>\n", out);
         for (size_t g = 0; g < rp->ngroups; g++)
                 for (size_t i = 0; i < rp->groups[g].n; i++) {
                         const struct report_host *h = &rp->hosts[rp->groups[g].hosts[i]];
-                        fputs("<tr data-host=\"", out);
-                        html(out, h->name);
-                        fprintf(out, "\" data-group=\"%zu\"><th class=\"host\" title=\"", g + 1);
-                        html(out, h->file);
-                        if (h->profile) {
-                                fputs(" (profile ", out);
-                                html(out, h->profile);
-                                fputs(")", out);
-                        }
-                        fputs("\">", out);
-                        html(out, h->name);
-                        fprintf(out, "</th><td class=\"grp\">#%zu</td>", g + 1);
+                        htmlf(out, "<tr data-host=\"%s\" data-group=\"%zu\"><th class=\"host\" title=\"%s", h->name, g + 1,
+                              h->file);
+                        if (h->profile)
+                                htmlf(out, " (profile %s)", h->profile);
+                        htmlf(out, "\">%s</th><td class=\"grp\">#%zu</td>", h->name, g + 1);
                         for (size_t j = 0; j < rp->nrules; j++)
                                 html_grid_cell(out, rp, h, rp->by_failing[j]);
                         fputs("</tr>\n", out);
@@ -485,23 +490,18 @@ static void html_grid(FILE *out, const struct report *rp)
 /* One row per group of hosts with identical findings. */
 static void html_groups(FILE *out, const struct report *rp)
 {
-        fputs("<h2>Host groups (identical findings)</h2>\n<table id=\"groups\">\n<thead><tr><th>group</th><th>hosts</th>"
-              "<th>findings</th><th>members</th></tr></thead>\n<tbody>\n",
-              out);
+        static const char *const columns[] = {"group", "hosts", "findings", "members", NULL};
+        html_table_start(out, "Host groups (identical findings)", "groups", columns);
         for (size_t g = 0; g < rp->ngroups; g++) {
-                const struct report_group *gr = &rp->groups[g];
+                const struct host_group *gr = &rp->groups[g];
                 struct strv f = {0}, hosts = {0};
                 group_findings(rp, gr, &f);
-                for (size_t i = 0; i < gr->n; i++)
-                        strv_add(&hosts, rp->hosts[gr->hosts[i]].name);
+                group_hosts(rp, gr, &hosts);
                 fprintf(out, "<tr id=\"group-%zu\"><td>#%zu</td><td class=\"num\">%zu</td><td>", g + 1, g + 1, gr->n);
                 if (!f.n)
                         fputs("none", out);
-                for (size_t i = 0; i < f.n; i++) {
-                        fputs(i ? ", <code>" : "<code>", out);
-                        html(out, f.v[i]);
-                        fputs("</code>", out);
-                }
+                for (size_t i = 0; i < f.n; i++)
+                        htmlf(out, "%s<code>%s</code>", i ? ", " : "", f.v[i]);
                 fputs("</td><td class=\"hosts\">", out);
                 html_hosts_list(out, &hosts);
                 fputs("</td></tr>\n", out);

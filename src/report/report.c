@@ -25,9 +25,7 @@ const char *cell_key(enum cell c)
         return c < CELL__COUNT ? n[c] : "?";
 }
 
-/* Names end up in a terminal table: control characters become '?', so a crafted host name
- * cannot move the cursor or change colours. */
-static char *clean_name(const char *s)
+char *report_clean(const char *s)
 {
         char *d = xstrdup(s);
         for (char *p = d; *p; p++)
@@ -36,15 +34,7 @@ static char *clean_name(const char *s)
         return d;
 }
 
-static const char *get_str(json_object *o, const char *key)
-{
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-                return NULL;
-        return json_object_get_string(v);
-}
-
-static char *dup_or_null(const char *s) { return s ? clean_name(s) : NULL; }
+static char *dup_or_null(const char *s) { return s ? report_clean(s) : NULL; }
 
 static size_t rule_index(struct report *rp, const char *id)
 {
@@ -54,8 +44,7 @@ static size_t rule_index(struct report *rp, const char *id)
         return (size_t)-1;
 }
 
-/* The file name without its directory and a trailing ".json": the host when the audit names none. */
-static char *name_from_file(const char *file)
+char *report_name_from_file(const char *file)
 {
         const char *b = strrchr(file, '/');
         b = b ? b + 1 : file;
@@ -63,7 +52,7 @@ static char *name_from_file(const char *file)
         if (n > 5 && endswith(b, ".json"))
                 n -= 5;
         _cleanup_free_ char *s = xstrndup(b, n);
-        return clean_name(s);
+        return report_clean(s);
 }
 
 static int fail(char **err, const char *file, const char *what)
@@ -119,8 +108,8 @@ static int validate_results(const char *file, json_object *results, char **err)
         size_t n = json_object_array_length(results);
         for (size_t i = 0; i < n; i++) {
                 json_object *r = json_object_array_get_idx(results, i);
-                const char *id = json_object_is_type(r, json_type_object) ? get_str(r, "rule") : NULL;
-                const char *st = id ? get_str(r, "status") : NULL;
+                const char *id = json_object_is_type(r, json_type_object) ? json_doc_str(r, "rule") : NULL;
+                const char *st = id ? json_doc_str(r, "status") : NULL;
                 if (!id || !*id || !st) {
                         *err = xasprintf("%s: result %zu has no \"rule\" or \"status\" string", file, i);
                         return -EINVAL;
@@ -133,7 +122,7 @@ static int validate_results(const char *file, json_object *results, char **err)
                         return -EINVAL;
                 }
                 for (size_t j = 0; j < i; j++)
-                        if (streq(get_str(json_object_array_get_idx(results, j), "rule"), id)) {
+                        if (streq(json_doc_str(json_object_array_get_idx(results, j), "rule"), id)) {
                                 *err = xasprintf("%s: rule %s appears twice", file, id);
                                 return -EINVAL;
                         }
@@ -145,7 +134,7 @@ static int validate_results(const char *file, json_object *results, char **err)
  * the first host that names them), its cell into H's column. */
 static void add_result(struct report *rp, struct report_host *h, json_object *r)
 {
-        _cleanup_free_ char *id = clean_name(get_str(r, "rule"));
+        _cleanup_free_ char *id = report_clean(json_doc_str(r, "rule"));
         size_t k = rule_index(rp, id);
         if (k == (size_t)-1) {
                 rp->rules = xrealloc(rp->rules, (rp->nrules + 1) * sizeof(*rp->rules));
@@ -154,11 +143,11 @@ static void add_result(struct report *rp, struct report_host *h, json_object *r)
         }
         struct report_rule *rule = &rp->rules[k];
         if (!rule->title)
-                rule->title = dup_or_null(get_str(r, "title"));
+                rule->title = dup_or_null(json_doc_str(r, "title"));
         if (!rule->area)
-                rule->area = dup_or_null(get_str(r, "area"));
+                rule->area = dup_or_null(json_doc_str(r, "area"));
         if (!rule->severity)
-                rule->severity = dup_or_null(get_str(r, "severity"));
+                rule->severity = dup_or_null(json_doc_str(r, "severity"));
         if (k >= h->ncells) {
                 h->cells = xrealloc(h->cells, rp->nrules * sizeof(*h->cells));
                 for (size_t c = h->ncells; c < rp->nrules; c++)
@@ -166,18 +155,18 @@ static void add_result(struct report *rp, struct report_host *h, json_object *r)
                 h->ncells = rp->nrules;
         }
         struct report_cell *cell = &h->cells[k];
-        const char *st = get_str(r, "status");
+        const char *st = json_doc_str(r, "status");
         for (enum cell c = CELL_PASS; c < CELL_MISSING; c++)
                 if (streq(st, cell_name(c)))
                         cell->state = c;
-        cell->observed = dup_or_null(get_str(r, "observed"));
-        cell->expected = dup_or_null(get_str(r, "expected"));
-        cell->reason = dup_or_null(get_str(r, "reason"));
+        cell->observed = dup_or_null(json_doc_str(r, "observed"));
+        cell->expected = dup_or_null(json_doc_str(r, "expected"));
+        cell->reason = dup_or_null(json_doc_str(r, "reason"));
         json_object *ack;
         if (cell->state == CELL_ACKED && !cell->reason && json_object_object_get_ex(r, "ack", &ack) &&
             json_object_is_type(ack, json_type_object))
-                cell->reason = dup_or_null(get_str(ack, "note")); /* who acknowledged it, why */
-        cell->severity = dup_or_null(get_str(r, "severity"));
+                cell->reason = dup_or_null(json_doc_str(ack, "note")); /* who acknowledged it, why */
+        cell->severity = dup_or_null(json_doc_str(r, "severity"));
 }
 
 int report_add_json(struct report *rp, const char *file, const char *text, size_t len, char **err)
@@ -193,13 +182,13 @@ int report_add_json(struct report *rp, const char *file, const char *text, size_
                 return rc;
 
         struct report_host h = {0};
-        const char *host = get_str(top, "host");
-        h.name = host && *host ? clean_name(host) : name_from_file(file);
+        const char *host = json_doc_str(top, "host");
+        h.name = host && *host ? report_clean(host) : report_name_from_file(file);
         h.file = xstrdup(file);
         json_object *prof;
         if (json_object_object_get_ex(top, "profile", &prof) && json_object_is_type(prof, json_type_object)) {
-                h.profile = dup_or_null(get_str(prof, "name"));
-                h.profile_hash = dup_or_null(get_str(prof, "hash"));
+                h.profile = dup_or_null(json_doc_str(prof, "name"));
+                h.profile_hash = dup_or_null(json_doc_str(prof, "hash"));
         }
         size_t n = json_object_array_length(results);
         for (size_t i = 0; i < n; i++)
@@ -248,12 +237,43 @@ static int rule_fail_cmp(const void *x, const void *y)
         return strcmp(a->id, b->id);
 }
 
+void host_groups_add(struct host_group **groups, size_t *n, char *key, size_t i)
+{
+        size_t g = 0;
+        while (g < *n && !streq((*groups)[g].key, key))
+                g++;
+        if (g == *n) {
+                *groups = xrealloc(*groups, (*n + 1) * sizeof(**groups));
+                (*groups)[(*n)++] = (struct host_group){.key = key};
+        } else
+                free(key);
+        struct host_group *gr = &(*groups)[g];
+        gr->hosts = xrealloc(gr->hosts, (gr->n + 1) * sizeof(size_t));
+        gr->hosts[gr->n++] = i;
+}
+
 static int group_cmp(const void *x, const void *y)
 {
-        const struct report_group *a = x, *b = y;
+        const struct host_group *a = x, *b = y;
         if (a->n != b->n)
                 return a->n > b->n ? -1 : 1;
         return a->hosts[0] < b->hosts[0] ? -1 : a->hosts[0] > b->hosts[0];
+}
+
+void host_groups_sort(struct host_group *groups, size_t n)
+{
+        if (n)
+                qsort_safe(groups, n, sizeof(*groups), group_cmp);
+}
+
+struct host_group *host_groups_free(struct host_group *groups, size_t n)
+{
+        for (size_t g = 0; g < n; g++) {
+                free(groups[g].hosts);
+                free(groups[g].key);
+        }
+        free(groups);
+        return NULL;
 }
 
 static int strp_cmp(const void *x, const void *y) { return strcmp(*(char *const *)x, *(char *const *)y); }
@@ -298,12 +318,7 @@ int report_finish(struct report *rp, char **err)
 {
         *err = NULL;
         label_profiles(rp);
-        for (size_t g = 0; g < rp->ngroups; g++) {
-                free(rp->groups[g].hosts);
-                free(rp->groups[g].key);
-        }
-        free(rp->groups);
-        rp->groups = NULL;
+        rp->groups = host_groups_free(rp->groups, rp->ngroups);
         rp->ngroups = 0;
         for (size_t i = 0; i < rp->nhosts; i++) {
                 struct report_host *h = &rp->hosts[i];
@@ -332,29 +347,13 @@ int report_finish(struct report *rp, char **err)
                         rp->rules[k].count[h->cells[k].state]++;
                 }
         }
-        /* Groups: hosts with the same key, in host order inside each group. */
-        char **keys = xcalloc(rp->nhosts + 1, sizeof(char *));
-        for (size_t i = 0; i < rp->nhosts; i++) {
-                keys[i] = findings_key(rp, &rp->hosts[i]);
-                size_t g = 0;
-                while (g < rp->ngroups && !streq(rp->groups[g].key, keys[i]))
-                        g++;
-                if (g == rp->ngroups) {
-                        rp->groups = xrealloc(rp->groups, (rp->ngroups + 1) * sizeof(*rp->groups));
-                        rp->groups[rp->ngroups++] = (struct report_group){.key = xstrdup(keys[i])};
-                }
-                struct report_group *gr = &rp->groups[g];
-                gr->hosts = xrealloc(gr->hosts, (gr->n + 1) * sizeof(size_t));
-                gr->hosts[gr->n++] = i;
-        }
-        if (rp->ngroups)
-                qsort_safe(rp->groups, rp->ngroups, sizeof(*rp->groups), group_cmp);
+        /* Groups: hosts with the same findings, in host order inside each group. */
+        for (size_t i = 0; i < rp->nhosts; i++)
+                host_groups_add(&rp->groups, &rp->ngroups, findings_key(rp, &rp->hosts[i]), i);
+        host_groups_sort(rp->groups, rp->ngroups);
         for (size_t g = 0; g < rp->ngroups; g++)
                 for (size_t j = 0; j < rp->groups[g].n; j++)
                         rp->hosts[rp->groups[g].hosts[j]].group = g;
-        for (size_t i = 0; i < rp->nhosts; i++)
-                free(keys[i]);
-        free(keys);
         free(rp->by_failing);
         rp->by_failing = xcalloc(rp->nrules + 1, sizeof(size_t));
         for (size_t k = 0; k < rp->nrules; k++)
@@ -386,11 +385,7 @@ void report_done(struct report *rp)
                 free(rp->rules[k].severity);
         }
         free(rp->rules);
-        for (size_t g = 0; g < rp->ngroups; g++) {
-                free(rp->groups[g].hosts);
-                free(rp->groups[g].key);
-        }
-        free(rp->groups);
+        host_groups_free(rp->groups, rp->ngroups);
         free(rp->by_failing);
         *rp = (struct report){0};
 }

@@ -42,19 +42,33 @@ struct report_host {
         size_t ncells;
 };
 
-/* Hosts whose findings (the rules that fail or cannot be evaluated, with which) are identical. */
-struct report_group {
-        size_t *hosts; /* indexes into report.hosts, in host order */
+/* Hosts alike: those with the same KEY (a report's: the findings, "rule=fail\n..." sorted, "" for
+ * hosts without findings; a consistency check's: the signature of the facts it compares). */
+struct host_group {
+        size_t *hosts; /* indexes into the hosts grouped, in host order */
         size_t n;
-        char *key;     /* the findings, "rule=fail\n..." sorted; "" for hosts without findings */
+        char *key;
 };
+
+/* Host I, whose key is KEY (taken), into its group of *GROUPS (*N of them), a new one at the end
+ * when no group has KEY. */
+void host_groups_add(struct host_group **groups, size_t *n, char *key, size_t i);
+/* Largest first; of the same size, the one with the first host first. */
+void host_groups_sort(struct host_group *groups, size_t n);
+struct host_group *host_groups_free(struct host_group *groups, size_t n);
+
+/* S with its control characters as '?': names end up on a terminal, and a crafted host name
+ * must not move the cursor or change colours. Caller frees. */
+char *report_clean(const char *s);
+/* The host of an input FILE that names none: its name without directory and ".json", cleaned. */
+char *report_name_from_file(const char *file);
 
 struct report {
         struct report_host *hosts;
         size_t nhosts;
         struct report_rule *rules; /* in the order they first appear */
         size_t nrules;
-        struct report_group *groups; /* by size, largest first */
+        struct host_group *groups; /* findings alike, by size, largest first */
         size_t ngroups;
         size_t *by_failing; /* rule indexes: most failing hosts first (fail + error), then id */
 };
