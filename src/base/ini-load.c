@@ -180,6 +180,15 @@ int ini_read_optional(struct root *root, const char *path, const char *what, cha
         return read_input(root, path, what, true, ret, ret_len, d);
 }
 
+int ini_input_load(struct root *root, const char *path, const char *what, ini_file_fn fn, void *user,
+                   struct diags *d)
+{
+        _cleanup_free_ char *data = NULL;
+        size_t len = 0;
+        int rc = ini_read_input(root, path, what, &data, &len, d);
+        return rc < 0 ? rc : fn(user, path, data, len, d);
+}
+
 /* The *.ini names of the host directory DIR, sorted. */
 static int host_list(const char *dir, struct strv *ret)
 {
@@ -214,9 +223,7 @@ int ini_dir_load(struct root *root, const char *dir, const char *what, const cha
                 _cleanup_free_ char *p = xasprintf("%s/%s", dir, names.v[i]);
                 if (skip && streq(p, skip))
                         continue;
-                _cleanup_free_ char *data = NULL;
-                size_t len = 0;
-                if (ini_read_input(root, p, what, &data, &len, d) < 0 || fn(user, p, data, len, d) < 0)
+                if (ini_input_load(root, p, what, fn, user, d) < 0)
                         rc = -EINVAL;
         }
         return rc;

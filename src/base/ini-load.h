@@ -47,6 +47,12 @@ int ini_read_optional(struct root *root, const char *path, const char *what, cha
  * Returns < 0 when it did not load (its diagnostics in D). */
 typedef int (*ini_file_fn)(void *user, const char *file, const char *data, size_t len, struct diags *d);
 
+/* PATH (ROOT as for ini_read_input) read by ini_read_input and handed to FN: a rule or profile file
+ * given by itself, loaded as ini_dir_load loads each file of a directory. Returns ini_read_input's
+ * error or FN's result. */
+int ini_input_load(struct root *root, const char *path, const char *what, ini_file_fn fn, void *user,
+                   struct diags *d);
+
 /*
  * Each NAME.ini of DIR (hidden ones left out) in name order, read by ini_read_input and handed to
  * FN; SKIP (may be NULL) is a path not to read (a file being replaced). The one error convention of

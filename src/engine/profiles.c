@@ -277,19 +277,6 @@ static int load_one(struct profile_lib *lib, const char *file, const char *data,
         return 0;
 }
 
-int profiles_load_file(struct profile_lib *lib, const char *path, struct diags *d)
-{
-        _cleanup_free_ char *data = NULL;
-        size_t len = 0;
-        int rc = ini_read_input(NULL, path, "a profile", &data, &len, d);
-        return rc < 0 ? rc : profiles_load_buffer(lib, path, data, len, d);
-}
-
-int profiles_load_buffer(struct profile_lib *lib, const char *name, const char *data, size_t len, struct diags *d)
-{
-        return load_one(lib, name, data, len, true, d);
-}
-
 static int load_shipped(void *lib, const char *file, const char *data, size_t len, struct diags *d)
 {
         return load_one(lib, file, data, len, false, d);
@@ -298,6 +285,17 @@ static int load_shipped(void *lib, const char *file, const char *data, size_t le
 static int load_site(void *lib, const char *file, const char *data, size_t len, struct diags *d)
 {
         return load_one(lib, file, data, len, true, d);
+}
+
+/* A profile given by path loads as a site profile does (profiles_load_buffer). */
+int profiles_load_file(struct profile_lib *lib, const char *path, struct diags *d)
+{
+        return ini_input_load(NULL, path, "a profile", load_site, lib, d);
+}
+
+int profiles_load_buffer(struct profile_lib *lib, const char *name, const char *data, size_t len, struct diags *d)
+{
+        return load_one(lib, name, data, len, true, d);
 }
 
 int profiles_load(struct profile_lib *lib, const char *shipped_dir, struct root *root, struct diags *d)

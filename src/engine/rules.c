@@ -253,12 +253,14 @@ static void validate(struct loader *l)
         }
 }
 
+static int load_one(void *rs, const char *file, const char *data, size_t len, struct diags *d)
+{
+        return rules_load_buffer(rs, file, data, len, d);
+}
+
 int rules_load_file(struct ruleset *rs, const char *path, struct diags *d)
 {
-        _cleanup_free_ char *data = NULL;
-        size_t len = 0;
-        int rc = ini_read_input(NULL, path, "a rule file", &data, &len, d);
-        return rc < 0 ? rc : rules_load_buffer(rs, path, data, len, d);
+        return ini_input_load(NULL, path, "a rule file", load_one, rs, d);
 }
 
 int rules_load_buffer(struct ruleset *rs, const char *name, const char *data, size_t len, struct diags *d)
@@ -268,11 +270,6 @@ int rules_load_buffer(struct ruleset *rs, const char *name, const char *data, si
         ini_load_buffer(name, data, len, on_key, &l, d);
         validate(&l);
         return d->msgs.n > before ? -EINVAL : 0;
-}
-
-static int load_one(void *rs, const char *file, const char *data, size_t len, struct diags *d)
-{
-        return rules_load_buffer(rs, file, data, len, d);
 }
 
 int rules_load_dir(struct ruleset *rs, const char *dir, struct diags *d)
