@@ -9,26 +9,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/json-doc.h"
 #include "facts/json-out.h"
 
 #define ACK_EVIDENCE_MAX 4096u /* entries kept in one record: beyond that the log would bloat */
 #define ACK_VALUE_MAX 256u
 
 /* --- reading --------------------------------------------------------------------------------------- */
-
-static const char *jstr(json_object *o, const char *key)
-{
-        json_object *v;
-        return o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
-                       ? json_object_get_string(v)
-                       : NULL;
-}
-
-static char *jdup(json_object *o, const char *key)
-{
-        const char *s = jstr(o, key);
-        return s ? xstrdup(s) : NULL;
-}
 
 static json_object *jobj(json_object *o, const char *key)
 {
@@ -54,7 +41,7 @@ int ack_parse_date(const char *s, time_t *ret)
 char *ack_record_invalid(const struct log_record *rec)
 {
         json_object *a = jobj(rec->json, "ack"), *ev;
-        if (!a || !jstr(a, "user"))
+        if (!a || !json_doc_str(a, "user"))
                 return xstrdup("an ack record without its \"ack\" object or user");
         if (!rec->change.rule || !*rec->change.rule)
                 return xstrdup("an ack record without its rule");
@@ -63,7 +50,7 @@ char *ack_record_invalid(const struct log_record *rec)
         if (!rec->detail || !*rec->detail)
                 return xstrdup("an ack record without a reason");
         time_t t;
-        const char *until = jstr(a, "until");
+        const char *until = json_doc_str(a, "until");
         if (until && ack_parse_date(until, &t) < 0)
                 return xasprintf("an ack record whose \"until\" is not a date: '%s'", until);
         if (!json_object_object_get_ex(a, "evidence", &ev) || !json_object_is_type(ev, json_type_array))
@@ -82,12 +69,12 @@ static void ack_from_record(const struct log_record *rec, struct ack *k)
         *k = (struct ack){
                 .seq = rec->seq,
                 .time = xstrdup(rec->time ? rec->time : "?"),
-                .user = jdup(a, "user"),
+                .user = json_doc_strdup(a, "user"),
                 .rule = xstrdup(rec->change.rule),
                 .item = rec->change.target ? xstrdup(rec->change.target) : NULL,
                 .reason = xstrdup(rec->detail ? rec->detail : ""),
-                .until = jdup(a, "until"),
-                .observed = jdup(a, "observed"),
+                .until = json_doc_strdup(a, "until"),
+                .observed = json_doc_strdup(a, "observed"),
         };
         if (k->until && ack_parse_date(k->until, &k->until_t) < 0)
                 k->until_t = 0;
@@ -115,7 +102,7 @@ void ack_list_from_log(const struct log_read *lr, struct ack_list *ret)
                         if (a->seq != rec->ref || a->withdrawn || !streq(a->rule, rec->change.rule))
                                 continue;
                         a->withdrawn = rec->seq;
-                        a->withdrawn_by = jdup(jobj(rec->json, "ack"), "user");
+                        a->withdrawn_by = json_doc_strdup(jobj(rec->json, "ack"), "user");
                         a->withdrawn_time = xstrdup(rec->time ? rec->time : "?");
                         a->withdrawn_why = rec->detail ? xstrdup(rec->detail) : NULL;
                 }

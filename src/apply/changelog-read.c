@@ -43,29 +43,23 @@ static int json_strv(json_object *o, const char *key, struct strv *ret)
         }
         return 0;
 }
-static char *dup_str(json_object *o, const char *key)
-{
-        const char *s = json_doc_str(o, key);
-        return s ? xstrdup(s) : NULL;
-}
-
 /* Fill REC from O; returns a reason when a field is missing or of the wrong kind. */
 static char *record_from_json(struct root *r, json_object *o, struct log_record *rec)
 {
         rec->seq = log_field_seq(o, "seq");
         rec->ref = log_field_seq(o, "ref");
-        rec->time = dup_str(o, "time");
-        rec->host = dup_str(o, "host");
-        rec->run = dup_str(o, "run");
+        rec->time = json_doc_strdup(o, "time");
+        rec->host = json_doc_strdup(o, "host");
+        rec->run = json_doc_strdup(o, "run");
         const char *event = json_doc_str(o, "event");
         rec->event = log_event_parse(event);
-        rec->profile = dup_str(o, "profile");
-        rec->profile_hash = dup_str(o, "profile_hash");
-        rec->detail = dup_str(o, "detail");
+        rec->profile = json_doc_strdup(o, "profile");
+        rec->profile_hash = json_doc_strdup(o, "profile_hash");
+        rec->detail = json_doc_strdup(o, "detail");
         struct change *c = &rec->change;
-        c->rule = dup_str(o, "rule");
-        c->target = dup_str(o, "target");
-        c->aux = dup_str(o, "aux");
+        c->rule = json_doc_strdup(o, "rule");
+        c->target = json_doc_strdup(o, "target");
+        c->aux = json_doc_strdup(o, "aux");
         json_object *b;
         c->reboot = json_object_object_get_ex(o, "reboot", &b) && json_object_get_boolean(b);
         if (!event || !rec->time)
@@ -95,7 +89,7 @@ static char *record_from_json(struct root *r, json_object *o, struct log_record 
                         _cleanup_free_ char *bkey = xasprintf("backup_%s", which[k]),
                                             *skey = xasprintf("%s_sha256", which[k]);
                         if (!json_doc_str(o, bkey) && !json_doc_str(o, skey)) {
-                                *dst = dup_str(o, which[k]);
+                                *dst = json_doc_strdup(o, which[k]);
                                 continue;
                         }
                         if (json_doc_str(o, which[k]))

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <limits.h>
 
+#include "base/util.h"
+
 int json_doc_parse(const char *text, size_t len, json_object **ret, const char **why)
 {
         *ret = NULL;
@@ -44,4 +46,10 @@ const char *json_doc_str(json_object *o, const char *key)
         if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
                 return NULL;
         return json_object_get_string(v);
+}
+
+char *json_doc_strdup(json_object *o, const char *key)
+{
+        const char *s = json_doc_str(o, key);
+        return s ? xstrdup(s) : NULL;
 }

@@ -13,5 +13,7 @@
  * the JSON document". */
 int json_doc_parse(const char *text, size_t len, json_object **ret, const char **why);
 
-/* The string member KEY of the object O; NULL when O has none or it is not a string. */
+/* The string member KEY of the object O; NULL when O (which may be NULL) has none or it is not a
+ * string. The _strdup form is a copy the caller frees. */
 const char *json_doc_str(json_object *o, const char *key);
+char *json_doc_strdup(json_object *o, const char *key);
