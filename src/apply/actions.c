@@ -125,15 +125,6 @@ void act_remove_dirs(struct root *r, const struct strv *dirs)
         }
 }
 
-char *act_read_whole(struct root *r, const char *path)
-{
-        root_forget(r, path);
-        const char *data;
-        size_t len;
-        return root_read(r, path, &data, &len) == 0 ? xstrndup(data, len) : NULL;
-}
-
-/* The same, and -errno when PATH is there but cannot be read (*RET NULL: absent). */
 int act_read_whole_rc(struct root *r, const char *path, char **ret)
 {
         root_forget(r, path);
@@ -142,6 +133,13 @@ int act_read_whole_rc(struct root *r, const char *path, char **ret)
         int rc = root_read(r, path, &data, &len);
         *ret = rc == 0 ? xstrndup(data, len) : NULL;
         return rc == 0 || root_gone(rc) ? 0 : rc;
+}
+
+char *act_read_whole(struct root *r, const char *path)
+{
+        char *s;
+        (void)act_read_whole_rc(r, path, &s); /* unreadable is NULL too */
+        return s;
 }
 
 /* KEEP_FD (or -1) stays open in the child: the image a command is handed as /proc/self/fd/N. */

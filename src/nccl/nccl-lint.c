@@ -32,7 +32,7 @@ static enum nccl_status status_parse(const char *s)
 
 int nccl_catalog_load(const char *path, struct nccl_catalog *ret)
 {
-        FILE *fp = fopen(path, "re");
+        _cleanup_fclose_ FILE *fp = fopen(path, "re");
         if (!fp)
                 return -errno;
         struct nccl_catalog c = {0};
@@ -61,7 +61,6 @@ int nccl_catalog_load(const char *path, struct nccl_catalog *ret)
                         .allowed = k < 5 || streq(f[4], "-") ? NULL : xstrdup(f[4]),
                 };
         }
-        fclose(fp);
         *ret = c;
         return 0;
 }
