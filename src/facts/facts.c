@@ -372,7 +372,8 @@ bool fact_pattern_may_end(const char *pattern, const char *ending)
         const char *tail = pattern + strlen(pattern);
         while (tail > pattern && tail[-1] != '*' && tail[-1] != '?')
                 tail--;
-        return strlen(tail) > strlen(ending) || endswith(ending, tail);
+        /* a matching name ends in both: the shorter is the end of the longer */
+        return strlen(tail) > strlen(ending) ? endswith(tail, ending) : endswith(ending, tail);
 }
 
 static int cmp_fact_ptr(const void *x, const void *y)

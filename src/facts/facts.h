@@ -89,9 +89,10 @@ int fact_file_str(struct facts *f, const char *path, const char *absent_reason, 
 int fact_file_int(struct facts *f, const char *path, const char *absent_reason, const char *namefmt, ...) _printf_(4, 5);
 
 /* Can glob PATTERN match some name that ends in ENDING (".governor", ".numa_node")? False only
- * when it surely cannot: the pattern's literal end (after its last wildcard) is no longer than
- * ENDING and not its end. Probes ask it before formatting and matching a name per item (384
- * cpufreq policies, 16 GPUs times each stage's fields). */
+ * when it surely cannot: a matching name ends in the pattern's literal end (after its last
+ * wildcard) and in ENDING, so the shorter of the two must end the longer. Probes ask it before
+ * formatting and matching a name per item (384 cpufreq policies, 16 GPUs times each stage's
+ * fields). */
 bool fact_pattern_may_end(const char *pattern, const char *ending);
 
 /* Library handles shared by several probes (libpci, hwloc, libkmod), opened once per run. */

@@ -409,7 +409,8 @@ START_TEST(pattern_may_end_never_wrongly_no)
         static const char *const patterns[] = {
                 "gpu.*.numa_node", "gpu.*", "gpu.*.link.*", "gpu.0.name", "*.name", "gpu.?.arch", "*_node",
                 "cpu.policy.*.governor", "cpu.policy.*.available_governors", "gpu.[0-3].name", "*", "",
-                "gpu.*.upstream_link.max_speed", "gpu.*e", "gpu.1*"};
+                "gpu.*.upstream_link.max_speed", "gpu.*e", "gpu.1*", "cpu.policy.*.persistent_governor",
+                "gpu.0.link.max_speed", "x.available_governors"};
         static const char *const endings[] = {".numa_node", ".name", ".arch", ".governor", ".available_governors",
                                               ".link.max_speed", ".upstream_link.max_speed", ".socket"};
         static const char *const starts[] = {"gpu.0", "gpu.1", "gpu.12", "cpu.policy.7", "x"};
@@ -430,7 +431,12 @@ START_TEST(pattern_may_end_never_wrongly_no)
         ck_assert(!fact_pattern_may_end("cpu.policy.*.governor", ".available_governors"));
         ck_assert(!fact_pattern_may_end("gpu.*.numa_node", ".link.max_speed"));
         ck_assert(fact_pattern_may_end("gpu.*.link.*", ".link.max_speed"));
-        ck_assert_uint_ge(said_no, 39);
+        /* a literal end longer than the ending must end in it */
+        ck_assert(!fact_pattern_may_end("cpu.policy.*.persistent_governor", ".governor"));
+        ck_assert(fact_pattern_may_end("cpu.policy.*.persistent_governor", "_governor"));
+        ck_assert(fact_pattern_may_end("gpu.0.name", ".name"));
+        ck_assert(!fact_pattern_may_end("gpu.0.name", ".arch"));
+        ck_assert_uint_ge(said_no, 46);
 }
 END_TEST
 DEFINE_TEST(pattern_may_end_never_wrongly_no, .description = "fact_pattern_may_end rules out only what cannot match",
