@@ -54,10 +54,9 @@ static int run_command(struct root *r, const struct strv *argv, char **err)
                 }
         }
         if (rc == 0) {
-                struct strv v = {0};
+                _cleanup_strv_ struct strv v = {0};
                 cmd_argv(&c, devarg, &v);
                 rc = act_run_argv(v.v, fd, err);
-                strv_done(&v);
         }
         cmd_done(&c);
         return rc;

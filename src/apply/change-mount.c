@@ -54,13 +54,12 @@ static int remount(struct root *r, const struct change *c, const char *options, 
         int rc;
         if (root_is_live(r)) {
                 _cleanup_free_ char *o = xasprintf("remount,%s", options);
-                struct strv argv = {0};
+                _cleanup_strv_ struct strv argv = {0};
                 strv_add(&argv, "mount");
                 strv_add(&argv, "-o");
                 strv_add(&argv, o);
                 strv_add(&argv, c->target);
                 rc = act_run_argv(argv.v, -1, err);
-                strv_done(&argv);
                 return rc;
         }
         rc = tree_remount(r, c->target, options);
@@ -111,28 +110,6 @@ static int mount_current(struct root *r, const struct change *c, char **ret)
         return rc < 0 ? rc : 0; /* the mount table cannot be read: not "not mounted" */
 }
 
-/* Option lists compare as sets: the kernel prints remount options in its own order. */
-static bool same_options(const char *a, const char *b)
-{
-        _cleanup_free_ char *x = xstrdup(a), *y = xstrdup(b);
-        struct strv sa = {0}, sb = {0};
-        char *save = NULL;
-        for (char *t = strtok_r(x, ",", &save); t; t = strtok_r(NULL, ",", &save))
-                strv_add(&sa, t);
-        for (char *t = strtok_r(y, ",", &save); t; t = strtok_r(NULL, ",", &save))
-                strv_add(&sb, t);
-        strv_sort(&sa);
-        strv_sort(&sb);
-        bool eq = sa.n == sb.n;
-        for (size_t i = 0; eq && i < sa.n; i++)
-                eq = streq(sa.v[i], sb.v[i]);
-        strv_done(&sa);
-        strv_done(&sb);
-        return eq;
-}
-
-static bool has_option(const struct strv *l, const char *opt) { return strv_contains(l, opt); }
-
 static void split_options(const char *list, struct strv *out)
 {
         _cleanup_free_ char *x = xstrdup(list);
@@ -140,6 +117,22 @@ static void split_options(const char *list, struct strv *out)
         for (char *t = strtok_r(x, ",", &save); t; t = strtok_r(NULL, ",", &save))
                 strv_add(out, t);
 }
+
+/* Option lists compare as sets: the kernel prints remount options in its own order. */
+static bool same_options(const char *a, const char *b)
+{
+        _cleanup_strv_ struct strv sa = {0}, sb = {0};
+        split_options(a, &sa);
+        split_options(b, &sb);
+        strv_sort(&sa);
+        strv_sort(&sb);
+        bool eq = sa.n == sb.n;
+        for (size_t i = 0; eq && i < sa.n; i++)
+                eq = streq(sa.v[i], sb.v[i]);
+        return eq;
+}
+
+static bool has_option(const struct strv *l, const char *opt) { return strv_contains(l, opt); }
 
 /* Is the mount in state WANT (the change's before or after) as far as this change goes: the
  * options it added are there and those it removed are not (for "before", the reverse)? Options it
@@ -154,7 +147,7 @@ static bool mount_state_equal(const struct change *c, const char *current, const
                 _cleanup_free_ char *cur = mount_options_without(current, "stripe");
                 return same_options(cur, want);
         }
-        struct strv cur = {0}, w = {0}, o = {0};
+        _cleanup_strv_ struct strv cur = {0}, w = {0}, o = {0};
         split_options(current, &cur);
         split_options(want, &w);
         split_options(other, &o);
@@ -163,9 +156,6 @@ static bool mount_state_equal(const struct change *c, const char *current, const
                 eq = has_option(&o, w.v[i]) || has_option(&cur, w.v[i]);
         for (size_t i = 0; eq && i < o.n; i++)
                 eq = has_option(&w, o.v[i]) || !has_option(&cur, o.v[i]);
-        strv_done(&cur);
-        strv_done(&w);
-        strv_done(&o);
         return eq;
 }
 

@@ -48,11 +48,10 @@ static int write_value(struct root *r, const char *path, const char *value)
         _cleanup_free_ char *line = NULL;
         root_forget(r, path);
         if (root_read_line(r, path, &line) == 0 && strchr(line, '[')) {
-                char *active = NULL;
-                struct strv all = {0};
+                _cleanup_free_ char *active = NULL;
+                _cleanup_strv_ struct strv all = {0};
                 if (parse_bracketed(line, &active, &all) < 0)
                         return -EBADMSG;
-                free(active);
                 struct sbuf b = {0};
                 bool found = false;
                 for (size_t i = 0; i < all.n; i++) {
@@ -60,7 +59,6 @@ static int write_value(struct root *r, const char *path, const char *value)
                         found |= me;
                         sbuf_addf(&b, "%s%s%s%s", i ? " " : "", me ? "[" : "", all.v[i], me ? "]" : "");
                 }
-                strv_done(&all);
                 sbuf_add(&b, "\n");
                 rc = found ? act_write_file(r, path, b.s, b.len, 0644, true) : -EINVAL; /* as the kernel: EINVAL */
                 free(sbuf_steal(&b));

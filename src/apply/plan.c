@@ -158,7 +158,7 @@ static char *file_view(struct planner *pl, const char *path, bool *exists)
 static void missing_parents(struct planner *pl, const char *path, struct strv *ret)
 {
         _cleanup_free_ char *dir = xstrdup(path);
-        struct strv rev = {0};
+        _cleanup_strv_ struct strv rev = {0};
         for (char *slash = strrchr(dir, '/'); slash && slash != dir; slash = strrchr(dir, '/')) {
                 *slash = '\0';
                 struct stat st;
@@ -168,7 +168,6 @@ static void missing_parents(struct planner *pl, const char *path, struct strv *r
         }
         for (size_t i = rev.n; i-- > 0;)
                 strv_add(ret, rev.v[i]);
-        strv_done(&rev);
 }
 
 /* A file the remedy wants to hold CONTENT (NULL: removed). No change when it already does. */
@@ -452,14 +451,13 @@ static void neutralise_all(struct planner *pl, const struct dropin_family *f, co
                 unreadable_note(pl, f, bad, rc, key);
                 return;
         }
-        struct strv done = {0};
+        _cleanup_strv_ struct strv done = {0};
         for (size_t i = 0; i < h.n; i++)
                 if (dropin_entry_sets(pl->r, &h, &h.v[i], key) && !keep_value(h.v[i].value, keep) &&
                     !strv_contains(&done, h.v[i].file->edit)) {
                         strv_add(&done, h.v[i].file->edit);
                         neutralise_file(pl, f, h.v[i].file, key, keep);
                 }
-        strv_done(&done);
         dropin_entries_done(&h);
 }
 
@@ -520,14 +518,13 @@ static void dropin_wins(struct planner *pl, const char *path, const char *body)
         const struct dropin_family *f = dropin_family_of(path);
         if (!f || !f->parse)
                 return;
-        struct strv keys = {0};
+        _cleanup_strv_ struct strv keys = {0};
         dropin_keys_of(f, body, &keys);
         for (size_t i = 0; i < keys.n; i++) {
                 _cleanup_free_ char *want = value_in(f, body, keys.v[i]);
                 struct keep_ctx keep = {.f = f, .want = want, .min = param(pl->res, "min")};
                 make_win(pl, f, &(struct strv){.v = &keys.v[i], .n = 1}, &keep);
         }
-        strv_done(&keys);
 }
 
 /* A rule and its "-persistent" twin share one file: the file is named after the runtime rule. */
@@ -548,7 +545,7 @@ static char *sysfs_once(const struct result *res)
 static void plan_sysfs(struct planner *pl)
 {
         const char *pattern = param(pl->res, "path"), *value = param(pl->res, "value");
-        struct strv paths = {0};
+        _cleanup_strv_ struct strv paths = {0};
         root_glob(pl->r, pattern, &paths);
         _cleanup_free_ char *h = header(pl, "#"), *id = knob_id(pl->res);
         _cleanup_free_ char *conf = xasprintf("%sw %s - - - - %s\n", h, pattern, value);
@@ -570,7 +567,6 @@ static void plan_sysfs(struct planner *pl)
         }
         if (paths.n == 0)
                 note(pl, false, "no file matches %s: set %s by hand", pattern, value);
-        strv_done(&paths);
         /* never fight a boot-time tuner silently: the tmpfiles.d line runs before it starts */
         for (size_t i = 0; i < ARRAY_SIZE(tuner_knobs); i++)
                 if (strstr(pattern, tuner_knobs[i].sysfs))
@@ -1010,7 +1006,7 @@ static char *with_option(const char *options, const char *option)
         bool is_atime = false;
         for (size_t i = 0; i < ARRAY_SIZE(atime); i++)
                 is_atime |= streq(option, atime[i]);
-        struct strv out = {0};
+        _cleanup_strv_ struct strv out = {0};
         _cleanup_free_ char *copy = xstrdup(options);
         char *save = NULL;
         for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -1022,7 +1018,6 @@ static char *with_option(const char *options, const char *option)
         }
         strv_add(&out, option);
         char *s = strv_join(&out, ",");
-        strv_done(&out);
         return s;
 }
 
@@ -1219,7 +1214,7 @@ static char *grub_file_with(struct planner *pl, const char *arg)
 {
         bool exists;
         _cleanup_free_ char *cur = file_view(pl, GRUB_LLMTUNE, &exists);
-        struct strv args = {0};
+        _cleanup_strv_ struct strv args = {0};
         const char *line = exists ? strstr(cur, GRUB_LINE) : NULL;
         if (line) {
                 _cleanup_free_ char *words = xstrndup(line + strlen(GRUB_LINE), strcspn(line + strlen(GRUB_LINE), "\"\n"));
@@ -1236,7 +1231,6 @@ static char *grub_file_with(struct planner *pl, const char *arg)
                 }
         strv_add(&args, arg);
         _cleanup_free_ char *joined = strv_join(&args, " "), *h = header(pl, "#");
-        strv_done(&args);
         return xasprintf("%s# Kernel command-line arguments; update-grub writes them into grub.cfg. Remove an argument\n"
                          "# with `llmtune rollback`, or here followed by update-grub.\n" GRUB_LINE "%s\"\n",
                          h, joined);
@@ -1432,7 +1426,7 @@ int plan_build(struct plan *p, const struct audit *a, struct facts *f, const str
         }
         /* Several rules may share one remedy (the nccl-conf rules, a knob's runtime rule and its
          * persistent twin): plan it once, by the key its remedy plan gives. */
-        struct strv done = {0};
+        _cleanup_strv_ struct strv done = {0};
         for (size_t i = 0; i < a->n; i++) {
                 const struct result *res = &a->v[i];
                 if (res->status != RES_FAIL)
@@ -1447,7 +1441,6 @@ int plan_build(struct plan *p, const struct audit *a, struct facts *f, const str
                 pl.rule = res->rule->id;
                 plan_result(&pl);
         }
-        strv_done(&done);
         strv_done(&pl.unreadable);
         for (size_t i = 0; i < pl.n_pend; i++) {
                 free(pl.pend[i].path);

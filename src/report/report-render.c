@@ -44,6 +44,13 @@ static void hosts_in_state(const struct report *rp, size_t k, enum cell state, s
                         strv_add(out, rp->hosts[i].name);
 }
 
+/* The hosts that fail rule K, then those that cannot evaluate it. */
+static void hosts_failing(const struct report *rp, size_t k, struct strv *out)
+{
+        hosts_in_state(rp, k, CELL_FAIL, out);
+        hosts_in_state(rp, k, CELL_ERROR, out);
+}
+
 /* A group's findings as words: "rule" when failing, "rule(error)" when not evaluable. */
 static void group_findings(const struct report *rp, const struct host_group *g, struct strv *out)
 {
@@ -67,7 +74,7 @@ static void group_hosts(const struct report *rp, const struct host_group *g, str
 /* Profiles and how many hosts each: "a100-8x 100, base 12". */
 static char *profiles_line(const struct report *rp)
 {
-        struct strv names = {0};
+        _cleanup_strv_ struct strv names = {0};
         for (size_t i = 0; i < rp->nhosts; i++) {
                 const char *p = rp->hosts[i].profile ? rp->hosts[i].profile : "(unknown)";
                 if (!strv_contains(&names, p))
@@ -81,7 +88,6 @@ static char *profiles_line(const struct report *rp)
                         n += streq(rp->hosts[i].profile ? rp->hosts[i].profile : "(unknown)", names.v[k]);
                 sbuf_addf(&b, "%s%s %zu", k ? ", " : "", names.v[k], n);
         }
-        strv_done(&names);
         return b.s ? sbuf_steal(&b) : xstrdup("none");
 }
 
@@ -111,12 +117,10 @@ void report_print_table(FILE *out, const struct report *rp)
                                 break;
                         fprintf(out, "%-*s  %-8s  %5zu  %5zu  %5zu  %5zu  ", (int)idw, r->id, r->severity ? r->severity : "?",
                                 r->count[CELL_FAIL], r->count[CELL_ERROR], r->count[CELL_PASS], r->count[CELL_NA]);
-                        struct strv hosts = {0};
-                        hosts_in_state(rp, rp->by_failing[j], CELL_FAIL, &hosts);
-                        hosts_in_state(rp, rp->by_failing[j], CELL_ERROR, &hosts);
+                        _cleanup_strv_ struct strv hosts = {0};
+                        hosts_failing(rp, rp->by_failing[j], &hosts);
                         size_t col = idw + 2 + 8 + 4 * 7 + 2;
                         print_words(out, &hosts, col, col, HOSTS_SHOWN);
-                        strv_done(&hosts);
                 }
         } else
                 fputs("  none: every rule passes or does not apply on every host\n", out);
@@ -124,7 +128,7 @@ void report_print_table(FILE *out, const struct report *rp)
         fprintf(out, "\nHost groups (hosts with identical findings)\n");
         for (size_t g = 0; g < rp->ngroups; g++) {
                 const struct host_group *gr = &rp->groups[g];
-                struct strv f = {0}, hosts = {0};
+                _cleanup_strv_ struct strv f = {0}, hosts = {0};
                 group_findings(rp, gr, &f);
                 group_hosts(rp, gr, &hosts);
                 char head[64];
@@ -137,8 +141,6 @@ void report_print_table(FILE *out, const struct report *rp)
                         fputs(" none\n", out);
                 fputs("      hosts:", out);
                 print_words(out, &hosts, 12, 6, HOSTS_SHOWN * 2);
-                strv_done(&f);
-                strv_done(&hosts);
         }
 }
 
@@ -193,15 +195,13 @@ void report_print_csv(FILE *out, const struct report *rp, bool by_host)
                         static const enum cell order[] = {CELL_FAIL, CELL_ERROR, CELL_PASS, CELL_NA, CELL_MISSING};
                         for (size_t c = 0; c < ARRAY_SIZE(order); c++)
                                 csv_num(out, r->count[order[c]]);
-                        struct strv f = {0}, e = {0};
+                        _cleanup_strv_ struct strv f = {0}, e = {0};
                         hosts_in_state(rp, k, CELL_FAIL, &f);
                         hosts_in_state(rp, k, CELL_ERROR, &e);
                         _cleanup_free_ char *fs = f.n ? strv_join(&f, " ") : NULL, *es = e.n ? strv_join(&e, " ") : NULL;
                         csv_field(out, fs, false);
                         csv_field(out, es, false);
                         fprintf(out, "%zu\r\n", r->count[CELL_ACKED]);
-                        strv_done(&f);
-                        strv_done(&e);
                 }
                 return;
         }
@@ -215,12 +215,11 @@ void report_print_csv(FILE *out, const struct report *rp, bool by_host)
                 static const enum cell order[] = {CELL_PASS, CELL_FAIL, CELL_NA, CELL_ERROR, CELL_MISSING};
                 for (size_t c = 0; c < ARRAY_SIZE(order); c++)
                         csv_num(out, h->count[order[c]]);
-                struct strv f = {0};
+                _cleanup_strv_ struct strv f = {0};
                 group_findings(rp, &rp->groups[h->group], &f);
                 _cleanup_free_ char *fs = f.n ? strv_join(&f, " ") : NULL;
                 csv_field(out, fs, false);
                 fprintf(out, "%zu\r\n", h->count[CELL_ACKED]);
-                strv_done(&f);
         }
 }
 
@@ -258,13 +257,11 @@ void report_print_json(FILE *out, const struct report *rp)
                 json_object_object_add(o, "area", str_or_null(r->area));
                 json_object_object_add(o, "severity", str_or_null(r->severity));
                 json_object_object_add(o, "hosts", counts_json(r->count));
-                struct strv f = {0}, e = {0};
+                _cleanup_strv_ struct strv f = {0}, e = {0};
                 hosts_in_state(rp, k, CELL_FAIL, &f);
                 hosts_in_state(rp, k, CELL_ERROR, &e);
                 json_object_object_add(o, "failing_hosts", names_json(&f));
                 json_object_object_add(o, "error_hosts", names_json(&e));
-                strv_done(&f);
-                strv_done(&e);
                 json_object_array_add(rules, o);
         }
         json_object_object_add(top, "rules", rules);
@@ -431,11 +428,9 @@ static void html_failing_rules(FILE *out, const struct report *rp)
                       "<td class=\"num\">%zu</td><td class=\"num\">%zu</td><td class=\"num\">%zu</td><td class=\"hosts\">",
                       r->title, r->id, r->severity, r->severity, r->count[CELL_FAIL], r->count[CELL_ERROR],
                       r->count[CELL_PASS], r->count[CELL_NA]);
-                struct strv hosts = {0};
-                hosts_in_state(rp, k, CELL_FAIL, &hosts);
-                hosts_in_state(rp, k, CELL_ERROR, &hosts);
+                _cleanup_strv_ struct strv hosts = {0};
+                hosts_failing(rp, k, &hosts);
                 html_hosts_list(out, &hosts);
-                strv_done(&hosts);
                 fputs("</td></tr>\n", out);
         }
         fputs("</tbody>\n</table>\n", out);
@@ -494,7 +489,7 @@ static void html_groups(FILE *out, const struct report *rp)
         html_table_start(out, "Host groups (identical findings)", "groups", columns);
         for (size_t g = 0; g < rp->ngroups; g++) {
                 const struct host_group *gr = &rp->groups[g];
-                struct strv f = {0}, hosts = {0};
+                _cleanup_strv_ struct strv f = {0}, hosts = {0};
                 group_findings(rp, gr, &f);
                 group_hosts(rp, gr, &hosts);
                 fprintf(out, "<tr id=\"group-%zu\"><td>#%zu</td><td class=\"num\">%zu</td><td>", g + 1, g + 1, gr->n);
@@ -505,8 +500,6 @@ static void html_groups(FILE *out, const struct report *rp)
                 fputs("</td><td class=\"hosts\">", out);
                 html_hosts_list(out, &hosts);
                 fputs("</td></tr>\n", out);
-                strv_done(&f);
-                strv_done(&hosts);
         }
         fputs("</tbody>\n</table>\n", out);
 }
