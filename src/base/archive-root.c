@@ -73,10 +73,7 @@ static struct mentry *mentry_find(struct unpack *u, const char *path)
 static bool mentry_type_known(const char *type)
 {
         static const char *const types[] = {"file", "dir", "link", "unread", "unlisted"};
-        for (size_t i = 0; i < ARRAY_SIZE(types); i++)
-                if (streq(type, types[i]))
-                        return true;
-        return false;
+        return STRING_TABLE_LOOKUP(types, type) >= 0;
 }
 
 /* Entry I of the MANIFEST's files, O, into M. */
@@ -191,13 +188,7 @@ struct dcached {
         struct dcached *next;
 };
 
-static unsigned dir_hash(const char *s, size_t len)
-{
-        uint32_t h = 2166136261u;
-        for (size_t i = 0; i < len; i++)
-                h = (h ^ (unsigned char)s[i]) * 16777619u;
-        return h % DIR_CACHE_BUCKETS;
-}
+static unsigned dir_hash(const char *s, size_t len) { return string_hash_n(s, len) % DIR_CACHE_BUCKETS; }
 
 static int dir_cache_get(struct unpack *u, const char *path, size_t len)
 {
@@ -529,13 +520,13 @@ static int unpack_dir(struct unpack *u, int pfd, const char *base, const char *p
                 return 0; /* made and opened on the way to a member under it */
         if (mkdirat(pfd, base, 0755) < 0 && errno != EEXIST)
                 return fail(u, -errno, "member %s: %s", name, strerror(errno));
-        int dfd = openat(pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int dfd = openat(pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (dfd < 0 && (errno == ELOOP || errno == ENOTDIR))
                 return fail(u, -EINVAL, "member %s: a file or link of that name came first", name);
         if (dfd < 0)
                 return fail(u, -errno, "member %s: %s", name, strerror(errno));
-        if (!dir_cache_put(u, path, strlen(path), dfd))
-                close(dfd);
+        if (dir_cache_put(u, path, strlen(path), dfd))
+                TAKE_FD(dfd); /* the cache has it */
         return 0;
 }
 

@@ -134,12 +134,7 @@ int parse_cpulist(const char *s, unsigned **ret)
                         rc = -ERANGE;
                         goto fail_rc;
                 }
-                if (n + (b - a + 1) > cap) {
-                        cap = cap ? cap * 2 : 64;
-                        if (cap < n + (b - a + 1))
-                                cap = n + (b - a + 1);
-                        v = xrealloc(v, cap * sizeof(*v));
-                }
+                GREEDY_REALLOC(v, cap, n + (b - a + 1), 64);
                 for (unsigned c = a; c <= b; c++)
                         v[n++] = c;
                 if (*p == ',')

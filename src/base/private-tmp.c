@@ -196,13 +196,11 @@ int private_tmp_sweep(const char *base)
         unsigned long long ns = pid_ns();
         if (!ns)
                 return 0;
-        int bfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int bfd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_closedir_ DIR *d = bfd >= 0 ? fdopendir(bfd) : NULL;
-        if (!d) {
-                if (bfd >= 0)
-                        close(bfd);
+        if (!d)
                 return 0;
-        }
+        int dfd = TAKE_FD(bfd); /* the stream has it; openat and the removal use it too */
         int removed = 0;
         struct dirent *de;
         while ((de = readdir(d))) {
@@ -213,11 +211,11 @@ int private_tmp_sweep(const char *base)
                 if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
                         continue; /* it runs (perhaps as another user: EPERM) */
                 /* A directory of ours, not a link to one; owned by this user. */
-                _cleanup_close_ int fd = openat(bfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                _cleanup_close_ int fd = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 struct stat st;
                 if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != geteuid())
                         continue;
-                remove_tree_at(bfd, de->d_name, DT_DIR, 0);
+                remove_tree_at(dfd, de->d_name, DT_DIR, 0);
                 removed++;
         }
         return removed;

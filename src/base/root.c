@@ -403,13 +403,7 @@ int root_open_nolinks(struct root *r, const char *path, int flags, mode_t mode)
         return fd;
 }
 
-static unsigned hash_path(const char *s)
-{
-        uint32_t h = 2166136261u;
-        for (; *s; s++)
-                h = (h ^ (unsigned char)*s) * 16777619u;
-        return h % CACHE_BUCKETS;
-}
+static unsigned hash_path(const char *s) { return string_hash(s) % CACHE_BUCKETS; }
 
 /* SIZE: the st_size of a regular file (0: unknown, as procfs says). A tree's files are read whole
  * by one read(2) with no second one to see the end; sysfs says 4096 for every attribute, so the
@@ -473,10 +467,7 @@ static struct recd *rec_find(struct recorder *rc, const char *key, bool add)
         d->rec.path = d->path;
         d->next = rc->buckets[h];
         rc->buckets[h] = d;
-        if (rc->n == rc->cap) {
-                rc->cap = rc->cap ? rc->cap * 2 : 256;
-                rc->order = xrealloc(rc->order, rc->cap * sizeof(*rc->order));
-        }
+        GREEDY_REALLOC(rc->order, rc->cap, rc->n + 1, 256);
         rc->order[rc->n++] = d;
         return d;
 }
@@ -631,24 +622,18 @@ static int read_fd_apart(int fd, size_t size, char **ret, size_t *ret_len)
  * Returns the descriptor (*ST its fstat, st_mode 0 when unknown) or -errno. */
 static int open_for_read(struct root *r, const char *key, struct stat *st)
 {
-        int fd = root_open(r, key, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
-        int ue = fd >= 0 ? unread_err(r, fd) : 0;
-        if (ue) {
-                close(fd);
-                fd = ue;
-        }
-        if (fd == -ENXIO && root_stat(r, key, st, true) == 0 && S_ISSOCK(st->st_mode))
-                fd = -ENOTREG; /* open(2) of a socket */
-        if (fd < 0)
-                return fd;
+        _cleanup_close_ int fd = root_open(r, key, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
+        int err = fd < 0 ? fd : unread_err(r, fd);
+        if (err == -ENXIO && root_stat(r, key, st, true) == 0 && S_ISSOCK(st->st_mode))
+                err = -ENOTREG; /* open(2) of a socket */
+        if (err < 0)
+                return err;
         r->opened++;
         if (fstat(fd, st) < 0)
                 st->st_mode = 0;
-        if (S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode) || S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)) {
-                close(fd);
+        if (S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode) || S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
                 return -ENOTREG;
-        }
-        return fd;
+        return TAKE_FD(fd);
 }
 
 int root_open_input(struct root *r, const char *path)
@@ -971,21 +956,15 @@ int root_list(struct root *r, const char *dir, struct strv *ret)
 
 static int list_in_root(struct root *r, const char *dir, struct strv *ret)
 {
-        int fd = root_open(r, dir, O_RDONLY | O_DIRECTORY, 0);
-        int ue = fd >= 0 ? unread_err(r, fd) : 0; /* a directory gather could not list */
-        if (ue) {
-                close(fd);
-                fd = ue;
-        }
-        root_record(r, dir, ROOT_REC_DIR, fd < 0 ? fd : 0);
-        if (fd < 0)
-                return fd;
+        _cleanup_close_ int fd = root_open(r, dir, O_RDONLY | O_DIRECTORY, 0);
+        int err = fd < 0 ? fd : unread_err(r, fd); /* a directory gather could not list */
+        root_record(r, dir, ROOT_REC_DIR, err);
+        if (err < 0)
+                return err;
         _cleanup_closedir_ DIR *d = fdopendir(fd);
-        if (!d) {
-                int e = -errno;
-                close(fd);
-                return e;
-        }
+        if (!d)
+                return -errno;
+        TAKE_FD(fd); /* the stream has it */
         _cleanup_strv_ struct strv out = {0};
         struct dirent *de;
         /* readdir() returns NULL at the end and on an error alike: errno tells them apart, and a
@@ -1094,7 +1073,7 @@ int file_at_holds(int dfd, const char *base, const char *expect)
  * services under SELinux. A filesystem without xattrs has none to keep. */
 static int copy_xattrs(int dfd, const char *base, int fd)
 {
-        int src = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        _cleanup_close_ int src = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         if (src < 0)
                 return -errno;
         int rc = 0;
@@ -1117,7 +1096,6 @@ static int copy_xattrs(int dfd, const char *base, int fd)
                 free(val);
         }
         free(names);
-        close(src);
         return rc;
 }
 
@@ -1211,11 +1189,10 @@ int root_write_file(struct root *r, const char *path, const char *data, size_t l
         if (!slash || !slash[1])
                 return -EINVAL;
         *slash = '\0';
-        int dfd = root_open_nolinks(r, *dir ? dir : "/", O_RDONLY | O_DIRECTORY, 0);
+        _cleanup_close_ int dfd = root_open_nolinks(r, *dir ? dir : "/", O_RDONLY | O_DIRECTORY, 0);
         if (dfd < 0)
                 return dfd;
         rc = replace_file_at(dfd, slash + 1, path, data, len, mode_if_new, false, NULL, NULL);
-        close(dfd);
         root_forget(r, path);
         return rc;
 }
@@ -1237,12 +1214,11 @@ int root_mkdirs(struct root *r, const char *path, mode_t mode)
                 *s = '\0';
                 char *slash = strrchr(p, '/');
                 *slash = '\0';
-                int dfd = root_open_nolinks(r, *p ? p : "/", O_PATH | O_DIRECTORY, 0);
+                _cleanup_close_ int dfd = root_open_nolinks(r, *p ? p : "/", O_PATH | O_DIRECTORY, 0);
                 *slash = '/';
                 if (dfd < 0)
                         return dfd;
                 int rc = mkdirat_exact(dfd, slash + 1, mode);
-                close(dfd);
                 if (rc < 0)
                         return rc;
                 if (last)
@@ -1251,22 +1227,30 @@ int root_mkdirs(struct root *r, const char *path, mode_t mode)
         }
 }
 
-int dir_remove_matching(int dfd, bool (*match)(const char *name, const void *arg), const void *arg)
+/* The names in DFD that MATCH accepts, listed through a duplicate of it (DFD stays open). */
+static int list_matching(int dfd, bool (*match)(const char *name, const void *arg), const void *arg,
+                         struct strv *ret)
 {
-        int lfd = dup(dfd);
-        DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
-        if (!d) {
-                int rc = -errno;
-                if (lfd >= 0)
-                        close(lfd);
-                return rc;
-        }
-        _cleanup_strv_ struct strv victims = {0};
+        _cleanup_close_ int lfd = dup(dfd);
+        if (lfd < 0)
+                return -errno;
+        _cleanup_closedir_ DIR *d = fdopendir(lfd);
+        if (!d)
+                return -errno;
+        TAKE_FD(lfd); /* the stream has it */
         struct dirent *de;
         while ((de = readdir(d)))
                 if (match(de->d_name, arg))
-                        strv_add(&victims, de->d_name);
-        closedir(d);
+                        strv_add(ret, de->d_name);
+        return 0;
+}
+
+int dir_remove_matching(int dfd, bool (*match)(const char *name, const void *arg), const void *arg)
+{
+        _cleanup_strv_ struct strv victims = {0};
+        int rc = list_matching(dfd, match, arg, &victims);
+        if (rc < 0)
+                return rc;
         int removed = 0;
         for (size_t i = 0; i < victims.n; i++)
                 if (unlinkat(dfd, victims.v[i], 0) == 0)

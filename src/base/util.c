@@ -39,6 +39,19 @@ void *xrealloc(void *p, size_t n)
         return p;
 }
 
+void *greedy_realloc(void *p, size_t *cap, size_t need, size_t size, size_t min)
+{
+        if (need <= *cap)
+                return p;
+        size_t n = *cap ? *cap : min ? min : 1;
+        while (n < need)
+                n = n > SIZE_MAX / 2 ? need : n * 2;
+        if (n > SIZE_MAX / size)
+                oom();
+        *cap = n;
+        return xrealloc(p, n * size);
+}
+
 char *xstrdup(const char *s)
 {
         char *r = strdup(s ? s : "");
@@ -121,12 +134,17 @@ bool endswith(const char *s, const char *suffix)
         return a >= b && memcmp(s + a - b, suffix, b) == 0;
 }
 
+int string_table_lookup(const char *const *table, size_t n, const char *s)
+{
+        for (size_t i = 0; i < n; i++)
+                if (streq(table[i], s))
+                        return (int)i;
+        return -EINVAL;
+}
+
 void strv_push(struct strv *l, char *owned)
 {
-        if (l->n + 2 > l->cap) {
-                l->cap = l->cap ? l->cap * 2 : 8;
-                l->v = xrealloc(l->v, l->cap * sizeof(char *));
-        }
+        GREEDY_REALLOC(l->v, l->cap, l->n + 2, 8);
         l->v[l->n++] = owned;
         l->v[l->n] = NULL;
 }

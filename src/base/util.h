@@ -90,6 +90,10 @@ static inline void closedirp(DIR **d)
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t m);
 void *xrealloc(void *p, size_t n);
+/* P (an array of *CAP elements of SIZE bytes) with room for NEED elements: the capacity doubles,
+ * from MIN, until it holds them (systemd's GREEDY_REALLOC); P itself when it already does. */
+void *greedy_realloc(void *p, size_t *cap, size_t need, size_t size, size_t min);
+#define GREEDY_REALLOC(p, cap, need, min) ((p) = greedy_realloc((p), &(cap), (need), sizeof(*(p)), (min)))
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) _printf_(1, 2);
@@ -107,6 +111,40 @@ static inline bool streq(const char *a, const char *b) { return a && b && strcmp
 static inline bool streq_ptr(const char *a, const char *b) { return a == b || streq(a, b); }
 static inline bool startswith(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
 bool endswith(const char *s, const char *suffix);
+
+/* FNV-1a (32 bits) of the string S, or of its first LEN bytes: the hash of llmtune's tables keyed
+ * by a path or a name. Inline: a fact lookup hashes its name every time. */
+static inline uint32_t string_hash_n(const char *s, size_t len)
+{
+        uint32_t h = 2166136261u;
+        for (size_t i = 0; i < len; i++)
+                h = (h ^ (unsigned char)s[i]) * 16777619u;
+        return h;
+}
+static inline uint32_t string_hash(const char *s)
+{
+        uint32_t h = 2166136261u;
+        for (; *s; s++)
+                h = (h ^ (unsigned char)*s) * 16777619u;
+        return h;
+}
+
+/* The index of S among the N names of TABLE (an enum's names, in its order; a NULL entry matches
+ * nothing), or -EINVAL: one lookup for every name read back into its enum (systemd's
+ * string_table_lookup). */
+int string_table_lookup(const char *const *table, size_t n, const char *s);
+#define STRING_TABLE_LOOKUP(table, s) string_table_lookup((table), ARRAY_SIZE(table), (s))
+/* NAME_from_string(S, &v): S looked up in NAME_table (the names of enum TYPE, in its order) into v;
+ * 0, or -EINVAL with v untouched (systemd's DEFINE_STRING_TABLE_LOOKUP_FROM_STRING). */
+#define DEFINE_STRING_TABLE_FROM_STRING(scope, name, type)                                               \
+        scope int name##_from_string(const char *s, type *ret)                                            \
+        {                                                                                                 \
+                int i = STRING_TABLE_LOOKUP(name##_table, s);                                             \
+                if (i < 0)                                                                                \
+                        return i;                                                                         \
+                *ret = (type)i;                                                                           \
+                return 0;                                                                                 \
+        }
 
 /*
  * fnmatch(PATTERN, NAME, 0) == 0, in the C locale llmtune runs in (it never calls setlocale):
