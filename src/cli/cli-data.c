@@ -126,6 +126,12 @@ int cli_pick_profile(struct cli *cli, struct rule_env *env, const char *wanted, 
         return cli_report_diags(&d);
 }
 
+int cli_load_profile(struct cli *cli, struct rule_env *env, const char *wanted, struct facts *f)
+{
+        int rc = cli_load_env(cli, env);
+        return rc != EXIT_OK ? rc : cli_pick_profile(cli, env, wanted, f);
+}
+
 void rule_env_done(struct rule_env *env)
 {
         rules_done(&env->rules);

@@ -33,6 +33,10 @@ void cli_load_env_diags(struct cli *cli, struct rule_env *env, struct diags *d);
 /* Resolve --profile (NAME or path to a .ini), else the profile pinned in the site configuration
  * (SITE_CONFIG_PATH), else detect one from FACTS. */
 int cli_pick_profile(struct cli *cli, struct rule_env *env, const char *wanted, struct facts *f);
+/* What every command that judges a machine by a profile begins with: load the rules and profiles
+ * (cli_load_env), then choose the profile (cli_pick_profile). EXIT_OK, or the status of the step
+ * that failed, said on stderr. */
+int cli_load_profile(struct cli *cli, struct rule_env *env, const char *wanted, struct facts *f);
 /* Detection could not decide (profile_detect returned -EIO, WHY says what was unreadable): says
  * so and returns EXIT_UNKNOWN. */
 int cli_detect_failed(const char *why);

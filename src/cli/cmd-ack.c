@@ -67,9 +67,7 @@ static bool printable(const char *s)
 static int judge_rule(struct cli *cli, const struct ack_opts *o, struct rule_env *env, struct facts *f,
                       struct audit *a)
 {
-        int rc = cli_load_env(cli, env);
-        if (rc == EXIT_OK)
-                rc = cli_pick_profile(cli, env, o->profile, f);
+        int rc = cli_load_profile(cli, env, o->profile, f);
         if (rc != EXIT_OK)
                 return rc;
         struct strv only = {0};
@@ -94,23 +92,20 @@ static int judge_rule(struct cli *cli, const struct ack_opts *o, struct rule_env
 static int record_ack(struct cli *cli, const struct ack_opts *o, const struct rule_env *env, const struct result *r,
                       const char *until)
 {
-        int lock = -1;
+        _cleanup_close_ int lock = -1;
         int rc = changelog_lock(cli->root, true, &lock);
         if (rc < 0)
                 return cli_error("cannot take the lock %s: %s", CHANGELOG_LOCK, changelog_strerror(rc));
         struct changelog *l = NULL;
         _cleanup_free_ char *why = NULL;
         rc = changelog_open(cli->root, &l, &why);
-        if (rc < 0) {
-                close(lock);
+        if (rc < 0)
                 return cli_error("cannot open the change log %s: %s", CHANGELOG_PATH, why ? why : changelog_strerror(rc));
-        }
         _cleanup_free_ char *run = changelog_run_id();
         struct log_context ctx = {.run = run, .profile = env->profile.name, .profile_hash = env->profile.hash};
         long seq = ack_append(l, &ctx, r, o->item, o->reason, until);
         _cleanup_free_ char *werr = seq < 0 ? xstrdup(changelog_error(l, seq)) : NULL;
         changelog_close(l);
-        close(lock);
         if (seq == -ENOENT)
                 return cli_error("no failing item of %s matches '%s' (%s)", o->rule, o->item,
                                  r->observed ? r->observed : "?");
@@ -242,7 +237,8 @@ static int ack_cmd(struct cli *cli, int argc, char **argv)
 /* Withdraw the standing acks of RULE (of ITEM only, when given) under the apply lock. */
 static int do_unack(struct cli *cli, const char *rule, const char *item, const char *reason)
 {
-        int lock = -1, rc = changelog_lock(cli->root, true, &lock);
+        _cleanup_close_ int lock = -1;
+        int rc = changelog_lock(cli->root, true, &lock);
         if (rc < 0)
                 return cli_error("cannot take the lock %s: %s", CHANGELOG_LOCK, changelog_strerror(rc));
         struct ack_list acks;
@@ -251,10 +247,8 @@ static int do_unack(struct cli *cli, const char *rule, const char *item, const c
         rc = ack_list_read(cli->root, &acks, &why);
         if (rc == 0 && (rc = changelog_open(cli->root, &l, &why)) < 0)
                 ack_list_done(&acks);
-        if (rc < 0) {
-                close(lock);
+        if (rc < 0)
                 return cli_error("cannot use the change log %s: %s", CHANGELOG_PATH, why ? why : changelog_strerror(rc));
-        }
         _cleanup_free_ char *run = changelog_run_id();
         struct log_context ctx = {.run = run};
         size_t n = 0;
@@ -271,7 +265,6 @@ static int do_unack(struct cli *cli, const char *rule, const char *item, const c
         }
         _cleanup_free_ char *werr = seq < 0 ? xstrdup(changelog_error(l, seq)) : NULL;
         changelog_close(l);
-        close(lock);
         ack_list_done(&acks);
         if (seq < 0)
                 return cli_error("cannot write the change log %s: %s", CHANGELOG_PATH, werr);

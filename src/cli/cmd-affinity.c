@@ -46,10 +46,9 @@ static int affinity_cmd(struct cli *cli, int argc, char **argv)
         if (!root)
                 return EXIT_ERROR;
 
-        struct affinity_map m = {0};
-        char *err = NULL;
-        int rc = EXIT_OK;
-        struct facts *f = NULL;
+        _cleanup_(affinity_map_done) struct affinity_map m = {0};
+        _cleanup_free_ char *err = NULL;
+        _cleanup_(facts_freep) struct facts *f = NULL;
         if (installed) {
                 const char *data;
                 size_t len;
@@ -58,35 +57,26 @@ static int affinity_cmd(struct cli *cli, int argc, char **argv)
                         return cli_error("%s: %s", AFFINITY_CONF, strerror(-r));
                 if (memchr(data, '\0', len))
                         return cli_error("%s: holds a NUL byte", AFFINITY_CONF);
-                if (affinity_conf_parse(data, &m, &err) < 0) {
-                        rc = cli_error("%s: %s", AFFINITY_CONF, err);
-                        free(err);
-                        return rc;
-                }
+                if (affinity_conf_parse(data, &m, &err) < 0)
+                        return cli_error("%s: %s", AFFINITY_CONF, err);
         } else {
                 f = cli_facts_new(cli);
-                if (affinity_compute(f, &m, &err) < 0) {
-                        rc = cli_error("%s", err);
-                        free(err);
-                        facts_free(f);
-                        return rc;
-                }
+                if (affinity_compute(f, &m, &err) < 0)
+                        return cli_error("%s", err);
         }
         if (gpu < 0) {
                 _cleanup_free_ char *s = affinity_map_render(&m);
                 fputs(s, stdout);
-        } else if ((size_t)gpu >= m.n)
-                rc = cli_error("there is no GPU %ld (%zu NVIDIA GPUs)", gpu, m.n);
-        else if (!m.v[gpu].set[policy].n)
-                rc = cli_error("GPU %ld: no %s set: %s", gpu, affinity_policy_name(policy),
-                               m.v[gpu].why ? m.v[gpu].why : "unknown locality");
-        else {
-                _cleanup_free_ char *l = format_cpulist(m.v[gpu].set[policy].cpus, m.v[gpu].set[policy].n);
-                printf("%s\n", l);
+                return EXIT_OK;
         }
-        affinity_map_done(&m);
-        facts_free(f);
-        return rc;
+        if ((size_t)gpu >= m.n)
+                return cli_error("there is no GPU %ld (%zu NVIDIA GPUs)", gpu, m.n);
+        if (!m.v[gpu].set[policy].n)
+                return cli_error("GPU %ld: no %s set: %s", gpu, affinity_policy_name(policy),
+                                 m.v[gpu].why ? m.v[gpu].why : "unknown locality");
+        _cleanup_free_ char *l = format_cpulist(m.v[gpu].set[policy].cpus, m.v[gpu].set[policy].n);
+        printf("%s\n", l);
+        return EXIT_OK;
 }
 
 const struct command cmd_affinity = {

@@ -122,13 +122,19 @@ static bool reboot_required(const struct plan *p)
         return false;
 }
 
-/* What --param and --pin name, in plan's and apply's JSON alike. */
-static void add_setup_json(json_object *top, const struct rule_env *env, const struct apply_opts *o)
+/* What plan's and apply's JSON both begin with: the format, the root, the profile, and what
+ * --param and --pin name. */
+static json_object *json_head(struct root *root, const struct rule_env *env, const struct apply_opts *o)
 {
+        json_object *top = json_object_new_object();
+        json_object_object_add(top, "format", json_object_new_int(1));
+        json_object_object_add(top, "root", json_object_new_string(root_path(root)));
+        json_object_object_add(top, "profile", json_object_new_string(env->profile.name));
         if (o->setup.path)
                 json_object_object_add(top, "site_profile", json_object_new_string(o->setup.path));
         if (o->setup.pin)
                 json_object_object_add(top, "pinned", json_object_new_string(env->profile.name));
+        return top;
 }
 
 /* plan, apply --dry-run: the plan, and with --exit-code whether changes are pending. A plan apply
@@ -138,11 +144,7 @@ static int print_plan(struct root *root, const struct rule_env *env, const struc
 {
         _cleanup_free_ char *refusal = root_is_archive(root) ? NULL : txn_foresee(root, p);
         if (o->json) {
-                json_object *top = json_object_new_object();
-                json_object_object_add(top, "format", json_object_new_int(1));
-                json_object_object_add(top, "root", json_object_new_string(root_path(root)));
-                json_object_object_add(top, "profile", json_object_new_string(env->profile.name));
-                add_setup_json(top, env, o);
+                json_object *top = json_head(root, env, o);
                 /* The same record schema as apply's: status is what apply would report,
                  * "planned" for a change, "skipped" for a command that would not run here
                  * (under --root only image files in the tree are touched), "reboot-required"
@@ -180,11 +182,7 @@ static void print_result(struct root *r, const struct rule_env *env, const struc
                          const struct txn_apply_result *res)
 {
         if (o->json) {
-                json_object *top = json_object_new_object();
-                json_object_object_add(top, "format", json_object_new_int(1));
-                json_object_object_add(top, "root", json_object_new_string(root_path(r)));
-                json_object_object_add(top, "profile", json_object_new_string(env->profile.name));
-                add_setup_json(top, env, o);
+                json_object *top = json_head(r, env, o);
                 json_object_object_add(top, "run", json_object_new_string(res->run));
                 json_object_object_add(top, "changed", json_object_new_int64((int64_t)res->changed));
                 json_object_object_add(top, "failed", json_object_new_boolean(res->failure != NULL));
@@ -424,9 +422,7 @@ static int run_apply(struct cli *cli, int argc, char **argv, bool plan_only)
         _cleanup_(plan_done) struct plan p = {0};
         rc = site_setup_profile(&o.setup, &o.profile, &env);
         if (rc == EXIT_OK)
-                rc = cli_load_env(cli, &env);
-        if (rc == EXIT_OK)
-                rc = cli_pick_profile(cli, &env, o.profile, f);
+                rc = cli_load_profile(cli, &env, o.profile, f);
         if (rc == EXIT_OK)
                 rc = site_setup_files(cli, &o.setup, &env);
         if (rc == EXIT_OK && o.reapply)

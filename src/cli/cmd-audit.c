@@ -216,16 +216,8 @@ static int print_export(struct cli *cli, const struct rule_env *env, const struc
         return EXIT_OK;
 }
 
-static int parse_audit_format(const char *s, enum audit_format *f)
-{
-        static const char *const names[] = {"human", "json", "prometheus", "nfd"};
-        for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-                if (streq(s, names[i])) {
-                        *f = (enum audit_format)i;
-                        return 0;
-                }
-        return -EINVAL;
-}
+static const char *const audit_format_table[] = {"human", "json", "prometheus", "nfd"};
+DEFINE_STRING_TABLE_FROM_STRING(static, audit_format, enum audit_format)
 
 /* The exit status for gating: 2 when a rule at or above FAIL_ON failed, else 3 when one at or
  * above it could not be evaluated (an unreadable fact: neither pass nor fail), else 0. */
@@ -279,7 +271,7 @@ static int parse_audit_opts(int argc, char **argv, struct audit_opts *o)
                 case 'r': strv_add(&o->only, optarg); break;
                 case 'j': o->fmt = FMT_JSON; break;
                 case 'f':
-                        if (parse_audit_format(optarg, &o->fmt) < 0)
+                        if (audit_format_from_string(optarg, &o->fmt) < 0)
                                 return cli_error("--format takes human, json, prometheus or nfd, not '%s'", optarg);
                         break;
                 case 'o': o->output = optarg; break;
@@ -353,9 +345,7 @@ static int audit_cmd(struct cli *cli, int argc, char **argv)
                 severity_parse(conf->fail_on, &o.fail_on); /* validated when the file was read */
         _cleanup_(rule_env_done) struct rule_env env = {0};
         _cleanup_(facts_freep) struct facts *f = cli_facts_new(cli);
-        rc = cli_load_env(cli, &env);
-        if (rc == EXIT_OK)
-                rc = cli_pick_profile(cli, &env, o.profile, f);
+        rc = cli_load_profile(cli, &env, o.profile, f);
         if (rc == EXIT_OK)
                 rc = audit_run(cli, &env, f, &o, &started, &mono0);
         cli_limits_end();

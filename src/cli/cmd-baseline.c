@@ -230,11 +230,9 @@ static int baseline_cmd(struct cli *cli, int argc, char **argv)
                 }
         if (optind != argc)
                 return cli_error("baseline takes no arguments (see llmtune baseline --help)");
-        struct rule_env env = {0};
-        struct facts *f = cli_facts_new(cli);
-        int rc = f ? cli_load_env(cli, &env) : EXIT_ERROR;
-        if (rc == EXIT_OK)
-                rc = cli_pick_profile(cli, &env, wanted, f);
+        _cleanup_(rule_env_done) struct rule_env env = {0};
+        _cleanup_(facts_freep) struct facts *f = cli_facts_new(cli);
+        int rc = f ? cli_load_profile(cli, &env, wanted, f) : EXIT_ERROR;
         FILE *out = stdout;
         if (rc == EXIT_OK && output && !(out = fopen(output, "we")))
                 rc = cli_error("cannot write %s: %s", output, strerror(errno));
@@ -245,8 +243,6 @@ static int baseline_cmd(struct cli *cli, int argc, char **argv)
                 if (output && fclose(out) != 0 && rc == EXIT_OK)
                         rc = cli_error("cannot write %s: %s", output, strerror(errno));
         }
-        facts_free(f);
-        rule_env_done(&env);
         return rc;
 }
 

@@ -205,16 +205,14 @@ static int resolve_binding(struct facts *f, const struct exec_opts *o, struct af
 /* The profile's ram_per_gpu (host RAM per GPU its systems ship with), 0 when unknown or "any". */
 static uint64_t profile_ram_per_gpu(struct cli *cli, struct facts *f, const char *wanted, char **name)
 {
-        struct rule_env env = {0};
+        _cleanup_(rule_env_done) struct rule_env env = {0};
         uint64_t v = 0;
-        if (cli_load_env(cli, &env) == EXIT_OK && cli_pick_profile(cli, &env, wanted, f) == EXIT_OK) {
-                const char *p = resolved_param(&env.profile, "ram_per_gpu");
-                if (p && parse_size(p, 0, &v) == 0)
-                        *name = xstrdup(env.profile.name);
-                else
-                        v = 0;
-        }
-        rule_env_done(&env);
+        if (cli_load_profile(cli, &env, wanted, f) != EXIT_OK)
+                return 0;
+        const char *p = resolved_param(&env.profile, "ram_per_gpu");
+        if (!p || parse_size(p, 0, &v) < 0)
+                return 0;
+        *name = xstrdup(env.profile.name);
         return v;
 }
 

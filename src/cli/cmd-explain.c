@@ -190,28 +190,22 @@ static int explain_cmd(struct cli *cli, int argc, char **argv)
                 }
         if (list ? optind != argc : optind + 1 != argc)
                 return cli_error("usage: llmtune explain [--profile NAME|FILE] [--json] RULE | --list [--json]");
-        struct rule_env env = {0};
+        _cleanup_(rule_env_done) struct rule_env env = {0};
         if (!cli_root(cli))
                 return EXIT_ERROR;
         int rc = cli_load_env(cli, &env);
-        if (rc != EXIT_OK || list) {
-                if (rc == EXIT_OK)
-                        rc = list_rules(&env, json);
-                rule_env_done(&env);
+        if (rc != EXIT_OK)
                 return rc;
-        }
+        if (list)
+                return list_rules(&env, json);
         const struct rule *r = rules_find(&env.rules, argv[optind]);
-        if (!r) {
-                rule_env_done(&env);
+        if (!r)
                 return cli_error("unknown rule '%s' (see `llmtune explain --list`)", argv[optind]);
-        }
         /* The values shown are a profile's: --profile, else the pinned one, else base. No
          * detection: explaining a rule must not depend on reading the machine. */
         const struct site_config *conf = wanted ? NULL : cli_config(cli);
-        if (!wanted && !conf) {
-                rule_env_done(&env);
+        if (!wanted && !conf)
                 return EXIT_ERROR;
-        }
         _cleanup_free_ char *why = NULL;
         if (!wanted && conf->profile) {
                 wanted = conf->profile;
@@ -229,7 +223,6 @@ static int explain_cmd(struct cli *cli, int argc, char **argv)
                 else
                         explain_human(&v, w);
         }
-        rule_env_done(&env);
         return rc;
 }
 

@@ -34,7 +34,7 @@ static int facts_cmd(struct cli *cli, int argc, char **argv)
         struct root *root = cli_root(cli);
         if (!root)
                 return EXIT_ERROR;
-        struct facts *f = cli_facts_new(cli);
+        _cleanup_(facts_freep) struct facts *f = cli_facts_new(cli);
 
         /* Collect the selection; a prefix may name one fact exactly (sysctl.vm.swappiness). */
         const struct fact **sel = NULL;
@@ -77,7 +77,6 @@ static int facts_cmd(struct cli *cli, int argc, char **argv)
         } else
                 print_human(cli, sel, n);
         free(sel);
-        facts_free(f);
         return rc;
 }
 

@@ -35,13 +35,9 @@ static void run_readers(struct cli *cli, struct facts *f)
         const struct fact **all = NULL;
         facts_under(f, "", &all);
         free(all);
-        struct rule_env env = {0};
+        _cleanup_(rule_env_done) struct rule_env env = {0};
         struct diags d = {0};
-        _cleanup_free_ char *rdir = xasprintf("%s/rules", cli_data_dir());
-        _cleanup_free_ char *pdir = xasprintf("%s/profiles", cli_data_dir());
-        rules_load_dir(&env.rules, rdir, &d);
-        rules_load_site(&env.rules, cli->root, &d);
-        profiles_load(&env.lib, pdir, cli->root, &d);
+        cli_load_env_diags(cli, &env, &d);
         char *why = NULL;
         const struct profile *picked = NULL;
         profile_detect(&env.lib, f, &picked, &why);
@@ -59,7 +55,6 @@ static void run_readers(struct cli *cli, struct facts *f)
         }
         /* A broken profile is audit's to report; gather packs the evidence either way. */
         strv_done(&d.msgs);
-        rule_env_done(&env);
 
         /* Read by host path inside libkmod (modprobe-config.c), so recorded here: the directories
          * libkmod reads, from the one list of them (dropin-order.c). */
@@ -100,7 +95,7 @@ static int run_capture(char *const argv[], int timeout_s, char **ret, size_t *re
 /* /dev/kmsg records ("prio,seq,usec,flags;text\n" + continuation lines) as dmesg lines. */
 static int read_kmsg(char **ret, size_t *ret_len)
 {
-        int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        _cleanup_close_ int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
         struct sbuf b = {0};
@@ -125,7 +120,6 @@ static int read_kmsg(char **ret, size_t *ret_len)
                 if (b.len > CAPTURE_MAX)
                         break;
         }
-        close(fd);
         *ret_len = b.len;
         *ret = b.len ? sbuf_steal(&b) : xstrdup("");
         return 0;
@@ -144,6 +138,37 @@ static bool kmsg_restricted(struct root *r)
         return root_read_line(r, "/proc/sys/kernel/dmesg_restrict", &v) < 0 || !v || v[0] != '0';
 }
 
+/* The programs whose output a live gather keeps, and where in the archive (not found: nothing to
+ * say, the machine has no such program). */
+static const struct tool_capture {
+        char *const argv[4];
+        int timeout_s;
+        const char *file;
+} tool_captures[] = {
+        {{"nvidia-smi", "-q", "-x"}, 60, CAPTURES "/nvidia-smi.xml"},
+        /* -q -x carries no NVLink state: the link list the nvlink probe reads under --root */
+        {{"nvidia-smi", "nvlink", "-s"}, 60, CAPTURES "/nvidia-smi-nvlink.txt"},
+        /* The fabric manager's version where no dpkg or SQLite rpm database holds it (a .run install,
+         * RHEL 8's Berkeley DB), and an archive, which carries no package database, needs it too. */
+        {{"nv-fabricmanager", "--version"}, 30, CAPTURES "/nv-fabricmanager-version.txt"},
+};
+
+static void capture_tool(struct cli *cli, const struct tool_capture *t)
+{
+        _cleanup_free_ char *data = NULL;
+        size_t len = 0;
+        int rc = run_capture(t->argv, t->timeout_s, &data, &len);
+        if (rc == 0)
+                root_record_data(cli->root, t->file, data, len);
+        else if (rc != -ENOENT) {
+                struct sbuf what = {0};
+                for (size_t i = 0; t->argv[i]; i++)
+                        sbuf_addf(&what, "%s%s", i ? " " : "", t->argv[i]);
+                note(what.s, rc);
+                free(sbuf_steal(&what));
+        }
+}
+
 /* The evidence that is not a file: stored under /var/lib/llmtune/captures in the archive; what not
  * every user may read goes into PRIVATE. */
 static void captures(struct cli *cli, struct facts *f, bool live, struct strv *private)
@@ -158,31 +183,9 @@ static void captures(struct cli *cli, struct facts *f, bool live, struct strv *p
                 fprintf(stderr, "llmtune: gather: hwloc topology not captured: %s\n", err ? err : "unknown");
         if (!live)
                 return; /* under --root the tree's own captures (if any) were read like any file */
-        char *smi[] = {(char *)"nvidia-smi", (char *)"-q", (char *)"-x", NULL};
-        int rc = run_capture(smi, 60, &data, &len);
-        if (rc == 0) {
-                root_record_data(cli->root, CAPTURES "/nvidia-smi.xml", data, len);
-                free(data);
-        } else if (rc != -ENOENT)
-                note("nvidia-smi -q -x", rc);
-        /* -q -x carries no NVLink state: the link list the nvlink probe reads under --root */
-        char *nvl[] = {(char *)"nvidia-smi", (char *)"nvlink", (char *)"-s", NULL};
-        rc = run_capture(nvl, 60, &data, &len);
-        if (rc == 0) {
-                root_record_data(cli->root, CAPTURES "/nvidia-smi-nvlink.txt", data, len);
-                free(data);
-        } else if (rc != -ENOENT)
-                note("nvidia-smi nvlink -s", rc);
-        /* The fabric manager's version where no dpkg or SQLite rpm database holds it (a .run install,
-         * RHEL 8's Berkeley DB), and an archive, which carries no package database, needs it too. */
-        char *fm[] = {(char *)"nv-fabricmanager", (char *)"--version", NULL};
-        rc = run_capture(fm, 30, &data, &len);
-        if (rc == 0) {
-                root_record_data(cli->root, CAPTURES "/nv-fabricmanager-version.txt", data, len);
-                free(data);
-        } else if (rc != -ENOENT)
-                note("nv-fabricmanager --version", rc);
-        rc = read_kmsg(&data, &len);
+        for (size_t i = 0; i < ARRAY_SIZE(tool_captures); i++)
+                capture_tool(cli, &tool_captures[i]);
+        int rc = read_kmsg(&data, &len);
         if (rc == 0) {
                 root_record_data(cli->root, CAPTURES "/kmsg.txt", data, len);
                 free(data);

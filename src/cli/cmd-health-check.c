@@ -475,9 +475,7 @@ static void hc_merge(struct hc_conf *conf, const struct hc_opts *o)
 static int hc_audit(struct cli *cli, const struct hc_opts *o, const struct hc_conf *conf, struct rule_env *env,
                     struct facts *f, struct audit *a)
 {
-        int rc = cli_load_env(cli, env);
-        if (rc == EXIT_OK)
-                rc = cli_pick_profile(cli, env, o->profile ? o->profile : conf->profile, f);
+        int rc = cli_load_profile(cli, env, o->profile ? o->profile : conf->profile, f);
         const char *bad = NULL;
         _cleanup_(strv_done) struct strv only = {0};
         if (rc == EXIT_OK && o->prolog)
@@ -517,15 +515,12 @@ static int health_check_cmd(struct cli *cli, int argc, char **argv)
         if (resolve_node(root, o.config, &conf, o.slurm, &node, &host, &from) < 0)
                 return HC_ERROR;
 
-        struct rule_env env = {0};
-        struct facts *f = cli_facts_new(cli);
-        struct audit a = {0};
+        _cleanup_(rule_env_done) struct rule_env env = {0};
+        _cleanup_(facts_freep) struct facts *f = cli_facts_new(cli);
+        _cleanup_(audit_done) struct audit a = {0};
         if (hc_audit(cli, &o, &conf, &env, f, &a) != EXIT_OK) {
                 /* Could not check: say so the NHC way, change nothing in Slurm. */
                 fprintf(stderr, "ERROR:  llmtune:  Health check could not run (see above); node state left as it is\n");
-                audit_done(&a);
-                facts_free(f);
-                rule_env_done(&env);
                 return HC_ERROR;
         }
         const struct result *first;
@@ -536,9 +531,6 @@ static int health_check_cmd(struct cli *cli, int argc, char **argv)
         if (o.verbose)
                 fprintf(stderr, "llmtune: health check of %s with profile %s, severity %s and above: %zu rules, %zu counted; %.3f s\n",
                         node ? node : "this host", env.profile.name, severity_name(conf.severity), a.n, n_bad, since(&t0));
-        audit_done(&a);
-        facts_free(f);
-        rule_env_done(&env);
         return ret;
 }
 

@@ -211,7 +211,7 @@ static int log_cmd(struct cli *cli, int argc, char **argv)
         struct root *root = cli_root(cli);
         if (!root)
                 return EXIT_ERROR;
-        struct log_read lr;
+        _cleanup_(log_read_done) struct log_read lr = {0};
         _cleanup_free_ char *why = NULL;
         int rc = changelog_read(root, &lr, &why);
         if (rc < 0)
@@ -236,7 +236,6 @@ static int log_cmd(struct cli *cli, int argc, char **argv)
                 fprintf(stderr, "llmtune: note: %s\n", lr.head_note);
         if (lr.n_problems)
                 fprintf(stderr, "llmtune: the change log is damaged or was altered; see `llmtune verify`\n");
-        log_read_done(&lr);
         return EXIT_OK;
 }
 

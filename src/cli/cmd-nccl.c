@@ -81,9 +81,7 @@ static int nccl_render_cmd(struct cli *cli, struct facts *f, const struct nccl_c
                            const char *profile)
 {
         _cleanup_(rule_env_done) struct rule_env env = {0};
-        int rc = cli_load_env(cli, &env);
-        if (rc == EXIT_OK)
-                rc = cli_pick_profile(cli, &env, profile, f);
+        int rc = cli_load_profile(cli, &env, profile, f);
         if (rc != EXIT_OK)
                 return rc;
         _cleanup_free_ char *out = NULL;
@@ -149,17 +147,13 @@ static int nccl_cmd(struct cli *cli, int argc, char **argv)
                 return cli_error("lint takes no --profile");
         if (!cli_root(cli))
                 return EXIT_ERROR;
-        struct facts *f = cli_facts_new(cli);
+        _cleanup_(facts_freep) struct facts *f = cli_facts_new(cli);
         const struct nccl_catalog *cat = facts_nccl_catalog(f);
-        int rc;
         if (!cat)
-                rc = cli_error("the NCCL catalog (rules/nccl-catalog.tsv under %s) cannot be read", cli_data_dir());
-        else if (lint)
-                rc = nccl_lint_cmd(cli, f, cat, argc - rest, argv + rest);
-        else
-                rc = nccl_render_cmd(cli, f, cat, sub, profile);
-        facts_free(f);
-        return rc;
+                return cli_error("the NCCL catalog (rules/nccl-catalog.tsv under %s) cannot be read", cli_data_dir());
+        if (lint)
+                return nccl_lint_cmd(cli, f, cat, argc - rest, argv + rest);
+        return nccl_render_cmd(cli, f, cat, sub, profile);
 }
 
 const struct command cmd_nccl = {

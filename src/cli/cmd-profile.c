@@ -19,11 +19,9 @@
 
 static int show_active(struct cli *cli, const char *wanted, bool json)
 {
-        struct rule_env env = {0};
-        struct facts *f = cli_facts_new(cli);
-        int rc = f ? cli_load_env(cli, &env) : EXIT_ERROR;
-        if (rc == EXIT_OK)
-                rc = cli_pick_profile(cli, &env, wanted, f);
+        _cleanup_(rule_env_done) struct rule_env env = {0};
+        _cleanup_(facts_freep) struct facts *f = cli_facts_new(cli);
+        int rc = f ? cli_load_profile(cli, &env, wanted, f) : EXIT_ERROR;
         if (rc == EXIT_OK) {
                 const char *from = streq(env.source, "option") ? "command line" : streq(env.source, "config") ? "config"
                                                                                                                : "detection";
@@ -45,20 +43,16 @@ static int show_active(struct cli *cli, const char *wanted, bool json)
                                 printf("  pin it with `llmtune profile set %s` (%s)\n", env.profile.name, SITE_CONFIG_PATH);
                 }
         }
-        facts_free(f);
-        rule_env_done(&env);
         return rc;
 }
 
 /* mkdir ROOT/etc/llmtune when it is missing (through the root handle, like every write). */
 static int make_config_dir(struct root *r)
 {
-        int dfd = root_open(r, "/etc", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+        _cleanup_close_ int dfd = root_open(r, "/etc", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
         if (dfd < 0)
                 return dfd;
-        int rc = mkdirat(dfd, "llmtune", 0755) < 0 && errno != EEXIST ? -errno : 0;
-        close(dfd);
-        return rc;
+        return mkdirat(dfd, "llmtune", 0755) < 0 && errno != EEXIST ? -errno : 0;
 }
 
 /* A pin is the operator's word, so it is kept; but a profile whose [match] does not hold here (an
@@ -74,16 +68,17 @@ static char *misfit_of(struct cli *cli, const struct rule_env *env, const char *
 /* NAME resolves with the rules it names (errors reported), and *MISFIT says where it does not fit. */
 static int pin_resolves(struct cli *cli, const char *name, char **misfit)
 {
-        struct rule_env env = {0};
+        _cleanup_(rule_env_done) struct rule_env env = {0};
         int rc = cli_load_env(cli, &env);
+        if (rc != EXIT_OK)
+                return rc;
         struct diags d = {0};
         struct resolved res;
-        if (rc == EXIT_OK && profile_resolve(&env.lib, name, &env.rules, &res, &d) == 0) {
+        if (profile_resolve(&env.lib, name, &env.rules, &res, &d) == 0) {
                 resolved_done(&res);
                 *misfit = misfit_of(cli, &env, name);
         }
-        rule_env_done(&env);
-        return rc != EXIT_OK ? rc : cli_report_diags(&d);
+        return cli_report_diags(&d);
 }
 
 static int set_pin(struct cli *cli, const char *name)

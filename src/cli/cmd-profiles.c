@@ -196,12 +196,11 @@ static int profiles_cmd(struct cli *cli, int argc, char **argv)
                 return cli_error("usage: llmtune profiles [--json] [show NAME|FILE] (see llmtune profiles --help)");
         if (!cli_root(cli))
                 return EXIT_ERROR;
-        struct rule_env env = {0};
+        _cleanup_(rule_env_done) struct rule_env env = {0};
         int rc = cli_load_env(cli, &env);
-        if (rc == EXIT_OK)
-                rc = n == 0 ? list_profiles(&env, json) : show_profile(&env, argv[optind + 1], json);
-        rule_env_done(&env);
-        return rc;
+        if (rc != EXIT_OK)
+                return rc;
+        return n == 0 ? list_profiles(&env, json) : show_profile(&env, argv[optind + 1], json);
 }
 
 const struct command cmd_profiles = {

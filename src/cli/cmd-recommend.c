@@ -17,38 +17,34 @@ static int recommend_cmd(struct cli *cli, int argc, char **argv)
         struct root *root = cli_root(cli);
         if (!root)
                 return EXIT_ERROR;
-        struct rule_env env = {0};
+        _cleanup_(rule_env_done) struct rule_env env = {0};
         int rc = cli_load_env(cli, &env);
-        if (rc == EXIT_OK) {
-                struct facts *f = cli_facts_new(cli);
-                char *why = NULL;
-                const struct profile *p = NULL;
-                int r = profile_detect(&env.lib, f, &p, &why);
-                if (r == -EIO)
-                        rc = cli_detect_failed(why);
-                else if (!p)
-                        rc = cli_error("no profile matches this machine");
-                else if (json) {
-                        size_t n;
-                        const struct expr *m = profile_match(&env.lib, p, &n);
-                        json_object *o = json_object_new_object(), *req = json_object_new_array();
-                        json_object_object_add(o, "format", json_object_new_int(1));
-                        json_object_object_add(o, "profile", json_object_new_string(p->name));
-                        json_object_object_add(o, "kind", json_object_new_string(p->site ? "site" : "shipped"));
-                        json_object_object_add(o, "file", json_object_new_string(p->file));
-                        for (size_t i = 0; i < n; i++)
-                                json_object_array_add(req, json_object_new_string(m[i].text));
-                        json_object_object_add(o, "requirements", req);
-                        json_object_object_add(o, "why", json_object_new_string(why));
-                        json_print(stdout, o);
-                        json_object_put(o);
-                } else
-                        printf("%s\t%s\n", p->name, why);
-                free(why);
-                facts_free(f);
-        }
-        rule_env_done(&env);
-        return rc;
+        if (rc != EXIT_OK)
+                return rc;
+        _cleanup_(facts_freep) struct facts *f = cli_facts_new(cli);
+        _cleanup_free_ char *why = NULL;
+        const struct profile *p = NULL;
+        if (profile_detect(&env.lib, f, &p, &why) == -EIO)
+                return cli_detect_failed(why);
+        if (!p)
+                return cli_error("no profile matches this machine");
+        if (json) {
+                size_t n;
+                const struct expr *m = profile_match(&env.lib, p, &n);
+                json_object *o = json_object_new_object(), *req = json_object_new_array();
+                json_object_object_add(o, "format", json_object_new_int(1));
+                json_object_object_add(o, "profile", json_object_new_string(p->name));
+                json_object_object_add(o, "kind", json_object_new_string(p->site ? "site" : "shipped"));
+                json_object_object_add(o, "file", json_object_new_string(p->file));
+                for (size_t i = 0; i < n; i++)
+                        json_object_array_add(req, json_object_new_string(m[i].text));
+                json_object_object_add(o, "requirements", req);
+                json_object_object_add(o, "why", json_object_new_string(why));
+                json_print(stdout, o);
+                json_object_put(o);
+        } else
+                printf("%s\t%s\n", p->name, why);
+        return EXIT_OK;
 }
 
 const struct command cmd_recommend = {

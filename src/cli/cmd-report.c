@@ -16,16 +16,8 @@
 
 enum format { FMT_TABLE, FMT_CSV, FMT_JSON, FMT_HTML };
 
-static int parse_format(const char *s, enum format *f)
-{
-        static const char *const names[] = {"table", "csv", "json", "html"};
-        for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-                if (streq(s, names[i])) {
-                        *f = (enum format)i;
-                        return 0;
-                }
-        return -EINVAL;
-}
+static const char *const format_table[] = {"table", "csv", "json", "html"};
+DEFINE_STRING_TABLE_FROM_STRING(static, format, enum format)
 
 /* The input files of a report or a fleet, read by one loop (read_inputs). */
 struct inputs {
@@ -246,7 +238,7 @@ static int report_cmd(struct cli *cli, int argc, char **argv)
         while ((c = getopt_long(argc, argv, "f:cjHbo:kCR:r:p:", opts, NULL)) != -1)
                 switch (c) {
                 case 'f':
-                        if (parse_format(optarg, &fmt) < 0)
+                        if (format_from_string(optarg, &fmt) < 0)
                                 return cli_error("--format takes table, csv, json or html, not '%s'", optarg);
                         break;
                 case 'c': fmt = FMT_CSV; break;
