@@ -151,7 +151,7 @@ int param_type_parse(const char *spec, struct param_type *ret, char **err)
 static bool comma_list(const char *v, bool (*ok)(const char *item, const struct param_alt *a),
                        const struct param_alt *a, bool each_once)
 {
-        struct strv seen = {0};
+        _cleanup_strv_ struct strv seen = {0};
         bool good = *v != '\0';
         const char *p = v;
         while (good) {
@@ -163,7 +163,6 @@ static bool comma_list(const char *v, bool (*ok)(const char *item, const struct 
                         break;
                 p = comma + 1;
         }
-        strv_done(&seen);
         return good;
 }
 

@@ -96,10 +96,9 @@ bool remedy_kind_has_param(const struct remedy_kind *k, const char *param)
 
 char *remedy_kind_names(void)
 {
-        struct strv l = {0};
+        _cleanup_strv_ struct strv l = {0};
         for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
                 strv_add(&l, kinds[i].name);
         char *s = strv_join(&l, " ");
-        strv_done(&l);
         return s;
 }

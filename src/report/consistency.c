@@ -649,7 +649,7 @@ static char *entry_text(const struct cons_entry *e)
 /* "name=value, name=value (+N more)" of a group's facts. */
 static char *summary(const struct cons_host *h, const struct cons_check *c, size_t max)
 {
-        struct strv l = {0};
+        _cleanup_strv_ struct strv l = {0};
         size_t total = 0;
         for (size_t i = 0; i < h->n; i++) {
                 if (!check_wants(c, h->v[i].name))
@@ -662,7 +662,6 @@ static char *summary(const struct cons_host *h, const struct cons_check *c, size
         if (total > max)
                 strv_push(&l, xasprintf("(+%zu more)", total - max));
         char *s = total ? strv_join(&l, ", ") : xstrdup("(no such facts)");
-        strv_done(&l);
         return s;
 }
 
