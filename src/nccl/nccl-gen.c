@@ -181,7 +181,8 @@ static bool compute_names_fit(const struct strv *compute, bool explicit_, struct
 
 /* NCCL_IB_HCA. Unset, NCCL uses every ACTIVE InfiniBand/RoCE port at each init (NCCL environment
  * variables documentation), which is right when every HCA carries compute traffic: then nothing is
- * written. It is written only to keep non-compute (storage) HCAs out, naming the compute HCAs (all
+ * written. It is written only to keep non-compute RDMA devices out (storage HCAs, and the NVLink switch
+ * management bridges of an NVLink 5 board, role nvlink-mgmt), naming the compute HCAs (all
  * their ports, '=' for exact names: a bare mlx5_1 also selects mlx5_10..19), never "the ports that
  * happen to be ACTIVE now", which would drop a rail for good. While a compute port is not ACTIVE it
  * is not written at all (a note says which), as the list could not be checked. */
@@ -246,7 +247,7 @@ static void derive_ib_hca(struct facts *f, const struct resolved *profile, struc
                      explicit_ ? xasprintf("the profile's compute HCAs (nccl_ib_hca), by exact name")
                                : xasprintf("the %zu of %zu HCAs paired with a GPU (behind its PCIe switch, or on its "
                                            "NUMA node where the tree does not pair them), by exact name and whatever "
-                                           "their port state; the others (storage) are kept out",
+                                           "their port state; the others (storage, NVLink switch management) are kept out",
                                            compute.n, all.n));
 }
 

@@ -499,6 +499,110 @@ def case_item2_b200_nvlink5(tmp):
     check(name != 'b200-8x', 'item 2: eight Blackwell GPUs without NVLink switches are not an HGX B200 (%r)' % name)
 
 
+# --- NVLink 5 switch management bridges are RDMA devices, not HCAs ----------------------------------
+
+B200_RAILS = ['mlx5_%d' % i for i in range(8)]
+B200_BRIDGES = ['mlx5_%d' % i for i in range(8, 12)]
+
+
+def ib_port_file(root, dev, name, value):
+    write(root, '/sys/class/infiniband/%s/ports/1/%s' % (dev, name), value + '\n')
+
+
+def delink_gpus(root):
+    """The GPUs' /sys/bus/pci/devices entries as copies that kept files but not the link into
+    /sys/devices (a tree a snapshot tool copied file by file): no GPU's place in the PCIe tree is
+    known, so the HCAs are paired with GPUs by NUMA node, and the bridges on node 0 are near GPUs."""
+    for k, v in sorted(facts(root, 'gpu').items()):
+        if k.endswith('.address') and v.get('value'):
+            p = os.path.join(root, 'sys/bus/pci/devices', v['value'])
+            real = os.path.realpath(p)
+            os.unlink(p)
+            shutil.copytree(real, p, symlinks=True)
+
+
+def nccl_ib_hca(root, prof):
+    rc, out, err = run(root, 'nccl', 'conf', '--profile', prof)
+    lines = [l for l in out.splitlines() if l.startswith('NCCL_IB_HCA')]
+    return lines[0] if lines else None
+
+
+def case_nvlink_mgmt_roles(tmp):
+    """hgx-b200's four ConnectX-7 bridge functions (VPD SW_MNG) are mlx5 devices mlx5_8..mlx5_11 with
+    an InfiniBand port each, as NVIDIA's driver container finds them (/sys/class/infiniband/*/device/vpd).
+    They get the role nvlink-mgmt, are no HCAs in the counts, no storage adapters, and stay out of
+    NCCL_IB_HCA; the eight rails stay compute."""
+    root = hw_root(tmp, 'hgx-b200')
+    f = facts(root, 'ib')
+    val = lambda k: f.get(k, {}).get('value')
+    roles = {d: (val('ib.%s.role' % d), val('ib.%s.port.1.role' % d), val('ib.%s.nvlink_bridge' % d))
+             for d in B200_RAILS + B200_BRIDGES}
+    check(all(roles[d] == ('nvlink-mgmt', 'nvlink-mgmt', True) for d in B200_BRIDGES) and
+          all(roles[d] == ('compute', 'compute', False) for d in B200_RAILS),
+          'nvlink-mgmt: the SW_MNG functions are nvlink-mgmt, the rails compute (%r)' % roles)
+    got = tuple(val('ib.' + k) for k in ('count', 'hca_count', 'nvlink_mgmt_count', 'infiniband_ports',
+                                         'active_ports', 'compute_link_layers'))
+    check(got == (12, 8, 4, 8, 8, 'ib'), 'nvlink-mgmt: 12 RDMA devices, 8 HCAs, 4 bridges, 8 HCA ports (%r)' % (got,))
+    hca = nccl_ib_hca(root, 'b200-8x')
+    check(hca == 'NCCL_IB_HCA==' + ','.join(B200_RAILS), 'nvlink-mgmt: NCCL_IB_HCA names the eight rails (%r)' % hca)
+    # before NVLSM has configured the bridges their ports are INIT: no storage port is down
+    for d in B200_BRIDGES:
+        ib_port_file(root, d, 'state', '2: INIT')
+    r = audit(root, 'b200-8x', 'ib-storage-port-health')['ib-storage-port-health']
+    check(r['status'] == 'n/a', 'nvlink-mgmt: a bridge port is no storage port (%r %r)' % (r['status'], r.get('observed')))
+    # a rail fallen off the bus is missing, whatever the bridges add to /sys/class/infiniband
+    os.unlink(os.path.join(root, 'sys/class/infiniband/mlx5_7'))
+    r = audit(root, 'b200-8x', 'ib-hca-count')['ib-hca-count']
+    check(r['status'] == 'fail' and 'ib.hca_count = 7' in (r.get('observed') or ''),
+          'nvlink-mgmt: seven rails and four bridges are not eight HCAs (%r %r)' % (r['status'], r.get('observed')))
+
+
+def case_nvlink_mgmt_numa(tmp):
+    """The same board in a tree that pairs no HCA with a GPU (the GPUs' PCI entries copied without
+    their links): the NUMA node decides, and the bridges sit on node 0 with four GPUs. They are still
+    nvlink-mgmt: NCCL_IB_HCA is written to keep them out, their ports (INIT, 200 Gb/s, with errors)
+    fail no compute port rule, and the GPUs of node 0 without rails have no local HCA."""
+    root = hw_root(tmp, 'hgx-b200')
+    delink_gpus(root)
+    f = facts(root, 'ib')
+    roles = {d: f.get('ib.%s.port.1.role' % d, {}).get('value') for d in B200_RAILS + B200_BRIDGES}
+    check(all(roles[d] == 'nvlink-mgmt' for d in B200_BRIDGES) and all(roles[d] == 'compute' for d in B200_RAILS),
+          'nvlink-mgmt (NUMA): the bridges are nvlink-mgmt whatever node they are on (%r)' % roles)
+    hca = nccl_ib_hca(root, 'b200-8x')
+    check(hca == 'NCCL_IB_HCA==' + ','.join(B200_RAILS),
+          'nvlink-mgmt (NUMA): NCCL_IB_HCA is written to keep the bridges out (%r)' % hca)
+    r = audit(root, 'b200-8x', 'ib-port-rate')['ib-port-rate']
+    check(r['status'] == 'pass', 'nvlink-mgmt (NUMA): the bridges\' 200 Gb/s ports are no slow rails (%r %r)'
+          % (r['status'], r.get('observed')))
+    for d in B200_BRIDGES:
+        ib_port_file(root, d, 'state', '2: INIT')
+        ib_port_file(root, d, 'counters/symbol_error', '65535')
+    for d in B200_RAILS:
+        ib_port_file(root, d, 'counters/symbol_error', '0')
+        ib_port_file(root, d, 'counters/link_downed', '0')
+    write(root, '/etc/llmtune/profiles.d/site-b200.ini',
+          '[profile]\nname = site-b200\ndescription = our HGX B200\ninherits = b200-8x\n\n'
+          '[params]\nib_error_max = 0\n')
+    rules = ('ib-port-active', 'ib-port-rate', 'ib-port-symbol-errors', 'ib-link-layer-uniform')
+    got = statuses(root, 'site-b200', rules)
+    check(all(v[0] == 'pass' for v in got.values()),
+          'nvlink-mgmt (NUMA): the bridges\' ports fail no compute port rule (%r)' % got)
+    # RoCE rails beside the InfiniBand bridges are one fabric
+    for d in B200_RAILS:
+        ib_port_file(root, d, 'link_layer', 'Ethernet')
+    v = fact(root, 'ib.compute_link_layers').get('value')
+    r = audit(root, 'site-b200', 'ib-link-layer-uniform')['ib-link-layer-uniform']
+    check(v == 'roce' and r['status'] == 'pass',
+          'nvlink-mgmt (NUMA): RoCE rails and InfiniBand bridges are a RoCE node (%r %r)' % (v, r['status']))
+    # the rails of node 0 gone: its GPUs have no HCA near, the bridges do not stand in for one
+    for d in B200_RAILS[:4]:
+        os.unlink(os.path.join(root, 'sys/class/infiniband', d))
+    g = fact(root, 'gpu.0.local_hca').get('value')
+    r = audit(root, 'b200-8x', 'ib-gpu-affinity')['ib-gpu-affinity']
+    check(g == 'none' and r['status'] == 'fail',
+          'nvlink-mgmt (NUMA): a GPU of node 0 has no local HCA without its rails (%r %r)' % (g, r['status']))
+
+
 # --- item 1: RoCE and EFA nodes ----------------------------------------------------------------------
 
 def set_ports(root, **files):
@@ -716,6 +820,8 @@ CASES = {
     'item2-h200': case_item2_h200,
     'item2-b200': case_item2_b200,
     'item2-b200-nvlink5': case_item2_b200_nvlink5,
+    'nvlink-mgmt-roles': case_nvlink_mgmt_roles,
+    'nvlink-mgmt-numa': case_nvlink_mgmt_numa,
     'item3-storage-hca': case_item3_storage_hca,
     'item11-clocks': case_item11_clocks,
     'item7-fabricmanager-rpm': case_item7_fabricmanager_rpm,

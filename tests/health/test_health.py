@@ -406,7 +406,7 @@ CASES = [
     ('h100-good', 'h100-sxm-8x', 'driver-nvlsm', 'n/a', None),
     # InfiniBand
     ('h100-good', 'h100-sxm-8x', 'ib-hca-count', 'pass', None),
-    ('h100-bad', 'h100-sxm-8x', 'ib-hca-count', 'fail', 'ib.count = 7'),
+    ('h100-bad', 'h100-sxm-8x', 'ib-hca-count', 'fail', 'ib.hca_count = 7'),
     ('h100-good', 'h100-sxm-8x', 'ib-port-active', 'pass', None),
     ('h100-bad', 'h100-sxm-8x', 'ib-port-active', 'fail', 'ib.mlx5_4.port.1.state = DOWN'),
     ('h100-good', 'h100-sxm-8x', 'ib-port-rate', 'pass', None),

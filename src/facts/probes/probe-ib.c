@@ -4,6 +4,9 @@
  * (Documentation/ABI/stable/sysfs-class-infiniband). Devices keep their kernel names (mlx5_0).
  * The PCIe link of each HCA comes from pci-link.c (ib.DEV.link.*, ib.DEV.upstream.*); the port
  * counts ib.infiniband_ports / ib.active_ports let rules ask for "N InfiniBand ports ACTIVE".
+ * Not every RDMA device is an HCA: on NVLink 5 baseboards the ConnectX functions that bridge the host
+ * to the NVSwitches are mlx5 devices too (facts/readers/nvlink-bridge.h); they get the role
+ * nvlink-mgmt and are left out of the HCA counts, the compute fabrics and NCCL's rails.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +14,7 @@
 #include "facts/probes/counters.h"
 #include "facts/facts.h"
 #include "base/parse.h"
+#include "facts/readers/nvlink-bridge.h"
 #include "facts/readers/pci-link.h"
 #include "facts/probes/probes.h"
 #include "facts/probes/roce.h"
@@ -40,7 +44,7 @@ static int parse_coded(const char *s, int64_t *code, char **word)
 }
 
 struct counts {
-        int infiniband, active;  /* ports with link layer InfiniBand; of those, ACTIVE */
+        int infiniband, active;  /* HCA ports with link layer InfiniBand; of those, ACTIVE */
         bool unknown;            /* a state or link layer could not be read */
         struct strv compute;     /* the fabrics of the compute ports (ib, roce, efa, other) */
 };
@@ -197,7 +201,10 @@ static const char *probe_port(struct facts *f, const char *dev, const char *port
  * adapters), even on a NUMA node with GPUs. When no HCA shares a bridge with a GPU the tree says
  * nothing about pairing (GPUs and HCAs on root ports, or no device links in a trimmed tree), and the
  * NUMA node decides: an HCA on a node without NVIDIA GPUs is storage. "storage" needs proof: an HCA
- * whose place is unknown is "compute", so the rules keep judging it.
+ * whose place is unknown is "compute", so the rules keep judging it. An NVLink switch management
+ * bridge is "nvlink-mgmt" wherever it sits, and takes no part in the pairing (a bridge behind a GPU's
+ * switch does not make the tree pair HCAs); that needs proof too: a device whose VPD cannot be read
+ * keeps the role its place gives (ib.DEV.nvlink_bridge says it is unknown).
  */
 struct placement {
         bool numa_known;         /* NVIDIA GPUs exist and every one's NUMA node is known */
@@ -265,8 +272,19 @@ static void hca_place(struct facts *f, const char *dev, const char *addr, struct
         pci_place_done(&hp);
 }
 
-static const char *hca_role(struct facts *f, const char *dev, const struct placement *pl)
+/* One RDMA device of /sys/class/infiniband: its PCI function, and whether that is an NVLink switch
+ * management bridge (nvlink_bridge_check: 1, 0, -errno; 0 for a device that is no PCI function). */
+struct ibdev {
+        const char *name;
+        char *addr;
+        int bridge;
+};
+
+static const char *hca_role(struct facts *f, const struct ibdev *d, const struct placement *pl)
 {
+        const char *dev = d->name;
+        if (d->bridge > 0) /* the NVLink Subnet Manager's, never NCCL's */
+                return "nvlink-mgmt";
         if (pl->shared.n) /* the tree pairs HCAs with GPUs */
                 return strv_contains(&pl->apart, dev) ? "storage" : "compute";
         if (!pl->numa_known)
@@ -280,9 +298,31 @@ static const char *hca_role(struct facts *f, const char *dev, const struct place
         return strv_contains(&pl->nodes, nf->str) ? "compute" : "storage";
 }
 
-static void probe_dev(struct facts *f, const char *dev, const struct placement *pl, struct counts *c)
+/* ib.DEV.nvlink_bridge: whether the device's PCI function is an NVLink switch management bridge. */
+static void bridge_fact(struct facts *f, const struct ibdev *d)
+{
+        if (!d->addr) {
+                _cleanup_free_ char *link = xasprintf(IB_DIR "/%s/device", d->name);
+                if (d->bridge < 0)
+                        fact_unreadable(f, link, d->bridge, "the device link names the PCI function",
+                                        "ib.%s.nvlink_bridge", d->name);
+                else
+                        fact_absent(f, link, "not a PCI device", "ib.%s.nvlink_bridge", d->name);
+                return;
+        }
+        _cleanup_free_ char *vpd = nvlink_bridge_vpd_path(d->addr);
+        if (d->bridge < 0)
+                fact_unreadable(f, vpd, d->bridge,
+                                "the function's VPD says whether it is an NVLink switch management bridge (SW_MNG)",
+                                "ib.%s.nvlink_bridge", d->name);
+        else
+                fact_bool(f, vpd, d->bridge > 0, "ib.%s.nvlink_bridge", d->name);
+}
+
+static void probe_dev(struct facts *f, const struct ibdev *d, const struct placement *pl, struct counts *c)
 {
         struct root *r = facts_root(f);
+        const char *dev = d->name;
         _cleanup_free_ char *dir = xasprintf(IB_DIR "/%s", dev);
         _cleanup_free_ char *link = xasprintf("%s/device", dir);
         _cleanup_free_ char *np = xasprintf("%s/device/numa_node", dir);
@@ -310,6 +350,12 @@ static void probe_dev(struct facts *f, const char *dev, const struct placement *
         fact_file_str(f, fw, "the driver does not report a firmware version", "ib.%s.fw_ver", dev);
         _cleanup_free_ char *drv = NULL, *dlink = xasprintf("%s/device/driver", dir);
         bool efa = root_readlink(r, dlink, &drv) == 0 && endswith(drv, "/efa");
+        bridge_fact(f, d);
+        const char *role = hca_role(f, d, pl);
+        fact_str(f, link, role, "ib.%s.role", dev);
+        /* a bridge's ports are reported, but counted with no HCA's */
+        struct counts scratch = {0};
+        struct counts *pc = streq(role, "nvlink-mgmt") ? &scratch : c;
 
         struct strv ports = {0};
         rc = root_list(r, pdir, &ports);
@@ -325,16 +371,67 @@ static void probe_dev(struct facts *f, const char *dev, const struct placement *
                 uint64_t p;
                 if (parse_u64(ports.v[i], &p) < 0)
                         continue;
-                const char *fabric = probe_port(f, dev, ports.v[i], efa, c);
-                _cleanup_free_ char *src = xasprintf("%s/device", dir);
-                const char *role = hca_role(f, dev, pl);
-                fact_str(f, src, role, "ib.%s.port.%s.role", dev, ports.v[i]);
+                const char *fabric = probe_port(f, dev, ports.v[i], efa, pc);
+                fact_str(f, link, role, "ib.%s.port.%s.role", dev, ports.v[i]);
                 if (fabric && streq(role, "compute") && !strv_contains(&c->compute, fabric))
                         strv_add(&c->compute, fabric);
                 n++;
         }
         fact_int(f, pdir, n, "ib.%s.ports", dev);
         strv_done(&ports);
+        strv_done(&scratch.compute);
+}
+
+/* The RDMA devices NAMES with their PCI functions and bridge tests. */
+static struct ibdev *ibdevs_get(struct facts *f, const struct strv *names)
+{
+        struct ibdev *v = xcalloc(names->n ? names->n : 1, sizeof(*v));
+        for (size_t i = 0; i < names->n; i++) {
+                v[i].name = names->v[i];
+                _cleanup_free_ char *link = xasprintf(IB_DIR "/%s/device", names->v[i]), *target = NULL;
+                int rc = root_readlink(facts_root(f), link, &target);
+                if (rc < 0) {
+                        v[i].bridge = root_gone(rc) ? 0 : rc;
+                        continue;
+                }
+                const char *base = strrchr(target, '/');
+                base = base ? base + 1 : target;
+                struct pci_addr pa;
+                if (!pci_addr_parse(base, &pa))
+                        continue;
+                v[i].addr = xstrdup(base);
+                v[i].bridge = nvlink_bridge_check(facts_root(f), base);
+        }
+        return v;
+}
+
+static struct ibdev *ibdevs_free(struct ibdev *v, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                free(v[i].addr);
+        free(v);
+        return NULL;
+}
+
+/* ib.hca_count and ib.nvlink_mgmt_count: the devices that are HCAs, and the bridges. Whether a device
+ * is a bridge unknown makes both unknown. */
+static void role_counts(struct facts *f, const struct ibdev *v, size_t n)
+{
+        size_t bridges = 0;
+        for (size_t i = 0; i < n; i++) {
+                if (v[i].bridge < 0) {
+                        _cleanup_free_ char *src = v[i].addr ? nvlink_bridge_vpd_path(v[i].addr)
+                                                             : xasprintf(IB_DIR "/%s/device", v[i].name);
+                        _cleanup_free_ char *why = xasprintf("whether %s is an NVLink switch management bridge is "
+                                                             "unknown (ib.%s.nvlink_bridge)", v[i].name, v[i].name);
+                        fact_unreadable(f, src, v[i].bridge, why, "ib.hca_count");
+                        fact_unreadable(f, src, v[i].bridge, why, "ib.nvlink_mgmt_count");
+                        return;
+                }
+                bridges += v[i].bridge > 0;
+        }
+        fact_int(f, IB_DIR, (int64_t)(n - bridges), "ib.hca_count");
+        fact_int(f, IB_DIR, (int64_t)bridges, "ib.nvlink_mgmt_count");
 }
 
 /* PCI functions of class 0x0207 (InfiniBand controller): an HCA the RDMA core should list. The
@@ -370,16 +467,22 @@ static int ib_run(struct facts *f)
                                 " (rdma drivers not loaded?): %d InfiniBand controller%s (class 0x0207), first %s",
                                 on_pci, on_pci == 1 ? "" : "s", first);
                         fact_absent(f, IB_DIR, why, "ib.count");
+                        fact_absent(f, IB_DIR, why, "ib.hca_count");
+                        fact_absent(f, IB_DIR, why, "ib.nvlink_mgmt_count");
                         fact_absent(f, IB_DIR, why, "ib.infiniband_ports");
                         fact_absent(f, IB_DIR, why, "ib.active_ports");
                         fact_absent(f, IB_DIR, why, "ib.compute_link_layers");
                 } else if (rc == -ENOENT) {
                         fact_int(f, IB_DIR, 0, "ib.count");
+                        fact_int(f, IB_DIR, 0, "ib.hca_count");
+                        fact_int(f, IB_DIR, 0, "ib.nvlink_mgmt_count");
                         fact_int(f, IB_DIR, 0, "ib.infiniband_ports");
                         fact_int(f, IB_DIR, 0, "ib.active_ports");
                         fact_str(f, IB_DIR, "none", "ib.compute_link_layers");
                 } else {
                         fact_unreadable(f, IB_DIR, rc, NULL, "ib.count");
+                        fact_unreadable(f, IB_DIR, rc, NULL, "ib.hca_count");
+                        fact_unreadable(f, IB_DIR, rc, NULL, "ib.nvlink_mgmt_count");
                         fact_unreadable(f, IB_DIR, rc, NULL, "ib.infiniband_ports");
                         fact_unreadable(f, IB_DIR, rc, NULL, "ib.active_ports");
                         fact_unreadable(f, IB_DIR, rc, NULL, "ib.compute_link_layers");
@@ -389,17 +492,16 @@ static int ib_run(struct facts *f)
         struct counts c = {0};
         struct placement pl = {0};
         gpu_places(f, &pl);
-        for (size_t i = 0; i < devs.n; i++) {
-                _cleanup_free_ char *link = xasprintf(IB_DIR "/%s/device", devs.v[i]), *target = NULL;
-                if (root_readlink(facts_root(f), link, &target) == 0) {
-                        const char *base = strrchr(target, '/');
-                        hca_place(f, devs.v[i], base ? base + 1 : target, &pl);
-                }
-        }
+        struct ibdev *v = ibdevs_get(f, &devs);
         for (size_t i = 0; i < devs.n; i++)
-                probe_dev(f, devs.v[i], &pl, &c);
+                if (v[i].addr && v[i].bridge <= 0)
+                        hca_place(f, v[i].name, v[i].addr, &pl);
+        for (size_t i = 0; i < devs.n; i++)
+                probe_dev(f, &v[i], &pl, &c);
         placement_done(&pl);
         fact_int(f, IB_DIR, (int64_t)devs.n, "ib.count");
+        role_counts(f, v, devs.n);
+        v = ibdevs_free(v, devs.n);
         if (c.unknown) {
                 fact_unreadable(f, IB_DIR, -EIO, "a port's state or link_layer is unreadable", "ib.infiniband_ports");
                 fact_unreadable(f, IB_DIR, -EIO, "a port's state or link_layer is unreadable", "ib.active_ports");

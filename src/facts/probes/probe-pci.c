@@ -27,6 +27,7 @@
 #include "facts/facts.h"
 #include "facts/adapters/lib-hwloc.h"
 #include "base/parse.h"
+#include "facts/readers/nvlink-bridge.h"
 #include "facts/readers/pci-ids.h"
 #include "facts/readers/pci-link.h"
 #include "facts/probes/probes.h"
@@ -873,7 +874,8 @@ static void hcas_done(struct hca *h, size_t n)
         free(h);
 }
 
-/* Every HCA (an ib.DEV.numa_node fact, present whatever its state) with its place and node. */
+/* Every HCA (an ib.DEV.numa_node fact, present whatever its state) with its place and node; the
+ * RDMA devices of role nvlink-mgmt (probe-ib.c) are no HCAs. */
 static struct hca *hcas_get(struct facts *f, size_t *ret_n)
 {
         const struct fact **all = NULL;
@@ -884,8 +886,14 @@ static struct hca *hcas_get(struct facts *f, size_t *ret_n)
                 const char *dot = strchr(name, '.');
                 if (!dot || !streq(dot, ".numa_node"))
                         continue;
+                _cleanup_free_ char *dev = xstrndup(name, (size_t)(dot - name));
+                /* an NVLink switch management bridge carries no GPU's network traffic */
+                _cleanup_free_ char *rn = xasprintf("ib.%s.role", dev);
+                const struct fact *rf = facts_get(f, rn);
+                if (rf && rf->status == FACT_OK && streq(rf->str, "nvlink-mgmt"))
+                        continue;
                 struct hca *c = &h[k++];
-                c->dev = xstrndup(name, (size_t)(dot - name));
+                c->dev = TAKE_PTR(dev);
                 _cleanup_free_ char *an = xasprintf("ib.%s.address", c->dev), *why = NULL;
                 const struct fact *af = facts_get(f, an);
                 c->placed = af && af->status == FACT_OK && pci_place_get(f, af->str, &c->place, &why) == 0;
@@ -1021,35 +1029,15 @@ static void stage_ib(struct facts *f, struct state *s)
 /* --- bridges stage: NVLink 5 switches behind ConnectX management bridges ----------------------- */
 
 #define VENDOR_MELLANOX 0x15b3
-#define SW_MNG "SW_MNG"
-
-/* Does the VPD of function D carry SW_MNG? 1 yes, 0 no (no VPD at all included), -errno. */
-static int vpd_sw_mng(struct root *r, const struct pdev *d)
-{
-        _cleanup_free_ char *path = dev_path(d, "vpd");
-        const char *data;
-        size_t len;
-        int rc = root_read(r, path, &data, &len);
-        if (root_gone(rc))
-                return 0; /* no VPD capability */
-        if (rc < 0)
-                return rc;
-        bool found = memmem(data, len, SW_MNG, strlen(SW_MNG)) != NULL;
-        /* gather keeps the marker, not the VPD: it holds the board's serial number, which
-         * --anonymize does not know to replace inside a binary file */
-        if (root_recording(r))
-                root_record_data(r, path, found ? SW_MNG : "", found ? strlen(SW_MNG) : 0);
-        return found;
-}
 
 /*
  * nvswitch.bridge_count, nvswitch.bridges, nvswitch.present. On NVLink 5 baseboards (HGX B200/B300)
- * the NVSwitches are no PCI functions of the host: they are reached over InfiniBand through
- * ConnectX functions of the baseboard whose VPD says SW_MNG, and the fabric manager then runs the
- * NVLink Subnet Manager (NVLSM) over them. That VPD marker is how NVIDIA's own driver container
- * (gpu-driver-container, nvidia-driver: _assert_nvlink5_system) tells such a system from an older
- * one whose NVSwitches are PCI functions (nvswitch.count). A VPD that is there but cannot be read
- * (it is root's only) may be a bridge's: unknown, never "none".
+ * the NVSwitches are no PCI functions of the host: they are reached through ConnectX management
+ * bridges (facts/readers/nvlink-bridge.h decides which function is one, for probe-ib.c's roles too),
+ * and the fabric manager then runs the NVLink Subnet Manager (NVLSM) over them. That is how NVIDIA's
+ * own driver container tells such a system from an older one whose NVSwitches are PCI functions
+ * (nvswitch.count). A VPD that is there but cannot be read (it is root's only) may be a bridge's:
+ * unknown, never "none".
  */
 static const char *const bridge_facts[] = {"nvswitch.bridge_count", "nvswitch.bridges", "nvswitch.present"};
 
@@ -1064,13 +1052,15 @@ static void stage_bridges(struct facts *f, struct state *s)
         _cleanup_free_ char *bad = NULL;
         int bad_rc = 0;
         for (size_t i = 0; i < s->ndevs; i++) {
+                /* nvlink_bridge_check decides (and checks the vendor itself); this only saves
+                 * reading the vendor files of the other functions again */
                 if (s->devs[i].vendor != VENDOR_MELLANOX)
                         continue;
-                int rc = vpd_sw_mng(facts_root(f), &s->devs[i]);
+                int rc = nvlink_bridge_check(facts_root(f), s->devs[i].addr);
                 if (rc > 0)
                         strv_add(&found, s->devs[i].addr);
                 else if (rc < 0 && !bad) {
-                        bad = dev_path(&s->devs[i], "vpd");
+                        bad = nvlink_bridge_vpd_path(s->devs[i].addr);
                         bad_rc = rc;
                 }
         }
