@@ -109,6 +109,16 @@ void facts_set_handle(struct facts *f, const char *key, void *ptr, void (*destro
         f->handles = h;
 }
 
+void *facts_state(struct facts *f, const char *key, size_t size, void (*destroy)(void *))
+{
+        void *s = facts_handle(f, key);
+        if (!s) {
+                s = xcalloc(1, size);
+                facts_set_handle(f, key, s, destroy);
+        }
+        return s;
+}
+
 void facts_replace_handle(struct facts *f, const char *key, void *ptr)
 {
         for (struct handle *h = f->handles; h; h = h->next)

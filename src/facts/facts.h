@@ -98,6 +98,9 @@ bool fact_pattern_may_end(const char *pattern, const char *ending);
 /* Library handles shared by several probes (libpci, hwloc, libkmod), opened once per run. */
 void *facts_handle(struct facts *f, const char *key);
 void facts_set_handle(struct facts *f, const char *key, void *h, void (*destroy)(void *));
+/* A probe's state kept for the run: KEY's handle, made (SIZE bytes, zeroed) and set with DESTROY
+ * on the first call. */
+void *facts_state(struct facts *f, const char *key, size_t size, void (*destroy)(void *));
 /* Put H in the place of KEY's handle (the caller released the old one; the destroy function stays). */
 void facts_replace_handle(struct facts *f, const char *key, void *h);
 

@@ -202,12 +202,7 @@ static void cpu_state_free(void *p)
 
 static struct cpu_state *cpu_state(struct facts *f)
 {
-        struct cpu_state *s = facts_handle(f, "probe-cpu");
-        if (!s) {
-                s = xcalloc(1, sizeof(*s));
-                facts_set_handle(f, "probe-cpu", s, cpu_state_free);
-        }
-        return s;
+        return facts_state(f, "probe-cpu", sizeof(struct cpu_state), cpu_state_free);
 }
 
 static void stage_topology(struct facts *f, struct cpu_state *s);

@@ -66,12 +66,7 @@ static void kstate_free(void *p)
 
 static struct kstate *kstate(struct facts *f)
 {
-        struct kstate *ks = facts_handle(f, "kernel.state");
-        if (!ks) {
-                ks = xcalloc(1, sizeof(*ks));
-                facts_set_handle(f, "kernel.state", ks, kstate_free);
-        }
-        return ks;
+        return facts_state(f, "kernel.state", sizeof(struct kstate), kstate_free);
 }
 
 /* --- kernel.* --------------------------------------------------------------------------------- */

@@ -1084,11 +1084,7 @@ static void stage_bridges(struct facts *f, struct state *s)
 
 static struct state *get_state(struct facts *f)
 {
-        struct state *s = facts_handle(f, STATE_KEY);
-        if (!s) {
-                s = xcalloc(1, sizeof(*s));
-                facts_set_handle(f, STATE_KEY, s, state_free);
-        }
+        struct state *s = facts_state(f, STATE_KEY, sizeof(*s), state_free);
         if (!s->sysfs)
                 stage_sysfs(f, s);
         return s;
