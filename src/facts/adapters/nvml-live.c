@@ -49,41 +49,48 @@ static void no_symbol(const struct nvml *L, const struct nvgpu_out *o, const cha
         nvgpu_absent(o, field, why);
 }
 
+/*
+ * How a call of entry point FN went, told in each of the N FIELDS it fills: absent when the driver
+ * lacks FN (PRESENT false), else fail()'s reason when RC is not success. True when the call
+ * succeeded and the caller records the values.
+ */
+static bool call_ok(const struct nvml *L, const struct nvgpu_out *o, const char *fn, bool present, nvmlReturn_t rc,
+                    const char *const *fields, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (!present)
+                        no_symbol(L, o, fields[i], fn);
+                else if (rc != NVML_SUCCESS)
+                        fail(L, o, fields[i], fn, rc);
+        return present && rc == NVML_SUCCESS;
+}
+
 static void get_string(const struct nvml *L, const struct nvgpu_out *o, nvmlDevice_t d, const char *field, const char *fn)
 {
         nvmlDeviceGetString_fn call = (nvmlDeviceGetString_fn)sym(L, fn);
         char buf[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = "";
-        if (!call)
-                return no_symbol(L, o, field, fn);
-        nvmlReturn_t rc = call(d, buf, sizeof(buf));
+        nvmlReturn_t rc = call ? call(d, buf, sizeof(buf)) : NVML_SUCCESS;
         buf[sizeof(buf) - 1] = '\0';
-        if (rc != NVML_SUCCESS)
-                return fail(L, o, field, fn, rc);
-        nvgpu_str(o, field, buf);
+        if (call_ok(L, o, fn, call != NULL, rc, &field, 1))
+                nvgpu_str(o, field, buf);
 }
 
 static void get_uint(const struct nvml *L, const struct nvgpu_out *o, nvmlDevice_t d, const char *field, const char *fn)
 {
         nvmlDeviceGetUint_fn call = (nvmlDeviceGetUint_fn)sym(L, fn);
         unsigned v = 0;
-        if (!call)
-                return no_symbol(L, o, field, fn);
-        nvmlReturn_t rc = call(d, &v);
-        if (rc != NVML_SUCCESS)
-                return fail(L, o, field, fn, rc);
-        nvgpu_uint(o, field, v);
+        nvmlReturn_t rc = call ? call(d, &v) : NVML_SUCCESS;
+        if (call_ok(L, o, fn, call != NULL, rc, &field, 1))
+                nvgpu_uint(o, field, v);
 }
 
 static void get_enable(const struct nvml *L, const struct nvgpu_out *o, nvmlDevice_t d, const char *field, const char *fn)
 {
         nvmlDeviceGetEnable_fn call = (nvmlDeviceGetEnable_fn)sym(L, fn);
         nvmlEnableState_t v = 0;
-        if (!call)
-                return no_symbol(L, o, field, fn);
-        nvmlReturn_t rc = call(d, &v);
-        if (rc != NVML_SUCCESS)
-                return fail(L, o, field, fn, rc);
-        nvgpu_bool(o, field, v != 0);
+        nvmlReturn_t rc = call ? call(d, &v) : NVML_SUCCESS;
+        if (call_ok(L, o, fn, call != NULL, rc, &field, 1))
+                nvgpu_bool(o, field, v != 0);
 }
 
 static void get_ecc(const struct nvml *L, const struct nvgpu_out *o, nvmlDevice_t d)
@@ -92,13 +99,8 @@ static void get_ecc(const struct nvml *L, const struct nvgpu_out *o, nvmlDevice_
         nvmlDeviceGetEccMode_fn mode = (nvmlDeviceGetEccMode_fn)sym(L, fn);
         nvmlEnableState_t cur = 0, pend = 0;
         nvmlReturn_t rc = mode ? mode(d, &cur, &pend) : NVML_SUCCESS;
-        if (!mode) {
-                no_symbol(L, o, "ecc.current", fn);
-                no_symbol(L, o, "ecc.pending", fn);
-        } else if (rc != NVML_SUCCESS) {
-                fail(L, o, "ecc.current", fn, rc);
-                fail(L, o, "ecc.pending", fn, rc);
-        } else {
+        static const char *const mode_fields[] = {"ecc.current", "ecc.pending"};
+        if (call_ok(L, o, fn, mode != NULL, rc, mode_fields, ARRAY_SIZE(mode_fields))) {
                 nvgpu_bool(o, "ecc.current", cur != 0);
                 nvgpu_bool(o, "ecc.pending", pend != 0);
         }
@@ -115,14 +117,8 @@ static void get_ecc(const struct nvml *L, const struct nvgpu_out *o, nvmlDevice_
         };
         for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
                 unsigned long long n = 0;
-                if (!total) {
-                        no_symbol(L, o, kinds[i].field, fn);
-                        continue;
-                }
-                rc = total(d, kinds[i].type, kinds[i].counter, &n);
-                if (rc != NVML_SUCCESS)
-                        fail(L, o, kinds[i].field, fn, rc);
-                else
+                rc = total ? total(d, kinds[i].type, kinds[i].counter, &n) : NVML_SUCCESS;
+                if (call_ok(L, o, fn, total != NULL, rc, &kinds[i].field, 1))
                         nvgpu_uint(o, kinds[i].field, n);
         }
 }
@@ -135,12 +131,7 @@ static void get_remap(const struct nvml *L, const struct nvgpu_out *o, nvmlDevic
         nvmlDeviceGetRemappedRows_fn call = (nvmlDeviceGetRemappedRows_fn)sym(L, fn);
         unsigned corr = 0, unc = 0, pending = 0, failure = 0;
         nvmlReturn_t rc = call ? call(d, &corr, &unc, &pending, &failure) : NVML_SUCCESS;
-        for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
-                if (!call)
-                        no_symbol(L, o, fields[i], fn);
-                else if (rc != NVML_SUCCESS)
-                        fail(L, o, fields[i], fn, rc);
-        if (!call || rc != NVML_SUCCESS)
+        if (!call_ok(L, o, fn, call != NULL, rc, fields, ARRAY_SIZE(fields)))
                 return;
         nvgpu_uint(o, "remap.correctable", corr);
         nvgpu_uint(o, "remap.uncorrectable", unc);
@@ -159,14 +150,10 @@ static void get_retired(const struct nvml *L, const struct nvgpu_out *o, nvmlDev
                       {"retired.dbe", NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR}};
         for (size_t i = 0; i < ARRAY_SIZE(causes); i++) {
                 unsigned count = 0; /* count 0 and no buffer: NVML returns the number of pages */
-                if (!call) {
-                        no_symbol(L, o, causes[i].field, fn);
-                        continue;
-                }
-                nvmlReturn_t rc = call(d, causes[i].cause, &count, NULL);
-                if (rc != NVML_SUCCESS && rc != NVML_ERROR_INSUFFICIENT_SIZE)
-                        fail(L, o, causes[i].field, fn, rc);
-                else
+                nvmlReturn_t rc = call ? call(d, causes[i].cause, &count, NULL) : NVML_SUCCESS;
+                if (rc == NVML_ERROR_INSUFFICIENT_SIZE) /* the count, with no buffer to fill */
+                        rc = NVML_SUCCESS;
+                if (call_ok(L, o, fn, call != NULL, rc, &causes[i].field, 1))
                         nvgpu_uint(o, causes[i].field, count);
         }
         get_enable(L, o, d, "retired.pending", "nvmlDeviceGetRetiredPagesPendingStatus");
@@ -178,13 +165,8 @@ static void get_mig(const struct nvml *L, const struct nvgpu_out *o, nvmlDevice_
         nvmlDeviceGetMigMode_fn call = (nvmlDeviceGetMigMode_fn)sym(L, fn);
         unsigned cur = 0, pend = 0;
         nvmlReturn_t rc = call ? call(d, &cur, &pend) : NVML_SUCCESS;
-        if (!call) {
-                no_symbol(L, o, "mig.current", fn);
-                no_symbol(L, o, "mig.pending", fn);
-        } else if (rc != NVML_SUCCESS) {
-                fail(L, o, "mig.current", fn, rc);
-                fail(L, o, "mig.pending", fn, rc);
-        } else {
+        static const char *const fields[] = {"mig.current", "mig.pending"};
+        if (call_ok(L, o, fn, call != NULL, rc, fields, ARRAY_SIZE(fields))) {
                 nvgpu_bool(o, "mig.current", cur != 0);
                 nvgpu_bool(o, "mig.pending", pend != 0);
         }
@@ -225,22 +207,15 @@ static void get_reasons(const struct nvml *L, const struct nvgpu_out *o, nvmlDev
         struct sbuf s = {0};
         for (unsigned i = 0; i < nvgpu_nreasons; i++) {
                 _cleanup_free_ char *field = xasprintf("clock_event.%s", nvgpu_reasons[i].word);
-                if (!call)
-                        no_symbol(L, o, field, fn);
-                else if (rc != NVML_SUCCESS)
-                        fail(L, o, field, fn, rc);
-                else {
+                if (call_ok(L, o, fn, call != NULL, rc, (const char *const *)&field, 1)) {
                         bool on = (bits & nvgpu_reasons[i].bit) != 0;
                         nvgpu_bool(o, field, on);
                         if (on)
                                 sbuf_addf(&s, "%s%s", s.len ? "," : "", nvgpu_reasons[i].word);
                 }
         }
-        if (!call)
-                no_symbol(L, o, "clock_events.active", fn);
-        else if (rc != NVML_SUCCESS)
-                fail(L, o, "clock_events.active", fn, rc);
-        else
+        static const char *const active[] = {"clock_events.active"};
+        if (call_ok(L, o, fn, call != NULL, rc, active, 1))
                 nvgpu_str(o, "clock_events.active", s.len ? s.s : "none");
         free(sbuf_steal(&s));
 }
@@ -253,13 +228,8 @@ static void get_power(const struct nvml *L, const struct nvgpu_out *o, nvmlDevic
         nvmlDeviceGetPowerManagementLimitConstraints_fn call = (nvmlDeviceGetPowerManagementLimitConstraints_fn)sym(L, fn);
         unsigned lo = 0, hi = 0;
         nvmlReturn_t rc = call ? call(d, &lo, &hi) : NVML_SUCCESS;
-        if (!call) {
-                no_symbol(L, o, "power.min_limit_mw", fn);
-                no_symbol(L, o, "power.max_limit_mw", fn);
-        } else if (rc != NVML_SUCCESS) {
-                fail(L, o, "power.min_limit_mw", fn, rc);
-                fail(L, o, "power.max_limit_mw", fn, rc);
-        } else {
+        static const char *const fields[] = {"power.min_limit_mw", "power.max_limit_mw"};
+        if (call_ok(L, o, fn, call != NULL, rc, fields, ARRAY_SIZE(fields))) {
                 nvgpu_uint(o, "power.min_limit_mw", lo);
                 nvgpu_uint(o, "power.max_limit_mw", hi);
         }
@@ -284,11 +254,7 @@ static void get_clocks(const struct nvml *L, const struct nvgpu_out *o, nvmlDevi
                         _cleanup_free_ char *field = xasprintf("clocks.%s_%s_mhz", kinds[k].what, clocks[c].what);
                         unsigned mhz = 0;
                         nvmlReturn_t rc = call ? call(d, clocks[c].type, &mhz) : NVML_SUCCESS;
-                        if (!call)
-                                no_symbol(L, o, field, kinds[k].fn);
-                        else if (rc != NVML_SUCCESS)
-                                fail(L, o, field, kinds[k].fn, rc);
-                        else
+                        if (call_ok(L, o, kinds[k].fn, call != NULL, rc, (const char *const *)&field, 1))
                                 nvgpu_uint(o, field, mhz);
                 }
         }
@@ -302,13 +268,9 @@ static void get_nvlink(const struct nvml *L, const struct nvgpu_out *o, nvmlDevi
         nvmlDeviceGetNvLinkState_fn state = (nvmlDeviceGetNvLinkState_fn)sym(L, fn);
         nvmlDeviceGetNvLinkErrorCounter_fn counter =
                 (nvmlDeviceGetNvLinkErrorCounter_fn)sym(L, "nvmlDeviceGetNvLinkErrorCounter");
-        if (!state) {
-                no_symbol(L, o, "nvlink.count", fn);
-                no_symbol(L, o, "nvlink.up", fn);
-                no_symbol(L, o, "nvlink.down", fn);
-                no_symbol(L, o, "nvlink.errors", fn);
+        static const char *const totals[] = {"nvlink.count", "nvlink.up", "nvlink.down", "nvlink.errors"};
+        if (!call_ok(L, o, fn, state != NULL, NVML_SUCCESS, totals, ARRAY_SIZE(totals)))
                 return;
-        }
         unsigned links = 0, up = 0;
         uint64_t errors = 0;
         bool errors_known = true;
