@@ -189,6 +189,14 @@ void strv_done(struct strv *l)
         *l = (struct strv){0};
 }
 
+void strv_pop(struct strv *l)
+{
+        if (l->n) {
+                free(l->v[--l->n]);
+                l->v[l->n] = NULL;
+        }
+}
+
 static void sbuf_grow(struct sbuf *b, size_t extra)
 {
         if (b->len + extra + 1 > b->cap) {

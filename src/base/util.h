@@ -166,6 +166,8 @@ bool strv_contains(const struct strv *l, const char *s);
 void strv_sort(struct strv *l);
 char *strv_join(const struct strv *l, const char *sep);
 void strv_done(struct strv *l);
+/* Drop the last string (a path's ".." step); nothing when the list is empty. */
+void strv_pop(struct strv *l);
 /* A struct strv released when it goes out of scope. */
 #define _cleanup_strv_ _cleanup_(strv_done)
 

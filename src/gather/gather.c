@@ -230,10 +230,7 @@ static char *resolve(struct gctx *g, const char *path, bool follow_last)
                 if (streq(c, "."))
                         continue;
                 if (streq(c, "..")) {
-                        if (cur.n) {
-                                free(cur.v[--cur.n]);
-                                cur.v[cur.n] = NULL;
-                        }
+                        strv_pop(&cur);
                         continue;
                 }
                 strv_add(&cur, c);
@@ -247,13 +244,9 @@ static char *resolve(struct gctx *g, const char *path, bool follow_last)
                         break;
                 char *target = xstrdup(k->target);
                 add_link(g, cand, target);
-                free(cur.v[--cur.n]);
-                cur.v[cur.n] = NULL;
+                strv_pop(&cur);
                 if (target[0] == '/')
-                        while (cur.n) {
-                                free(cur.v[--cur.n]);
-                                cur.v[cur.n] = NULL;
-                        }
+                        strv_done(&cur);
                 /* The rest becomes the target's components followed by what was left. */
                 struct strv next = {0};
                 char *s2 = NULL;

@@ -354,16 +354,10 @@ static char *resolve_link(const char *dir, const char *target)
         struct strv parts = {0};
         char *save = NULL;
         for (char *t = strtok_r(joined, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
-                if (streq(t, "."))
-                        continue;
-                if (streq(t, "..")) {
-                        if (parts.n) {
-                                free(parts.v[--parts.n]);
-                                parts.v[parts.n] = NULL;
-                        }
-                        continue;
-                }
-                strv_add(&parts, t);
+                if (streq(t, ".."))
+                        strv_pop(&parts);
+                else if (!streq(t, "."))
+                        strv_add(&parts, t);
         }
         _cleanup_free_ char *j = strv_join(&parts, "/");
         strv_done(&parts);
