@@ -50,7 +50,7 @@
 
 struct pdev {
         char *addr;
-        unsigned dom, bus, dev, fn;
+        struct pci_addr loc; /* addr parsed */
         int vendor, device; /* -1 when not known */
         const char *vendor_src;
         uint32_t cls;
@@ -92,16 +92,7 @@ static void state_free(void *p)
         free(s);
 }
 
-static int cmp_bus(const struct pdev *a, const struct pdev *b)
-{
-        if (a->dom != b->dom)
-                return a->dom < b->dom ? -1 : 1;
-        if (a->bus != b->bus)
-                return a->bus < b->bus ? -1 : 1;
-        if (a->dev != b->dev)
-                return a->dev < b->dev ? -1 : 1;
-        return a->fn < b->fn ? -1 : a->fn > b->fn;
-}
+static int cmp_bus(const struct pdev *a, const struct pdev *b) { return pci_addr_cmp(&a->loc, &b->loc); }
 
 static int cmp_pdev(const void *x, const void *y) { return cmp_bus(x, y); }
 
@@ -216,13 +207,8 @@ static int scan_devices(struct facts *f, struct state *s, char **ret_bad)
         s->devs = xcalloc(names.n + 1, sizeof(*s->devs));
         for (size_t i = 0; i < names.n; i++) {
                 struct pdev d = {.vendor = -1, .device = -1};
-                struct pci_addr pa;
-                if (!pci_addr_parse(names.v[i], &pa))
+                if (!pci_addr_parse(names.v[i], &d.loc))
                         continue;
-                d.dom = pa.dom;
-                d.bus = pa.bus;
-                d.dev = pa.dev;
-                d.fn = pa.fn;
                 d.addr = xstrdup(names.v[i]);
                 uint64_t v;
                 _cleanup_free_ char *cp = dev_path(&d, "class");
@@ -806,7 +792,7 @@ static void stage_hwloc(struct facts *f, struct state *s)
                 struct hwloc_locality loc;
                 const char *err = NULL;
                 const char *src = "hwloc";
-                if (hwloc_pci_locality(f, g->d->dom, g->d->bus, g->d->dev, g->d->fn, &loc, &err) < 0) {
+                if (hwloc_pci_locality(f, g->d->loc.dom, g->d->loc.bus, g->d->loc.dev, g->d->loc.fn, &loc, &err) < 0) {
                         fact_unreadable(f, src, 0, err, "gpu.%zu.hwloc_numa_node", i);
                         fact_unreadable(f, src, 0, err, "gpu.%zu.locality_agrees", i);
                         continue;
