@@ -720,6 +720,18 @@ int root_read_text(struct root *r, const char *path, const char **ret, size_t *r
         return 0;
 }
 
+int root_read_first(struct root *r, const char *const *paths, size_t n, size_t *ret_i, const char **ret)
+{
+        for (size_t i = 0; i < n; i++) {
+                int rc = root_read(r, paths[i], ret, NULL);
+                if (root_gone(rc))
+                        continue;
+                *ret_i = i;
+                return rc;
+        }
+        return -ENOENT;
+}
+
 int root_read_line(struct root *r, const char *path, char **ret)
 {
         const char *data;

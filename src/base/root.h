@@ -87,6 +87,10 @@ int root_open_input(struct root *r, const char *path);
 /* Whole file, cached for the life of the handle (negative results too). *ret stays owned by the
  * handle and is NUL-terminated; embedded NULs are kept in *ret_len. Returns 0 or -errno. */
 int root_read(struct root *r, const char *path, const char **ret, size_t *ret_len);
+/* The first of the N PATHS that is there (a file and its fallbacks, in order), read as root_read
+ * reads: its index in *ret_i, or -ENOENT when none is. A path that is there but cannot be read
+ * ends the search: its -errno, *ret_i naming it. */
+int root_read_first(struct root *r, const char *const *paths, size_t n, size_t *ret_i, const char **ret);
 
 /*
  * One value per file, as sysfs and procfs keep them (util-linux's ul_path_read_* are the model),

@@ -88,6 +88,29 @@ START_TEST(dotdot_is_clamped_at_the_root)
 END_TEST
 DEFINE_TEST(dotdot_is_clamped_at_the_root, .description = "dotdot is clamped at the root", .root = "tmptree");
 
+/* root_read_first: the first path that is there wins; one there but unreadable ends the search. */
+START_TEST(read_first_of_fallbacks)
+{
+        make_tree();
+        struct root *r = open_root(0);
+        const char *data = NULL;
+        size_t i = 99;
+        static const char *const some[] = {"/nope", "/etc/marker/x", "/d/x", "/etc/marker"};
+        ck_assert_int_eq(root_read_first(r, some, ARRAY_SIZE(some), &i, &data), 0);
+        ck_assert_uint_eq(i, 2);
+        ck_assert_str_eq(data, "d-x\n");
+        static const char *const none[] = {"/nope", "/etc/marker/x"};
+        ck_assert_int_eq(root_read_first(r, none, ARRAY_SIZE(none), &i, &data), -ENOENT);
+        static const char *const dir[] = {"/nope", "/d", "/d/x"};
+        ck_assert_int_lt(root_read_first(r, dir, ARRAY_SIZE(dir), &i, &data), 0);
+        ck_assert_uint_eq(i, 1);
+        root_free(r);
+        tmptree_drop();
+}
+END_TEST
+DEFINE_TEST(read_first_of_fallbacks, .description = "root_read_first: the first path there, or why not",
+            .root = "tmptree");
+
 START_TEST(absolute_links_resolve_inside)
 {
         make_tree();

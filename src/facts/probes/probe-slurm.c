@@ -156,16 +156,15 @@ static void memlock_fact(struct facts *f, const char *conf, const struct propaga
 static int slurm_run(struct facts *f)
 {
         struct root *r = facts_root(f);
-        for (size_t i = 0; i < ARRAY_SIZE(conf_paths); i++) {
-                const char *data;
-                int rc = root_read(r, conf_paths[i], &data, NULL);
-                if (root_gone(rc))
-                        continue;
-                if (rc < 0) {
-                        fact_unreadable(f, conf_paths[i], rc, NULL, "slurm.conf");
-                        fact_unreadable(f, conf_paths[i], rc, NULL, "slurm.propagate_memlock");
-                        return 0;
-                }
+        const char *data;
+        size_t i;
+        int rc = root_read_first(r, conf_paths, ARRAY_SIZE(conf_paths), &i, &data);
+        if (rc < 0 && rc != -ENOENT) {
+                fact_unreadable(f, conf_paths[i], rc, NULL, "slurm.conf");
+                fact_unreadable(f, conf_paths[i], rc, NULL, "slurm.propagate_memlock");
+                return 0;
+        }
+        if (rc == 0) {
                 fact_str(f, conf_paths[i], conf_paths[i], "slurm.conf");
                 _cleanup_free_ char *dir = xstrndup(conf_paths[i], (size_t)(strrchr(conf_paths[i], '/') - conf_paths[i]));
                 struct propagate p = {0};

@@ -417,17 +417,16 @@ static int xid_run(struct facts *f)
                 emit(f, XID_KMSG, &l);
                 return 0;
         }
-        for (size_t i = 0; i < ARRAY_SIZE(root_logs); i++) {
-                const char *data;
-                int rc = root_read(r, root_logs[i], &data, NULL);
-                if (root_gone(rc))
-                        continue;
-                if (rc < 0) {
-                        all_facts(f, root_logs[i], false, rc, NULL);
-                        return 0;
-                }
+        const char *data;
+        size_t i;
+        int rc = root_read_first(r, root_logs, ARRAY_SIZE(root_logs), &i, &data);
+        if (rc == 0) {
                 xid_log_text(&l, data);
                 emit(f, root_logs[i], &l);
+                return 0;
+        }
+        if (rc != -ENOENT) {
+                all_facts(f, root_logs[i], false, rc, NULL);
                 return 0;
         }
         all_facts(f, root_logs[1], true, 0,
