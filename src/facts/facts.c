@@ -37,13 +37,7 @@ struct facts {
         struct handle *handles;
 };
 
-static unsigned hash(const char *s)
-{
-        uint32_t h = 2166136261u;
-        for (; *s; s++)
-                h = (h ^ (unsigned char)*s) * 16777619u;
-        return h % BUCKETS;
-}
+static unsigned hash(const char *s) { return string_hash(s) % BUCKETS; }
 
 struct facts *facts_new(struct root *root)
 {
@@ -149,10 +143,7 @@ static struct fact *add(struct facts *f, char *name, const char *source)
         unsigned h = hash(name);
         e->next_hash = f->buckets[h];
         f->buckets[h] = e;
-        if (f->n == f->cap) {
-                f->cap = f->cap ? f->cap * 2 : 256;
-                f->all = xrealloc(f->all, f->cap * sizeof(*f->all));
-        }
+        GREEDY_REALLOC(f->all, f->cap, f->n + 1, 256);
         f->all[f->n++] = e;
         return &e->fact;
 }

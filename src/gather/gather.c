@@ -89,13 +89,7 @@ const char *gather_denied(const char *path)
         return NULL;
 }
 
-static unsigned hash(const char *s)
-{
-        uint32_t h = 2166136261u;
-        for (; *s; s++)
-                h = (h ^ (unsigned char)*s) * 16777619u;
-        return h % BUCKETS;
-}
+static unsigned hash(const char *s) { return string_hash(s) % BUCKETS; }
 
 
 /* lstat of PATH in the root, remembered; for a link also its target. */
@@ -178,10 +172,7 @@ static struct out *add(struct gctx *g, const char *path, enum out_type t)
         unsigned h = hash(path);
         e->next = g->b[h];
         g->b[h] = e;
-        if (g->n == g->cap) {
-                g->cap = g->cap ? g->cap * 2 : 1024;
-                g->v = xrealloc(g->v, g->cap * sizeof(*g->v));
-        }
+        GREEDY_REALLOC(g->v, g->cap, g->n + 1, 1024);
         g->v[g->n++] = e;
         return e;
 }

@@ -149,10 +149,7 @@ static struct pci_dev *get_dev(struct pcilib *p, unsigned domain, unsigned bus, 
                 if (c->dom == domain && c->bus == bus && c->dev == dev && c->fn == func)
                         return c->d; /* NULL when pci_get_dev failed before */
         }
-        if (p->ndevs == p->capdevs) {
-                p->capdevs = p->capdevs ? p->capdevs * 2 : 16;
-                p->devs = xrealloc(p->devs, p->capdevs * sizeof(*p->devs));
-        }
+        GREEDY_REALLOC(p->devs, p->capdevs, p->ndevs + 1, 16);
         struct pdev_cached *c = &p->devs[p->ndevs];
         *c = (struct pdev_cached){.dom = domain, .bus = bus, .dev = dev, .fn = func};
         /* Counted before pci_get_dev can longjmp, so that pcilib_free sees every entry. */

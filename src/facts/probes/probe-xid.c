@@ -73,8 +73,7 @@ static int catalog_parse(struct xid_catalog *c, const char *data)
                         c->error = xasprintf("line %u is not \"code<TAB>critical|warning|info<TAB>ACTION<TAB>meaning\"", lineno);
                         return -EBADMSG;
                 }
-                if (c->n == cap)
-                        c->v = xrealloc(c->v, (cap = cap ? cap * 2 : 64) * sizeof(*c->v));
+                GREEDY_REALLOC(c->v, cap, c->n + 1, 64);
                 struct xid_entry *e = &c->v[c->n++];
                 e->code = (unsigned)code;
                 snprintf(e->severity, sizeof(e->severity), "%s", f[1]);

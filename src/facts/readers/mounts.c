@@ -31,10 +31,7 @@ static int parse_table(struct root *r, const char *path, struct mount_entry **re
                         fields[k++] = t;
                 if (k < 3)
                         continue; /* not a mount line; fstab(5) needs at least spec, file, type */
-                if (n == cap) {
-                        cap = cap ? cap * 2 : 32;
-                        m = xrealloc(m, cap * sizeof(*m));
-                }
+                GREEDY_REALLOC(m, cap, n + 1, 32);
                 m[n].source = unescape_octal(xstrdup(fields[0]));
                 m[n].target = unescape_octal(xstrdup(fields[1]));
                 m[n].fstype = xstrdup(fields[2]);
