@@ -41,12 +41,15 @@ static const struct source {
          {"all gpu.*.link.max_speed present where vendor_id == 10de",
           "all gpu.*.upstream_link.max_speed present where vendor_id == 10de"}},
         {"gpu_per_socket", SAME, {"gpu.per_socket present"}},
-        {"ib_hca_count", MIN, {"ib.count present", "ib.infiniband_ports present"}},
+        {"ib_hca_count", MIN, {"ib.hca_count present", "ib.infiniband_ports present"}},
         {"ib_rate_gbps", MIN, {"all ib.*.port.*.rate_gbps present where state == ACTIVE and role == compute"}},
         {"ib_link_layer", SAME, {"all ib.*.port.*.fabric present where role == compute"}},
-        {"hca_pcie_width", MIN, {"all ib.*.link.width present"}},
-        {"hca_pcie_speed", MIN, {"all ib.*.link.max_speed present", "all ib.*.upstream_link.max_speed present"}},
-        {"hca_fw_version", SAME, {"all ib.*.fw_ver present"}},
+        /* the NVLink switch management bridges of an NVLink 5 board are RDMA devices, not adapters */
+        {"hca_pcie_width", MIN, {"all ib.*.link.width present where role != nvlink-mgmt"}},
+        {"hca_pcie_speed", MIN,
+         {"all ib.*.link.max_speed present where role != nvlink-mgmt",
+          "all ib.*.upstream_link.max_speed present where role != nvlink-mgmt"}},
+        {"hca_fw_version", SAME, {"all ib.*.fw_ver present where role != nvlink-mgmt"}},
         {"nvidia_driver_version", SAME, {"nvidia.driver.version present"}},
         {"numa_nodes", SAME, {"numa.nodes present"}},
 };
@@ -62,7 +65,10 @@ static bool where_holds(struct facts *f, const struct expr *e, const char *name)
         for (size_t w = 0; w < e->nwhere; w++) {
                 _cleanup_free_ char *sib = expr_item_sibling(e, name, e->where[w].field);
                 const struct fact *sf = facts_get(f, sib);
-                if (!sf || sf->status != FACT_OK || !streq(sf->str, e->where[w].value))
+                if (!sf || sf->status != FACT_OK)
+                        return false;
+                /* the table above uses == and != only */
+                if (streq(sf->str, e->where[w].value) != (e->where[w].op != OP_NE))
                         return false;
         }
         return true;

@@ -603,6 +603,29 @@ def case_nvlink_mgmt_numa(tmp):
           'nvlink-mgmt (NUMA): a GPU of node 0 has no local HCA without its rails (%r %r)' % (g, r['status']))
 
 
+def case_nvlink_mgmt_baseline(tmp):
+    """llmtune baseline of an HGX B200 takes its adapter parameters from the eight rails: the four
+    bridges (x2 links, the baseboard's firmware) make neither the HCA count, nor the PCIe width, nor
+    the firmware; the node then passes its own baseline, and a rail on other firmware still fails it."""
+    root = hw_root(tmp, 'hgx-b200')
+    out = os.path.join(tmp, 'b200-baseline.ini')
+    rc, so, err = run(root, 'baseline', '-o', out)
+    text = open(out).read() if os.path.exists(out) else ''
+    got = {l.split(' = ')[0]: l.split(' = ')[1] for l in text.splitlines()
+           if l.split(' = ')[0] in ('ib_hca_count', 'hca_pcie_width', 'hca_fw_version')}
+    check(rc == 0 and got == {'ib_hca_count': '8', 'hca_pcie_width': '16', 'hca_fw_version': '28.39.1002'},
+          'nvlink-mgmt baseline: the rails give the adapter parameters (%d %r %s)'
+          % (rc, got, [l for l in text.splitlines() if 'hca' in l]))
+    rules = ('baseline-hca-pcie', 'baseline-hca-firmware', 'ib-hca-count')
+    res = audit(root, out, *rules)
+    check(all(res[r]['status'] == 'pass' for r in rules),
+          'nvlink-mgmt baseline: the node passes its own baseline (%r)' % {r: res[r]['status'] for r in rules})
+    write(root, '/sys/class/infiniband/mlx5_3/fw_ver', '28.40.1000\n')
+    r = audit(root, out, 'baseline-hca-firmware')['baseline-hca-firmware']
+    check(r['status'] == 'fail' and 'ib.mlx5_3.fw_ver = 28.40.1000' in (r.get('observed') or ''),
+          'nvlink-mgmt baseline: a rail on other firmware fails (%r %r)' % (r['status'], r.get('observed')))
+
+
 # --- item 1: RoCE and EFA nodes ----------------------------------------------------------------------
 
 def set_ports(root, **files):
@@ -822,6 +845,7 @@ CASES = {
     'item2-b200-nvlink5': case_item2_b200_nvlink5,
     'nvlink-mgmt-roles': case_nvlink_mgmt_roles,
     'nvlink-mgmt-numa': case_nvlink_mgmt_numa,
+    'nvlink-mgmt-baseline': case_nvlink_mgmt_baseline,
     'item3-storage-hca': case_item3_storage_hca,
     'item11-clocks': case_item11_clocks,
     'item7-fabricmanager-rpm': case_item7_fabricmanager_rpm,
