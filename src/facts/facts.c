@@ -246,6 +246,18 @@ void fact_unreadable(struct facts *f, const char *source, int err, const char *r
                 fc->reason = xstrdup(err ? errno_name(err) : reason ? reason : "unreadable");
 }
 
+int fact_read_present(struct facts *f, const char *path, const char **data, size_t *len, const char *name)
+{
+        int rc = root_read(f->root, path, data, len);
+        if (rc == -ENOENT)
+                fact_bool(f, path, false, "%s", name);
+        else if (rc < 0)
+                fact_unreadable(f, path, rc, NULL, "%s", name);
+        else
+                fact_bool(f, path, true, "%s", name);
+        return rc;
+}
+
 static int file_common(struct facts *f, const char *path, const char *absent_reason, char *name, bool as_int)
 {
         _cleanup_free_ char *line = NULL;

@@ -88,6 +88,11 @@ void fact_unreadable(struct facts *f, const char *source, int err, const char *r
 int fact_file_str(struct facts *f, const char *path, const char *absent_reason, const char *namefmt, ...) _printf_(4, 5);
 int fact_file_int(struct facts *f, const char *path, const char *absent_reason, const char *namefmt, ...) _printf_(4, 5);
 
+/* Read a configuration file PATH under the root whole and record NAME (a ".present" fact) for it:
+ * false when there is no such file, true when it was read, unreadable with the error otherwise (a
+ * file that could not be read is not a file that is not there). Returns root_read's result. */
+int fact_read_present(struct facts *f, const char *path, const char **data, size_t *len, const char *name);
+
 /* Can glob PATTERN match some name that ends in ENDING (".governor", ".numa_node")? False only
  * when it surely cannot: a matching name ends in the pattern's literal end (after its last
  * wildcard) and in ENDING, so the shorter of the two must end the longer. Probes ask it before

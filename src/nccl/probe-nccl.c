@@ -182,16 +182,11 @@ static int nccl_run(struct facts *f)
         const char *data;
         size_t len;
         user_confs(f, facts_nccl_catalog(f));
-        int rc = root_read(facts_root(f), NCCL_CONF, &data, &len);
-        if (rc == -ENOENT) {
-                fact_bool(f, NCCL_CONF, false, "nccl.conf.present");
+        int rc = fact_read_present(f, NCCL_CONF, &data, &len, "nccl.conf.present");
+        if (rc == -ENOENT)
                 return 0;
-        }
-        if (rc < 0) {
-                fact_unreadable(f, NCCL_CONF, rc, NULL, "nccl.conf.present");
+        if (rc < 0)
                 return rc;
-        }
-        fact_bool(f, NCCL_CONF, true, "nccl.conf.present");
         const struct nccl_catalog *c = facts_nccl_catalog(f);
         if (!c) {
                 static const char *const names[] = {"keys", "syntax", "unknown", "removed", "deprecated",

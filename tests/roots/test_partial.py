@@ -348,6 +348,20 @@ def pci_unreadable_config(llmtune, root):
         check(*unreadable(llmtune, root, 'gpu.0.acs_redirect', cfg, 'EISDIR'))
 
 
+def conf_present_unreadable(llmtune, root):
+    """A configuration file that is there but cannot be read is not a file that is not there: its
+    .present fact is unreadable naming it (gpu-affinity.conf's was missing altogether, so a rule
+    asking for it saw no such fact; nccl.conf's was unreadable already, now through the same
+    reader)."""
+    for name, conf, there in (('affinity.conf.present', '/etc/llmtune/gpu-affinity.conf', False),
+                              ('nccl.conf.present', '/etc/nccl.conf', True)):
+        check(*ok_now(llmtune, root, name, there, conf))
+        with Broken(root, conf, 'dir'):
+            check(*unreadable(llmtune, root, name, conf, 'EISDIR'))
+    with Broken(root, '/etc/llmtune/gpu-affinity.conf', 'dir'):
+        check(*unreadable(llmtune, root, 'affinity.conf.current', '/etc/llmtune/gpu-affinity.conf', 'EISDIR'))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     ap.add_argument('--llmtune', required=True)
@@ -369,6 +383,7 @@ def main():
         dgx = copy(a.fixtures, 'dgx-a100')
         plan_unreadable_target(a.llmtune, dgx)
         pci_unreadable_config(a.llmtune, dgx)
+        conf_present_unreadable(a.llmtune, dgx)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return finish()

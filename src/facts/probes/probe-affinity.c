@@ -20,9 +20,8 @@ static int affinity_run(struct facts *f)
         }
         const char *data;
         size_t len;
-        int rc = root_read(facts_root(f), AFFINITY_CONF, &data, &len);
+        int rc = fact_read_present(f, AFFINITY_CONF, &data, &len, "affinity.conf.present");
         if (rc == -ENOENT) {
-                fact_bool(f, AFFINITY_CONF, false, "affinity.conf.present");
                 fact_bool(f, AFFINITY_CONF, false, "affinity.conf.current");
                 return 0;
         }
@@ -30,7 +29,6 @@ static int affinity_run(struct facts *f)
                 fact_unreadable(f, AFFINITY_CONF, rc, NULL, "affinity.conf.current");
                 return rc;
         }
-        fact_bool(f, AFFINITY_CONF, true, "affinity.conf.present");
         fact_bool(f, AFFINITY_CONF, len == strlen(want) && memcmp(data, want, len) == 0, "affinity.conf.current");
         return 0;
 }
