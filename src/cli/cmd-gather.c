@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -19,6 +20,7 @@
 #include "facts/adapters/lib-hwloc.h"
 #include "base/subprocess.h"
 #include "facts/readers/dropin-order.h"
+#include "facts/readers/kmsg.h"
 
 extern char **environ;
 
@@ -92,33 +94,28 @@ static int run_capture(char *const argv[], int timeout_s, char **ret, size_t *re
         return 0;
 }
 
-/* /dev/kmsg records ("prio,seq,usec,flags;text\n" + continuation lines) as dmesg lines. */
+static int kmsg_as_dmesg(char *line, size_t len, void *userdata)
+{
+        struct sbuf *b = userdata;
+        unsigned long long usec;
+        const char *text;
+        (void)len;
+        if (kmsg_record_parse(line, &usec, &text))
+                sbuf_addf(b, "[%5llu.%06llu] %s\n", usec / 1000000, usec % 1000000, text);
+        return b->len > CAPTURE_MAX;
+}
+
+/* /dev/kmsg's records (facts/readers/kmsg.h) as dmesg lines. */
 static int read_kmsg(char **ret, size_t *ret_len)
 {
         _cleanup_close_ int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
         struct sbuf b = {0};
-        char rec[8192 + 1];
-        for (;;) {
-                ssize_t n = read(fd, rec, sizeof(rec) - 1);
-                if (n < 0 && errno == EPIPE)
-                        continue; /* overwritten while we read: the next record follows */
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        break; /* EAGAIN: the end of the buffer */
-                rec[n] = '\0';
-                char *semi = strchr(rec, ';');
-                unsigned long long usec = 0;
-                unsigned prio = 0, seq = 0;
-                if (!semi || sscanf(rec, "%u,%u,%llu", &prio, &seq, &usec) != 3)
-                        continue;
-                char *text = semi + 1;
-                text[strcspn(text, "\n")] = '\0';
-                sbuf_addf(&b, "[%5llu.%06llu] %s\n", usec / 1000000, usec % 1000000, text);
-                if (b.len > CAPTURE_MAX)
-                        break;
+        int rc = kmsg_read_records(fd, UINT_MAX, kmsg_as_dmesg, &b);
+        if (rc < 0) {
+                free(sbuf_steal(&b));
+                return rc;
         }
         *ret_len = b.len;
         *ret = b.len ? sbuf_steal(&b) : xstrdup("");

@@ -9,11 +9,13 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "facts/probes/counters.h"
 #include "facts/facts.h"
+#include "facts/readers/kmsg.h"
 #include "facts/readers/nvlink-status.h"
 #include "base/root.h"
 #include "tmptree.h"
@@ -473,6 +475,73 @@ START_TEST(xid_corpus_dmesg)
 }
 END_TEST
 DEFINE_TEST(xid_corpus_dmesg, .description = "xid corpus dmesg", .root = "corpus", .when = have_corpus);
+
+/* /dev/kmsg's reader over a stand-in with the same read() contract: a non-blocking SOCK_SEQPACKET
+ * socket gives one record per read and EAGAIN at the end of what was written. */
+struct kmsg_seen {
+        char lines[4][128];
+        unsigned n, stop_after;
+};
+
+static int kmsg_collect(char *line, size_t len, void *userdata)
+{
+        struct kmsg_seen *s = userdata;
+        ck_assert_uint_eq(len, strlen(line));
+        snprintf(s->lines[s->n], sizeof(s->lines[0]), "%s", line);
+        return ++s->n == s->stop_after;
+}
+
+static int kmsg_stand_in(void)
+{
+        static const char *const recs[] = {
+                "6,1,5000123,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=x, GPU has fallen off the bus.\n"
+                " SUBSYSTEM=pci\n DEVICE=+pci:0000:3b:00.0\n",
+                "4,5000000000,6000000,c;second\n",
+                "not a record\n",
+        };
+        int sv[2];
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0, sv), 0);
+        for (size_t i = 0; i < ARRAY_SIZE(recs); i++)
+                ck_assert_int_eq(write(sv[1], recs[i], strlen(recs[i])), (ssize_t)strlen(recs[i]));
+        close(sv[1]);
+        return sv[0];
+}
+
+START_TEST(kmsg_records)
+{
+        struct kmsg_seen s = {.stop_after = 99};
+        int fd = kmsg_stand_in();
+        ck_assert_int_eq(kmsg_read_records(fd, 10, kmsg_collect, &s), 0);
+        close(fd);
+        ck_assert_uint_eq(s.n, 3); /* the end of the buffer ends the read, not an error */
+        ck_assert_str_eq(s.lines[0], "6,1,5000123,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=x, GPU has fallen off the bus.");
+        ck_assert_str_eq(s.lines[1], "4,5000000000,6000000,c;second"); /* continuation lines left out */
+
+        unsigned long long usec = 0;
+        const char *text = NULL;
+        ck_assert(kmsg_record_parse(s.lines[1], &usec, &text)); /* a sequence number past 32 bits */
+        ck_assert_uint_eq(usec, 6000000);
+        ck_assert_str_eq(text, "second");
+        ck_assert(!kmsg_record_parse(s.lines[2], &usec, &text));
+        ck_assert(!kmsg_record_parse("[  600.2] NVRM: Xid (PCI:0000:3b:00): 13; x", &usec, &text));
+
+        /* MAX records, and the callback's stop */
+        struct kmsg_seen one = {.stop_after = 99}, two = {.stop_after = 2};
+        fd = kmsg_stand_in();
+        ck_assert_int_eq(kmsg_read_records(fd, 1, kmsg_collect, &one), 0);
+        close(fd);
+        ck_assert_uint_eq(one.n, 1);
+        fd = kmsg_stand_in();
+        ck_assert_int_eq(kmsg_read_records(fd, 10, kmsg_collect, &two), 0);
+        close(fd);
+        ck_assert_uint_eq(two.n, 2);
+
+        /* A read that fails otherwise is an error, not the end of the log */
+        ck_assert_int_eq(kmsg_read_records(-1, 10, kmsg_collect, &s), -EBADF);
+}
+END_TEST
+DEFINE_TEST(kmsg_records, .description = "the /dev/kmsg reader: one record per read, its first line, EAGAIN the end",
+            .root = "none");
 
 /* A kern.log spanning two boots: only the last one counts. Several GPUs, unknown codes, both line
  * formats. */

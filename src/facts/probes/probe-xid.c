@@ -22,6 +22,7 @@
 
 #include "base/parse.h"
 #include "facts/probes/probes.h"
+#include "facts/readers/kmsg.h"
 #include "facts/readers/xid-log.h"
 
 #define XID_KMSG "/dev/kmsg"
@@ -120,29 +121,19 @@ static const struct xid_entry *lookup_code(const struct xid_catalog *c, unsigned
 
 /* --- reading ------------------------------------------------------------------------------------- */
 
-/* /dev/kmsg: one record per read(); "PRI,SEQ,TS,FLAGS;text\n" plus " KEY=value" continuation lines. */
+static int kmsg_line(char *line, size_t len, void *userdata)
+{
+        xid_log_line(userdata, line, len);
+        return 0;
+}
+
+/* /dev/kmsg (facts/readers/kmsg.h), at most ten times the events kept. */
 static int read_kmsg(struct facts *f, struct xid_log *l)
 {
         _cleanup_close_ int fd = root_open(facts_root(f), XID_KMSG, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0);
         if (fd < 0)
                 return fd;
-        char buf[8192 + 1];
-        for (unsigned records = 0; records < 10u * XID_LOG_MAX; records++) {
-                ssize_t n = read(fd, buf, sizeof(buf) - 1);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0 && errno == EPIPE)
-                        continue; /* overwritten while we read: the next read resumes */
-                if (n < 0 && errno == EAGAIN)
-                        break;
-                if (n < 0)
-                        return -errno;
-                if (n == 0)
-                        break;
-                buf[n] = '\0';
-                xid_log_line(l, buf, strcspn(buf, "\n"));
-        }
-        return 0;
+        return kmsg_read_records(fd, 10u * XID_LOG_MAX, kmsg_line, l);
 }
 
 /* --- what the events say ----------------------------------------------------------------------- */

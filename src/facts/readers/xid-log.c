@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "base/util.h"
+#include "facts/readers/kmsg.h"
 
 static void dev_reset(struct xid_dev *d)
 {
@@ -113,12 +114,8 @@ static bool iso_seconds(const char *line, double *ret)
 static enum xid_clock line_time(const char *line, double *t, const char **text)
 {
         unsigned long long usec;
-        unsigned prio, seq;
-        int n = 0;
-        const char *semi = strchr(line, ';');
         *text = line;
-        if (semi && sscanf(line, "%u,%u,%llu,%n", &prio, &seq, &usec, &n) == 3 && n > 0 && line + n <= semi) {
-                *text = semi + 1;
+        if (kmsg_record_parse(line, &usec, text)) {
                 *t = (double)usec / 1e6;
                 return XID_CLOCK_BOOT;
         }
