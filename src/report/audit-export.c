@@ -343,12 +343,12 @@ int write_file_atomic(const char *path, void (*render)(FILE *out, void *ud), voi
                 unlink(tmp);
                 return -e;
         }
-        (void)TAKE_FD(fd); /* the stream owns it */
+        int sfd = TAKE_FD(fd); /* the stream owns it now */
         render(out, ud);
         int rc = 0;
         if (fflush(out) != 0 || ferror(out))
                 rc = -EIO;
-        else if (fchmod(fd, 0644) < 0 || fsync(fd) < 0)
+        else if (fchmod(sfd, 0644) < 0 || fsync(sfd) < 0)
                 rc = -errno;
         if (fclose(out) != 0 && rc == 0)
                 rc = -EIO;
