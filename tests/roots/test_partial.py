@@ -362,6 +362,17 @@ def conf_present_unreadable(llmtune, root):
         check(*unreadable(llmtune, root, 'affinity.conf.current', '/etc/llmtune/gpu-affinity.conf', 'EISDIR'))
 
 
+def vpd_unreadable_before_nvlink5(llmtune, root):
+    """A ConnectX function's VPD that cannot be read (root's only: every unprivileged run) says nothing
+    about an A100 box: NVLink switch management bridges exist only with NVLink 5 GPUs, so the HCAs
+    are still counted and none is taken for a bridge."""
+    vpd = '/sys/bus/pci/devices/0000:0c:00.0/vpd'
+    with Broken(root, vpd, 'dir'):
+        check(*ok_now(llmtune, root, 'ib.hca_count', 8, '/sys/class/infiniband'))
+        check(*ok_now(llmtune, root, 'ib.mlx5_0.nvlink_bridge', False, vpd))
+        check(*ok_now(llmtune, root, 'ib.mlx5_0.port.1.role', 'compute', None))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     ap.add_argument('--llmtune', required=True)
@@ -384,6 +395,7 @@ def main():
         plan_unreadable_target(a.llmtune, dgx)
         pci_unreadable_config(a.llmtune, dgx)
         conf_present_unreadable(a.llmtune, dgx)
+        vpd_unreadable_before_nvlink5(a.llmtune, dgx)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return finish()
