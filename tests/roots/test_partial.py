@@ -365,12 +365,19 @@ def conf_present_unreadable(llmtune, root):
 def vpd_unreadable_before_nvlink5(llmtune, root):
     """A ConnectX function's VPD that cannot be read (root's only: every unprivileged run) says nothing
     about an A100 box: NVLink switch management bridges exist only with NVLink 5 GPUs, so the HCAs
-    are still counted and none is taken for a bridge."""
+    are still counted, none is taken for a bridge, and the NVLink 5 rules do not apply (before, both
+    ib.hca_count and nvswitch.bridge_count were unreadable, and driver-nvlsm an error)."""
     vpd = '/sys/bus/pci/devices/0000:0c:00.0/vpd'
     with Broken(root, vpd, 'dir'):
         check(*ok_now(llmtune, root, 'ib.hca_count', 8, '/sys/class/infiniband'))
         check(*ok_now(llmtune, root, 'ib.mlx5_0.nvlink_bridge', False, vpd))
         check(*ok_now(llmtune, root, 'ib.mlx5_0.port.1.role', 'compute', None))
+        check(*ok_now(llmtune, root, 'nvswitch.bridge_count', 0, None))
+        check(*ok_now(llmtune, root, 'nvswitch.present', True, None))
+        res = {r['rule']: r for r in run_json(llmtune, root, 'audit', '--profile', 'a100-8x')['results']}
+        check(all(res[r]['status'] == 'n/a' for r in ('driver-nvlsm', 'driver-nvlsm-umad')),
+              'driver-nvlsm and driver-nvlsm-umad n/a (got %r)' % [(r, res[r]['status']) for r in
+                                                                   ('driver-nvlsm', 'driver-nvlsm-umad')])
 
 
 def main():

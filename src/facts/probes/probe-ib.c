@@ -382,38 +382,6 @@ static void probe_dev(struct facts *f, const struct ibdev *d, const struct place
         strv_done(&scratch.compute);
 }
 
-/* Whether an NVLink switch management bridge can be here at all. They exist only on NVLink 5
- * baseboards (Blackwell GPUs): before them the NVSwitches are PCI functions of the host and the fabric
- * manager reaches them itself (NVIDIA Fabric Manager User Guide, "NVIDIA HGX B200/B100 GPU Baseboard"
- * against the earlier boards). So where every NVIDIA GPU is of an earlier architecture, or there is
- * none, no VPD is read: it is root's only, and an unprivileged run would otherwise lose ib.hca_count on
- * every ConnectX host. A GPU whose architecture is not known (not in pci.ids, a later one) keeps the
- * test. */
-static bool nvlink5_possible(struct facts *f)
-{
-        static const char *const earlier[] = {"kepler", "maxwell", "pascal", "volta",
-                                              "turing", "ampere",  "ada",    "hopper"};
-        _cleanup_free_ const struct fact **v = NULL;
-        size_t n = facts_match(f, "gpu.*.vendor_id", &v);
-        for (size_t i = 0; i < n; i++) {
-                if (v[i]->status != FACT_OK)
-                        return true;
-                if (!streq(v[i]->str, "10de"))
-                        continue;
-                size_t plen = strlen(v[i]->name) - strlen("vendor_id");
-                _cleanup_free_ char *an = xasprintf("%.*sarch", (int)plen, v[i]->name);
-                const struct fact *af = facts_get(f, an);
-                if (!af || af->status != FACT_OK)
-                        return true;
-                bool known_earlier = false;
-                for (size_t k = 0; k < ARRAY_SIZE(earlier); k++)
-                        known_earlier |= streq(af->str, earlier[k]);
-                if (!known_earlier)
-                        return true;
-        }
-        return false;
-}
-
 /* The RDMA devices NAMES with their PCI functions and bridge tests. */
 static struct ibdev *ibdevs_get(struct facts *f, const struct strv *names)
 {
@@ -434,7 +402,7 @@ static struct ibdev *ibdevs_get(struct facts *f, const struct strv *names)
                         continue;
                 v[i].addr = xstrdup(base);
                 if (possible < 0)
-                        possible = nvlink5_possible(f);
+                        possible = nvlink_bridges_possible(f);
                 v[i].bridge = possible ? nvlink_bridge_check(facts_root(f), base) : 0;
         }
         return v;

@@ -1037,7 +1037,10 @@ static void stage_bridges(struct facts *f, struct state *s)
         struct strv found = {0};
         _cleanup_free_ char *bad = NULL;
         int bad_rc = 0;
-        for (size_t i = 0; i < s->ndevs; i++) {
+        if (!s->names)
+                stage_names(f, s); /* the GPUs' architectures, for nvlink_bridges_possible */
+        bool possible = nvlink_bridges_possible(f);
+        for (size_t i = 0; possible && i < s->ndevs; i++) {
                 /* nvlink_bridge_check decides (and checks the vendor itself); this only saves
                  * reading the vendor files of the other functions again */
                 if (s->devs[i].vendor != VENDOR_MELLANOX)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "facts/facts.h"
 #include "facts/readers/nvlink-bridge.h"
 
 #define PCI_DEVS "/sys/bus/pci/devices"
@@ -39,4 +40,36 @@ int nvlink_bridge_check(struct root *r, const char *addr)
         if (root_recording(r))
                 root_record_data(r, path, found ? SW_MNG : "", found ? strlen(SW_MNG) : 0);
         return found;
+}
+
+/* Whether an NVLink switch management bridge can be here at all. They exist only on NVLink 5
+ * baseboards (Blackwell GPUs): before them the NVSwitches are PCI functions of the host and the fabric
+ * manager reaches them itself (NVIDIA Fabric Manager User Guide, "NVIDIA HGX B200/B100 GPU Baseboard"
+ * against the earlier boards). So where every NVIDIA GPU is of an earlier architecture, or there is
+ * none, no VPD is read: it is root's only, and an unprivileged run would otherwise lose ib.hca_count on
+ * every ConnectX host (and nvswitch.bridge_count with it). A GPU whose architecture is not known (not in
+ * pci.ids, a later one), or whose vendor is, keeps the test. */
+bool nvlink_bridges_possible(struct facts *f)
+{
+        static const char *const earlier[] = {"kepler", "maxwell", "pascal", "volta",
+                                              "turing", "ampere",  "ada",    "hopper"};
+        _cleanup_free_ const struct fact **v = NULL;
+        size_t n = facts_match(f, "gpu.*.vendor_id", &v);
+        for (size_t i = 0; i < n; i++) {
+                if (v[i]->status != FACT_OK)
+                        return true;
+                if (!streq(v[i]->str, "10de"))
+                        continue;
+                size_t plen = strlen(v[i]->name) - strlen("vendor_id");
+                _cleanup_free_ char *an = xasprintf("%.*sarch", (int)plen, v[i]->name);
+                const struct fact *af = facts_get(f, an);
+                if (!af || af->status != FACT_OK)
+                        return true;
+                bool known_earlier = false;
+                for (size_t k = 0; k < ARRAY_SIZE(earlier); k++)
+                        known_earlier |= streq(af->str, earlier[k]);
+                if (!known_earlier)
+                        return true;
+        }
+        return false;
 }

@@ -12,7 +12,11 @@
  */
 #pragma once
 
+#include <stdbool.h>
+
 #include "base/root.h"
+
+struct facts;
 
 /* The function at PCI address ADDR (/sys/bus/pci/devices/ADDR): 1 a bridge (a Mellanox function
  * whose VPD carries SW_MNG), 0 not one (another vendor, or no VPD capability at all), -errno when the
@@ -21,3 +25,8 @@ int nvlink_bridge_check(struct root *r, const char *addr);
 
 /* The path of ADDR's VPD file (caller frees), for a reason that names what could not be read. */
 char *nvlink_bridge_vpd_path(const char *addr);
+
+/* Whether any function here can be such a bridge: only where an NVIDIA GPU is of the Blackwell
+ * architecture or of one not known (gpu.N.arch; the caller makes sure they are in the store). Where
+ * not, the VPD, root's only, is not asked. */
+bool nvlink_bridges_possible(struct facts *f);
